@@ -1,0 +1,5 @@
+/// @file blas.hpp
+/// @brief Umbrella header of the cuBLAS wing (`cudagap::blas`).
+#pragma once
+
+#include <gpu/blas/version.hpp>

@@ -1,0 +1,183 @@
+/// @file device.hpp
+/// @brief Whether CUDA is usable, the devices, their properties and capabilities, the current
+/// device and a guard that restores it.
+#pragma once
+
+#include <gpu/version.hpp>
+
+#include <compare>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpu {
+
+/// @brief Whether at least one CUDA device can be used from this process. Never throws.
+[[nodiscard]] bool is_available() noexcept;
+
+/// @brief Why CUDA cannot be used, with the fix; empty when `is_available()`.
+///
+/// On a machine with the CUDA toolkit but no NVIDIA driver this names the missing driver, the
+/// CUDA runtime version that needs one, and the driver branch to install.
+[[nodiscard]] std::string unavailable_reason();
+
+/// @brief The number of visible CUDA devices; 0 when CUDA is unavailable. Never throws.
+[[nodiscard]] int device_count() noexcept;
+
+/// @brief A GPU's compute capability (e.g. 9.0 for Hopper), ordered, with derived features.
+struct compute_capability {
+    int major = 0; ///< e.g. 9
+    int minor = 0; ///< e.g. 0
+
+    /// @brief Decodes the integer form used by `CMAKE_CUDA_ARCHITECTURES`: 86 is 8.6.
+    [[nodiscard]] static constexpr compute_capability from_int(int sm) noexcept
+    {
+        return {sm / 10, sm % 10};
+    }
+
+    /// @brief The integer form, e.g. 86 for 8.6.
+    [[nodiscard]] constexpr int as_int() const noexcept { return major * 10 + minor; }
+
+    /// @brief Capabilities order by major, then minor.
+    friend constexpr auto operator<=>(const compute_capability&, const compute_capability&) = default;
+
+    /// @brief Tensor cores (FP16 matrix multiply-accumulate): Volta (7.0) and newer.
+    [[nodiscard]] constexpr bool has_tensor_cores() const noexcept { return major >= 7; }
+
+    /// @brief TF32 tensor-core math for FP32 data: Ampere (8.0) and newer.
+    [[nodiscard]] constexpr bool has_tf32() const noexcept { return major >= 8; }
+
+    /// @brief BF16 tensor-core math: Ampere (8.0) and newer.
+    [[nodiscard]] constexpr bool has_bf16() const noexcept { return major >= 8; }
+
+    /// @brief FP8 tensor-core math: Ada (8.9), Hopper (9.0) and newer.
+    [[nodiscard]] constexpr bool has_fp8() const noexcept { return as_int() >= 89; }
+
+    /// @brief The architecture's marketing name: Volta, Turing, Ampere, Ada, Hopper, Blackwell.
+    [[nodiscard]] std::string_view architecture_name() const noexcept;
+
+    /// @brief `major.minor`, e.g. `8.6`.
+    [[nodiscard]] std::string to_string() const;
+};
+
+/// @brief How a device would get the library's kernels.
+enum class kernel_image {
+    native,      ///< machine code for a compatible architecture is embedded
+    ptx_jit,     ///< only PTX fits: the driver compiles it at first use (slow start, works)
+    missing,     ///< nothing fits: launches fail with "no kernel image is available"
+    not_needed,  ///< the library was built without kernels
+};
+
+/// @brief Predicts, before any launch, whether this library's kernels run on @p capability.
+///
+/// Machine code built for `X.y` runs on `X.z` with `z >= y` (same major); PTX built for a
+/// capability runs on that capability and every newer one through the driver's JIT compiler.
+[[nodiscard]] kernel_image kernel_image_for(compute_capability capability);
+
+/// @brief `kernel_image_for` against an explicit architecture list (see
+/// `parse_cuda_architectures`); what the library's own check uses.
+[[nodiscard]] kernel_image kernel_image_for(compute_capability capability,
+                                            const std::vector<cuda_architecture>& built);
+
+/// @brief A snapshot of a device's properties, read once.
+///
+/// CUDA 13 removed several fields from `cudaDeviceProp` (clock rates among them), so the
+/// clocks and the memory-pool flag are read as device attributes.
+struct device_properties {
+    int id = -1;                            ///< the device ordinal
+    std::string name;                       ///< e.g. `NVIDIA H200`
+    compute_capability capability;          ///< e.g. 9.0
+    std::size_t total_memory_bytes = 0;     ///< global memory
+    int multiprocessor_count = 0;           ///< streaming multiprocessors (SMs)
+    int clock_rate_khz = 0;                 ///< peak SM clock
+    int memory_clock_rate_khz = 0;          ///< peak memory clock
+    int memory_bus_width_bits = 0;          ///< global memory bus width
+    int l2_cache_bytes = 0;                 ///< L2 cache size
+    std::size_t shared_memory_per_block = 0;///< default shared memory per block
+    int max_threads_per_block = 0;          ///< largest block
+    bool memory_pools_supported = false;    ///< `cudaMallocAsync` and memory pools work
+    bool integrated = false;                ///< shares memory with the host (Jetson and such)
+    bool ecc_enabled = false;               ///< error-correcting memory is on
+    std::string pci_bus_id;                 ///< e.g. `0000:3B:00.0`
+
+    /// @brief Theoretical peak memory bandwidth in GB/s (10^9 bytes per second) from the
+    /// memory clock and bus width (double data rate); an upper bound, not a measurement.
+    [[nodiscard]] double peak_memory_bandwidth_gbps() const noexcept;
+};
+
+/// @brief Free and total memory of a device, in bytes.
+struct memory_info {
+    std::size_t free_bytes = 0;  ///< free now, as the driver reports it
+    std::size_t total_bytes = 0; ///< the device's total
+
+    /// @brief `total_bytes - free_bytes`: used by every process and the driver.
+    [[nodiscard]] constexpr std::size_t used_bytes() const noexcept { return total_bytes - free_bytes; }
+
+    /// @brief Used share in [0, 1]; 0 when the total is unknown.
+    [[nodiscard]] constexpr double used_fraction() const noexcept
+    {
+        return total_bytes == 0 ? 0.0 : static_cast<double>(used_bytes()) / static_cast<double>(total_bytes);
+    }
+};
+
+/// @brief A CUDA device, by ordinal. A cheap value type; it owns nothing.
+class device {
+public:
+    /// @brief Names device @p id.
+    /// @throws std::invalid_argument when @p id is not in [0, device_count()), with both values
+    /// @throws gpu::cuda_error when CUDA is unavailable (with the reason as hint)
+    explicit device(int id);
+
+    /// @brief The device current on the calling thread.
+    [[nodiscard]] static device current();
+
+    /// @brief The device ordinal.
+    [[nodiscard]] int id() const noexcept { return id_; }
+
+    /// @brief Reads the properties (a few dozen driver queries; cache the result when hot).
+    [[nodiscard]] device_properties properties() const;
+
+    /// @brief The compute capability alone (two attribute queries).
+    [[nodiscard]] compute_capability capability() const;
+
+    /// @brief Free and total memory now (`cudaMemGetInfo` on this device).
+    [[nodiscard]] memory_info memory() const;
+
+    /// @brief Makes this the current device of the calling thread.
+    void make_current() const;
+
+    /// @brief Waits until all work on this device has finished.
+    void synchronize() const;
+
+    /// @brief Devices are equal when their ordinals are.
+    friend bool operator==(const device&, const device&) = default;
+
+private:
+    struct unchecked {};
+    device(int id, unchecked) noexcept : id_(id) {}
+    int id_;
+};
+
+/// @brief Every visible device; empty when CUDA is unavailable. Never throws for "no driver".
+[[nodiscard]] std::vector<device> devices();
+
+/// @brief The current device of the calling thread (same as `device::current()`).
+[[nodiscard]] device current_device();
+
+/// @brief Makes @p dev the current device for the lifetime of the guard, then restores the
+/// device that was current before.
+class scoped_device {
+public:
+    /// @brief Saves the current device and switches to @p dev.
+    explicit scoped_device(device dev);
+    /// @brief Switches back to the device saved at construction (errors are reported, not thrown).
+    ~scoped_device();
+    scoped_device(const scoped_device&) = delete;
+    scoped_device& operator=(const scoped_device&) = delete;
+
+private:
+    int previous_;
+};
+
+} // namespace gpu

@@ -1,0 +1,13 @@
+/// @file gpu.hpp
+/// @brief Umbrella header of cudagap's core (`cudagap::core`): errors, versions, devices,
+/// streams, events, memory and timing. The cuBLAS and cuDNN wings have their own umbrellas,
+/// `<gpu/blas.hpp>` and `<gpu/dnn.hpp>`.
+#pragma once
+
+#include <gpu/device.hpp>
+#include <gpu/error.hpp>
+#include <gpu/event.hpp>
+#include <gpu/memory.hpp>
+#include <gpu/stream.hpp>
+#include <gpu/timing.hpp>
+#include <gpu/version.hpp>

@@ -1,0 +1,229 @@
+// Device discovery, properties and the current-device guard.
+#include <gpu/device.hpp>
+#include <gpu/error.hpp>
+
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+namespace gpu {
+
+namespace {
+
+/// Reads an integer attribute of a device, throwing on failure.
+int attribute(cudaDeviceAttr which, int device, const char* name)
+{
+    int value = 0;
+    detail::check_cuda(cudaDeviceGetAttribute(&value, which, device), name,
+                       std::source_location::current());
+    return value;
+}
+
+} // namespace
+
+bool is_available() noexcept { return device_count() > 0; }
+
+int device_count() noexcept
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        return 0;
+    }
+    return count;
+}
+
+std::string unavailable_reason()
+{
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status == cudaSuccess && count > 0) {
+        return {};
+    }
+    if (status == cudaSuccess) {
+        return "CUDA works but sees no device: " + hint_for(cudaErrorNoDevice);
+    }
+    static_cast<void>(cudaGetLastError());
+    std::string reason = "cudaGetDeviceCount failed with " + cuda_status_name(status) + " (" +
+                         std::to_string(static_cast<int>(status)) + "): " +
+                         cuda_status_message(status);
+    const std::string hint = hint_for(status);
+    if (!hint.empty()) {
+        reason += "; " + hint;
+    } else {
+        reason += "; run cudagap-doctor for a full diagnosis";
+    }
+    return reason;
+}
+
+std::string_view compute_capability::architecture_name() const noexcept
+{
+    switch (major) {
+    case 3:
+        return "Kepler";
+    case 5:
+        return "Maxwell";
+    case 6:
+        return "Pascal";
+    case 7:
+        return minor >= 5 ? "Turing" : "Volta";
+    case 8:
+        return minor >= 9 ? "Ada" : "Ampere";
+    case 9:
+        return "Hopper";
+    case 10:
+    case 11:
+    case 12:
+        return "Blackwell";
+    default:
+        return "unknown";
+    }
+}
+
+std::string compute_capability::to_string() const
+{
+    return std::to_string(major) + "." + std::to_string(minor);
+}
+
+kernel_image kernel_image_for(compute_capability capability)
+{
+    return kernel_image_for(capability, built_cuda_architectures());
+}
+
+kernel_image kernel_image_for(compute_capability capability,
+                              const std::vector<cuda_architecture>& built)
+{
+    if (built.empty()) {
+        return kernel_image::not_needed;
+    }
+    bool ptx_fits = false;
+    for (const auto& arch : built) {
+        const compute_capability target = compute_capability::from_int(arch.sm);
+        // Architecture-specific code (sm_90a) runs only on exactly that capability.
+        const bool exact_only = !arch.suffix.empty();
+        if (arch.has_sass) {
+            const bool fits = exact_only ? target == capability
+                                         : target.major == capability.major && target.minor <= capability.minor;
+            if (fits) {
+                return kernel_image::native;
+            }
+        }
+        if (arch.has_ptx && (exact_only ? target == capability : target <= capability)) {
+            ptx_fits = true;
+        }
+    }
+    return ptx_fits ? kernel_image::ptx_jit : kernel_image::missing;
+}
+
+double device_properties::peak_memory_bandwidth_gbps() const noexcept
+{
+    // Double data rate: two transfers per memory clock, bus width in bits.
+    return 2.0 * static_cast<double>(memory_clock_rate_khz) * 1e3 *
+           (static_cast<double>(memory_bus_width_bits) / 8.0) / 1e9;
+}
+
+device::device(int id) : id_(id)
+{
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+        detail::throw_cuda_error(status, "cudaGetDeviceCount(&count)", std::source_location::current());
+    }
+    if (id < 0 || id >= count) {
+        throw std::invalid_argument("gpu::device: ordinal " + std::to_string(id) +
+                                    " is out of range: " + std::to_string(count) +
+                                    " device(s) visible, valid ordinals are 0 to " +
+                                    std::to_string(count - 1));
+    }
+}
+
+device device::current()
+{
+    int id = 0;
+    GPU_CUDA_CHECK(cudaGetDevice(&id));
+    return device(id, unchecked{});
+}
+
+device_properties device::properties() const
+{
+    cudaDeviceProp raw{};
+    GPU_CUDA_CHECK(cudaGetDeviceProperties(&raw, id_));
+    device_properties props;
+    props.id = id_;
+    props.name = raw.name;
+    props.capability = {raw.major, raw.minor};
+    props.total_memory_bytes = raw.totalGlobalMem;
+    props.multiprocessor_count = raw.multiProcessorCount;
+    props.memory_bus_width_bits = raw.memoryBusWidth;
+    props.l2_cache_bytes = raw.l2CacheSize;
+    props.shared_memory_per_block = raw.sharedMemPerBlock;
+    props.max_threads_per_block = raw.maxThreadsPerBlock;
+    props.integrated = raw.integrated != 0;
+    props.ecc_enabled = raw.ECCEnabled != 0;
+    props.clock_rate_khz = attribute(cudaDevAttrClockRate, id_, "cudaDeviceGetAttribute(cudaDevAttrClockRate)");
+    props.memory_clock_rate_khz =
+        attribute(cudaDevAttrMemoryClockRate, id_, "cudaDeviceGetAttribute(cudaDevAttrMemoryClockRate)");
+    props.memory_pools_supported =
+        attribute(cudaDevAttrMemoryPoolsSupported, id_,
+                  "cudaDeviceGetAttribute(cudaDevAttrMemoryPoolsSupported)") != 0;
+    char bus_id[32] = {};
+    GPU_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, static_cast<int>(sizeof bus_id), id_));
+    props.pci_bus_id = bus_id;
+    return props;
+}
+
+compute_capability device::capability() const
+{
+    return {attribute(cudaDevAttrComputeCapabilityMajor, id_,
+                      "cudaDeviceGetAttribute(cudaDevAttrComputeCapabilityMajor)"),
+            attribute(cudaDevAttrComputeCapabilityMinor, id_,
+                      "cudaDeviceGetAttribute(cudaDevAttrComputeCapabilityMinor)")};
+}
+
+memory_info device::memory() const
+{
+    const scoped_device guard(*this);
+    memory_info info;
+    GPU_CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &info.total_bytes));
+    return info;
+}
+
+void device::make_current() const { GPU_CUDA_CHECK(cudaSetDevice(id_)); }
+
+void device::synchronize() const
+{
+    const scoped_device guard(*this);
+    GPU_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::vector<device> devices()
+{
+    std::vector<device> all;
+    const int count = device_count();
+    all.reserve(static_cast<std::size_t>(count));
+    for (int id = 0; id < count; ++id) {
+        all.push_back(device(id));
+    }
+    return all;
+}
+
+device current_device() { return device::current(); }
+
+scoped_device::scoped_device(device dev) : previous_(device::current().id())
+{
+    if (dev.id() != previous_) {
+        dev.make_current();
+    }
+}
+
+scoped_device::~scoped_device()
+{
+    int now = -1;
+    if (cudaGetDevice(&now) == cudaSuccess && now == previous_) {
+        return;
+    }
+    detail::report_destroy_failure("scoped_device: cudaSetDevice (restoring the previous device)",
+                                   cudaSetDevice(previous_));
+}
+
+} // namespace gpu

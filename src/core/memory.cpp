@@ -1,0 +1,186 @@
+// Device allocation: stream-ordered where the device has memory pools, counted, with
+// out-of-memory errors that carry the numbers a user needs.
+#include <gpu/memory.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace gpu {
+
+namespace {
+
+std::atomic<std::size_t> current_bytes{0};
+std::atomic<std::size_t> peak_bytes{0};
+std::atomic<std::size_t> live_allocations{0};
+std::atomic<std::size_t> total_allocations{0};
+
+void count_allocation(std::size_t bytes) noexcept
+{
+    const std::size_t now = current_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    std::size_t peak = peak_bytes.load(std::memory_order_relaxed);
+    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+    live_allocations.fetch_add(1, std::memory_order_relaxed);
+    total_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+
+void count_free(std::size_t bytes) noexcept
+{
+    current_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    live_allocations.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// Whether each device uses the pool: 0 unknown, 1 no, 2 yes. The first pooled allocation on a
+// device also raises its default pool's release threshold, so that freed memory stays cached
+// for reuse instead of going back to the driver at every synchronisation (what makes the
+// pooled path fast; PyTorch's caching allocator and RMM keep memory the same way).
+constexpr int max_tracked_devices = 64;
+std::array<std::atomic<int>, max_tracked_devices> pool_state{};
+std::mutex pool_setup_mutex;
+
+bool uses_pool(int device)
+{
+    if (device < 0 || device >= max_tracked_devices) {
+        return false;
+    }
+    const int known = pool_state[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+    if (known != 0) {
+        return known == 2;
+    }
+    const std::lock_guard lock(pool_setup_mutex);
+    int supported = 0;
+    GPU_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device));
+    if (supported != 0) {
+        cudaMemPool_t pool = nullptr;
+        GPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+        std::uint64_t keep_all = std::numeric_limits<std::uint64_t>::max();
+        GPU_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+    }
+    pool_state[static_cast<std::size_t>(device)].store(supported != 0 ? 2 : 1,
+                                                       std::memory_order_release);
+    return supported != 0;
+}
+
+std::size_t pool_attribute(cudaMemPool_t pool, cudaMemPoolAttr which, const char* name)
+{
+    std::uint64_t value = 0;
+    detail::check_cuda(cudaMemPoolGetAttribute(pool, which, &value), name,
+                       std::source_location::current());
+    return static_cast<std::size_t>(value);
+}
+
+} // namespace
+
+allocation_stats allocation_statistics() noexcept
+{
+    return {current_bytes.load(std::memory_order_relaxed), peak_bytes.load(std::memory_order_relaxed),
+            live_allocations.load(std::memory_order_relaxed),
+            total_allocations.load(std::memory_order_relaxed)};
+}
+
+void reset_peak_allocation() noexcept
+{
+    peak_bytes.store(current_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
+
+pool_info memory_pool_info(device dev)
+{
+    pool_info info;
+    int supported = 0;
+    GPU_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev.id()));
+    if (supported == 0) {
+        return info;
+    }
+    info.supported = true;
+    cudaMemPool_t pool = nullptr;
+    GPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev.id()));
+    info.reserved_bytes = pool_attribute(pool, cudaMemPoolAttrReservedMemCurrent,
+                                         "cudaMemPoolGetAttribute(ReservedMemCurrent)");
+    info.used_bytes = pool_attribute(pool, cudaMemPoolAttrUsedMemCurrent,
+                                     "cudaMemPoolGetAttribute(UsedMemCurrent)");
+    info.reserved_peak_bytes = pool_attribute(pool, cudaMemPoolAttrReservedMemHigh,
+                                              "cudaMemPoolGetAttribute(ReservedMemHigh)");
+    info.release_threshold_bytes = pool_attribute(pool, cudaMemPoolAttrReleaseThreshold,
+                                                  "cudaMemPoolGetAttribute(ReleaseThreshold)");
+    return info;
+}
+
+void trim_memory_pool(device dev, std::size_t keep_bytes)
+{
+    int supported = 0;
+    GPU_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev.id()));
+    if (supported == 0) {
+        return;
+    }
+    // Frees queued with cudaFreeAsync return to the pool only when the stream reaches them.
+    dev.synchronize();
+    cudaMemPool_t pool = nullptr;
+    GPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev.id()));
+    GPU_CUDA_CHECK(cudaMemPoolTrimTo(pool, keep_bytes));
+}
+
+namespace detail {
+
+allocation allocate(std::size_t bytes, stream_ref stream, std::source_location where)
+{
+    if (bytes == 0) {
+        return {};
+    }
+    int device = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice(&device)", where);
+    const bool pooled = uses_pool(device);
+    void* pointer = nullptr;
+    const cudaError_t status =
+        pooled ? cudaMallocAsync(&pointer, bytes, stream.get()) : cudaMalloc(&pointer, bytes);
+    const char* api = pooled ? "cudaMallocAsync(&pointer, bytes, stream)" : "cudaMalloc(&pointer, bytes)";
+    if (status == cudaErrorMemoryAllocation) {
+        throw_out_of_memory(api, bytes, where);
+    }
+    check_cuda(status, api, where);
+    count_allocation(bytes);
+    return {pointer, bytes, stream.get(), pooled};
+}
+
+void deallocate(const allocation& block) noexcept
+{
+    if (block.pointer == nullptr) {
+        return;
+    }
+    count_free(block.bytes);
+    if (block.pooled) {
+        report_destroy_failure("cudaFreeAsync", cudaFreeAsync(block.pointer, block.stream));
+    } else {
+        report_destroy_failure("cudaFree", cudaFree(block.pointer));
+    }
+}
+
+void forget_allocation(const allocation& block) noexcept
+{
+    if (block.pointer != nullptr) {
+        count_free(block.bytes);
+    }
+}
+
+void throw_size_mismatch(const char* operation, std::size_t buffer_elements,
+                         std::size_t other_elements)
+{
+    throw std::invalid_argument(std::string(operation) + ": size mismatch: the device buffer has " +
+                                std::to_string(buffer_elements) + " elements, the other side " +
+                                std::to_string(other_elements) +
+                                " (copies move whole buffers; nothing was copied)");
+}
+
+void throw_size_overflow(const char* operation, std::size_t elements, std::size_t element_size)
+{
+    throw std::invalid_argument(std::string(operation) + ": " + std::to_string(elements) +
+                                " elements of " + std::to_string(element_size) +
+                                " bytes overflow the size type");
+}
+
+} // namespace detail
+} // namespace gpu

@@ -1,0 +1,96 @@
+// Statistics and throughput helpers for gpu::benchmark.
+#include <gpu/timing.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace gpu {
+
+namespace {
+void require_positive_time(const char* function, double milliseconds)
+{
+    if (!(milliseconds > 0.0) || !std::isfinite(milliseconds)) {
+        throw std::invalid_argument(std::string(function) + ": the time must be positive and "
+                                    "finite, got " + std::to_string(milliseconds) + " ms");
+    }
+}
+} // namespace
+
+statistics summarize(std::span<const double> samples_ms)
+{
+    if (samples_ms.empty()) {
+        throw std::invalid_argument("gpu::summarize: no samples to summarize");
+    }
+    for (std::size_t i = 0; i < samples_ms.size(); ++i) {
+        if (!std::isfinite(samples_ms[i]) || samples_ms[i] < 0.0) {
+            throw std::invalid_argument("gpu::summarize: sample " + std::to_string(i) + " is " +
+                                        std::to_string(samples_ms[i]) +
+                                        " ms; samples must be finite and not negative");
+        }
+    }
+    statistics stats;
+    stats.samples_ms.assign(samples_ms.begin(), samples_ms.end());
+    std::vector<double> sorted = stats.samples_ms;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    stats.count = n;
+    stats.min_ms = sorted.front();
+    stats.max_ms = sorted.back();
+    stats.median_ms = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+    stats.mean_ms = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
+    if (n > 1) {
+        double squares = 0.0;
+        for (const double sample : sorted) {
+            squares += (sample - stats.mean_ms) * (sample - stats.mean_ms);
+        }
+        stats.stddev_ms = std::sqrt(squares / static_cast<double>(n - 1));
+    }
+    return stats;
+}
+
+void validate(const benchmark_options& options)
+{
+    const auto reject = [](const std::string& field, const std::string& value, const std::string& rule) {
+        throw std::invalid_argument("gpu::benchmark_options: " + field + " is " + value + "; " + rule);
+    };
+    if (options.warmup < 0) {
+        reject("warmup", std::to_string(options.warmup), "it must be 0 or more");
+    }
+    if (options.repetitions < 1) {
+        reject("repetitions", std::to_string(options.repetitions), "it must be at least 1");
+    }
+    if (options.calls_per_repetition < 1) {
+        reject("calls_per_repetition", std::to_string(options.calls_per_repetition),
+               "it must be at least 1");
+    }
+    if (options.max_repetitions < options.repetitions) {
+        reject("max_repetitions", std::to_string(options.max_repetitions),
+               "it must be at least repetitions, which is " + std::to_string(options.repetitions));
+    }
+    if (options.min_time.count() < 0.0) {
+        reject("min_time", std::to_string(options.min_time.count()) + " ms", "it must not be negative");
+    }
+}
+
+double tflops(double flops, double milliseconds)
+{
+    require_positive_time("gpu::tflops", milliseconds);
+    return flops / (milliseconds * 1e-3) / 1e12;
+}
+
+double gflops(double flops, double milliseconds)
+{
+    require_positive_time("gpu::gflops", milliseconds);
+    return flops / (milliseconds * 1e-3) / 1e9;
+}
+
+double gbps(double bytes, double milliseconds)
+{
+    require_positive_time("gpu::gbps", milliseconds);
+    return bytes / (milliseconds * 1e-3) / 1e9;
+}
+
+} // namespace gpu

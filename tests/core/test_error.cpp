@@ -1,0 +1,241 @@
+// gpu/error.hpp: status names, messages, hints, stickiness and the checking macro, against the
+// real CUDA runtime (which answers these questions without a GPU).
+#include <gpu/error.hpp>
+#include <gpu/device.hpp>
+#include <gpu/version.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+const std::vector<std::pair<cudaError_t, std::string>> every_cuda_status = {
+#include "cuda_error_codes.inc"
+};
+} // namespace
+
+TEST_CASE("every cudaError_t of this toolkit has its symbolic name", "[error]")
+{
+    REQUIRE(every_cuda_status.size() > 100);
+    for (const auto& [status, name] : every_cuda_status) {
+        INFO("status " << static_cast<int>(status));
+        CHECK(gpu::cuda_status_name(status) == name);
+        CHECK_FALSE(gpu::cuda_status_message(status).empty());
+    }
+}
+
+TEST_CASE("the statuses of the article's error table are named", "[error]")
+{
+    CHECK(gpu::cuda_status_name(cudaErrorMemoryAllocation) == "cudaErrorMemoryAllocation");
+    CHECK(gpu::cuda_status_name(cudaErrorInsufficientDriver) == "cudaErrorInsufficientDriver");
+    CHECK(gpu::cuda_status_name(cudaErrorNoKernelImageForDevice) == "cudaErrorNoKernelImageForDevice");
+    CHECK(gpu::cuda_status_name(cudaErrorIllegalAddress) == "cudaErrorIllegalAddress");
+    CHECK(static_cast<int>(cudaErrorMemoryAllocation) == 2);
+    CHECK(static_cast<int>(cudaErrorInsufficientDriver) == 35);
+    CHECK(static_cast<int>(cudaErrorNoKernelImageForDevice) == 209);
+    CHECK(static_cast<int>(cudaErrorIllegalAddress) == 700);
+}
+
+TEST_CASE("an unknown status gets a numeric name instead of a misleading one", "[error]")
+{
+    CHECK(gpu::cuda_status_name(static_cast<cudaError_t>(12345)) == "cudaError(12345)");
+}
+
+TEST_CASE("sticky statuses are the ones CUDA documents as corrupting the context", "[error]")
+{
+    for (const cudaError_t sticky : {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorAssert,
+                                     cudaErrorLaunchTimeout, cudaErrorHardwareStackError,
+                                     cudaErrorIllegalInstruction, cudaErrorMisalignedAddress,
+                                     cudaErrorInvalidAddressSpace, cudaErrorInvalidPc}) {
+        INFO(gpu::cuda_status_name(sticky));
+        CHECK(gpu::is_sticky(sticky));
+    }
+    for (const cudaError_t recoverable : {cudaSuccess, cudaErrorMemoryAllocation, cudaErrorInvalidValue,
+                                          cudaErrorInsufficientDriver, cudaErrorNoKernelImageForDevice,
+                                          cudaErrorNotReady, cudaErrorLaunchOutOfResources}) {
+        INFO(gpu::cuda_status_name(recoverable));
+        CHECK_FALSE(gpu::is_sticky(recoverable));
+    }
+}
+
+TEST_CASE("the hint for an insufficient driver names both CUDA versions and the fix", "[error]")
+{
+    const std::string hint = gpu::hint_for(cudaErrorInsufficientDriver);
+    CHECK_THAT(hint, Contains("CUDA " + gpu::runtime_version().to_string() + " runtime"));
+    CHECK_THAT(hint, Contains("branch " + gpu::minimum_driver_for(gpu::runtime_version())));
+    CHECK_THAT(hint, Contains("nvidia.com/drivers"));
+    const gpu::driver_info driver = gpu::driver_version();
+    if (driver.installed()) {
+        CHECK_THAT(hint, Contains("supports CUDA up to " + driver.supported_cuda.to_string()));
+    } else {
+        CHECK_THAT(hint, Contains("no NVIDIA driver is loaded"));
+        CHECK_THAT(hint, Contains("cudagap-doctor"));
+    }
+}
+
+TEST_CASE("the hint for out of memory says what to reduce", "[error]")
+{
+    const std::string hint = gpu::hint_for(cudaErrorMemoryAllocation);
+    CHECK_THAT(hint, Contains("out of memory"));
+    CHECK_THAT(hint, Contains("batch"));
+    CHECK_THAT(hint, Contains("FP16/BF16"));
+    CHECK_THAT(hint, Contains("nvidia-smi"));
+}
+
+TEST_CASE("the hint for a missing kernel image names the built architectures and the fix", "[error]")
+{
+    const std::string hint = gpu::hint_for(cudaErrorNoKernelImageForDevice, -1);
+    CHECK_THAT(hint, Contains("this build of cudagap has kernels for"));
+    CHECK_THAT(hint, Contains("-DCMAKE_CUDA_ARCHITECTURES="));
+    const std::string built = gpu::built_cuda_architectures_string();
+    CHECK_THAT(hint, Contains("CMAKE_CUDA_ARCHITECTURES=" + (built.empty() ? std::string("none") : built)));
+    for (const auto& arch : gpu::built_cuda_architectures()) {
+        if (arch.has_sass) {
+            CHECK_THAT(hint, Contains("sm_" + std::to_string(arch.sm)));
+        }
+    }
+}
+
+TEST_CASE("the hint for a sticky error says the process must restart", "[error]")
+{
+    for (const cudaError_t status : {cudaErrorIllegalAddress, cudaErrorLaunchFailure}) {
+        const std::string hint = gpu::hint_for(status);
+        CHECK_THAT(hint, Contains("process must restart"));
+        CHECK_THAT(hint, Contains("compute-sanitizer"));
+    }
+}
+
+TEST_CASE("statuses without specific advice get no hint rather than a vague one", "[error]")
+{
+    CHECK(gpu::hint_for(cudaErrorNotReady).empty());
+    CHECK(gpu::hint_for(cudaErrorInvalidValue).empty());
+}
+
+TEST_CASE("other common statuses get specific hints", "[error]")
+{
+    CHECK_THAT(gpu::hint_for(cudaErrorNoDevice), Contains("CUDA_VISIBLE_DEVICES"));
+    CHECK_THAT(gpu::hint_for(cudaErrorStubLibrary), Contains("LD_LIBRARY_PATH"));
+    CHECK_THAT(gpu::hint_for(cudaErrorCudartUnloading), Contains("static destructors"));
+    CHECK_THAT(gpu::hint_for(cudaErrorInvalidResourceHandle), Contains("moved-from"));
+}
+
+TEST_CASE("cuda_error reads '<api>: <name> (<code>): <message>' then the hint", "[error]")
+{
+    const gpu::cuda_error e(cudaErrorInsufficientDriver, "cudaGetDeviceCount(&n)", "update the driver",
+                            -1, std::source_location::current());
+    const std::string what = e.what();
+    CHECK(what == "cudaGetDeviceCount(&n): cudaErrorInsufficientDriver (35): " +
+                      gpu::cuda_status_message(cudaErrorInsufficientDriver) + "\nhint: update the driver");
+    CHECK(e.api() == "cudaGetDeviceCount(&n)");
+    CHECK(e.status() == cudaErrorInsufficientDriver);
+    CHECK(e.code() == 35);
+    CHECK(e.status_name() == "cudaErrorInsufficientDriver");
+    CHECK(e.hint() == "update the driver");
+    CHECK(e.device() == -1);
+    CHECK_FALSE(e.is_sticky());
+}
+
+TEST_CASE("an error without a hint has no hint line", "[error]")
+{
+    const gpu::cuda_error e(cudaErrorInvalidValue, "cudaMemset(p, 0, n)", "", 0,
+                            std::source_location::current());
+    CHECK_THAT(std::string(e.what()), !Contains("hint:"));
+    CHECK(e.device() == 0);
+}
+
+TEST_CASE("cuda_error::is_sticky follows the status", "[error]")
+{
+    const gpu::cuda_error e(cudaErrorIllegalAddress, "kernel", gpu::hint_for(cudaErrorIllegalAddress), 0,
+                            std::source_location::current());
+    CHECK(e.is_sticky());
+}
+
+TEST_CASE("GPU_CUDA_CHECK passes cudaSuccess and throws with the expression and location", "[error]")
+{
+    CHECK_NOTHROW(GPU_CUDA_CHECK(cudaSuccess));
+    const int line = __LINE__ + 2;
+    try {
+        GPU_CUDA_CHECK(static_cast<cudaError_t>(cudaErrorInvalidValue));
+        FAIL("GPU_CUDA_CHECK did not throw");
+    } catch (const gpu::cuda_error& e) {
+        CHECK(e.status() == cudaErrorInvalidValue);
+        CHECK_THAT(e.api(), Contains("cudaErrorInvalidValue"));
+        CHECK(static_cast<int>(e.where().line()) == line);
+        CHECK_THAT(std::string(e.where().file_name()), Contains("test_error.cpp"));
+    }
+}
+
+TEST_CASE("GPU_CUDA_CHECK on a real call without a driver gives the driver hint", "[error]")
+{
+    int count = 0;
+    if (gpu::is_available()) {
+        CHECK_NOTHROW(GPU_CUDA_CHECK(cudaGetDeviceCount(&count)));
+        CHECK(count > 0);
+        return;
+    }
+    try {
+        GPU_CUDA_CHECK(cudaGetDeviceCount(&count));
+        FAIL("cudaGetDeviceCount succeeded although no device is usable");
+    } catch (const gpu::cuda_error& e) {
+        CHECK_THAT(std::string(e.what()), StartsWith("cudaGetDeviceCount(&count): "));
+        CHECK_THAT(std::string(e.what()), Contains("\nhint: "));
+        CHECK(e.device() == -1);
+    }
+}
+
+TEST_CASE("out_of_memory carries requested, free and total bytes in numbers and words", "[error]")
+{
+    constexpr std::size_t pib = std::size_t{1} << 50;
+    constexpr std::size_t gib = std::size_t{1} << 30;
+    const gpu::out_of_memory e("cudaMallocAsync(&p, n, s)", pib, 3 * gib, 80 * gib, 0,
+                               std::source_location::current());
+    CHECK(e.requested_bytes() == pib);
+    CHECK(e.free_bytes() == 3 * gib);
+    CHECK(e.total_bytes() == 80 * gib);
+    CHECK(e.status() == cudaErrorMemoryAllocation);
+    const std::string what = e.what();
+    CHECK_THAT(what, StartsWith("cudaMallocAsync(&p, n, s): cudaErrorMemoryAllocation (2): "));
+    CHECK_THAT(what, Contains("requested 1.00 PiB on device 0 with 3.00 GiB free of 80.00 GiB"));
+    CHECK_THAT(what, Contains("cudagap holds"));
+    CHECK_THAT(what, Contains("reduce the batch"));
+}
+
+TEST_CASE("every cudagap error is a gpu::error and a std::runtime_error", "[error]")
+{
+    STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::cuda_error>);
+    STATIC_REQUIRE(std::is_base_of_v<gpu::cuda_error, gpu::out_of_memory>);
+    STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::blas_error>);
+    STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::dnn_error>);
+    STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, gpu::error>);
+    STATIC_REQUIRE(std::is_nothrow_copy_constructible_v<gpu::cuda_error>);
+    STATIC_REQUIRE(std::is_nothrow_copy_constructible_v<gpu::out_of_memory>);
+}
+
+TEST_CASE("blas_error and dnn_error use the same message layout", "[error]")
+{
+    const gpu::blas_error blas("cublasCreate(&handle)", "CUBLAS_STATUS_NOT_INITIALIZED", 1,
+                               "the library was not initialized", "check the driver", -1,
+                               std::source_location::current());
+    CHECK(std::string(blas.what()) ==
+          "cublasCreate(&handle): CUBLAS_STATUS_NOT_INITIALIZED (1): the library was not "
+          "initialized\nhint: check the driver");
+    const gpu::dnn_error dnn("cudnnCreate(&handle)", "CUDNN_STATUS_NOT_INITIALIZED", 1001, "m", "",
+                             -1, std::source_location::current());
+    CHECK(std::string(dnn.what()) == "cudnnCreate(&handle): CUDNN_STATUS_NOT_INITIALIZED (1001): m");
+}
+
+TEST_CASE("format_bytes uses binary units with two decimals", "[error]")
+{
+    CHECK(gpu::format_bytes(0) == "0 B");
+    CHECK(gpu::format_bytes(1023) == "1023 B");
+    CHECK(gpu::format_bytes(1024) == "1.00 KiB");
+    CHECK(gpu::format_bytes(1536) == "1.50 KiB");
+    CHECK(gpu::format_bytes(std::size_t{3} << 29) == "1.50 GiB");
+    CHECK(gpu::format_bytes(std::size_t{1} << 50) == "1.00 PiB");
+}

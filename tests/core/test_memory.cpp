@@ -1,0 +1,241 @@
+// gpu/memory.hpp: device_buffer, pinned_buffer, allocation counters, the memory pool.
+#include <gpu/device.hpp>
+#include <gpu/memory.hpp>
+
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("an empty device_buffer owns nothing and needs no GPU", "[memory]")
+{
+    const gpu::device_buffer<float> empty;
+    CHECK(empty.empty());
+    CHECK(empty.size() == 0);
+    CHECK(empty.size_bytes() == 0);
+    CHECK(empty.data() == nullptr);
+    const gpu::device_buffer<float> zero(0);
+    CHECK(zero.empty());
+    CHECK(zero.data() == nullptr);
+}
+
+TEST_CASE("device_buffer is move-only and nothrow-movable", "[memory]")
+{
+    STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<gpu::device_buffer<float>>);
+    STATIC_REQUIRE_FALSE(std::is_copy_assignable_v<gpu::device_buffer<float>>);
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<gpu::device_buffer<float>>);
+    STATIC_REQUIRE(std::is_nothrow_move_assignable_v<gpu::device_buffer<float>>);
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<gpu::pinned_buffer<double>>);
+}
+
+TEST_CASE("a copy of the wrong size is rejected before any CUDA call, naming both sizes", "[memory]")
+{
+    gpu::device_buffer<float> empty;
+    const std::vector<float> three{1.0F, 2.0F, 3.0F};
+    std::vector<float> out(3);
+    CHECK_THROWS_WITH(empty.copy_from_host(three), Contains("the device buffer has 0 elements, the other side 3"));
+    CHECK_THROWS_AS(empty.copy_to_host(out), std::invalid_argument);
+    CHECK_THROWS_WITH(empty.copy_to_host_async(out, {}), Contains("copy_to_host"));
+    CHECK_THROWS_WITH(empty.copy_from_host_async(three, {}), Contains("nothing was copied"));
+}
+
+TEST_CASE("copying between empty buffers and spans is a no-op", "[memory]")
+{
+    gpu::device_buffer<float> empty;
+    std::vector<float> none;
+    CHECK_NOTHROW(empty.copy_from_host_async(none, {}));
+    CHECK_NOTHROW(empty.copy_to_host_async(none, {}));
+    CHECK_NOTHROW(empty.fill_zero_async({}));
+    CHECK(empty.to_host().empty());
+}
+
+TEST_CASE("a byte count that overflows is rejected with the element count", "[memory]")
+{
+    const std::size_t too_many = std::numeric_limits<std::size_t>::max() / 2;
+    CHECK_THROWS_WITH(gpu::device_buffer<double>(too_many), Contains("overflow"));
+    CHECK_THROWS_WITH(gpu::pinned_buffer<double>(too_many), Contains(std::to_string(too_many)));
+}
+
+TEST_CASE("allocating without CUDA throws the CUDA error, not out_of_memory", "[memory]")
+{
+    if (gpu::is_available()) {
+        SUCCEED("CUDA is available here; allocation is covered by the [gpu] tests");
+        return;
+    }
+    const auto before = gpu::allocation_statistics();
+    try {
+        gpu::device_buffer<float> buffer(1024);
+        FAIL("allocation succeeded without a usable GPU");
+    } catch (const gpu::out_of_memory&) {
+        FAIL("a missing driver was reported as out of memory");
+    } catch (const gpu::cuda_error& e) {
+        CHECK_FALSE(e.hint().empty());
+        CHECK_THAT(std::string(e.what()), Contains("cudaGetDevice"));
+    }
+    CHECK(gpu::allocation_statistics().current_bytes == before.current_bytes);
+    CHECK(gpu::allocation_statistics().total_allocations == before.total_allocations);
+    CHECK_THROWS_AS(gpu::pinned_buffer<float>(16), gpu::cuda_error);
+}
+
+TEST_CASE("an empty pinned_buffer is an empty range", "[memory]")
+{
+    gpu::pinned_buffer<int> empty(0);
+    CHECK(empty.empty());
+    CHECK(empty.begin() == empty.end());
+    CHECK(empty.span().empty());
+}
+
+TEST_CASE("releasing or retargeting an empty buffer changes nothing", "[memory]")
+{
+    gpu::device_buffer<float> empty;
+    empty.set_stream(gpu::stream_ref{});
+    CHECK(empty.release() == nullptr);
+    CHECK(empty.empty());
+}
+
+TEST_CASE("pool_info reports the cached bytes", "[memory]")
+{
+    gpu::pool_info info;
+    info.reserved_bytes = 1000;
+    info.used_bytes = 400;
+    CHECK(info.cached_bytes() == 600);
+}
+
+TEST_CASE("a buffer round-trips through the device", "[memory][gpu]")
+{
+    const std::vector<float> host = gpu::test::random_floats(100'003, 1);
+    const auto buffer = gpu::device_buffer<float>::from_host(host);
+    CHECK(buffer.size() == host.size());
+    CHECK(buffer.size_bytes() == host.size() * sizeof(float));
+    CHECK(buffer.to_host() == host);
+}
+
+TEST_CASE("asynchronous copies through pinned memory on a stream", "[memory][gpu]")
+{
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    gpu::pinned_buffer<std::int32_t> in(1 << 20);
+    gpu::pinned_buffer<std::int32_t> out(1 << 20);
+    std::iota(in.begin(), in.end(), 0);
+    std::fill(out.begin(), out.end(), -1);
+    gpu::device_buffer<std::int32_t> buffer(in.size(), s);
+    CHECK(buffer.stream() == s.ref());
+    buffer.copy_from_host_async(in.span(), s);
+    buffer.copy_to_host_async(out.span(), s);
+    s.synchronize();
+    CHECK(std::equal(in.begin(), in.end(), out.begin()));
+}
+
+TEST_CASE("zero fill and device-to-device copy", "[memory][gpu]")
+{
+    const std::vector<float> host = gpu::test::random_floats(4097, 2);
+    auto source = gpu::device_buffer<float>::from_host(host);
+    gpu::device_buffer<float> copy(host.size());
+    copy.copy_from_async(source, copy.stream());
+    CHECK(copy.to_host() == host);
+    source.fill_zero();
+    const std::vector<float> zeros = source.to_host();
+    CHECK(std::all_of(zeros.begin(), zeros.end(), [](float v) { return v == 0.0F; }));
+    gpu::device_buffer<float> wrong(3);
+    CHECK_THROWS_AS(wrong.copy_from_async(source, {}), std::invalid_argument);
+}
+
+TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allocation works", "[memory][gpu]")
+{
+    constexpr std::size_t pib = std::size_t{1} << 50;
+    const auto before = gpu::allocation_statistics();
+    try {
+        gpu::device_buffer<char> huge(pib);
+        FAIL("a 1 PiB allocation succeeded");
+    } catch (const gpu::out_of_memory& e) {
+        CHECK(e.requested_bytes() == pib);
+        CHECK(e.total_bytes() > 0);
+        CHECK(e.free_bytes() <= e.total_bytes());
+        CHECK(e.device() == gpu::current_device().id());
+        CHECK_THAT(std::string(e.what()), Contains("requested 1.00 PiB"));
+        CHECK_FALSE(e.is_sticky());
+    }
+    CHECK(gpu::allocation_statistics().current_bytes == before.current_bytes);
+    gpu::device_buffer<float> after(1 << 18);
+    after.fill_zero();
+    CHECK(cudaGetLastError() == cudaSuccess);
+}
+
+TEST_CASE("allocation counters follow live buffers and the peak", "[memory][gpu]")
+{
+    gpu::reset_peak_allocation();
+    const auto base = gpu::allocation_statistics();
+    {
+        gpu::device_buffer<double> a(1000);
+        gpu::device_buffer<double> b(3000);
+        const auto during = gpu::allocation_statistics();
+        CHECK(during.current_bytes == base.current_bytes + 4000 * sizeof(double));
+        CHECK(during.live_allocations == base.live_allocations + 2);
+        CHECK(during.total_allocations == base.total_allocations + 2);
+    }
+    const auto after = gpu::allocation_statistics();
+    CHECK(after.current_bytes == base.current_bytes);
+    CHECK(after.peak_bytes == base.current_bytes + 4000 * sizeof(double));
+    gpu::reset_peak_allocation();
+    CHECK(gpu::allocation_statistics().peak_bytes == base.current_bytes);
+}
+
+TEST_CASE("moving a buffer moves the memory and empties the source", "[memory][gpu]")
+{
+    gpu::device_buffer<float> a(256);
+    float* pointer = a.data();
+    gpu::device_buffer<float> b(std::move(a));
+    CHECK(b.data() == pointer);
+    CHECK(b.size() == 256);
+    CHECK(a.empty()); // NOLINT(bugprone-use-after-move): the documented moved-from state
+    CHECK(a.data() == nullptr); // NOLINT(bugprone-use-after-move)
+    gpu::device_buffer<float> c(16);
+    c = std::move(b);
+    CHECK(c.data() == pointer);
+    CHECK(b.empty()); // NOLINT(bugprone-use-after-move)
+}
+
+TEST_CASE("release hands the memory over and stops counting it", "[memory][gpu]")
+{
+    const auto base = gpu::allocation_statistics();
+    gpu::device_buffer<float> a(1024);
+    const bool pooled = a.is_pooled();
+    const gpu::stream_ref s = a.stream();
+    float* raw = a.release();
+    CHECK(a.empty());
+    CHECK(gpu::allocation_statistics().current_bytes == base.current_bytes);
+    GPU_CUDA_CHECK(pooled ? cudaFreeAsync(raw, s.get()) : cudaFree(raw));
+}
+
+TEST_CASE("the pool caches freed memory and trimming returns it", "[memory][gpu]")
+{
+    const gpu::device dev = gpu::current_device();
+    if (!dev.properties().memory_pools_supported) {
+        SUCCEED("this device has no memory pools");
+        return;
+    }
+    {
+        gpu::device_buffer<char> block(std::size_t{64} << 20);
+        CHECK(block.is_pooled());
+        const gpu::pool_info during = gpu::memory_pool_info(dev);
+        CHECK(during.supported);
+        CHECK(during.used_bytes >= block.size_bytes());
+        CHECK(during.reserved_bytes >= during.used_bytes);
+    }
+    dev.synchronize();
+    const gpu::pool_info cached = gpu::memory_pool_info(dev);
+    CHECK(cached.cached_bytes() >= (std::size_t{64} << 20));
+    gpu::trim_memory_pool(dev);
+    const gpu::pool_info trimmed = gpu::memory_pool_info(dev);
+    CHECK(trimmed.reserved_bytes < cached.reserved_bytes);
+    CHECK(trimmed.cached_bytes() < cached.cached_bytes());
+}

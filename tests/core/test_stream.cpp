@@ -1,0 +1,134 @@
+// gpu/stream.hpp: stream_ref, stream, flags, priorities, waiting on events.
+#include <gpu/device.hpp>
+#include <gpu/event.hpp>
+#include <gpu/memory.hpp>
+#include <gpu/stream.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("a default stream_ref is the legacy default stream", "[stream]")
+{
+    constexpr gpu::stream_ref s;
+    STATIC_REQUIRE(s.get() == nullptr);
+    STATIC_REQUIRE(s.is_default());
+    STATIC_REQUIRE(gpu::stream_ref{} == gpu::stream_ref{nullptr});
+    STATIC_REQUIRE(std::is_trivially_copyable_v<gpu::stream_ref>);
+}
+
+TEST_CASE("stream_ref compares by handle", "[stream]")
+{
+    auto* fake = reinterpret_cast<cudaStream_t>(0x10);
+    CHECK(gpu::stream_ref{fake} == gpu::stream_ref{fake});
+    CHECK_FALSE(gpu::stream_ref{fake} == gpu::stream_ref{});
+    CHECK_FALSE(gpu::stream_ref{fake}.is_default());
+}
+
+TEST_CASE("stream is move-only", "[stream]")
+{
+    STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<gpu::stream>);
+    STATIC_REQUIRE_FALSE(std::is_copy_assignable_v<gpu::stream>);
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<gpu::stream>);
+    STATIC_REQUIRE(std::is_nothrow_move_assignable_v<gpu::stream>);
+}
+
+TEST_CASE("stream flags are CUDA's flags", "[stream]")
+{
+    CHECK(static_cast<unsigned>(gpu::stream_flags::blocking) == cudaStreamDefault);
+    CHECK(static_cast<unsigned>(gpu::stream_flags::non_blocking) == cudaStreamNonBlocking);
+}
+
+TEST_CASE("a stream without a handle refuses to stand for the default stream", "[stream]")
+{
+    const auto empty = gpu::stream::from_native_handle(nullptr);
+    CHECK(empty.get() == nullptr);
+    CHECK_THROWS_WITH(empty.ref(), Contains("moved from"));
+    CHECK_THROWS_AS(empty.synchronize(), std::logic_error);
+}
+
+TEST_CASE("creating a stream without CUDA throws the CUDA error", "[stream]")
+{
+    if (gpu::is_available()) {
+        SUCCEED("CUDA is available here; creation is covered by the [gpu] tests");
+        return;
+    }
+    CHECK_THROWS_AS(gpu::stream(), gpu::cuda_error);
+    CHECK_THROWS_AS(gpu::stream_priorities(), gpu::cuda_error);
+    CHECK_THROWS_AS(gpu::stream_ref{}.synchronize(), gpu::cuda_error);
+}
+
+TEST_CASE("a stream runs work, synchronizes and reports readiness", "[stream][gpu]")
+{
+    gpu::stream s;
+    CHECK(s.get() != nullptr);
+    gpu::device_buffer<float> buffer(1 << 20, s);
+    buffer.fill_zero_async(s);
+    s.synchronize();
+    CHECK(s.is_ready());
+    CHECK(s.flags() == gpu::stream_flags::blocking);
+    CHECK(s.priority() == 0);
+}
+
+TEST_CASE("non-blocking flag and priority read back", "[stream][gpu]")
+{
+    const gpu::stream_priority_range range = gpu::stream_priorities();
+    CHECK(range.greatest <= range.least);
+    const gpu::stream s(gpu::stream_flags::non_blocking, range.greatest);
+    CHECK(s.flags() == gpu::stream_flags::non_blocking);
+    CHECK(s.priority() == range.greatest);
+}
+
+TEST_CASE("an out-of-range priority is rejected, not clamped", "[stream][gpu]")
+{
+    const gpu::stream_priority_range range = gpu::stream_priorities();
+    CHECK_THROWS_WITH(gpu::stream(gpu::stream_flags::blocking, range.greatest - 1),
+                      Contains("outside this device's range"));
+    CHECK_THROWS_AS(gpu::stream(gpu::stream_flags::blocking, range.least + 1), std::invalid_argument);
+}
+
+TEST_CASE("moving a stream transfers the handle and empties the source", "[stream][gpu]")
+{
+    gpu::stream a;
+    const cudaStream_t handle = a.get();
+    gpu::stream b(std::move(a));
+    CHECK(b.get() == handle);
+    CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
+    gpu::stream c;
+    c = std::move(b);
+    CHECK(c.get() == handle);
+    CHECK(b.get() == nullptr); // NOLINT(bugprone-use-after-move)
+}
+
+TEST_CASE("release and from_native_handle hand a stream over", "[stream][gpu]")
+{
+    gpu::stream a;
+    cudaStream_t raw = a.release();
+    CHECK(a.get() == nullptr);
+    gpu::stream adopted = gpu::stream::from_native_handle(raw);
+    CHECK(adopted.get() == raw);
+    CHECK(adopted.ref() == gpu::stream_ref{raw});
+}
+
+TEST_CASE("a stream waits on an event recorded on another stream", "[stream][gpu]")
+{
+    gpu::stream producer(gpu::stream_flags::non_blocking);
+    gpu::stream consumer(gpu::stream_flags::non_blocking);
+    std::vector<float> host(1 << 20, 1.0F);
+    gpu::device_buffer<float> data(host.size(), producer);
+    data.copy_from_host_async(host, producer);
+    data.fill_zero_async(producer);
+    gpu::event done;
+    done.record(producer);
+    consumer.wait(done);
+    std::vector<float> back(host.size(), 7.0F);
+    data.copy_to_host_async(back, consumer);
+    consumer.synchronize();
+    CHECK(std::all_of(back.begin(), back.end(), [](float v) { return v == 0.0F; }));
+    producer.synchronize();
+}

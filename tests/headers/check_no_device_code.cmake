@@ -1,0 +1,18 @@
+# Fails when a public header contains __global__, __device__ or a <<<...>>> kernel launch.
+# Usage: cmake -D HEADERS=<list> -P check_no_device_code.cmake
+set(_offenders)
+foreach(_header IN LISTS HEADERS)
+  file(STRINGS "${_header}" _lines REGEX "__global__|__device__|<<<")
+  foreach(_line IN LISTS _lines)
+    list(APPEND _offenders "${_header}: ${_line}")
+  endforeach()
+endforeach()
+list(LENGTH HEADERS _count)
+if(_count EQUAL 0)
+  message(FATAL_ERROR "no headers were given to check")
+endif()
+if(_offenders)
+  list(JOIN _offenders "\n  " _text)
+  message(FATAL_ERROR "device code in public headers (kernels belong in src/*.cu):\n  ${_text}")
+endif()
+message(STATUS "checked ${_count} public headers: no device code")
