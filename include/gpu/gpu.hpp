@@ -8,6 +8,7 @@
 #include <gpu/error.hpp>
 #include <gpu/event.hpp>
 #include <gpu/memory.hpp>
+#include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
 #include <gpu/timing.hpp>
 #include <gpu/version.hpp>

@@ -1,0 +1,93 @@
+/// @file profile.hpp
+/// @brief Configuration profiles: the article's development, production and testing settings
+/// (section 5.2) as plain structs that cudagap's handles and plans honour.
+///
+/// | setting | development | production | testing |
+/// |---|---|---|---|
+/// | synchronise and check after every cudagap launch (`CUDA_LAUNCH_BLOCKING`) | yes | no | no |
+/// | check outputs for NaN and Inf (anomaly detection) | yes | no | no |
+/// | TF32 for FP32 data (`allow_tf32`) | no | yes | no |
+/// | preferred precision | FP32 | FP16 | FP32 |
+/// | convolution algorithm search (`cudnn.benchmark`, `cudnn.deterministic`) | heuristic | exhaustive | deterministic |
+/// | reproducible results (no atomics in cuBLAS, deterministic cuDNN) | no | no | yes |
+/// | fixed random seed | no | no | 42 |
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpu {
+
+/// @brief How a convolution plan chooses its algorithm.
+enum class algorithm_search {
+    heuristic,     ///< cuDNN's ranked heuristic list, no timing (fast planning)
+    exhaustive,    ///< time every algorithm on the real buffers (PyTorch's `cudnn.benchmark`)
+    deterministic, ///< only algorithms that give bitwise-identical results run to run
+};
+
+/// @brief The name of a search policy: `heuristic`, `exhaustive` or `deterministic`.
+[[nodiscard]] std::string_view to_string(algorithm_search search) noexcept;
+
+/// @brief The element type a profile prefers where the caller leaves the choice to it.
+enum class preferred_precision {
+    fp32, ///< single precision: the reference, and easiest to debug
+    fp16, ///< half precision on tensor cores: twice the throughput, half the memory
+    bf16, ///< bfloat16: FP32's range with FP16's size (Ampere and newer)
+};
+
+/// @brief The name of a precision: `fp32`, `fp16` or `bf16`.
+[[nodiscard]] std::string_view to_string(preferred_precision precision) noexcept;
+
+/// @brief A set of settings for cudagap's handles and plans. Plain data: copy, compare, change
+/// a field, pass it on.
+struct profile {
+    /// Name shown in reports: `development`, `production`, `testing` or `custom`.
+    std::string name = "custom";
+    /// Synchronise and check for errors after every cudagap launch, so a failure is reported at
+    /// the call that caused it (the `CUDA_LAUNCH_BLOCKING=1` idea). Slow; for debugging.
+    bool synchronous_checks = false;
+    /// Check outputs for NaN and Inf after every cudagap operation and throw where they appear
+    /// (the `torch.autograd.set_detect_anomaly` idea). Slow; for debugging.
+    bool check_numerics = false;
+    /// Let cuBLAS and cuDNN use TF32 tensor cores for FP32 data (Ampere and newer): about 8x
+    /// the FP32 throughput with a 10-bit mantissa (`torch.backends.*.allow_tf32`).
+    bool allow_tf32 = false;
+    /// The precision to use where a program lets the profile choose.
+    preferred_precision precision = preferred_precision::fp32;
+    /// How convolution plans pick their algorithm.
+    algorithm_search convolution_search = algorithm_search::heuristic;
+    /// Bitwise-reproducible results: cuBLAS without atomics, deterministic cuDNN algorithms.
+    bool deterministic = false;
+    /// A fixed seed for random fills; empty means "seed from the clock".
+    std::optional<std::uint64_t> seed;
+
+    /// @brief Fields compare equal one by one.
+    friend bool operator==(const profile&, const profile&) = default;
+
+    /// @brief Debugging: synchronous checks, NaN/Inf checks, FP32, no TF32, heuristic search.
+    [[nodiscard]] static profile development();
+    /// @brief Speed: TF32 allowed, FP16 preferred, exhaustive convolution search.
+    [[nodiscard]] static profile production();
+    /// @brief Reproducibility: deterministic algorithms, no atomics, no TF32, seed 42.
+    [[nodiscard]] static profile testing();
+
+    /// @brief One line per setting, e.g. `TF32: allowed`, for reports and the profiles example.
+    [[nodiscard]] std::vector<std::string> describe() const;
+};
+
+/// @brief The names `profile_from_name` accepts: development, production, testing.
+[[nodiscard]] std::vector<std::string_view> profile_names();
+
+/// @brief The preset called @p name (`development`, `production` or `testing`, also the short
+/// forms `dev`, `prod`, `test`).
+/// @throws std::invalid_argument naming @p name and the accepted names
+[[nodiscard]] profile profile_from_name(std::string_view name);
+
+/// @brief The preset named by the environment variable `CUDAGAP_PROFILE`, if it is set.
+/// @throws std::invalid_argument when the variable names no preset (with its value)
+[[nodiscard]] std::optional<profile> profile_from_environment();
+
+} // namespace gpu

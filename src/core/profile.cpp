@@ -1,0 +1,110 @@
+// The three presets of the article's section 5.2 and their names.
+#include <gpu/profile.hpp>
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace gpu {
+
+std::string_view to_string(algorithm_search search) noexcept
+{
+    switch (search) {
+    case algorithm_search::heuristic:
+        return "heuristic";
+    case algorithm_search::exhaustive:
+        return "exhaustive";
+    case algorithm_search::deterministic:
+        return "deterministic";
+    }
+    return "unknown";
+}
+
+std::string_view to_string(preferred_precision precision) noexcept
+{
+    switch (precision) {
+    case preferred_precision::fp32:
+        return "fp32";
+    case preferred_precision::fp16:
+        return "fp16";
+    case preferred_precision::bf16:
+        return "bf16";
+    }
+    return "unknown";
+}
+
+profile profile::development()
+{
+    profile p;
+    p.name = "development";
+    p.synchronous_checks = true;
+    p.check_numerics = true;
+    return p;
+}
+
+profile profile::production()
+{
+    profile p;
+    p.name = "production";
+    p.allow_tf32 = true;
+    p.precision = preferred_precision::fp16;
+    p.convolution_search = algorithm_search::exhaustive;
+    return p;
+}
+
+profile profile::testing()
+{
+    profile p;
+    p.name = "testing";
+    p.convolution_search = algorithm_search::deterministic;
+    p.deterministic = true;
+    p.seed = 42;
+    return p;
+}
+
+std::vector<std::string> profile::describe() const
+{
+    const auto yes_no = [](bool value) { return std::string(value ? "yes" : "no"); };
+    return {
+        "profile: " + name,
+        "synchronous error checks after each launch: " + yes_no(synchronous_checks),
+        "NaN/Inf checks of outputs: " + yes_no(check_numerics),
+        "TF32 for FP32 data: " + std::string(allow_tf32 ? "allowed" : "off"),
+        "preferred precision: " + std::string(to_string(precision)),
+        "convolution algorithm search: " + std::string(to_string(convolution_search)),
+        "deterministic results: " + yes_no(deterministic),
+        "random seed: " + (seed ? std::to_string(*seed) : std::string("from the clock")),
+    };
+}
+
+std::vector<std::string_view> profile_names() { return {"development", "production", "testing"}; }
+
+profile profile_from_name(std::string_view name)
+{
+    if (name == "development" || name == "dev") {
+        return profile::development();
+    }
+    if (name == "production" || name == "prod") {
+        return profile::production();
+    }
+    if (name == "testing" || name == "test") {
+        return profile::testing();
+    }
+    throw std::invalid_argument("gpu::profile_from_name: unknown profile '" + std::string(name) +
+                                "'; the profiles are development, production and testing "
+                                "(or dev, prod, test)");
+}
+
+std::optional<profile> profile_from_environment()
+{
+    const char* value = std::getenv("CUDAGAP_PROFILE");
+    if (value == nullptr || *value == '\0') {
+        return std::nullopt;
+    }
+    try {
+        return profile_from_name(value);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("CUDAGAP_PROFILE: ") + e.what());
+    }
+}
+
+} // namespace gpu

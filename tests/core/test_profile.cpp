@@ -1,0 +1,79 @@
+// gpu/profile.hpp: the three presets, their names and the CUDAGAP_PROFILE variable.
+#include <gpu/profile.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <stdexcept>
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("the development preset debugs: synchronous and numeric checks, FP32", "[profile]")
+{
+    const gpu::profile p = gpu::profile::development();
+    CHECK(p.name == "development");
+    CHECK(p.synchronous_checks);
+    CHECK(p.check_numerics);
+    CHECK_FALSE(p.allow_tf32);
+    CHECK(p.precision == gpu::preferred_precision::fp32);
+    CHECK(p.convolution_search == gpu::algorithm_search::heuristic);
+    CHECK_FALSE(p.deterministic);
+    CHECK_FALSE(p.seed.has_value());
+}
+
+TEST_CASE("the production preset is fast: TF32, FP16, exhaustive search", "[profile]")
+{
+    const gpu::profile p = gpu::profile::production();
+    CHECK(p.name == "production");
+    CHECK_FALSE(p.synchronous_checks);
+    CHECK_FALSE(p.check_numerics);
+    CHECK(p.allow_tf32);
+    CHECK(p.precision == gpu::preferred_precision::fp16);
+    CHECK(p.convolution_search == gpu::algorithm_search::exhaustive);
+    CHECK_FALSE(p.deterministic);
+}
+
+TEST_CASE("the testing preset is reproducible: deterministic, no TF32, seed 42", "[profile]")
+{
+    const gpu::profile p = gpu::profile::testing();
+    CHECK(p.name == "testing");
+    CHECK(p.deterministic);
+    CHECK_FALSE(p.allow_tf32);
+    CHECK(p.convolution_search == gpu::algorithm_search::deterministic);
+    REQUIRE(p.seed.has_value());
+    CHECK(*p.seed == 42);
+}
+
+TEST_CASE("presets are found by full and short names", "[profile]")
+{
+    CHECK(gpu::profile_from_name("development") == gpu::profile::development());
+    CHECK(gpu::profile_from_name("prod") == gpu::profile::production());
+    CHECK(gpu::profile_from_name("test") == gpu::profile::testing());
+    CHECK(gpu::profile_names().size() == 3);
+    CHECK_THROWS_WITH(gpu::profile_from_name("fast"),
+                      Contains("unknown profile 'fast'") && Contains("development, production and testing"));
+}
+
+TEST_CASE("CUDAGAP_PROFILE selects a preset and rejects unknown names", "[profile]")
+{
+    ::unsetenv("CUDAGAP_PROFILE");
+    CHECK_FALSE(gpu::profile_from_environment().has_value());
+    ::setenv("CUDAGAP_PROFILE", "testing", 1);
+    CHECK(gpu::profile_from_environment() == gpu::profile::testing());
+    ::setenv("CUDAGAP_PROFILE", "turbo", 1);
+    CHECK_THROWS_WITH(gpu::profile_from_environment(), Contains("CUDAGAP_PROFILE") && Contains("'turbo'"));
+    ::unsetenv("CUDAGAP_PROFILE");
+}
+
+TEST_CASE("describe lists every setting", "[profile]")
+{
+    const auto lines = gpu::profile::testing().describe();
+    REQUIRE(lines.size() == 8);
+    CHECK(lines[0] == "profile: testing");
+    CHECK(lines[3] == "TF32 for FP32 data: off");
+    CHECK(lines[5] == "convolution algorithm search: deterministic");
+    CHECK(lines[7] == "random seed: 42");
+    CHECK(gpu::profile::production().describe()[3] == "TF32 for FP32 data: allowed");
+    CHECK(gpu::to_string(gpu::algorithm_search::exhaustive) == "exhaustive");
+    CHECK(gpu::to_string(gpu::preferred_precision::bf16) == "bf16");
+}
