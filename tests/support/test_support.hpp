@@ -11,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace gpu::test {
@@ -54,6 +55,66 @@ template <class T = float>
 std::vector<T> poisoned(std::size_t n)
 {
     return std::vector<T>(n, std::numeric_limits<T>::quiet_NaN());
+}
+
+/// Element (i, j) of a host matrix view (anything with data(), leading_dimension() and an
+/// order() whose enum has row_major, such as gpu::blas::matrix_view), as a double.
+template <class View>
+double element_at(const View& view, std::int64_t i, std::int64_t j)
+{
+    using order_type = std::decay_t<decltype(view.order())>;
+    const std::int64_t offset = view.order() == order_type::row_major
+                                    ? i * view.leading_dimension() + j
+                                    : i + j * view.leading_dimension();
+    return static_cast<double>(view.data()[offset]);
+}
+
+/// The logical elements of a host matrix view, row by row, as doubles (padding left out).
+template <class View>
+std::vector<double> gather(const View& view)
+{
+    std::vector<double> values;
+    values.reserve(static_cast<std::size_t>(view.rows() * view.cols()));
+    for (std::int64_t i = 0; i < view.rows(); ++i) {
+        for (std::int64_t j = 0; j < view.cols(); ++j) {
+            values.push_back(element_at(view, i, j));
+        }
+    }
+    return values;
+}
+
+/// The float64 reference of alpha·a·b + beta·c for host views, row by row (c is read only when
+/// beta is not 0, as in BLAS).
+template <class A, class B, class C>
+std::vector<double> reference_gemm(const A& a, const B& b, const C& c, double alpha, double beta)
+{
+    if (a.cols() != b.rows() || c.rows() != a.rows() || c.cols() != b.cols()) {
+        throw std::invalid_argument("reference_gemm: shapes do not match");
+    }
+    std::vector<double> result;
+    result.reserve(static_cast<std::size_t>(c.rows() * c.cols()));
+    for (std::int64_t i = 0; i < c.rows(); ++i) {
+        for (std::int64_t j = 0; j < c.cols(); ++j) {
+            double sum = 0.0;
+            for (std::int64_t p = 0; p < a.cols(); ++p) {
+                sum += element_at(a, i, p) * element_at(b, p, j);
+            }
+            result.push_back(alpha * sum + (beta == 0.0 ? 0.0 : beta * element_at(c, i, j)));
+        }
+    }
+    return result;
+}
+
+/// @p n doubles uniform in [-1, 1) from a fixed seed.
+inline std::vector<double> random_doubles(std::size_t n, std::uint32_t seed)
+{
+    std::mt19937_64 engine(seed);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    std::vector<double> values(n);
+    for (auto& v : values) {
+        v = dist(engine);
+    }
+    return values;
 }
 
 } // namespace gpu::test

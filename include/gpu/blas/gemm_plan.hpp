@@ -1,0 +1,312 @@
+/// @file gemm_plan.hpp
+/// @brief How a GEMM on `matrix_view`s maps onto a column-major BLAS call (cuBLAS, or a CPU
+/// BLAS's Fortran interface), and every argument check made before that call.
+///
+/// Column-major BLAS computes `C = alpha·op(A)·op(B) + beta·C` with `C` stored by columns.
+/// A row-major `C` (m x n) is the column-major `Cᵀ` (n x m), and `Cᵀ = Bᵀ·Aᵀ`: so for a
+/// row-major `C` the plan swaps the operands and exchanges m and n. Each operand is then passed
+/// as stored, with `transpose` exactly when its layout differs from `C`'s. No data moves.
+///
+/// `plan_gemm` is what `gpu::blas::gemm` and `gpu::host_blas::gemm` call first; it is public so
+/// that the mapping can be inspected (and tested) without a GPU.
+#pragma once
+
+#include <gpu/blas/matrix.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace gpu::blas {
+
+/// @brief What a column-major BLAS call does to an operand before multiplying.
+enum class operation {
+    none,      ///< use as stored (`CUBLAS_OP_N`, `'N'`)
+    transpose, ///< use transposed (`CUBLAS_OP_T`, `'T'`)
+};
+
+/// @brief The BLAS character of an operation: `'N'` or `'T'`.
+[[nodiscard]] constexpr char to_char(operation op) noexcept
+{
+    return op == operation::none ? 'N' : 'T';
+}
+
+/// @brief A strided batch: `count` GEMMs whose matrices start `stride_*` elements apart.
+///
+/// A stride of 0 for `a` or `b` reuses one matrix for every GEMM of the batch (broadcast);
+/// `c`'s stride must keep the outputs apart.
+struct strided_batch {
+    std::int64_t count = 1;    ///< number of GEMMs; 0 does nothing
+    std::int64_t stride_a = 0; ///< elements between consecutive A matrices
+    std::int64_t stride_b = 0; ///< elements between consecutive B matrices
+    std::int64_t stride_c = 0; ///< elements between consecutive C matrices
+};
+
+/// @brief A GEMM in column-major BLAS terms: the arguments of `cublasGemmEx` or `sgemm_`.
+///
+/// `first` and `second` are cuBLAS's `A` and `B`: the caller's `a` and `b`, or `b` and `a`
+/// when `swapped` (row-major `C`).
+struct gemm_plan {
+    operation op_first = operation::none;  ///< `transa`
+    operation op_second = operation::none; ///< `transb`
+    std::int64_t m = 0;                    ///< rows of column-major C
+    std::int64_t n = 0;                    ///< columns of column-major C
+    std::int64_t k = 0;                    ///< the inner dimension
+    std::int64_t ld_first = 1;             ///< `lda`
+    std::int64_t ld_second = 1;            ///< `ldb`
+    std::int64_t ldc = 1;                  ///< `ldc`
+    bool swapped = false;                  ///< first is the caller's `b`, second its `a`
+    std::int64_t stride_first = 0;         ///< `strideA` of a strided batch
+    std::int64_t stride_second = 0;        ///< `strideB` of a strided batch
+    std::int64_t stride_c = 0;             ///< `strideC` of a strided batch
+    std::int64_t batch_count = 1;          ///< `batchCount`
+
+    /// @brief cuBLAS's `A`: @p a, or @p b when swapped.
+    template <class P>
+    [[nodiscard]] constexpr P first(P a, P b) const noexcept
+    {
+        return swapped ? b : a;
+    }
+    /// @brief cuBLAS's `B`: @p b, or @p a when swapped.
+    template <class P>
+    [[nodiscard]] constexpr P second(P a, P b) const noexcept
+    {
+        return swapped ? a : b;
+    }
+
+    /// @brief Whether the call has nothing to compute (m, n or the batch count is 0); k = 0
+    /// still scales C by beta.
+    [[nodiscard]] constexpr bool empty() const noexcept { return m == 0 || n == 0 || batch_count == 0; }
+
+    /// @brief Plans compare equal field by field.
+    friend constexpr bool operator==(const gemm_plan&, const gemm_plan&) = default;
+};
+
+namespace detail {
+
+/// @brief What the checks need to know about one operand, without its element type.
+struct operand_shape {
+    const char* name = "";          ///< `a`, `b` or `c`
+    std::uintptr_t address = 0;     ///< the data pointer as an integer (0 for null)
+    std::size_t element_size = 0;   ///< bytes per element
+    std::int64_t rows = 0;          ///< rows
+    std::int64_t cols = 0;          ///< columns
+    std::int64_t ld = 0;            ///< leading dimension
+    layout order = layout::row_major; ///< layout
+
+    /// @brief `3x4 row-major (ld 4)`.
+    [[nodiscard]] std::string describe() const
+    {
+        return std::to_string(rows) + "x" + std::to_string(cols) + " " +
+               std::string(to_string(order)) + " (ld " + std::to_string(ld) + ")";
+    }
+};
+
+/// @brief The shape of @p view under the name @p name.
+template <class T>
+[[nodiscard]] operand_shape shape_of(const char* name, const matrix_view<T>& view) noexcept
+{
+    return {name, reinterpret_cast<std::uintptr_t>(view.data()), sizeof(T), view.rows(),
+            view.cols(), view.leading_dimension(), view.order()};
+}
+
+/// @brief Throws `std::invalid_argument("<function>: <what>")`.
+[[noreturn]] inline void throw_gemm_argument(std::string_view function, const std::string& what)
+{
+    throw std::invalid_argument(std::string(function) + ": " + what);
+}
+
+/// @brief The largest value cuBLAS's (and LP64 BLAS's) `int` arguments hold.
+inline constexpr std::int64_t max_blas_int = std::numeric_limits<std::int32_t>::max();
+
+/// @brief Sizes, leading dimension, null data, and the `int` range of one operand.
+inline void check_operand(std::string_view function, const operand_shape& s)
+{
+    const std::string name(s.name);
+    if (s.rows < 0 || s.cols < 0) {
+        throw_gemm_argument(function, name + " has a negative size: " + s.describe());
+    }
+    const std::int64_t min_ld = std::max<std::int64_t>(1, s.order == layout::row_major ? s.cols : s.rows);
+    if (s.ld < min_ld) {
+        throw_gemm_argument(function, name + "'s leading dimension " + std::to_string(s.ld) +
+                                          " is smaller than allowed for a " + s.describe() +
+                                          " matrix (at least " + std::to_string(min_ld) + ")");
+    }
+    if (s.address == 0 && s.rows > 0 && s.cols > 0) {
+        throw_gemm_argument(function, name + " is " + s.describe() + " but its data pointer is null");
+    }
+    if (s.rows > max_blas_int || s.cols > max_blas_int || s.ld > max_blas_int) {
+        throw_gemm_argument(function, name + " is " + s.describe() +
+                                          ", beyond the 32-bit int range of the BLAS interface (" +
+                                          std::to_string(max_blas_int) + ")");
+    }
+}
+
+/// @brief The elements one matrix of shape @p s spans, from its first to one past its last
+/// (0 when empty). Cannot overflow after `check_operand` (both factors are below 2³¹).
+[[nodiscard]] inline std::int64_t extent_elements(const operand_shape& s) noexcept
+{
+    if (s.rows == 0 || s.cols == 0) {
+        return 0;
+    }
+    const std::int64_t outer = s.order == layout::row_major ? s.rows : s.cols;
+    const std::int64_t inner = s.order == layout::row_major ? s.cols : s.rows;
+    return (outer - 1) * s.ld + inner;
+}
+
+/// @brief The extent in bytes of @p s repeated @p count times @p stride elements apart (the
+/// caller has checked that this fits: see `check_batch_span`).
+[[nodiscard]] inline std::uintptr_t span_bytes(const operand_shape& s, std::int64_t count,
+                                               std::int64_t stride) noexcept
+{
+    const std::int64_t extent = extent_elements(s);
+    if (extent == 0 || count == 0) {
+        return 0;
+    }
+    return static_cast<std::uintptr_t>((count - 1) * stride + extent) * s.element_size;
+}
+
+/// @brief Throws when @p count matrices @p stride elements apart span more bytes than an
+/// address can hold (a stride that is surely a mistake).
+inline void check_batch_span(std::string_view function, const operand_shape& s, std::int64_t count,
+                             std::int64_t stride)
+{
+    const std::int64_t extent = extent_elements(s);
+    if (count <= 1 || stride == 0 || extent == 0) {
+        return;
+    }
+    const std::int64_t limit = std::numeric_limits<std::int64_t>::max() /
+                               static_cast<std::int64_t>(s.element_size == 0 ? 1 : s.element_size);
+    if (stride > (limit - extent) / (count - 1)) {
+        throw_gemm_argument(function, std::to_string(count) + " matrices " + s.name + " " +
+                                          std::to_string(stride) +
+                                          " elements apart span more memory than exists");
+    }
+}
+
+/// @brief Throws when the output's memory overlaps an input's (BLAS results are undefined then).
+inline void check_no_overlap(std::string_view function, const operand_shape& input,
+                             std::int64_t input_stride, const operand_shape& output,
+                             std::int64_t output_stride, std::int64_t count)
+{
+    const std::uintptr_t in_bytes = span_bytes(input, count, input_stride);
+    const std::uintptr_t out_bytes = span_bytes(output, count, output_stride);
+    if (in_bytes == 0 || out_bytes == 0) {
+        return;
+    }
+    if (input.address < output.address + out_bytes && output.address < input.address + in_bytes) {
+        throw_gemm_argument(function, std::string(output.name) + " overlaps " + input.name +
+                                          " in memory; the output must not alias an input "
+                                          "(the result would be undefined)");
+    }
+}
+
+/// @brief The plan for `c = a·b` (every shape already in logical, caller's terms), after every
+/// check; see `gpu::blas::plan_gemm`.
+inline gemm_plan plan_gemm(std::string_view function, const operand_shape& a, const operand_shape& b,
+                           const operand_shape& c, const strided_batch& batch)
+{
+    check_operand(function, a);
+    check_operand(function, b);
+    check_operand(function, c);
+    if (a.cols != b.rows) {
+        throw_gemm_argument(function, "the inner dimensions differ: a is " + a.describe() +
+                                          " and b is " + b.describe() + " (a has " +
+                                          std::to_string(a.cols) + " columns, b has " +
+                                          std::to_string(b.rows) + " rows)");
+    }
+    if (c.rows != a.rows || c.cols != b.cols) {
+        throw_gemm_argument(function, "c is " + c.describe() + " but a (" + a.describe() +
+                                          ") times b (" + b.describe() + ") is " +
+                                          std::to_string(a.rows) + "x" + std::to_string(b.cols));
+    }
+    if (batch.count < 0 || batch.count > max_blas_int) {
+        throw_gemm_argument(function, "batch count " + std::to_string(batch.count) +
+                                          " is outside [0, " + std::to_string(max_blas_int) + "]");
+    }
+    if (batch.stride_a < 0 || batch.stride_b < 0 || batch.stride_c < 0) {
+        throw_gemm_argument(function, "negative batch stride (a " + std::to_string(batch.stride_a) +
+                                          ", b " + std::to_string(batch.stride_b) + ", c " +
+                                          std::to_string(batch.stride_c) + ")");
+    }
+    check_batch_span(function, a, batch.count, batch.stride_a);
+    check_batch_span(function, b, batch.count, batch.stride_b);
+    check_batch_span(function, c, batch.count, batch.stride_c);
+    if (batch.count > 1) {
+        const std::int64_t c_extent = extent_elements(c);
+        if (batch.stride_c < c_extent) {
+            throw_gemm_argument(function, "c's batch stride " + std::to_string(batch.stride_c) +
+                                              " is smaller than one c (" + c.describe() + " spans " +
+                                              std::to_string(c_extent) +
+                                              " elements): the outputs of the batch would overlap");
+        }
+    }
+    check_no_overlap(function, a, batch.stride_a, c, batch.stride_c, batch.count);
+    check_no_overlap(function, b, batch.stride_b, c, batch.stride_c, batch.count);
+
+    gemm_plan plan;
+    const operand_shape& first = c.order == layout::column_major ? a : b;
+    const operand_shape& second = c.order == layout::column_major ? b : a;
+    plan.swapped = c.order == layout::row_major;
+    plan.op_first = first.order == c.order ? operation::none : operation::transpose;
+    plan.op_second = second.order == c.order ? operation::none : operation::transpose;
+    plan.m = plan.swapped ? c.cols : c.rows;
+    plan.n = plan.swapped ? c.rows : c.cols;
+    plan.k = a.cols;
+    plan.ld_first = first.ld;
+    plan.ld_second = second.ld;
+    plan.ldc = c.ld;
+    plan.stride_first = plan.swapped ? batch.stride_b : batch.stride_a;
+    plan.stride_second = plan.swapped ? batch.stride_a : batch.stride_b;
+    plan.stride_c = batch.stride_c;
+    plan.batch_count = batch.count;
+    return plan;
+}
+
+} // namespace detail
+
+/// @brief Checks `c = a·b` and returns the column-major BLAS call that computes it.
+///
+/// Checks, in this order, and throws `std::invalid_argument` naming the shapes: negative sizes,
+/// a leading dimension below `max(1, cols)` (row-major) or `max(1, rows)` (column-major), null
+/// data with a non-zero size, sizes beyond the 32-bit `int` of the BLAS interface, mismatched
+/// inner dimensions (`a.cols() != b.rows()`), a `c` that is not `a.rows() x b.cols()`, and a
+/// `c` whose memory overlaps `a` or `b`. Zero sizes are allowed: m or n = 0 does nothing, k = 0
+/// scales `c` by beta.
+/// @param a the left operand, m x k
+/// @param b the right operand, k x n
+/// @param c the result, m x n
+/// @param function the name used in error messages
+template <class TA, class TB, class TC>
+[[nodiscard]] gemm_plan plan_gemm(const matrix_view<TA>& a, const matrix_view<TB>& b,
+                                  const matrix_view<TC>& c,
+                                  std::string_view function = "gpu::blas::gemm")
+{
+    return detail::plan_gemm(function, detail::shape_of("a", a), detail::shape_of("b", b),
+                             detail::shape_of("c", c), strided_batch{});
+}
+
+/// @brief `plan_gemm` for a strided batch of `batch.count` GEMMs whose first matrices are the
+/// views @p a, @p b and @p c.
+///
+/// Also checks: the count is in [0, 2³¹), strides are not negative, and `c`'s stride is at least
+/// the extent of one `c` when the batch has more than one GEMM (outputs must not overlap).
+/// @param a the first left operand, m x k
+/// @param b the first right operand, k x n
+/// @param c the first result, m x n
+/// @param batch the count and the strides, in elements
+/// @param function the name used in error messages
+template <class TA, class TB, class TC>
+[[nodiscard]] gemm_plan plan_gemm(const matrix_view<TA>& a, const matrix_view<TB>& b,
+                                  const matrix_view<TC>& c, const strided_batch& batch,
+                                  std::string_view function = "gpu::blas::gemm_strided_batched")
+{
+    return detail::plan_gemm(function, detail::shape_of("a", a), detail::shape_of("b", b),
+                             detail::shape_of("c", c), batch);
+}
+
+} // namespace gpu::blas
