@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""The PyTorch side of cudagap's benchmarks.
+
+The C++ benchmarks (bench/*/) run this script through the harness
+(gpu::bench::report::compare_torch) to put PyTorch beside cudagap in the same run, on the same
+sizes and settings, timed the same way: warm-up calls first, then repetitions of back-to-back
+calls timed with CUDA events (host clock for allocation, which is host work), median reported.
+
+Subcommands (see --help of each):
+
+  gemm   torch.mm on square matrices (out= a preallocated result, like cudagap's GEMM)
+           --sizes 1000,2000,4096 --precisions fp32,tf32,fp16,bf16
+           fp32: torch.backends.cuda.matmul.allow_tf32 = False; tf32: True.
+           case name: "<n> <precision>", e.g. "4096 fp16"
+  conv   torch.nn.functional.conv2d, cudnn.benchmark = True, allow_tf32 off for fp32
+           --batch 32 --in-channels 3 --height 224 --width 224 --out-channels 64 --kernel 3
+           --padding 1 [--stride 1] --dtype fp32[,fp16] --layout nchw[,nhwc]
+           case name: "N<batch> C<in> <h>x<w> K<out> <k>x<k> pad<p> stride<s> <dtype> <layout>"
+  alloc  torch.empty(bytes, dtype=uint8) then dropped, caching allocator warm
+           --sizes 4096,1048576,67108864,430964736
+           case name: the size as "4 KiB", "1 MiB", "411 MiB" (exact binary units, else "<n> B")
+
+Common flags: --warmup N --repetitions N --calls N|auto (auto: enough calls for about
+--target-ms per repetition, at most 10000).
+
+Output: one JSON object on stdout (everything else goes to stderr):
+  {"ok": true, "torch": "<version>", "device": "<name>", "results": [
+     {"case": "4096 fp16", "median_ms": x, "min_ms": x, "max_ms": x, "repetitions": n,
+      "calls_per_repetition": n, "timing": "CUDA events", ...fields of the case}, ...],
+   "errors": [{"case": "...", "error": "..."}]}
+or {"ok": false, "reason": "<why>"} when torch cannot be imported or sees no CUDA device.
+Exit code 0 in both cases (a missing torch is a skip, not a failure); 2 for a bad command line.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16")
+CONV_DTYPES = ("fp32", "fp16", "bf16")
+LAYOUTS = ("nchw", "nhwc")
+
+
+def progress(message):
+    print(f"[compare_torch] {message}", file=sys.stderr, flush=True)
+
+
+def positive_int_list(text):
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of integers")
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"'{text}' must list positive integers")
+    return values
+
+
+def choice_list(choices):
+    def parse(text):
+        values = [part.strip() for part in text.split(",") if part.strip()]
+        bad = [v for v in values if v not in choices]
+        if not values or bad:
+            raise argparse.ArgumentTypeError(
+                f"'{text}': each entry must be one of {', '.join(choices)}")
+        return values
+    return parse
+
+
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
+    return value
+
+
+def non_negative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}' must be 0 or more")
+    return value
+
+
+def calls_value(text):
+    return "auto" if text == "auto" else positive_int(text)
+
+
+def size_name(size):
+    """The case name of an allocation size: exact binary units, as the C++ side names them."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def conv_case_name(args, dtype, layout):
+    return (f"N{args.batch} C{args.in_channels} {args.height}x{args.width} K{args.out_channels} "
+            f"{args.kernel}x{args.kernel} pad{args.padding} stride{args.stride} {dtype} {layout}")
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        description="The PyTorch side of cudagap's benchmarks (see the module docstring).")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p):
+        p.add_argument("--warmup", type=non_negative_int, default=3, help="untimed calls first")
+        p.add_argument("--repetitions", type=positive_int, default=10, help="timed samples")
+        p.add_argument("--calls", type=calls_value, default="auto",
+                       help="back-to-back calls per sample, or 'auto' (default)")
+        p.add_argument("--target-ms", type=float, default=20.0,
+                       help="with --calls auto: about this long per sample")
+
+    gemm = sub.add_parser("gemm", help="torch.mm on square matrices")
+    gemm.add_argument("--sizes", type=positive_int_list, required=True)
+    gemm.add_argument("--precisions", type=choice_list(PRECISIONS), default=["fp32"])
+    common(gemm)
+
+    conv = sub.add_parser("conv", help="torch.nn.functional.conv2d, cudnn.benchmark on")
+    conv.add_argument("--batch", type=positive_int, required=True)
+    conv.add_argument("--in-channels", type=positive_int, required=True)
+    conv.add_argument("--height", type=positive_int, required=True)
+    conv.add_argument("--width", type=positive_int, required=True)
+    conv.add_argument("--out-channels", type=positive_int, required=True)
+    conv.add_argument("--kernel", type=positive_int, required=True)
+    conv.add_argument("--padding", type=non_negative_int, default=0)
+    conv.add_argument("--stride", type=positive_int, default=1)
+    conv.add_argument("--dtype", type=choice_list(CONV_DTYPES), default=["fp32"])
+    conv.add_argument("--layout", type=choice_list(LAYOUTS), default=["nchw"])
+    common(conv)
+
+    alloc = sub.add_parser("alloc", help="torch.empty + del with the caching allocator warm")
+    alloc.add_argument("--sizes", type=positive_int_list, required=True)
+    common(alloc)
+    return parser
+
+
+def load_torch():
+    """torch when it is importable and sees a CUDA device, else (None, reason)."""
+    try:
+        import torch  # noqa: PLC0415 (imported late: a missing torch is a result, not a crash)
+    except Exception as error:  # ImportError, or a broken install raising something else
+        return None, f"torch is not importable: {type(error).__name__}: {error}"
+    if not torch.cuda.is_available():
+        build = torch.version.cuda
+        why = ("this torch build has no CUDA support" if build is None
+               else f"torch {torch.__version__} (CUDA {build}) sees no CUDA device")
+        return None, why
+    return torch, None
+
+
+def summary(samples, calls, timing):
+    return {
+        "median_ms": statistics.median(samples),
+        "min_ms": min(samples),
+        "max_ms": max(samples),
+        "repetitions": len(samples),
+        "calls_per_repetition": calls,
+        "timing": timing,
+    }
+
+
+def resolve_calls(args, one_call_ms):
+    if args.calls != "auto":
+        return args.calls
+    if one_call_ms <= 0:
+        return 10000
+    return max(1, min(10000, int(args.target_ms / one_call_ms)))
+
+
+def time_with_events(torch, fn, args):
+    """Warm-up, then CUDA events around back-to-back calls; per-call samples in ms."""
+    for _ in range(args.warmup):
+        fn()
+    torch.cuda.synchronize()
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    stop.record()
+    stop.synchronize()
+    calls = resolve_calls(args, start.elapsed_time(stop))
+    samples = []
+    for _ in range(args.repetitions):
+        start.record()
+        for _ in range(calls):
+            fn()
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) / calls)
+    return summary(samples, calls, "CUDA events")
+
+
+def time_with_host_clock(torch, fn, args):
+    """Warm-up, then the host clock around back-to-back calls and a final synchronisation
+    (allocation is host work; the same method as cudagap's alloc benchmark)."""
+    for _ in range(args.warmup):
+        fn()
+    torch.cuda.synchronize()
+    begin = time.perf_counter_ns()
+    fn()
+    torch.cuda.synchronize()
+    calls = resolve_calls(args, (time.perf_counter_ns() - begin) / 1e6)
+    samples = []
+    for _ in range(args.repetitions):
+        begin = time.perf_counter_ns()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter_ns() - begin) / 1e6 / calls)
+    return summary(samples, calls, "host clock")
+
+
+def run_gemm(torch, args):
+    """Yields (case name, function measuring it), so that one failing case spares the others."""
+    dtypes = {"fp32": torch.float32, "tf32": torch.float32,
+              "fp16": torch.float16, "bf16": torch.bfloat16}
+
+    def measure(n, precision):
+        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+        generator = torch.Generator(device="cuda").manual_seed(n)
+        a = torch.randn(n, n, device="cuda", dtype=dtypes[precision], generator=generator)
+        b = torch.randn(n, n, device="cuda", dtype=dtypes[precision], generator=generator)
+        c = torch.empty(n, n, device="cuda", dtype=dtypes[precision])
+        result = time_with_events(torch, lambda: torch.mm(a, b, out=c), args)
+        result.update({"n": n, "precision": precision, "flops": 2.0 * n * n * n,
+                       "allow_tf32": torch.backends.cuda.matmul.allow_tf32})
+        return result
+
+    for n in args.sizes:
+        for precision in args.precisions:
+            yield f"{n} {precision}", lambda n=n, p=precision: measure(n, p)
+
+
+def run_conv(torch, args):
+    """Yields (case name, function measuring it)."""
+    dtypes = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    conv2d = torch.nn.functional.conv2d
+
+    def measure(dtype, layout):
+        generator = torch.Generator(device="cuda").manual_seed(0)
+        x = torch.randn(args.batch, args.in_channels, args.height, args.width,
+                        device="cuda", dtype=dtypes[dtype], generator=generator)
+        w = torch.randn(args.out_channels, args.in_channels, args.kernel, args.kernel,
+                        device="cuda", dtype=dtypes[dtype], generator=generator)
+        if layout == "nhwc":
+            x = x.contiguous(memory_format=torch.channels_last)
+            w = w.contiguous(memory_format=torch.channels_last)
+        with torch.inference_mode():
+            # The first call plans (cudnn.benchmark's search); it stays out of the timing.
+            y = conv2d(x, w, padding=args.padding, stride=args.stride)
+            result = time_with_events(
+                torch, lambda: conv2d(x, w, padding=args.padding, stride=args.stride), args)
+        out_h, out_w = y.shape[2], y.shape[3]
+        flops = (2.0 * args.batch * args.out_channels * out_h * out_w *
+                 args.in_channels * args.kernel * args.kernel)
+        result.update({"batch": args.batch, "in_channels": args.in_channels,
+                       "height": args.height, "width": args.width,
+                       "out_channels": args.out_channels, "kernel": args.kernel,
+                       "padding": args.padding, "stride": args.stride, "dtype": dtype,
+                       "layout": layout, "output_height": out_h, "output_width": out_w,
+                       "flops": flops, "cudnn_benchmark": True, "allow_tf32": False})
+        return result
+
+    for dtype in args.dtype:
+        for layout in args.layout:
+            yield conv_case_name(args, dtype, layout), lambda d=dtype, l=layout: measure(d, l)
+
+
+def run_alloc(torch, args):
+    """Yields (case name, function measuring it)."""
+    empty = torch.empty
+    uint8 = torch.uint8
+
+    def measure(size):
+        # The tensor is dropped at once: allocate and free through the caching allocator.
+        result = time_with_host_clock(
+            torch, lambda: empty(size, dtype=uint8, device="cuda"), args)
+        result["bytes"] = size
+        return result
+
+    for size in args.sizes:
+        yield size_name(size), lambda size=size: measure(size)
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)  # exits 2 on a bad command line
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # only the JSON goes to stdout, whatever torch prints
+    try:
+        torch, reason = load_torch()
+        if torch is None:
+            progress(f"skipped: {reason}")
+            output = {"ok": False, "reason": reason}
+        else:
+            runner = {"gemm": run_gemm, "conv": run_conv, "alloc": run_alloc}[args.command]
+            results, errors = [], []
+            for name, measure in runner(torch, args):
+                try:
+                    result = measure()
+                except Exception as error:  # out of memory, unsupported dtype...: go on
+                    errors.append({"case": name, "error": f"{type(error).__name__}: {error}"})
+                    progress(f"{args.command} {name}: FAILED: {type(error).__name__}: {error}")
+                    torch.cuda.empty_cache()
+                    continue
+                result = {"case": name, **result}
+                progress(f"{args.command} {name}: {result['median_ms']:.4f} ms "
+                         f"({result['repetitions']} x {result['calls_per_repetition']} calls)")
+                results.append(result)
+            output = {"ok": True, "torch": torch.__version__,
+                      "device": torch.cuda.get_device_name(torch.cuda.current_device()),
+                      "results": results, "errors": errors}
+    except Exception as error:  # anything unexpected is a reason, not a traceback on stdout
+        output = {"ok": False, "reason": f"compare_torch.py failed: {type(error).__name__}: {error}"}
+    finally:
+        sys.stdout = real_stdout
+    json.dump(output, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

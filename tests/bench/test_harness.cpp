@@ -1,0 +1,491 @@
+// bench/harness/harness.hpp: flags, rows, ratios, targets, the printed table and the JSON,
+// `run` with a small suite (both with and without a GPU), timing helpers, and the PyTorch side
+// run through a real child process.
+#include "harness.hpp"
+
+#include <gpu/device.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+using Catch::Matchers::Contains;
+namespace bench = gpu::bench;
+
+namespace {
+
+bench::options parse(std::vector<std::string_view> args) { return bench::parse_options(args); }
+
+bench::measurement row(std::string case_name, std::string variant, double median, double min,
+                       double max, int repetitions = 5)
+{
+    bench::measurement m;
+    m.case_name = std::move(case_name);
+    m.variant = std::move(variant);
+    m.median_ms = median;
+    m.min_ms = min;
+    m.max_ms = max;
+    m.repetitions = repetitions;
+    m.timing = "host clock";
+    return m;
+}
+
+bench::report empty_report(bench::options settings = {})
+{
+    bench::environment env;
+    env.date_utc = "2025-01-02T03:04:05Z";
+    env.host = "testhost";
+    env.cudagap_version = "0.1.0";
+    env.cuda_runtime = "13.0";
+    env.driver_cuda = "none";
+    return bench::report("unit", "a report made by the tests", settings, env);
+}
+
+// A temporary folder removed at the end of the test.
+struct temp_dir {
+    std::filesystem::path path;
+    temp_dir()
+    {
+        std::string pattern = (std::filesystem::temp_directory_path() / "cudagap-bench-XXXXXX").string();
+        if (mkdtemp(pattern.data()) == nullptr) {
+            throw std::runtime_error("mkdtemp failed");
+        }
+        path = pattern;
+    }
+    ~temp_dir() { std::filesystem::remove_all(path); }
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+};
+
+// Sets an environment variable for the scope of a test.
+struct scoped_env {
+    std::string name;
+    scoped_env(std::string key, const std::string& value) : name(std::move(key))
+    {
+        setenv(name.c_str(), value.c_str(), 1);
+    }
+    ~scoped_env() { unsetenv(name.c_str()); }
+    scoped_env(const scoped_env&) = delete;
+    scoped_env& operator=(const scoped_env&) = delete;
+};
+
+std::string write_script(const std::filesystem::path& folder, const std::string& body)
+{
+    const auto path = folder / "fake_compare_torch.py";
+    std::ofstream(path) << body;
+    return path.string();
+}
+
+} // namespace
+
+TEST_CASE("the common flags parse, and bad ones are named", "[bench]")
+{
+    const bench::options none = parse({});
+    CHECK_FALSE(none.quick);
+    CHECK(none.torch);
+    CHECK_FALSE(none.cpu_only);
+    CHECK(none.json_path.empty());
+
+    const bench::options all = parse({"--quick", "--json", "out.json", "--no-torch", "--cpu-only"});
+    CHECK(all.quick);
+    CHECK(all.json_path == "out.json");
+    CHECK_FALSE(all.torch);
+    CHECK(all.cpu_only);
+    CHECK(parse({"--json=x.json"}).json_path == "x.json");
+    CHECK(parse({"-h"}).help);
+
+    CHECK_THROWS_WITH(parse({"--json"}), Contains("--json needs a file name"));
+    CHECK_THROWS_WITH(parse({"--json", "--quick"}), Contains("--json needs a file name"));
+    CHECK_THROWS_WITH(parse({"--json="}), Contains("needs a file name"));
+    CHECK_THROWS_WITH(parse({"--fast"}), Contains("unknown argument '--fast'"));
+    CHECK_THAT(bench::usage("alloc", "what it does"),
+               Contains("cudagap-bench-alloc") && Contains("what it does") && Contains("77"));
+}
+
+TEST_CASE("times print in a unit that suits them", "[bench]")
+{
+    CHECK(bench::format_time(0.00085) == "850 ns");
+    CHECK(bench::format_time(0.001234) == "1.234 us");
+    CHECK(bench::format_time(12.3456) == "12.346 ms");
+    CHECK(bench::format_time(1500.0) == "1.500 s");
+    CHECK(to_string(bench::math_mode::tf32) == "TF32");
+    CHECK(to_string(bench::math_mode::none) == "-");
+    CHECK(to_string(bench::target_status::not_met) == "not met");
+}
+
+TEST_CASE("a row takes its times from statistics and computes throughput and peak fraction", "[bench]")
+{
+    const std::vector<double> samples{2.0, 1.0, 4.0};
+    bench::measurement m = bench::measurement::from(gpu::summarize(samples), 10, "CUDA events");
+    CHECK(m.median_ms == 2.0);
+    CHECK(m.min_ms == 1.0);
+    CHECK(m.max_ms == 4.0);
+    CHECK(m.repetitions == 3);
+    CHECK(m.calls_per_repetition == 10);
+    CHECK(m.spread() == Approx(1.5));
+    m.set_flops(4e12, 4000.0); // 4e12 flops in 2 ms: 2000 TFLOP/s, half of a 4000 peak
+    CHECK(*m.tflops == Approx(2000.0));
+    CHECK(*m.peak_fraction == Approx(0.5));
+    m.set_bytes(2e9, 2000.0); // 2 GB in 2 ms: 1000 GB/s, half the peak
+    CHECK(*m.gbps == Approx(1000.0));
+    CHECK(*m.peak_fraction == Approx(0.5));
+    m.set_bytes(2e9); // no peak known: no fraction
+    CHECK_FALSE(m.peak_fraction.has_value());
+    bench::measurement zero;
+    CHECK_THROWS_AS(zero.set_flops(1.0), std::invalid_argument);
+}
+
+TEST_CASE("a report rejects rows that cannot be right, naming them", "[bench]")
+{
+    bench::report r = empty_report();
+    CHECK_THROWS_WITH(r.add(row("", "cudagap", 1, 1, 1)), Contains("needs a case and a variant"));
+    CHECK_THROWS_WITH(r.add(row("1 MiB", "cudagap", 1, 2, 3)), Contains("out of order"));
+    CHECK_THROWS_WITH(r.add(row("1 MiB", "cudagap", -1, -1, 1)), Contains("median_ms of '1 MiB'"));
+    CHECK_THROWS_WITH(r.add(row("1 MiB", "cudagap", 1, 1, 1, 0)), Contains("0 repetitions"));
+    CHECK(r.rows().empty());
+    r.add(row("1 MiB", "cudagap", 2, 1, 3));
+    REQUIRE(r.find("1 MiB", "cudagap") != nullptr);
+    CHECK(r.find("1 MiB", "cudagap")->median_ms == 2.0);
+    CHECK(r.find("1 MiB", "torch") == nullptr);
+}
+
+TEST_CASE("ratios divide medians, and a missing row is said, not guessed", "[bench]")
+{
+    bench::report r = empty_report();
+    r.add(row("1 MiB", "cudaMalloc", 50, 40, 60));
+    r.add(row("1 MiB", "cudagap", 2, 1, 3));
+    const auto value = r.add_ratio("1 MiB", "cudaMalloc", "cudagap");
+    REQUIRE(value.has_value());
+    CHECK(*value == Approx(25.0));
+    CHECK_FALSE(r.add_ratio("1 MiB", "torch", "cudagap").has_value());
+    CHECK_FALSE(r.add_ratio("4 KiB", "torch", "cudagap").has_value());
+    REQUIRE(r.ratios().size() == 3);
+    CHECK(r.ratios()[1].note == "not measured: no row for 'torch'");
+    CHECK(r.ratios()[2].note == "not measured: no row for 'torch' and 'cudagap'");
+}
+
+TEST_CASE("targets are declared once, then met, not met or not measured with a reason", "[bench]")
+{
+    bench::report r = empty_report();
+    r.declare_target("fast", "at most 2 us");
+    r.declare_target("faster", "at least 10x");
+    r.declare_target("fastest", "at least 100x");
+    CHECK_THROWS_WITH(r.declare_target("fast", "again"), Contains("declared twice"));
+    CHECK_THROWS_WITH(r.declare_target("", "nameless"), Contains("name is empty"));
+    CHECK_THROWS_WITH(r.set_target("slow", true, "1 us"), Contains("no target named 'slow'"));
+    r.set_target("fast", true, "0.8 us");
+    r.set_target("faster", false, "4x", "cudaMalloc was quick here");
+    r.settle_targets();
+    REQUIRE(r.targets().size() == 3);
+    CHECK(r.targets()[0].status == bench::target_status::met);
+    CHECK(r.targets()[1].status == bench::target_status::not_met);
+    CHECK(r.targets()[1].note == "cudaMalloc was quick here");
+    CHECK(r.targets()[2].status == bench::target_status::not_measured);
+    CHECK(r.targets()[2].note == "this run did not measure it");
+
+    bench::report skipped = empty_report();
+    skipped.declare_target("fast", "at most 2 us");
+    skipped.mark_gpu_skipped("no driver");
+    skipped.settle_targets();
+    CHECK(skipped.targets()[0].note == "GPU part skipped");
+    CHECK(skipped.exit_code() == bench::skipped_exit_code);
+}
+
+TEST_CASE("the printed report has the header, an aligned table, ratios, targets, notes, errors", "[bench]")
+{
+    bench::report r = empty_report({.quick = true});
+    bench::measurement a = row("4096 fp16", "cudagap", 1.5, 1.25, 2.0);
+    a.math = bench::math_mode::fp16;
+    a.set_flops(2.0 * 4096.0 * 4096.0 * 4096.0, 989.0);
+    r.add(a);
+    r.add(row("4096 fp16", "raw cuBLAS", 1.49, 1.2, 1.9));
+    r.add_ratio("4096 fp16", "cudagap", "raw cuBLAS");
+    r.declare_target("within 2%", "cudagap/raw <= 1.02");
+    r.set_target("within 2%", true, "1.007");
+    r.add_note("OpenBLAS threads: 2");
+    r.add_error("8192 bf16", "out of memory");
+    std::ostringstream out;
+    r.print(out);
+    const std::string text = out.str();
+    CHECK_THAT(text, Contains("== cudagap benchmark: unit ==") && Contains("mode quick") &&
+                         Contains("date 2025-01-02T03:04:05Z") && Contains("driver version unknown"));
+    CHECK_THAT(text, Contains("FP16") && Contains("1.500 ms") && Contains("91.6 TFLOP/s") &&
+                         Contains("9%") && Contains("5 x 1"));
+    CHECK_THAT(text, Contains("cudagap / raw cuBLAS") && Contains("1.007"));
+    CHECK_THAT(text, Contains("met") && Contains("within 2%") && Contains("OpenBLAS threads: 2") &&
+                         Contains("errors (1)") && Contains("8192 bf16: out of memory"));
+    // The variant column starts at the same offset in the header and in both rows.
+    std::istringstream lines(text);
+    std::string line;
+    std::vector<std::size_t> offsets;
+    while (std::getline(lines, line)) {
+        if (!offsets.empty() && line.empty()) {
+            break; // the end of the rows table (the ratios table below repeats the case)
+        }
+        if (line.find("  case") == 0 && line.find("variant") != std::string::npos) {
+            offsets.push_back(line.find("variant"));
+        } else if (line.find("  4096 fp16") == 0) {
+            offsets.push_back(line.find(offsets.size() == 1 ? "cudagap" : "raw cuBLAS"));
+        }
+    }
+    REQUIRE(offsets.size() == 3);
+    CHECK(offsets[0] == offsets[1]);
+    CHECK(offsets[0] == offsets[2]);
+    CHECK(r.exit_code() == 1);
+}
+
+TEST_CASE("the JSON report carries every part, with nulls for what is unknown", "[bench]")
+{
+    bench::report r = empty_report();
+    r.add(row("1 MiB", "cudagap", 0.002, 0.001, 0.004));
+    r.add_ratio("1 MiB", "cudagap", "torch");
+    r.declare_target("fast", "at most 2 us");
+    r.mark_gpu_skipped("no driver here");
+    r.settle_targets();
+    const nlohmann::json j = r.to_json();
+    CHECK(j.at("schema") == "cudagap-bench/1");
+    CHECK(j.at("benchmark") == "unit");
+    CHECK(j.at("gpu_skipped") == true);
+    CHECK(j.at("skip_reason") == "no driver here");
+    CHECK(j.at("exit_code") == 77);
+    CHECK(j.at("environment").at("host") == "testhost");
+    CHECK(j.at("environment").at("sm_clock_mhz").is_null());
+    const auto& first = j.at("rows").at(0);
+    CHECK(first.at("median_ms") == 0.002);
+    CHECK(first.at("spread") == Approx(1.5));
+    CHECK(first.at("tflops").is_null());
+    CHECK(first.at("math") == "-");
+    CHECK(j.at("ratios").at(0).at("value").is_null());
+    CHECK(j.at("targets").at(0).at("status") == "not measured");
+    CHECK(j.at("targets").at(0).at("note") == "GPU part skipped");
+}
+
+TEST_CASE("run: the CPU part always runs, the GPU part only with a GPU, failures go on", "[bench]")
+{
+    temp_dir dir;
+    const std::string json_path = (dir.path / "unit.json").string();
+    int gpu_calls = 0;
+    bench::suite s;
+    s.name = "unit";
+    s.description = "a suite made by the tests";
+    s.targets = {{"cpu target", "at most 1 ms"}, {"gpu target", "at most 1 ms"}};
+    s.cpu = [](bench::report& r) {
+        r.add(row("cpu case", "naive", 0.5, 0.4, 0.6));
+        r.set_target("cpu target", true, "0.5 ms");
+        r.run_case("failing case", [] { throw std::runtime_error("boom"); });
+        r.add(row("after the failure", "naive", 0.5, 0.4, 0.6));
+    };
+    s.gpu = [&](bench::report& r) {
+        ++gpu_calls;
+        r.add(row("gpu case", "cudagap", 0.5, 0.4, 0.6));
+        r.set_target("gpu target", true, "0.5 ms");
+    };
+    std::ostringstream out;
+    const std::vector<std::string_view> args{"--quick", "--json", json_path};
+    const int code = bench::run(args, s, out);
+    CHECK(code == 1); // the failing case
+    const std::string text = out.str();
+    CHECK_THAT(text, Contains("failing case: boom") && Contains("after the failure"));
+    std::ifstream file(json_path);
+    const nlohmann::json j = nlohmann::json::parse(file);
+    CHECK(j.at("exit_code") == 1);
+    if (gpu::is_available()) {
+        CHECK(gpu_calls == 1);
+        CHECK_THAT(text, Contains("gpu case"));
+        CHECK(j.at("targets").at(1).at("status") == "met");
+    } else {
+        CHECK(gpu_calls == 0);
+        CHECK_THAT(text, Contains("GPU part skipped: " + gpu::unavailable_reason()));
+        CHECK(j.at("targets").at(1).at("status") == "not measured");
+        CHECK(j.at("targets").at(1).at("note") == "GPU part skipped");
+    }
+    CHECK(j.at("targets").at(0).at("status") == "met");
+
+    // Without the failing case, --cpu-only always skips the GPU part: exit 77.
+    s.cpu = [](bench::report& r) { r.add(row("cpu case", "naive", 0.5, 0.4, 0.6)); };
+    gpu_calls = 0;
+    std::ostringstream skipped;
+    const std::vector<std::string_view> cpu_only{"--cpu-only"};
+    CHECK(bench::run(cpu_only, s, skipped) == bench::skipped_exit_code);
+    CHECK(gpu_calls == 0);
+    CHECK_THAT(skipped.str(), Contains("GPU part skipped: --cpu-only was given"));
+
+    std::ostringstream help;
+    const std::vector<std::string_view> help_args{"--help"};
+    CHECK(bench::run(help_args, s, help) == 0);
+    CHECK_THAT(help.str(), Contains("usage: cudagap-bench-unit"));
+    const std::vector<std::string_view> bad{"--bogus"};
+    CHECK(bench::run(bad, s, help) == 1);
+
+    std::ostringstream unwritable;
+    const std::vector<std::string_view> bad_json{"--cpu-only", "--json", "/nonexistent-dir/x.json"};
+    CHECK(bench::run(bad_json, s, unwritable) == 1);
+}
+
+TEST_CASE("host timing runs warm-up, repetitions of calls, and the untimed step between", "[bench]")
+{
+    int calls = 0;
+    int between = 0;
+    const gpu::statistics s = bench::time_host({.warmup = 2, .repetitions = 4, .calls_per_repetition = 5},
+                                               [&] { ++calls; }, [&] { ++between; });
+    CHECK(calls == 2 + 4 * 5);
+    CHECK(between == 1 + 4);
+    CHECK(s.count == 4);
+
+    std::string order;
+    const bench::paired_statistics p = bench::time_host_paired(
+        {.warmup = 1, .repetitions = 4, .calls_per_repetition = 1}, [&] { order += 'a'; },
+        [&] { order += 'b'; }, [] {});
+    CHECK(order == "ab" "ab" "ba" "ab" "ba");
+    CHECK(p.a.count == 4);
+    CHECK(p.b.count == 4);
+
+    const std::vector<double> samples{10.0, 20.0};
+    const gpu::statistics per = bench::per_call(gpu::summarize(samples), 10);
+    CHECK(per.median_ms == Approx(1.5));
+    CHECK(per.max_ms == Approx(2.0));
+    CHECK_THROWS_WITH(bench::per_call(gpu::summarize(samples), 0), Contains("calls is 0"));
+
+    CHECK(bench::calibrate_calls([] {}, 1e9, 1, 500) == 500);
+    CHECK(bench::calibrate_calls([] {}, 0.0, 7, 500) == 7);
+}
+
+TEST_CASE("compare_torch.py's output parses, and malformed output is named", "[bench]")
+{
+    const bench::torch_run skipped = bench::torch_run::parse(R"({"ok": false, "reason": "no torch"})");
+    CHECK_FALSE(skipped.ok);
+    CHECK(skipped.reason == "no torch");
+
+    const bench::torch_run ok = bench::torch_run::parse(R"({"ok": true, "torch": "2.9.0", "device": "H200",
+        "results": [{"case": "4096 fp16", "median_ms": 1.5, "min_ms": 1.4, "max_ms": 1.7,
+                     "repetitions": 10, "calls_per_repetition": 3, "n": 4096}], "errors": []})");
+    CHECK(ok.ok);
+    CHECK(ok.version == "2.9.0");
+    REQUIRE(ok.cases.size() == 1);
+    REQUIRE(ok.find("4096 fp16") != nullptr);
+    CHECK(ok.find("4096 fp32") == nullptr);
+    CHECK(ok.cases[0].fields.at("n") == 4096);
+    const bench::measurement m = ok.cases[0].to_measurement(bench::math_mode::fp16);
+    CHECK(m.variant == "torch");
+    CHECK(m.median_ms == 1.5);
+    CHECK(m.calls_per_repetition == 3);
+    CHECK(m.timing == "CUDA events");
+
+    CHECK_THROWS_WITH(bench::torch_run::parse("not json"), Contains("not JSON"));
+    CHECK_THROWS_WITH(bench::torch_run::parse("[1]"), Contains("not a JSON object"));
+    CHECK_THROWS_WITH(bench::torch_run::parse(R"({"ok": false})"), Contains("no \"reason\""));
+    CHECK_THROWS_WITH(bench::torch_run::parse(R"({"ok": true, "torch": "2", "device": "d",
+        "results": [{"case": "x", "median_ms": "fast"}]})"),
+                      Contains("\"median_ms\" has the wrong type"));
+}
+
+TEST_CASE("the PyTorch side runs as a child process; its failures become reasons", "[bench]")
+{
+    temp_dir dir;
+    SECTION("a script that measured")
+    {
+        const scoped_env script("CUDAGAP_COMPARE_TORCH", write_script(dir.path, R"(
+import json, sys
+print("progress on stderr", file=sys.stderr)
+json.dump({"ok": True, "torch": "9.9", "device": "fake", "results": [
+    {"case": " ".join(sys.argv[1:]), "median_ms": 1.0, "min_ms": 1.0, "max_ms": 1.0,
+     "repetitions": 1, "calls_per_repetition": 1}]}, sys.stdout)
+)"));
+        const bench::torch_run run = bench::run_compare_torch({"gemm", "--sizes", "64 128"});
+        INFO(run.reason);
+        REQUIRE(run.ok);
+        // The arguments arrive one by one, unsplit (no shell in between).
+        REQUIRE(run.find("gemm --sizes 64 128") != nullptr);
+        CHECK(run.version == "9.9");
+    }
+    SECTION("a script that fails")
+    {
+        const scoped_env script("CUDAGAP_COMPARE_TORCH",
+                                write_script(dir.path, "import sys\nsys.exit(3)\n"));
+        const bench::torch_run run = bench::run_compare_torch({"alloc"});
+        CHECK_FALSE(run.ok);
+        CHECK_THAT(run.reason, Contains("exited with code 3"));
+    }
+    SECTION("a script that prints no JSON")
+    {
+        const scoped_env script("CUDAGAP_COMPARE_TORCH", write_script(dir.path, "print('hello')\n"));
+        CHECK_THAT(bench::run_compare_torch({"alloc"}).reason, Contains("not JSON"));
+    }
+    SECTION("no script")
+    {
+        const scoped_env script("CUDAGAP_COMPARE_TORCH", (dir.path / "missing.py").string());
+        CHECK_THAT(bench::run_compare_torch({"alloc"}).reason, Contains("was not found"));
+    }
+    SECTION("no interpreter")
+    {
+        const scoped_env python("CUDAGAP_PYTHON", (dir.path / "no-python").string());
+        const scoped_env script("CUDAGAP_COMPARE_TORCH", write_script(dir.path, "print('{}')\n"));
+        CHECK_THAT(bench::run_compare_torch({"alloc"}).reason, Contains("could not start"));
+    }
+    SECTION("--no-torch keeps the report from running it, and says so")
+    {
+        bench::report r = empty_report({.torch = false});
+        const bench::torch_run run = r.compare_torch({"alloc"});
+        CHECK_FALSE(run.ok);
+        CHECK(run.reason == "--no-torch was given");
+        REQUIRE(r.notes().size() == 1);
+        CHECK(r.notes()[0] == "PyTorch rows missing: --no-torch was given");
+    }
+}
+
+TEST_CASE("the real compare_torch.py answers with JSON whether or not torch is importable", "[bench]")
+{
+    bench::report r = empty_report();
+    const bench::torch_run run = r.compare_torch({"alloc", "--sizes", "4096", "--repetitions", "2"});
+    REQUIRE(r.notes().size() == 1);
+    if (run.ok) {
+        REQUIRE(run.find("4 KiB") != nullptr);
+        CHECK(run.find("4 KiB")->fields.at("bytes") == 4096);
+        CHECK_THAT(r.notes()[0], Contains("PyTorch " + run.version));
+    } else {
+        // Here: no torch, or torch without a usable CUDA device; the reason says which.
+        CHECK_THAT(run.reason, Contains("torch"));
+        CHECK_THAT(r.notes()[0], Contains("PyTorch rows missing: "));
+    }
+}
+
+TEST_CASE("on a GPU the environment names the device, its clocks and bandwidth", "[bench][gpu]")
+{
+    const bench::environment env = bench::environment::probe();
+    REQUIRE(env.gpu_available);
+    CHECK(env.skip_reason.empty());
+    CHECK_FALSE(env.device_name.empty());
+    CHECK(env.multiprocessors > 0);
+    CHECK(env.max_sm_clock_mhz > 0);
+    CHECK(env.peak_memory_bandwidth_gbps > 0.0);
+    CHECK(env.driver_cuda != "none");
+    // NVML ships with every driver: the driver's own version is readable where a GPU is.
+    CHECK_FALSE(env.driver_version.empty());
+    const bench::environment cpu_only = bench::environment::probe(true);
+    CHECK_FALSE(cpu_only.gpu_available);
+    CHECK_THAT(cpu_only.skip_reason, Contains("--cpu-only"));
+}
+
+TEST_CASE("without a GPU the environment says why and still names the versions", "[bench]")
+{
+    const bench::environment env = bench::environment::probe();
+    CHECK_FALSE(env.date_utc.empty());
+    CHECK(env.date_utc.back() == 'Z');
+    CHECK(env.cudagap_version == gpu::library_version().to_string());
+    CHECK_FALSE(env.cuda_runtime.empty());
+    if (!gpu::is_available()) {
+        CHECK_FALSE(env.gpu_available);
+        CHECK(env.skip_reason == gpu::unavailable_reason());
+        CHECK(env.device_name.empty());
+    } else {
+        CHECK(env.gpu_available);
+    }
+}
