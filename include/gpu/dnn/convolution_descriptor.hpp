@@ -1,0 +1,155 @@
+/// @file convolution_descriptor.hpp
+/// @brief `gpu::dnn::convolution_descriptor` (padding, stride, dilation, groups, mode, compute
+/// type, math type), the shape rules of a convolution, and its output shape.
+///
+/// @code
+/// gpu::dnn::tensor_descriptor x({32, 3, 224, 224}, gpu::dnn::data_type::fp32);
+/// gpu::dnn::filter_descriptor w({64, 3, 3, 3}, gpu::dnn::data_type::fp32);
+/// gpu::dnn::convolution_descriptor conv({.padding = {1, 1}});
+/// conv.output_dims(x, w);   // {32, 64, 224, 224}
+/// @endcode
+#pragma once
+
+#include <gpu/detail/unique_handle.hpp>
+#include <gpu/dnn/error.hpp>
+#include <gpu/dnn/filter_descriptor.hpp>
+#include <gpu/dnn/tensor_descriptor.hpp>
+#include <gpu/dnn/types.hpp>
+
+#include <cudnn_cnn.h>
+
+#include <string>
+#include <vector>
+
+namespace gpu::dnn {
+
+/// @brief The shape parameters of a convolution, one entry per spatial dimension (two for
+/// images: height, width). Plain data; compare, copy, use as a key.
+struct convolution_geometry {
+    std::vector<int> padding{0, 0};  ///< zeros added on both sides of each spatial dimension
+    std::vector<int> stride{1, 1};   ///< step of the filter, at least 1
+    std::vector<int> dilation{1, 1}; ///< spacing of the filter taps, at least 1 (1: dense)
+    int groups = 1;                  ///< channel groups; must divide C and K (C for depthwise)
+    convolution_mode mode = convolution_mode::cross_correlation; ///< filter flipped or not
+
+    /// @brief The number of spatial dimensions: `padding.size()`.
+    [[nodiscard]] int spatial_rank() const noexcept { return static_cast<int>(padding.size()); }
+
+    /// @brief E.g. `padding [1, 1], stride [1, 1], dilation [1, 1], groups 1, cross_correlation`.
+    [[nodiscard]] std::string to_string() const;
+
+    /// @brief Geometries compare member by member.
+    friend auto operator<=>(const convolution_geometry&, const convolution_geometry&) = default;
+};
+
+/// @brief Checks a geometry on its own.
+/// @throws std::invalid_argument when padding, stride and dilation differ in length or have no
+/// entry or more than 6, a padding is negative, a stride or dilation is not positive, or
+/// `groups` is not positive; the message names the values
+void validate(const convolution_geometry& geometry);
+
+/// @brief Checks that an input, a filter and a geometry make a convolution, before any
+/// allocation or cuDNN call.
+/// @param input N, C, spatial...
+/// @param filter K, C / groups, spatial...
+/// @param geometry padding, stride, dilation, groups
+/// @throws std::invalid_argument naming the values when: the geometry is invalid; the ranks
+/// differ; a dimension is not positive; `groups` does not divide C or K; the filter's channels
+/// times `groups` are not C; or the dilated filter is larger than the padded input
+void validate_convolution(const std::vector<int>& input, const std::vector<int>& filter,
+                          const convolution_geometry& geometry);
+
+/// @brief The output shape by the textbook formula, computed on the host:
+/// N, K, then `(in + 2 * padding - dilation * (filter - 1) - 1) / stride + 1` per spatial
+/// dimension (rounded down).
+/// @throws std::invalid_argument as `validate_convolution`
+[[nodiscard]] std::vector<int> convolution_output_dims(const std::vector<int>& input,
+                                                       const std::vector<int>& filter,
+                                                       const convolution_geometry& geometry);
+
+namespace detail {
+/// @brief Destroys a convolution descriptor; failures are reported, never thrown.
+struct convolution_descriptor_deleter {
+    void operator()(cudnnConvolutionDescriptor_t raw) const noexcept
+    {
+        report_destroy_failure("cudnnDestroyConvolutionDescriptor",
+                               cudnnDestroyConvolutionDescriptor(raw));
+    }
+};
+} // namespace detail
+
+/// @brief An owning cuDNN convolution descriptor. Move-only. Needs no GPU.
+class convolution_descriptor {
+public:
+    /// @brief Describes a convolution.
+    /// @param geometry padding, stride, dilation, groups, mode
+    /// @param compute the accumulation type: `fp32` (what PyTorch uses for every data type) or
+    /// `fp16` (half accumulation, faster on some GPUs, less accurate); cuDNN has no BF16
+    /// accumulation
+    /// @param math which arithmetic cuDNN may use (tensor cores, TF32; see `math_type`)
+    /// @throws std::invalid_argument for an invalid geometry or a `bf16` compute type (values
+    /// named)
+    /// @throws gpu::dnn_error when cuDNN rejects the descriptor
+    explicit convolution_descriptor(const convolution_geometry& geometry,
+                                    data_type compute = data_type::fp32,
+                                    math_type math = math_type::default_math);
+
+    /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
+    [[nodiscard]] static convolution_descriptor from_native_handle(cudnnConvolutionDescriptor_t raw) noexcept
+    {
+        return convolution_descriptor(adopt, raw);
+    }
+
+    /// @brief The raw descriptor, still owned (null after a move).
+    [[nodiscard]] cudnnConvolutionDescriptor_t get() const noexcept { return handle_.get(); }
+    /// @brief Gives up ownership; the caller must destroy the descriptor.
+    /// @post this object holds nothing.
+    [[nodiscard]] cudnnConvolutionDescriptor_t release() noexcept { return handle_.release(); }
+    /// @brief Whether a descriptor is held.
+    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
+    /// @brief Padding, stride, dilation, groups and mode as cuDNN holds them.
+    /// @throws std::logic_error on a descriptor that holds nothing (this holds for every member
+    /// function)
+    [[nodiscard]] convolution_geometry geometry() const;
+    /// @brief The accumulation type.
+    [[nodiscard]] data_type compute_type() const;
+    /// @brief The math type.
+    [[nodiscard]] math_type math() const;
+    /// @brief Changes the math type (an algorithm search reports the math type each algorithm
+    /// ran with, and the convolution must then run with that one).
+    void set_math(math_type math);
+
+    /// @brief The output shape for @p input and @p filter, as cuDNN computes it
+    /// (`cudnnGetConvolutionNdForwardOutputDim`), after `validate_convolution` has checked the
+    /// shapes on the host.
+    /// @throws std::invalid_argument as `validate_convolution`, or when the element types of
+    /// @p input and @p filter differ
+    [[nodiscard]] std::vector<int> output_dims(const tensor_descriptor& input,
+                                               const filter_descriptor& filter) const;
+
+    /// @brief E.g. `padding [1, 1], stride [1, 1], dilation [1, 1], groups 1,
+    /// cross_correlation, compute fp32, math fma`.
+    [[nodiscard]] std::string to_string() const;
+
+    /// @brief Moving leaves the source without a descriptor.
+    /// @post `!other` and `other.get() == nullptr`
+    convolution_descriptor(convolution_descriptor&& other) noexcept = default;
+    /// @brief Destroys the owned descriptor and takes @p other's.
+    /// @post `!other` and `other.get() == nullptr`
+    convolution_descriptor& operator=(convolution_descriptor&& other) noexcept = default;
+    convolution_descriptor(const convolution_descriptor&) = delete;
+    convolution_descriptor& operator=(const convolution_descriptor&) = delete;
+    /// @brief Destroys the descriptor.
+    ~convolution_descriptor() = default;
+
+private:
+    struct adopt_tag {};
+    static constexpr adopt_tag adopt{};
+    convolution_descriptor(adopt_tag, cudnnConvolutionDescriptor_t raw) noexcept : handle_(raw) {}
+
+    gpu::detail::unique_handle<cudnnConvolutionDescriptor_t, detail::convolution_descriptor_deleter>
+        handle_;
+};
+
+} // namespace gpu::dnn

@@ -1,0 +1,97 @@
+/// @file filter_descriptor.hpp
+/// @brief `gpu::dnn::filter_descriptor`: the owner of a `cudnnFilterDescriptor_t` (convolution
+/// weights), which reads back what it was set to.
+///
+/// @code
+/// // 64 filters of 3x3 over 3 input channels, as the article's nn.Conv2d(3, 64, 3) holds them
+/// gpu::dnn::filter_descriptor w({64, 3, 3, 3}, gpu::dnn::data_type::fp32);
+/// @endcode
+#pragma once
+
+#include <gpu/detail/unique_handle.hpp>
+#include <gpu/dnn/error.hpp>
+#include <gpu/dnn/types.hpp>
+
+#include <cudnn_ops.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace gpu::dnn {
+
+namespace detail {
+/// @brief Destroys a filter descriptor; failures are reported, never thrown.
+struct filter_descriptor_deleter {
+    void operator()(cudnnFilterDescriptor_t raw) const noexcept
+    {
+        report_destroy_failure("cudnnDestroyFilterDescriptor", cudnnDestroyFilterDescriptor(raw));
+    }
+};
+} // namespace detail
+
+/// @brief An owning cuDNN filter descriptor. Move-only. Needs no GPU.
+class filter_descriptor {
+public:
+    /// @brief Describes packed convolution weights.
+    /// @param dims K (output channels), C / groups (input channels per group), then the filter's
+    /// spatial extent (R, S for 2-d): 3 to 8 dimensions, always in this logical order
+    /// @param type the element type
+    /// @param layout `nchw` stores KCRS (PyTorch's default), `nhwc` stores KRSC (channels last)
+    /// @throws std::invalid_argument when a dimension is not positive, the rank is outside
+    /// [3, 8], or the element count does not fit 32-bit indexing (values named)
+    /// @throws gpu::dnn_error when cuDNN rejects the descriptor
+    filter_descriptor(const std::vector<int>& dims, data_type type,
+                      tensor_layout layout = tensor_layout::nchw);
+
+    /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
+    [[nodiscard]] static filter_descriptor from_native_handle(cudnnFilterDescriptor_t raw) noexcept
+    {
+        return filter_descriptor(adopt, raw);
+    }
+
+    /// @brief The raw descriptor, still owned (null after a move).
+    [[nodiscard]] cudnnFilterDescriptor_t get() const noexcept { return handle_.get(); }
+    /// @brief Gives up ownership; the caller must destroy the descriptor.
+    /// @post this object holds nothing.
+    [[nodiscard]] cudnnFilterDescriptor_t release() noexcept { return handle_.release(); }
+    /// @brief Whether a descriptor is held.
+    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
+    /// @brief The number of dimensions.
+    /// @throws std::logic_error on a descriptor that holds nothing (this holds for every getter)
+    [[nodiscard]] int rank() const;
+    /// @brief K, C / groups, then the spatial extent.
+    [[nodiscard]] std::vector<int> dims() const;
+    /// @brief The element type.
+    /// @throws std::domain_error when an adopted descriptor holds a type cudagap does not name
+    [[nodiscard]] data_type type() const;
+    /// @brief The layout: `nchw` for KCRS, `nhwc` for KRSC.
+    [[nodiscard]] tensor_layout layout() const;
+    /// @brief The product of the dimensions.
+    [[nodiscard]] std::size_t element_count() const;
+    /// @brief The bytes the weights occupy.
+    [[nodiscard]] std::size_t size_bytes() const;
+    /// @brief E.g. `fp32 nchw [64, 3, 3, 3]`.
+    [[nodiscard]] std::string to_string() const;
+
+    /// @brief Moving leaves the source without a descriptor.
+    /// @post `!other` and `other.get() == nullptr`
+    filter_descriptor(filter_descriptor&& other) noexcept = default;
+    /// @brief Destroys the owned descriptor and takes @p other's.
+    /// @post `!other` and `other.get() == nullptr`
+    filter_descriptor& operator=(filter_descriptor&& other) noexcept = default;
+    filter_descriptor(const filter_descriptor&) = delete;
+    filter_descriptor& operator=(const filter_descriptor&) = delete;
+    /// @brief Destroys the descriptor.
+    ~filter_descriptor() = default;
+
+private:
+    struct adopt_tag {};
+    static constexpr adopt_tag adopt{};
+    filter_descriptor(adopt_tag, cudnnFilterDescriptor_t raw) noexcept : handle_(raw) {}
+
+    gpu::detail::unique_handle<cudnnFilterDescriptor_t, detail::filter_descriptor_deleter> handle_;
+};
+
+} // namespace gpu::dnn

@@ -1,0 +1,82 @@
+/// @file handle.hpp
+/// @brief `gpu::dnn::handle`: the owner of a cuDNN context (`cudnnHandle_t`), bound to a stream.
+#pragma once
+
+#include <gpu/detail/unique_handle.hpp>
+#include <gpu/dnn/error.hpp>
+#include <gpu/stream.hpp>
+
+#include <cudnn_graph.h>
+
+namespace gpu::dnn {
+
+namespace detail {
+/// @brief Destroys a cuDNN handle; failures are reported, never thrown.
+struct handle_deleter {
+    void operator()(cudnnHandle_t raw) const noexcept
+    {
+        report_destroy_failure("cudnnDestroy", cudnnDestroy(raw));
+    }
+};
+} // namespace detail
+
+/// @brief An owning cuDNN context on the device that was current when it was created, bound to
+/// one stream. Move-only.
+///
+/// **One handle per thread.** cuDNN lets several threads share a handle only if they never use
+/// it at the same time, and every call works on the stream the handle is bound to; give each
+/// thread its own handle (as PyTorch keeps one per thread and device). Creating a handle costs
+/// milliseconds and some device memory, so create it once and keep it.
+///
+/// All cuDNN work issued through the handle (convolutions, their algorithm searches) runs on the
+/// bound stream; `set_stream` rebinds it.
+class handle {
+public:
+    /// @brief Creates a cuDNN context on the current device and binds @p stream.
+    /// @throws gpu::dnn_error `CUDNN_STATUS_NOT_INITIALIZED` when there is no usable driver or
+    /// GPU, when the loaded cuDNN does not match the CUDA runtime, or when the device is out of
+    /// memory; the hint says which, with this machine's versions, and the message carries
+    /// cuDNN's own text
+    explicit handle(stream_ref stream = {});
+
+    /// @brief Adopts a handle created elsewhere; it will be destroyed with this object.
+    [[nodiscard]] static handle from_native_handle(cudnnHandle_t raw) noexcept { return handle(adopt, raw); }
+
+    /// @brief The raw handle, still owned (null after a move).
+    [[nodiscard]] cudnnHandle_t get() const noexcept { return handle_.get(); }
+
+    /// @brief Gives up ownership; the caller must `cudnnDestroy` it.
+    /// @post this object holds no handle.
+    [[nodiscard]] cudnnHandle_t release() noexcept { return handle_.release(); }
+
+    /// @brief Whether a handle is held (false after a move or `release`).
+    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
+    /// @brief Binds @p stream: later cuDNN work through this handle runs there.
+    /// @throws std::logic_error on a handle that holds nothing
+    void set_stream(stream_ref stream);
+
+    /// @brief The bound stream, as cuDNN reports it (`cudnnGetStream`).
+    /// @throws std::logic_error on a handle that holds nothing
+    [[nodiscard]] stream_ref stream() const;
+
+    /// @brief Moving leaves the source without a handle.
+    /// @post `!other` and `other.get() == nullptr`
+    handle(handle&& other) noexcept = default;
+    /// @brief Destroys the owned handle and takes @p other's.
+    /// @post `!other` and `other.get() == nullptr`
+    handle& operator=(handle&& other) noexcept = default;
+    handle(const handle&) = delete;
+    handle& operator=(const handle&) = delete;
+    /// @brief Destroys the cuDNN context (`cudnnDestroy`).
+    ~handle() = default;
+
+private:
+    struct adopt_tag {};
+    static constexpr adopt_tag adopt{};
+    handle(adopt_tag, cudnnHandle_t raw) noexcept : handle_(raw) {}
+
+    gpu::detail::unique_handle<cudnnHandle_t, detail::handle_deleter> handle_;
+};
+
+} // namespace gpu::dnn

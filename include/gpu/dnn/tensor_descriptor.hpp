@@ -1,0 +1,114 @@
+/// @file tensor_descriptor.hpp
+/// @brief `gpu::dnn::tensor_descriptor`: the owner of a `cudnnTensorDescriptor_t` describing a
+/// packed 4-d or n-d tensor in NCHW or NHWC layout, FP32, FP16 or BF16; it reads back what it
+/// was set to.
+///
+/// @code
+/// gpu::dnn::tensor_descriptor x({32, 3, 224, 224}, gpu::dnn::data_type::fp16,
+///                               gpu::dnn::tensor_layout::nhwc);
+/// x.strides();   // {150528, 1, 672, 3}: channels last
+/// @endcode
+#pragma once
+
+#include <gpu/detail/unique_handle.hpp>
+#include <gpu/dnn/error.hpp>
+#include <gpu/dnn/types.hpp>
+
+#include <cudnn_ops.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpu::dnn {
+
+/// @brief The most dimensions a cuDNN tensor can have (`CUDNN_DIM_MAX`).
+inline constexpr int max_tensor_rank = CUDNN_DIM_MAX;
+
+/// @brief The strides, in elements, of a packed tensor of @p dims (logical order N, C,
+/// spatial...) in @p layout: for NCHW the last dimension is contiguous, for NHWC the channels.
+/// @throws std::invalid_argument when @p dims has fewer than 2 entries
+[[nodiscard]] std::vector<int> packed_strides(const std::vector<int>& dims, tensor_layout layout);
+
+namespace detail {
+/// @brief Destroys a tensor descriptor; failures are reported, never thrown.
+struct tensor_descriptor_deleter {
+    void operator()(cudnnTensorDescriptor_t raw) const noexcept
+    {
+        report_destroy_failure("cudnnDestroyTensorDescriptor", cudnnDestroyTensorDescriptor(raw));
+    }
+};
+} // namespace detail
+
+/// @brief An owning cuDNN tensor descriptor of a packed tensor. Move-only.
+///
+/// Creating and reading descriptors needs no GPU: cuDNN answers on the host. The getters read
+/// the values back from cuDNN, so they show what cuDNN holds, not a copy kept on the side.
+class tensor_descriptor {
+public:
+    /// @brief Describes a packed tensor.
+    /// @param dims the dimensions in logical order N, C, spatial... (2 to 8 of them; 4 for
+    /// images, 5 for volumes), whatever the layout
+    /// @param type the element type
+    /// @param layout where the channels lie: `nchw` (channels first) or `nhwc` (channels last)
+    /// @throws std::invalid_argument when a dimension is not positive, the rank is outside
+    /// [2, 8], or the element count does not fit cuDNN's 32-bit indexing (values named)
+    /// @throws gpu::dnn_error when cuDNN rejects the descriptor
+    tensor_descriptor(const std::vector<int>& dims, data_type type,
+                      tensor_layout layout = tensor_layout::nchw);
+
+    /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
+    [[nodiscard]] static tensor_descriptor from_native_handle(cudnnTensorDescriptor_t raw) noexcept
+    {
+        return tensor_descriptor(adopt, raw);
+    }
+
+    /// @brief The raw descriptor, still owned (null after a move).
+    [[nodiscard]] cudnnTensorDescriptor_t get() const noexcept { return handle_.get(); }
+    /// @brief Gives up ownership; the caller must destroy the descriptor.
+    /// @post this object holds nothing.
+    [[nodiscard]] cudnnTensorDescriptor_t release() noexcept { return handle_.release(); }
+    /// @brief Whether a descriptor is held.
+    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
+    /// @brief The number of dimensions.
+    /// @throws std::logic_error on a descriptor that holds nothing (this holds for every getter)
+    [[nodiscard]] int rank() const;
+    /// @brief The dimensions in logical order N, C, spatial...
+    [[nodiscard]] std::vector<int> dims() const;
+    /// @brief The strides in elements, in the same logical order as `dims()`.
+    [[nodiscard]] std::vector<int> strides() const;
+    /// @brief The element type.
+    /// @throws std::domain_error when an adopted descriptor holds a type cudagap does not name
+    [[nodiscard]] data_type type() const;
+    /// @brief The layout whose packed strides these are; empty for other strides (an adopted
+    /// descriptor with padding, say).
+    [[nodiscard]] std::optional<tensor_layout> layout() const;
+    /// @brief The product of the dimensions.
+    [[nodiscard]] std::size_t element_count() const;
+    /// @brief The bytes the tensor occupies, as cuDNN computes them.
+    [[nodiscard]] std::size_t size_bytes() const;
+    /// @brief E.g. `fp16 nhwc [32, 3, 224, 224]`.
+    [[nodiscard]] std::string to_string() const;
+
+    /// @brief Moving leaves the source without a descriptor.
+    /// @post `!other` and `other.get() == nullptr`
+    tensor_descriptor(tensor_descriptor&& other) noexcept = default;
+    /// @brief Destroys the owned descriptor and takes @p other's.
+    /// @post `!other` and `other.get() == nullptr`
+    tensor_descriptor& operator=(tensor_descriptor&& other) noexcept = default;
+    tensor_descriptor(const tensor_descriptor&) = delete;
+    tensor_descriptor& operator=(const tensor_descriptor&) = delete;
+    /// @brief Destroys the descriptor.
+    ~tensor_descriptor() = default;
+
+private:
+    struct adopt_tag {};
+    static constexpr adopt_tag adopt{};
+    tensor_descriptor(adopt_tag, cudnnTensorDescriptor_t raw) noexcept : handle_(raw) {}
+
+    gpu::detail::unique_handle<cudnnTensorDescriptor_t, detail::tensor_descriptor_deleter> handle_;
+};
+
+} // namespace gpu::dnn

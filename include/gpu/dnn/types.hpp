@@ -1,0 +1,88 @@
+/// @file types.hpp
+/// @brief The vocabulary of the cuDNN wing: element types, memory layouts, math types,
+/// convolution modes and activation modes, as `enum class`es with names.
+///
+/// cudagap names these after the job, not the vendor: `data_type::fp16` rather than
+/// `CUDNN_DATA_HALF`. The descriptors translate them to cuDNN's values and back.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpu::dnn {
+
+/// @brief The element type of a tensor or filter.
+enum class data_type {
+    fp32, ///< IEEE single precision (`float`, `CUDNN_DATA_FLOAT`)
+    fp16, ///< IEEE half precision (`__half`, `CUDNN_DATA_HALF`)
+    bf16, ///< bfloat16 (`__nv_bfloat16`, `CUDNN_DATA_BFLOAT16`): FP32's range in 16 bits
+};
+
+/// @brief `fp32`, `fp16` or `bf16`.
+[[nodiscard]] std::string_view to_string(data_type type) noexcept;
+
+/// @brief Bytes per element: 4 for fp32, 2 for fp16 and bf16.
+[[nodiscard]] constexpr std::size_t element_size(data_type type) noexcept
+{
+    return type == data_type::fp32 ? 4 : 2;
+}
+
+/// @brief How the elements of a 4-d (or n-d) tensor lie in memory. Dimensions are always
+/// given in the logical order N, C, spatial... whatever the layout.
+enum class tensor_layout {
+    /// Channels first (`NCHW`, `NCDHW`): PyTorch's default (`torch.contiguous_format`).
+    nchw,
+    /// Channels last (`NHWC`, `NDHWC`): what tensor cores read fastest; PyTorch's
+    /// `torch.channels_last`.
+    nhwc,
+};
+
+/// @brief `nchw` or `nhwc`.
+[[nodiscard]] std::string_view to_string(tensor_layout layout) noexcept;
+
+/// @brief Which arithmetic a convolution may use (`cudnnMathType_t`).
+enum class math_type {
+    /// `CUDNN_DEFAULT_MATH`: cuDNN decides; on Ampere and newer this lets FP32 convolutions
+    /// use TF32 tensor cores (10-bit mantissa), like PyTorch's `allow_tf32 = True`.
+    default_math,
+    /// `CUDNN_TENSOR_OP_MATH`: tensor cores for FP16/BF16 data, no down-conversion of FP32.
+    tensor_op,
+    /// `CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION`: tensor cores, converting FP32 data down.
+    tensor_op_allow_conversion,
+    /// `CUDNN_FMA_MATH`: plain FMA instructions only: exact FP32, no tensor cores.
+    fma,
+};
+
+/// @brief `default`, `tensor_op`, `tensor_op_allow_conversion` or `fma`.
+[[nodiscard]] std::string_view to_string(math_type math) noexcept;
+
+/// @brief Whether the filter is flipped (`cudnnConvolutionMode_t`).
+enum class convolution_mode {
+    /// No flip: what deep-learning frameworks call convolution (PyTorch's `conv2d`).
+    cross_correlation,
+    /// The filter is flipped: convolution in the signal-processing sense.
+    convolution,
+};
+
+/// @brief `cross_correlation` or `convolution`.
+[[nodiscard]] std::string_view to_string(convolution_mode mode) noexcept;
+
+/// @brief The function an activation descriptor applies (`cudnnActivationMode_t`).
+enum class activation_mode {
+    identity,     ///< y = x; only for fused bias epilogues (cuDNN refuses it elsewhere)
+    relu,         ///< y = max(x, 0)
+    clipped_relu, ///< y = min(max(x, 0), coefficient)
+    sigmoid,      ///< y = 1 / (1 + e^-x)
+    tanh,         ///< y = tanh(x)
+    elu,          ///< y = x for x > 0, coefficient * (e^x - 1) otherwise
+};
+
+/// @brief `identity`, `relu`, `clipped_relu`, `sigmoid`, `tanh` or `elu`.
+[[nodiscard]] std::string_view to_string(activation_mode mode) noexcept;
+
+/// @brief `[32, 3, 224, 224]`: dimensions (or strides, paddings...) for messages.
+[[nodiscard]] std::string to_string(const std::vector<int>& values);
+
+} // namespace gpu::dnn

@@ -1,0 +1,179 @@
+// gpu/dnn/error.hpp: status names, messages, hints and GPU_CUDNN_CHECK, against the real cuDNN
+// (which answers these questions without a GPU).
+#include <gpu/device.hpp>
+#include <gpu/dnn/error.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cudnn_ops.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+const std::vector<std::pair<cudnnStatus_t, std::string>> every_cudnn_status = {
+#include "cudnn_status_codes.inc"
+};
+
+gpu::dnn::detail::hint_facts facts_with_gpu()
+{
+    gpu::dnn::detail::hint_facts facts;
+    facts.gpu_available = true;
+    facts.cudnn = {{9, 19, 0}, {9, 19, 0}, {13, 0}};
+    facts.runtime = {13, 0};
+    facts.free_bytes = std::size_t{3} << 30;
+    facts.total_bytes = std::size_t{80} << 30;
+    return facts;
+}
+} // namespace
+
+TEST_CASE("every cudnnStatus_t of this cuDNN has its name and a description", "[dnn]")
+{
+    REQUIRE(every_cudnn_status.size() > 40);
+    for (const auto& [status, name] : every_cudnn_status) {
+        INFO("status " << static_cast<int>(status));
+        CHECK(gpu::dnn::status_name(status) == name);
+        const std::string message = gpu::dnn::status_message(status);
+        CHECK_FALSE(message.empty());
+        CHECK(message != "unknown cuDNN status");
+    }
+}
+
+TEST_CASE("the statuses of the article's table have their cuDNN names and codes", "[dnn]")
+{
+    CHECK(gpu::dnn::status_name(CUDNN_STATUS_NOT_INITIALIZED) == "CUDNN_STATUS_NOT_INITIALIZED");
+    CHECK(gpu::dnn::status_name(CUDNN_STATUS_BAD_PARAM) == "CUDNN_STATUS_BAD_PARAM");
+    CHECK(gpu::dnn::status_name(CUDNN_STATUS_NOT_SUPPORTED) == "CUDNN_STATUS_NOT_SUPPORTED");
+    CHECK(static_cast<int>(CUDNN_STATUS_NOT_INITIALIZED) == 1001);
+    CHECK(static_cast<int>(CUDNN_STATUS_BAD_PARAM) == 2000);
+    CHECK(static_cast<int>(CUDNN_STATUS_NOT_SUPPORTED) == 3000);
+}
+
+TEST_CASE("an unknown cuDNN status gets a numeric name and its category", "[dnn]")
+{
+    CHECK(gpu::dnn::status_name(static_cast<cudnnStatus_t>(12345)) == "cudnnStatus(12345)");
+    CHECK(gpu::dnn::status_message(static_cast<cudnnStatus_t>(3999)) ==
+          "the configuration is not supported");
+    CHECK(gpu::dnn::status_message(static_cast<cudnnStatus_t>(12345)) == "unknown cuDNN status");
+}
+
+TEST_CASE("GPU_CUDNN_CHECK throws dnn_error with the call, status, cuDNN's own text and a hint",
+          "[dnn]")
+{
+    cudnnTensorDescriptor_t raw = nullptr;
+    GPU_CUDNN_CHECK(cudnnCreateTensorDescriptor(&raw));
+    REQUIRE(raw != nullptr);
+    try {
+        GPU_CUDNN_CHECK(cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 0, 3, 4, 4));
+        FAIL("a zero batch was accepted");
+    } catch (const gpu::dnn_error& e) {
+        CHECK(e.code() == CUDNN_STATUS_BAD_PARAM);
+        CHECK(e.status_name() == "CUDNN_STATUS_BAD_PARAM");
+        CHECK_THAT(e.api(), StartsWith("cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW"));
+        CHECK_THAT(e.message(), Contains("cuDNN says:"));
+        CHECK_THAT(e.message(), Contains("n <= 0"));
+        CHECK_THAT(e.hint(), Contains("cuDNN rejected a value"));
+        const std::string what = e.what();
+        CHECK_THAT(what, StartsWith(e.api() + ": CUDNN_STATUS_BAD_PARAM (2000): "));
+        CHECK_THAT(what, Contains("\nhint: "));
+        CHECK(e.where().line() > 0);
+    }
+    // cuDNN's text was taken by that error: the next one does not repeat it.
+    CHECK(gpu::dnn::take_last_error_string().empty());
+    static_cast<void>(cudnnDestroyTensorDescriptor(raw));
+}
+
+TEST_CASE("a dnn_error is a gpu::error and a runtime_error", "[dnn]")
+{
+    try {
+        gpu::dnn::detail::throw_dnn_error(CUDNN_STATUS_NOT_SUPPORTED_LAYOUT, "some_call()",
+                                          std::source_location::current(), "fp16 nchw");
+        FAIL("throw_dnn_error returned");
+    } catch (const gpu::error& e) {
+        CHECK(dynamic_cast<const gpu::dnn_error*>(&e) != nullptr);
+        CHECK(e.status_name() == "CUDNN_STATUS_NOT_SUPPORTED_LAYOUT");
+        CHECK_THAT(e.hint(), Contains("fp16 nchw"));
+        CHECK_THAT(e.message(), Contains("memory layout is not supported"));
+    }
+}
+
+TEST_CASE("NOT_INITIALIZED without a GPU says so, with the CUDA runtime's reason", "[dnn]")
+{
+    gpu::dnn::detail::hint_facts facts = facts_with_gpu();
+    facts.gpu_available = false;
+    facts.unavailable_reason = "cudaGetDeviceCount failed with cudaErrorInsufficientDriver (35)";
+    const std::string hint =
+        gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_INITIALIZED, "", "", facts);
+    CHECK_THAT(hint, StartsWith("no usable GPU: "));
+    CHECK_THAT(hint, Contains("cudaErrorInsufficientDriver"));
+}
+
+TEST_CASE("NOT_INITIALIZED with mismatched cuDNN versions names both and the fix", "[dnn]")
+{
+    gpu::dnn::detail::hint_facts facts = facts_with_gpu();
+    facts.cudnn = {{9, 19, 0}, {9, 1, 0}, {12, 0}};
+    const std::string hint =
+        gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_INITIALIZED, "", "", facts);
+    CHECK_THAT(hint, Contains("loaded cuDNN 9.1.0 cannot serve code compiled against cuDNN 9.19.0"));
+    CHECK_THAT(hint, Contains("LD_LIBRARY_PATH"));
+    CHECK_THAT(hint, Contains("built for CUDA 12.0 but this process runs CUDA 13.0"));
+    CHECK_THAT(hint, Contains("nvidia-cudnn-cu13"));
+}
+
+TEST_CASE("NOT_INITIALIZED with a GPU and matching versions names the three causes and memory",
+          "[dnn]")
+{
+    const std::string hint =
+        gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_INITIALIZED, "", "", facts_with_gpu());
+    CHECK_THAT(hint, Contains("no driver or GPU"));
+    CHECK_THAT(hint, Contains("cuDNN 9.19.0 (built for CUDA 13.0)"));
+    CHECK_THAT(hint, Contains("3.00 GiB free of 80.00 GiB"));
+    CHECK_THAT(hint, Contains("cudagap-doctor"));
+}
+
+TEST_CASE("BAD_PARAM and NOT_SUPPORTED hints name the value and the combination", "[dnn]")
+{
+    const auto facts = facts_with_gpu();
+    const std::string bad = gpu::dnn::detail::hint_for(CUDNN_STATUS_BAD_PARAM, "strideA[i] <= 0",
+                                                       "convolution stride [0, 1]", facts);
+    CHECK_THAT(bad, Contains("`strideA[i] <= 0`"));
+    CHECK_THAT(bad, Contains("(convolution stride [0, 1])"));
+    const std::string silent = gpu::dnn::detail::hint_for(CUDNN_STATUS_BAD_PARAM, "", "", facts);
+    CHECK_THAT(silent, Contains("without saying which"));
+
+    const std::string unsupported = gpu::dnn::detail::hint_for(
+        CUDNN_STATUS_NOT_SUPPORTED, "", "input bf16 nchw, math fma", facts);
+    CHECK_THAT(unsupported, Contains("no kernel for this combination"));
+    CHECK_THAT(unsupported, Contains("input bf16 nchw, math fma"));
+    CHECK_THAT(gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH, "", "", facts),
+               Contains("no kernels for this GPU"));
+}
+
+TEST_CASE("version-mismatch statuses name the compiled and loaded cuDNN", "[dnn]")
+{
+    gpu::dnn::detail::hint_facts facts = facts_with_gpu();
+    const std::string same = gpu::dnn::detail::hint_for(
+        CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "", "", facts);
+    CHECK_THAT(same, Contains("one release"));
+    CHECK_THAT(same, Contains("compiled against cuDNN 9.19.0"));
+    facts.cudnn.loaded = {8, 9, 7};
+    const std::string mismatched = gpu::dnn::detail::hint_for(
+        CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "", "", facts);
+    CHECK_THAT(mismatched, Contains("loaded cuDNN 8.9.7"));
+}
+
+TEST_CASE("the facts of this process are read without a GPU", "[dnn]")
+{
+    const gpu::dnn::detail::hint_facts facts = gpu::dnn::detail::current_hint_facts();
+    CHECK(facts.gpu_available == gpu::is_available());
+    CHECK(facts.cudnn.compiled == gpu::semantic_version{CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL});
+    CHECK(facts.runtime.known());
+    if (!facts.gpu_available) {
+        CHECK_FALSE(facts.unavailable_reason.empty());
+        CHECK_THAT(gpu::dnn::hint_for(CUDNN_STATUS_NOT_INITIALIZED), StartsWith("no usable GPU"));
+    }
+}

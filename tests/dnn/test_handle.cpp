@@ -1,0 +1,86 @@
+// gpu/dnn/handle.hpp: the cuDNN context, its stream binding, and the article's
+// CUDNN_STATUS_NOT_INITIALIZED on a machine without a driver.
+#include <gpu/device.hpp>
+#include <gpu/dnn/handle.hpp>
+#include <gpu/stream.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("dnn::handle is move-only and moves without throwing", "[dnn]")
+{
+    STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<gpu::dnn::handle>);
+    STATIC_REQUIRE_FALSE(std::is_copy_assignable_v<gpu::dnn::handle>);
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<gpu::dnn::handle>);
+    STATIC_REQUIRE(std::is_nothrow_move_assignable_v<gpu::dnn::handle>);
+}
+
+TEST_CASE("creating a cuDNN handle without a driver throws NOT_INITIALIZED with the hint and "
+          "cuDNN's message", "[dnn]")
+{
+    if (gpu::is_available()) {
+        SUCCEED("a GPU is usable here; creation is covered by the [gpu] tests");
+        return;
+    }
+    try {
+        const gpu::dnn::handle h;
+        FAIL("cudnnCreate succeeded without a usable GPU");
+    } catch (const gpu::dnn_error& e) {
+        CHECK(e.code() == CUDNN_STATUS_NOT_INITIALIZED);
+        CHECK(e.status_name() == "CUDNN_STATUS_NOT_INITIALIZED");
+        CHECK_THAT(e.api(), Contains("cudnnCreate"));
+        // cuDNN's own text, from cudnnGetLastErrorString.
+        CHECK_THAT(e.message(), Contains("cuDNN says: "));
+        CHECK_THAT(e.message(), Contains("cudaGetDeviceCount"));
+        // The hint: no usable GPU, with the CUDA runtime's reason and its fix.
+        CHECK_THAT(e.hint(), Contains("no usable GPU"));
+        CHECK_THAT(e.hint(), Contains(gpu::unavailable_reason()));
+        CHECK_THAT(std::string(e.what()), Contains("CUDNN_STATUS_NOT_INITIALIZED (1001)"));
+    }
+}
+
+TEST_CASE("an empty dnn::handle says so instead of calling cuDNN with null", "[dnn]")
+{
+    gpu::dnn::handle empty = gpu::dnn::handle::from_native_handle(nullptr);
+    CHECK_FALSE(empty);
+    CHECK(empty.get() == nullptr);
+    CHECK_THROWS_WITH(empty.stream(), Contains("holds nothing"));
+    CHECK_THROWS_AS(empty.set_stream({}), std::logic_error);
+    CHECK(empty.release() == nullptr);
+}
+
+TEST_CASE("a cuDNN handle binds a stream and reads it back", "[dnn][gpu]")
+{
+    const gpu::stream s(gpu::stream_flags::non_blocking);
+    gpu::dnn::handle h(s);
+    REQUIRE(h);
+    CHECK(h.stream() == s.ref());
+    h.set_stream({});
+    CHECK(h.stream().is_default());
+    h.set_stream(s);
+    CHECK(h.stream().get() == s.get());
+}
+
+TEST_CASE("moving a cuDNN handle transfers it and empties the source", "[dnn][gpu]")
+{
+    gpu::dnn::handle a;
+    const cudnnHandle_t raw = a.get();
+    REQUIRE(raw != nullptr);
+    gpu::dnn::handle b(std::move(a));
+    CHECK(b.get() == raw);
+    CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
+    CHECK_FALSE(a);            // NOLINT(bugprone-use-after-move)
+    gpu::dnn::handle c;
+    c = std::move(b);
+    CHECK(c.get() == raw);
+    CHECK(b.get() == nullptr); // NOLINT(bugprone-use-after-move)
+    gpu::dnn::handle adopted = gpu::dnn::handle::from_native_handle(c.release());
+    CHECK(adopted.get() == raw);
+    CHECK_FALSE(c);
+}

@@ -1,0 +1,47 @@
+// gpu/dnn/types.hpp: the names and sizes of the cuDNN wing's vocabulary.
+#include <gpu/dnn/types.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
+using gpu::dnn::activation_mode;
+using gpu::dnn::convolution_mode;
+using gpu::dnn::data_type;
+using gpu::dnn::math_type;
+using gpu::dnn::tensor_layout;
+
+TEST_CASE("every enumerator of the dnn vocabulary has a distinct name", "[dnn]")
+{
+    CHECK(gpu::dnn::to_string(data_type::fp32) == "fp32");
+    CHECK(gpu::dnn::to_string(data_type::fp16) == "fp16");
+    CHECK(gpu::dnn::to_string(data_type::bf16) == "bf16");
+    CHECK(gpu::dnn::to_string(tensor_layout::nchw) == "nchw");
+    CHECK(gpu::dnn::to_string(tensor_layout::nhwc) == "nhwc");
+    CHECK(gpu::dnn::to_string(convolution_mode::cross_correlation) == "cross_correlation");
+    CHECK(gpu::dnn::to_string(convolution_mode::convolution) == "convolution");
+
+    std::set<std::string> math_names;
+    for (const math_type m : {math_type::default_math, math_type::tensor_op,
+                              math_type::tensor_op_allow_conversion, math_type::fma}) {
+        math_names.emplace(gpu::dnn::to_string(m));
+    }
+    CHECK(math_names == std::set<std::string>{"default", "tensor_op", "tensor_op_allow_conversion", "fma"});
+
+    std::set<std::string> activation_names;
+    for (const activation_mode a : {activation_mode::identity, activation_mode::relu,
+                                    activation_mode::clipped_relu, activation_mode::sigmoid,
+                                    activation_mode::tanh, activation_mode::elu}) {
+        activation_names.emplace(gpu::dnn::to_string(a));
+    }
+    CHECK(activation_names.size() == 6);
+    CHECK(activation_names.count("relu") == 1);
+}
+
+TEST_CASE("element sizes are those of float, __half and __nv_bfloat16", "[dnn]")
+{
+    STATIC_REQUIRE(gpu::dnn::element_size(data_type::fp32) == sizeof(float));
+    STATIC_REQUIRE(gpu::dnn::element_size(data_type::fp16) == 2);
+    STATIC_REQUIRE(gpu::dnn::element_size(data_type::bf16) == 2);
+}
