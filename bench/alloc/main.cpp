@@ -1,0 +1,249 @@
+// cudagap-bench-alloc: what one allocate/free pair of device memory costs the caller.
+//
+// Variants, per size (4 KiB, 1 MiB, 64 MiB, 411 MiB):
+//   cudaMalloc/cudaFree              the synchronous pair most CUDA code still uses
+//   cudagap device_buffer            gpu::device_buffer on a stream: cudaMallocAsync from the
+//                                    device's pool, which cudagap makes keep its memory
+//   cudaMallocAsync/cudaFreeAsync    the raw stream-ordered pair device_buffer wraps
+//   torch                            torch.empty + del through PyTorch's caching allocator
+//   malloc/free (host)               plain host memory, for scale (runs without a GPU)
+//
+// Allocation is host work, so every variant is timed with the host clock around back-to-back
+// pairs plus one synchronisation at the end of each repetition (compare_torch.py times
+// torch.empty the same way); the per-pair median of the repetitions is reported.
+//
+// Targets (issue 6): the pooled pair at most 2 us at every size, and at least 10x faster than
+// cudaMalloc/cudaFree from 1 MiB up.
+#include "harness.hpp"
+
+#include <gpu/device.hpp>
+#include <gpu/error.hpp>
+#include <gpu/memory.hpp>
+#include <gpu/stream.hpp>
+#include <gpu/timing.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace bench = gpu::bench;
+
+constexpr std::array<std::size_t, 4> sizes{std::size_t{4} << 10, std::size_t{1} << 20,
+                                           std::size_t{64} << 20, std::size_t{411} << 20};
+constexpr double pooled_target_us = 2.0;
+constexpr double speedup_target = 10.0;
+constexpr std::size_t speedup_from_bytes = std::size_t{1} << 20;
+
+const char* const variant_malloc = "cudaMalloc/cudaFree";
+const char* const variant_cudagap = "cudagap device_buffer";
+const char* const variant_async = "cudaMallocAsync/cudaFreeAsync";
+const char* const variant_torch = "torch";
+const char* const variant_host = "malloc/free (host)";
+
+// The case name of a size, exactly as compare_torch.py's size_name writes it.
+std::string size_name(std::size_t bytes)
+{
+    const std::array<std::pair<const char*, std::size_t>, 3> units{
+        {{"GiB", std::size_t{1} << 30}, {"MiB", std::size_t{1} << 20}, {"KiB", std::size_t{1} << 10}}};
+    for (const auto& [unit, scale] : units) {
+        if (bytes >= scale && bytes % scale == 0) {
+            return std::to_string(bytes / scale) + " " + unit;
+        }
+    }
+    return std::to_string(bytes) + " B";
+}
+
+std::string pooled_target(std::size_t bytes) { return "pooled pair <= 2 us @ " + size_name(bytes); }
+std::string speedup_target_name(std::size_t bytes)
+{
+    return "pooled >= 10x cudaMalloc @ " + size_name(bytes);
+}
+
+struct timing_plan {
+    int repetitions;
+    double repetition_ms; // about this much host time per repetition
+};
+
+timing_plan plan_for(const bench::options& settings)
+{
+    return settings.quick ? timing_plan{5, 2.0} : timing_plan{15, 10.0};
+}
+
+// Times `pair` (one allocate/free pair): back-to-back pairs, then `finish` (a synchronisation),
+// all inside the host-clock window; per-pair statistics.
+template <class Pair, class Finish>
+bench::measurement time_pairs(const timing_plan& plan, Pair&& pair, Finish&& finish)
+{
+    const int calls = bench::calibrate_calls(
+        [&] {
+            pair();
+            finish();
+        },
+        plan.repetition_ms, 3, 20000);
+    const auto batch = [&] {
+        for (int i = 0; i < calls; ++i) {
+            pair();
+        }
+        finish();
+    };
+    const gpu::statistics stats = gpu::benchmark(batch, {.warmup = 2, .repetitions = plan.repetitions});
+    return bench::measurement::from(bench::per_call(stats, calls), calls, "host clock");
+}
+
+void add_row(bench::report& r, bench::measurement m, std::size_t bytes, const char* variant,
+             std::string note = {})
+{
+    m.case_name = size_name(bytes);
+    m.variant = variant;
+    m.note = std::move(note);
+    r.add(std::move(m));
+}
+
+void cpu_part(bench::report& r)
+{
+    const timing_plan plan = plan_for(r.settings());
+    for (const std::size_t bytes : sizes) {
+        r.run_case(size_name(bytes) + " " + variant_host, [&] {
+            // The volatile store keeps the compiler from eliding the malloc/free pair.
+            void* volatile sink = nullptr;
+            add_row(r, time_pairs(plan, [&] {
+                        sink = std::malloc(bytes);
+                        std::free(sink);
+                    }, [] {}),
+                    bytes, variant_host, "for scale: no GPU involved");
+        });
+    }
+}
+
+void set_targets(bench::report& r)
+{
+    for (const std::size_t bytes : sizes) {
+        const std::string name = size_name(bytes);
+        const bench::measurement* pooled = r.find(name, variant_cudagap);
+        const bench::measurement* plain = r.find(name, variant_malloc);
+        if (pooled == nullptr) {
+            r.set_target_not_measured(pooled_target(bytes), "the cudagap case failed (see the errors)");
+        } else {
+            const double us = pooled->median_ms * 1e3;
+            r.set_target(pooled_target(bytes), us <= pooled_target_us, bench::format_time(pooled->median_ms));
+        }
+        if (bytes < speedup_from_bytes) {
+            continue;
+        }
+        if (pooled == nullptr || plain == nullptr || pooled->median_ms <= 0.0) {
+            r.set_target_not_measured(speedup_target_name(bytes),
+                                      "a case it needs failed (see the errors)");
+        } else {
+            const double speedup = plain->median_ms / pooled->median_ms;
+            std::array<char, 32> text{};
+            std::snprintf(text.data(), text.size(), "%.1fx", speedup);
+            r.set_target(speedup_target_name(bytes), speedup >= speedup_target, text.data());
+        }
+    }
+}
+
+void gpu_part(bench::report& r)
+{
+    const timing_plan plan = plan_for(r.settings());
+    gpu::stream stream(gpu::stream_flags::non_blocking);
+    const auto sync = [&] { stream.synchronize(); };
+    // The first pooled allocation makes cudagap set the pool to keep freed memory (as
+    // PyTorch's caching allocator does); the raw cudaMallocAsync pair then uses that same pool.
+    {
+        const gpu::device_buffer<std::byte> first(1, stream);
+    }
+    sync();
+    const gpu::device dev = gpu::current_device();
+    if (!gpu::memory_pool_info(dev).supported) {
+        r.add_note("this device has no memory pools: device_buffer falls back to cudaMalloc");
+    }
+
+    for (const std::size_t bytes : sizes) {
+        const std::string name = size_name(bytes);
+        r.run_case(name + " " + variant_malloc, [&] {
+            add_row(r, time_pairs(plan, [&] {
+                        void* pointer = nullptr;
+                        GPU_CUDA_CHECK(cudaMalloc(&pointer, bytes));
+                        GPU_CUDA_CHECK(cudaFree(pointer));
+                    }, [] {}),
+                    bytes, variant_malloc);
+        });
+        r.run_case(name + " " + variant_cudagap, [&] {
+            add_row(r, time_pairs(plan, [&] {
+                        const gpu::device_buffer<std::byte> buffer(bytes, stream);
+                    }, sync),
+                    bytes, variant_cudagap, "stream-ordered, pool keeps its memory");
+        });
+        r.run_case(name + " " + variant_async, [&] {
+            add_row(r, time_pairs(plan, [&] {
+                        void* pointer = nullptr;
+                        GPU_CUDA_CHECK(cudaMallocAsync(&pointer, bytes, stream.get()));
+                        GPU_CUDA_CHECK(cudaFreeAsync(pointer, stream.get()));
+                    }, sync),
+                    bytes, variant_async, "the raw calls device_buffer makes");
+        });
+    }
+
+    std::string size_list;
+    for (const std::size_t bytes : sizes) {
+        size_list += (size_list.empty() ? "" : ",") + std::to_string(bytes);
+    }
+    const bench::torch_run torch = r.compare_torch(
+        {"alloc", "--sizes", size_list, "--warmup", "3", "--repetitions",
+         std::to_string(plan.repetitions), "--calls", "auto", "--target-ms",
+         std::to_string(plan.repetition_ms)});
+    for (const std::size_t bytes : sizes) {
+        if (const bench::torch_case* c = torch.find(size_name(bytes))) {
+            bench::measurement m = c->to_measurement(bench::math_mode::none, "host clock");
+            m.note = "torch.empty + del, caching allocator warm";
+            r.add(std::move(m));
+        }
+    }
+
+    for (const std::size_t bytes : sizes) {
+        const std::string name = size_name(bytes);
+        r.add_ratio(name, variant_malloc, variant_cudagap, "how much faster the pool is");
+        r.add_ratio(name, variant_cudagap, variant_async, "the wrapper's cost over the raw pair");
+        if (torch.ok) {
+            r.add_ratio(name, variant_torch, variant_cudagap);
+        }
+    }
+    set_targets(r);
+
+    const gpu::pool_info pool = gpu::memory_pool_info(dev);
+    if (pool.supported) {
+        r.add_note("device pool after the run: " + gpu::format_bytes(pool.reserved_bytes) +
+                   " reserved, " + gpu::format_bytes(pool.used_bytes) +
+                   " in use (freed blocks are kept for reuse)");
+    }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    bench::suite s;
+    s.name = "alloc";
+    s.description = "allocate/free pairs: cudaMalloc/cudaFree vs cudagap's pooled device_buffer "
+                    "vs the raw cudaMallocAsync pair vs torch.empty (host malloc for scale)";
+    for (const std::size_t bytes : sizes) {
+        s.targets.push_back({pooled_target(bytes),
+                             "median cudagap device_buffer allocate/free pair at most 2 us"});
+    }
+    for (const std::size_t bytes : sizes) {
+        if (bytes >= speedup_from_bytes) {
+            s.targets.push_back({speedup_target_name(bytes),
+                                 "cudaMalloc/cudaFree pair at least 10x the pooled pair's median"});
+        }
+    }
+    s.cpu = cpu_part;
+    s.gpu = gpu_part;
+    return bench::run(argc, argv, s);
+}

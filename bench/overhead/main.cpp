@@ -1,0 +1,126 @@
+// cudagap-bench-overhead: the host cost per call of cudagap's wrappers against the raw calls
+// they make, over many calls in one run.
+//
+// Cases: event record (gpu::event::record vs cudaEventRecord), stream query
+// (gpu::stream::is_ready vs cudaStreamQuery) and a GEMM launch (gpu::blas::gemm vs
+// cublasSgemm on small FP32 matrices, so that the launch, not the math, is what is timed).
+// The raw side checks its status too, as any careful caller must; the difference is what the
+// wrapper adds. Both sides run in alternating repetitions (A B B A ...) with the host clock
+// around a batch of back-to-back calls; the stream is synchronised between batches, outside
+// the timed window, so that a full launch queue never blocks a timed call.
+//
+// Target (issue 6): each wrapper within 2% or 0.5 us per call of the raw call.
+#include "harness.hpp"
+
+#include <gpu/error.hpp>
+#include <gpu/event.hpp>
+#include <gpu/stream.hpp>
+#include <gpu/timing.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+namespace bench = gpu::bench;
+
+constexpr double tolerance_fraction = 0.02;
+constexpr double tolerance_ms = 0.5e-3; // 0.5 us
+
+const char* const requirement = "cudagap's median per call at most 2% or 0.5 us above the raw call's";
+const char* const target_event = "event record within 2% or 0.5 us of cudaEventRecord";
+const char* const target_query = "stream query within 2% or 0.5 us of cudaStreamQuery";
+const char* const target_gemm = "GEMM launch within 2% or 0.5 us of cublasSgemm";
+
+struct timing_plan {
+    int repetitions;
+    int calls; // per repetition
+};
+
+timing_plan plan_for(const bench::options& settings, int calls)
+{
+    return settings.quick ? timing_plan{10, calls / 4} : timing_plan{60, calls};
+}
+
+// The raw side's check: what a careful caller writes around a bare CUDA call.
+void check(cudaError_t status, const char* api)
+{
+    if (status != cudaSuccess && status != cudaErrorNotReady) [[unlikely]] {
+        gpu::detail::throw_cuda_error(status, api, std::source_location::current());
+    }
+}
+
+// Measures one case: wrapper against raw, alternating; adds both rows, the ratio and the target.
+template <class Wrapper, class Raw>
+void compare(bench::report& r, const std::string& case_name, const char* target_name,
+             const char* raw_variant, const timing_plan& plan, Wrapper&& wrapper, Raw&& raw,
+             gpu::stream_ref stream)
+{
+    const gpu::benchmark_options options{.warmup = plan.calls,
+                                         .repetitions = plan.repetitions,
+                                         .calls_per_repetition = plan.calls};
+    const bench::paired_statistics p =
+        bench::time_host_paired(options, wrapper, raw, [&] { stream.synchronize(); });
+    bench::measurement ours = bench::measurement::from(p.a, plan.calls, "host clock");
+    ours.case_name = case_name;
+    ours.variant = "cudagap";
+    r.add(ours);
+    bench::measurement theirs = bench::measurement::from(p.b, plan.calls, "host clock");
+    theirs.case_name = case_name;
+    theirs.variant = raw_variant;
+    r.add(theirs);
+    r.add_ratio(case_name, "cudagap", raw_variant, "the wrapper's cost over the raw call");
+
+    const double extra_ms = ours.median_ms - theirs.median_ms;
+    const double allowed_ms = std::max(tolerance_fraction * theirs.median_ms, tolerance_ms);
+    std::array<char, 96> measured{};
+    std::snprintf(measured.data(), measured.size(), "%+.3f us (%+.1f%%) per call", extra_ms * 1e3,
+                  theirs.median_ms > 0 ? 100.0 * extra_ms / theirs.median_ms : 0.0);
+    r.set_target(target_name, extra_ms <= allowed_ms, measured.data());
+}
+
+void gpu_part(bench::report& r)
+{
+    gpu::stream stream(gpu::stream_flags::non_blocking);
+    const cudaStream_t raw_stream = stream.get();
+
+    r.run_case("event record", [&] {
+        // Same flags on both sides (timing events, cudagap's default).
+        const gpu::event ours;
+        cudaEvent_t theirs = nullptr;
+        GPU_CUDA_CHECK(cudaEventCreateWithFlags(&theirs, cudaEventDefault));
+        const gpu::event theirs_owner = gpu::event::from_native_handle(theirs); // frees it
+        compare(r, "event record", target_event, "cudaEventRecord", plan_for(r.settings(), 2000),
+                [&] { ours.record(stream); },
+                [&] { check(cudaEventRecord(theirs, raw_stream), "cudaEventRecord"); }, stream);
+    });
+
+    r.run_case("stream query", [&] {
+        stream.synchronize(); // an idle stream: both sides get the same answer, quickly
+        compare(r, "stream query", target_query, "cudaStreamQuery", plan_for(r.settings(), 4000),
+                [&] { static_cast<void>(stream.is_ready()); },
+                [&] { check(cudaStreamQuery(raw_stream), "cudaStreamQuery"); }, stream);
+    });
+
+    // The GEMM launch waits for gpu::blas::gemm (the cuBLAS wing's issue); until it lands the
+    // target says so rather than being left out.
+    r.set_target_not_measured(target_gemm, "not measured yet: gpu::blas::gemm has not landed");
+    r.add_note("GEMM launch: not measured yet (gpu::blas::gemm has not landed in this tree)");
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    bench::suite s;
+    s.name = "overhead";
+    s.description = "host cost per call of cudagap's wrappers vs the raw calls they make "
+                    "(event record, stream query, GEMM launch)";
+    s.targets = {{target_event, requirement}, {target_query, requirement}, {target_gemm, requirement}};
+    s.gpu = gpu_part;
+    return bench::run(argc, argv, s);
+}
