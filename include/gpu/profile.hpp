@@ -73,6 +73,13 @@ struct profile {
     [[nodiscard]] static profile production();
     /// @brief Reproducibility: deterministic algorithms, no atomics, no TF32, seed 42.
     [[nodiscard]] static profile testing();
+    /// @brief What cudagap does when no profile is chosen: the default-constructed settings
+    /// (no extra checks, FP32 without TF32, heuristic search), named `default`.
+    [[nodiscard]] static profile defaults();
+
+    /// @brief The article's tag for the profile's lines: `DEV`, `PROD`, `TEST`, else the name
+    /// in capitals (`DEFAULT`, `CUSTOM`).
+    [[nodiscard]] std::string tag() const;
 
     /// @brief One line per setting, e.g. `TF32: allowed`, for reports and the profiles example.
     [[nodiscard]] std::vector<std::string> describe() const;
@@ -89,5 +96,10 @@ struct profile {
 /// @brief The preset named by the environment variable `CUDAGAP_PROFILE`, if it is set.
 /// @throws std::invalid_argument when the variable names no preset (with its value)
 [[nodiscard]] std::optional<profile> profile_from_environment();
+
+/// @brief The profile a program runs with: @p command_line (e.g. the value of `--profile`) when
+/// it is not empty, else `CUDAGAP_PROFILE` when it is set, else `profile::defaults()`.
+/// @throws std::invalid_argument when the chosen name is no preset (naming where it came from)
+[[nodiscard]] profile select_profile(std::string_view command_line = {});
 
 } // namespace gpu

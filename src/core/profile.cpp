@@ -1,6 +1,7 @@
 // The three presets of the article's section 5.2 and their names.
 #include <gpu/profile.hpp>
 
+#include <cctype>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -61,6 +62,31 @@ profile profile::testing()
     return p;
 }
 
+profile profile::defaults()
+{
+    profile p;
+    p.name = "default";
+    return p;
+}
+
+std::string profile::tag() const
+{
+    if (name == "development") {
+        return "DEV";
+    }
+    if (name == "production") {
+        return "PROD";
+    }
+    if (name == "testing") {
+        return "TEST";
+    }
+    std::string upper = name;
+    for (char& c : upper) {
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    return upper;
+}
+
 std::vector<std::string> profile::describe() const
 {
     const auto yes_no = [](bool value) { return std::string(value ? "yes" : "no"); };
@@ -105,6 +131,14 @@ std::optional<profile> profile_from_environment()
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(std::string("CUDAGAP_PROFILE: ") + e.what());
     }
+}
+
+profile select_profile(std::string_view command_line)
+{
+    if (!command_line.empty()) {
+        return profile_from_name(command_line);
+    }
+    return profile_from_environment().value_or(profile::defaults());
 }
 
 } // namespace gpu

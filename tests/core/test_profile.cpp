@@ -77,3 +77,28 @@ TEST_CASE("describe lists every setting", "[profile]")
     CHECK(gpu::to_string(gpu::algorithm_search::exhaustive) == "exhaustive");
     CHECK(gpu::to_string(gpu::preferred_precision::bf16) == "bf16");
 }
+
+TEST_CASE("defaults, tags and the selection order: command line, environment, defaults", "[profile]")
+{
+    const gpu::profile defaults = gpu::profile::defaults();
+    CHECK(defaults.name == "default");
+    CHECK_FALSE(defaults.synchronous_checks);
+    CHECK_FALSE(defaults.allow_tf32);
+    CHECK(defaults.convolution_search == gpu::algorithm_search::heuristic);
+    CHECK(defaults.tag() == "DEFAULT");
+    CHECK(gpu::profile::development().tag() == "DEV");
+    CHECK(gpu::profile::production().tag() == "PROD");
+    CHECK(gpu::profile::testing().tag() == "TEST");
+    CHECK(gpu::profile{}.tag() == "CUSTOM");
+
+    ::unsetenv("CUDAGAP_PROFILE");
+    CHECK(gpu::select_profile() == gpu::profile::defaults());
+    CHECK(gpu::select_profile("prod") == gpu::profile::production());
+    ::setenv("CUDAGAP_PROFILE", "testing", 1);
+    CHECK(gpu::select_profile() == gpu::profile::testing());
+    CHECK(gpu::select_profile("development") == gpu::profile::development()); // the command line wins
+    ::setenv("CUDAGAP_PROFILE", "turbo", 1);
+    CHECK_THROWS_WITH(gpu::select_profile(), Contains("CUDAGAP_PROFILE") && Contains("'turbo'"));
+    CHECK_THROWS_WITH(gpu::select_profile("fast"), Contains("unknown profile 'fast'"));
+    ::unsetenv("CUDAGAP_PROFILE");
+}

@@ -1,0 +1,196 @@
+/// @file json.hpp
+/// @brief JSON for the core's reports (diagnosis, VRAM advice and usage, profiles, timing
+/// statistics, device properties) through nlohmann-json, for scripts and plots.
+///
+/// A component of its own (`cudagap::json`, `find_package(cudagap COMPONENTS json)`), header
+/// only: the JSON library is a dependency of the programs that print JSON, not of everyone who
+/// links `cudagap::core`, so the core's headers and binaries never mention it. The functions
+/// follow nlohmann's `to_json` convention, found by argument-dependent lookup:
+///
+/// @code
+/// #include <gpu/json.hpp>
+/// nlohmann::json report = gpu::diagnose();   // or: nlohmann::json j; gpu::to_json(j, report);
+/// std::cout << report.dump(2) << '\n';
+/// @endcode
+#pragma once
+
+#include <gpu/device.hpp>
+#include <gpu/diagnose.hpp>
+#include <gpu/memory.hpp>
+#include <gpu/profile.hpp>
+#include <gpu/timing.hpp>
+#include <gpu/version.hpp>
+#include <gpu/vram.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace gpu {
+
+/// @brief `"0.1.0"`.
+inline void to_json(nlohmann::json& j, const semantic_version& version) { j = version.to_string(); }
+
+/// @brief `"13.0"`, or null for the 0.0 that means "none" (no driver).
+inline void to_json(nlohmann::json& j, const cuda_version& version)
+{
+    j = version.known() ? nlohmann::json(version.to_string()) : nlohmann::json(nullptr);
+}
+
+/// @brief `"9.0"`.
+inline void to_json(nlohmann::json& j, const compute_capability& capability) { j = capability.to_string(); }
+
+/// @brief `{"supported_cuda": "13.0" or null, "installed": bool, "reason": string or null}`.
+inline void to_json(nlohmann::json& j, const driver_info& driver)
+{
+    j = {{"supported_cuda", driver.supported_cuda},
+         {"installed", driver.installed()},
+         {"reason", driver.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(driver.reason)}};
+}
+
+/// @brief The properties as an object (memory in bytes, clocks in kHz, bandwidth in GB/s).
+inline void to_json(nlohmann::json& j, const device_properties& props)
+{
+    j = {{"id", props.id},
+         {"name", props.name},
+         {"compute_capability", props.capability},
+         {"architecture", std::string(props.capability.architecture_name())},
+         {"total_memory_bytes", props.total_memory_bytes},
+         {"multiprocessors", props.multiprocessor_count},
+         {"clock_rate_khz", props.clock_rate_khz},
+         {"memory_clock_rate_khz", props.memory_clock_rate_khz},
+         {"memory_bus_width_bits", props.memory_bus_width_bits},
+         {"peak_memory_bandwidth_gbps", props.peak_memory_bandwidth_gbps()},
+         {"l2_cache_bytes", props.l2_cache_bytes},
+         {"memory_pools_supported", props.memory_pools_supported},
+         {"integrated", props.integrated},
+         {"ecc_enabled", props.ecc_enabled},
+         {"pci_bus_id", props.pci_bus_id},
+         {"tensor_cores", props.capability.has_tensor_cores()},
+         {"tf32", props.capability.has_tf32()},
+         {"bf16", props.capability.has_bf16()}};
+}
+
+/// @brief `"ok"`, `"info"`, `"skipped"`, `"warning"` or `"error"`.
+inline void to_json(nlohmann::json& j, diagnostic_status status) { j = std::string(to_string(status)); }
+
+/// @brief `{"name", "status", "detail", "fix", "caused_by"}`; empty fix and cause are null.
+inline void to_json(nlohmann::json& j, const diagnostic& check)
+{
+    const auto text_or_null = [](const std::string& text) {
+        return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+    };
+    j = {{"name", check.name},
+         {"status", check.status},
+         {"detail", check.detail},
+         {"fix", text_or_null(check.fix)},
+         {"caused_by", text_or_null(check.caused_by)}};
+}
+
+/// @brief `{"healthy", "errors", "warnings", "checks": [...], "recommendations": [...]}`.
+inline void to_json(nlohmann::json& j, const diagnosis& report)
+{
+    j = {{"cudagap_version", library_version()},
+         {"healthy", report.healthy()},
+         {"errors", report.count(diagnostic_status::error)},
+         {"warnings", report.count(diagnostic_status::warning)},
+         {"checks", report.checks},
+         {"recommendations", report.recommendations()}};
+}
+
+/// @brief `"fp32"`, `"fp16"` or `"bf16"`.
+inline void to_json(nlohmann::json& j, preferred_precision precision) { j = std::string(to_string(precision)); }
+
+/// @brief `"heuristic"`, `"exhaustive"` or `"deterministic"`.
+inline void to_json(nlohmann::json& j, algorithm_search search) { j = std::string(to_string(search)); }
+
+/// @brief Every setting of the profile; an unset seed is null.
+inline void to_json(nlohmann::json& j, const profile& p)
+{
+    j = {{"name", p.name},
+         {"synchronous_checks", p.synchronous_checks},
+         {"check_numerics", p.check_numerics},
+         {"allow_tf32", p.allow_tf32},
+         {"precision", p.precision},
+         {"convolution_search", p.convolution_search},
+         {"deterministic", p.deterministic},
+         {"seed", p.seed ? nlohmann::json(*p.seed) : nlohmann::json(nullptr)}};
+}
+
+/// @brief `"under 8 GB"`, ..., `"80 GB and more"`.
+inline void to_json(nlohmann::json& j, vram_tier tier) { j = std::string(to_string(tier)); }
+
+/// @brief The advice as an object; an unknown capability is null.
+inline void to_json(nlohmann::json& j, const vram_advice& advice)
+{
+    j = {{"total_bytes", advice.total_bytes},
+         {"compute_capability", advice.capability ? nlohmann::json(*advice.capability) : nlohmann::json(nullptr)},
+         {"tier", advice.tier},
+         {"precision", advice.precision},
+         {"batch_size", advice.batch_size},
+         {"gradient_checkpointing", advice.gradient_checkpointing},
+         {"allow_tf32", advice.allow_tf32},
+         {"notes", advice.notes}};
+}
+
+/// @brief `{"current_bytes", "peak_bytes", "live_allocations", "total_allocations"}`.
+inline void to_json(nlohmann::json& j, const allocation_stats& stats)
+{
+    j = {{"current_bytes", stats.current_bytes},
+         {"peak_bytes", stats.peak_bytes},
+         {"live_allocations", stats.live_allocations},
+         {"total_allocations", stats.total_allocations}};
+}
+
+/// @brief The pool's counters, with `cached_bytes` (reserved but unused).
+inline void to_json(nlohmann::json& j, const pool_info& pool)
+{
+    j = {{"supported", pool.supported},
+         {"reserved_bytes", pool.reserved_bytes},
+         {"used_bytes", pool.used_bytes},
+         {"cached_bytes", pool.cached_bytes()},
+         {"reserved_peak_bytes", pool.reserved_peak_bytes},
+         {"release_threshold_bytes", pool.release_threshold_bytes}};
+}
+
+/// @brief `{"free_bytes", "total_bytes", "used_bytes", "used_fraction"}`.
+inline void to_json(nlohmann::json& j, const memory_info& memory)
+{
+    j = {{"free_bytes", memory.free_bytes},
+         {"total_bytes", memory.total_bytes},
+         {"used_bytes", memory.used_bytes()},
+         {"used_fraction", memory.used_fraction()}};
+}
+
+/// @brief The three views and the warning (null when usage is not high).
+inline void to_json(nlohmann::json& j, const vram_usage& usage)
+{
+    const std::string warning = usage.warning();
+    j = {{"device", usage.device_id},
+         {"allocated", usage.allocated},
+         {"pool", usage.pool},
+         {"device_memory", usage.device_memory},
+         {"high", usage.high()},
+         {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
+}
+
+/// @brief `{"before", "after", "released_bytes"}`.
+inline void to_json(nlohmann::json& j, const vram_clear_result& result)
+{
+    j = {{"before", result.before}, {"after", result.after}, {"released_bytes", result.released_bytes()}};
+}
+
+/// @brief The statistics in milliseconds, with `relative_spread` and the samples.
+inline void to_json(nlohmann::json& j, const statistics& stats)
+{
+    j = {{"count", stats.count},
+         {"min_ms", stats.min_ms},
+         {"median_ms", stats.median_ms},
+         {"mean_ms", stats.mean_ms},
+         {"max_ms", stats.max_ms},
+         {"stddev_ms", stats.stddev_ms},
+         {"relative_spread", stats.relative_spread()},
+         {"samples_ms", stats.samples_ms}};
+}
+
+} // namespace gpu

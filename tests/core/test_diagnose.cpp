@@ -1,0 +1,481 @@
+// gpu/diagnose.hpp: the diagnosis of this machine's real environment, compared with facts read
+// here independently, and of fake environments (tools on a temporary search path, library
+// copies on a temporary LD_LIBRARY_PATH).
+#include <gpu/diagnose.hpp>
+
+#include <gpu/device.hpp>
+#include <gpu/version.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh folder under the system's temporary folder, removed at the end of the test.
+struct temporary_folder {
+    fs::path path;
+    temporary_folder()
+    {
+        std::random_device random;
+        path = fs::temp_directory_path() / ("cudagap-diagnose-" + std::to_string(random()));
+        fs::create_directories(path);
+    }
+    ~temporary_folder()
+    {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    temporary_folder(const temporary_folder&) = delete;
+    temporary_folder& operator=(const temporary_folder&) = delete;
+
+    // Writes an executable shell script called @p name with @p body.
+    void tool(const std::string& name, const std::string& body) const
+    {
+        const fs::path file = path / name;
+        std::ofstream(file) << "#!/bin/sh\n" << body << "\n";
+        fs::permissions(file, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+    }
+
+    void file(const std::string& name, const std::string& content = "not really a library") const
+    {
+        std::ofstream(path / name) << content;
+    }
+};
+
+// Restores an environment variable at the end of a test.
+struct scoped_environment {
+    std::string name;
+    std::optional<std::string> saved;
+    scoped_environment(std::string variable, const std::string& value) : name(std::move(variable))
+    {
+        if (const char* old = std::getenv(name.c_str()); old != nullptr) {
+            saved = old;
+        }
+        ::setenv(name.c_str(), value.c_str(), 1);
+    }
+    ~scoped_environment()
+    {
+        if (saved) {
+            ::setenv(name.c_str(), saved->c_str(), 1);
+        } else {
+            ::unsetenv(name.c_str());
+        }
+    }
+    scoped_environment(const scoped_environment&) = delete;
+    scoped_environment& operator=(const scoped_environment&) = delete;
+};
+
+// A copy: callers pass temporaries.
+gpu::diagnostic require_check(const gpu::diagnosis& report, std::string_view name)
+{
+    const gpu::diagnostic* check = report.find(name);
+    if (check == nullptr) {
+        throw std::runtime_error("the report has no check called " + std::string(name));
+    }
+    return *check;
+}
+
+bool on_path(const std::string& tool)
+{
+    const char* path = std::getenv("PATH");
+    std::string folders = path == nullptr ? "" : path;
+    std::size_t begin = 0;
+    while (begin <= folders.size()) {
+        const std::size_t end = std::min(folders.find(':', begin), folders.size());
+        const std::string folder = folders.substr(begin, end - begin);
+        begin = end + 1;
+        std::error_code ec;
+        if (!folder.empty() && fs::is_regular_file(fs::path(folder) / tool, ec)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// What the kernel-image check must say for a prediction of gpu::kernel_image_for.
+gpu::diagnostic_status expected_status(gpu::kernel_image image)
+{
+    switch (image) {
+    case gpu::kernel_image::ptx_jit:
+        return gpu::diagnostic_status::warning;
+    case gpu::kernel_image::missing:
+        return gpu::diagnostic_status::error;
+    default:
+        return gpu::diagnostic_status::ok;
+    }
+}
+
+gpu::diagnosis diagnose_with_tools(const temporary_folder& tools)
+{
+    return gpu::diagnose({.sources = {}, .search_path = tools.path.string(),
+                          .tool_timeout = std::chrono::milliseconds(5000)});
+}
+
+} // namespace
+
+TEST_CASE("the diagnosis runs the article's checks in order, each with a detail", "[diagnose]")
+{
+    const gpu::diagnosis report = gpu::diagnose();
+    const std::vector<std::string> expected = {"nvidia-smi", "NVIDIA driver", "CUDA runtime",
+                                               "GPUs",       "kernel images", "nvcc",
+                                               "ROCm",       "Intel oneAPI"};
+    REQUIRE(report.checks.size() == expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        INFO(report.checks[i].name << ": " << report.checks[i].detail);
+        CHECK(report.checks[i].name == expected[i]);
+        CHECK_FALSE(report.checks[i].detail.empty());
+        if (report.checks[i].status == gpu::diagnostic_status::error ||
+            report.checks[i].status == gpu::diagnostic_status::warning) {
+            CHECK((!report.checks[i].fix.empty() || !report.checks[i].caused_by.empty()));
+        }
+    }
+    CHECK(report.healthy() == (report.count(gpu::diagnostic_status::error) == 0));
+    CHECK(report.exit_code() == (report.healthy() ? 0 : 1));
+}
+
+TEST_CASE("the driver check agrees with cudaDriverGetVersion, read here directly", "[diagnose]")
+{
+    int encoded = 0;
+    REQUIRE(cudaDriverGetVersion(&encoded) == cudaSuccess);
+    const gpu::diagnosis report = gpu::diagnose();
+    const gpu::diagnostic driver = require_check(report, "NVIDIA driver");
+    const gpu::cuda_version runtime = gpu::runtime_version();
+    INFO(driver.detail);
+    if (encoded == 0) {
+        // This machine's case: the toolkit without a driver. The report must say exactly that.
+        CHECK(driver.status == gpu::diagnostic_status::error);
+        CHECK_THAT(driver.detail, Contains("no NVIDIA driver") && Contains("libcuda.so") &&
+                                      Contains("CUDA " + runtime.to_string() + " runtime"));
+        if (!fs::exists("/proc/driver/nvidia/version")) {
+            CHECK_THAT(driver.detail, Contains("no NVIDIA kernel module is loaded"));
+            CHECK_THAT(driver.fix, Contains("supports CUDA " + runtime.to_string()) &&
+                                       Contains("https://www.nvidia.com/drivers"));
+            const std::string branch = gpu::minimum_driver_for(runtime);
+            if (!branch.empty()) {
+                CHECK_THAT(driver.fix, Contains("branch " + branch + " or newer"));
+            }
+        }
+        CHECK_FALSE(report.healthy());
+        CHECK(report.exit_code() == 1);
+    } else {
+        const gpu::cuda_version supported = gpu::cuda_version::from_int(encoded);
+        CHECK_THAT(driver.detail, Contains("supports CUDA up to " + supported.to_string()));
+        CHECK((driver.status == gpu::diagnostic_status::error) == (supported.major < runtime.major));
+    }
+}
+
+TEST_CASE("the GPU check agrees with cudaGetDeviceCount, read here directly", "[diagnose]")
+{
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    static_cast<void>(cudaGetLastError());
+    const gpu::diagnosis report = gpu::diagnose();
+    const gpu::diagnostic gpus = require_check(report, "GPUs");
+    INFO(gpus.detail);
+    if (status != cudaSuccess) {
+        CHECK(gpus.status == gpu::diagnostic_status::error);
+        CHECK_THAT(gpus.detail, StartsWith("cudaGetDeviceCount: " + std::string(cudaGetErrorName(status))));
+        if (require_check(report, "NVIDIA driver").status == gpu::diagnostic_status::error) {
+            // The root cause leads: the GPU check points at the driver and adds no second fix.
+            CHECK(gpus.caused_by == "NVIDIA driver");
+        }
+        const gpu::diagnostic images = require_check(report, "kernel images");
+        if (!on_path("nvidia-smi")) {
+            CHECK(images.status == gpu::diagnostic_status::skipped);
+            CHECK_THAT(images.detail, Contains("no GPU to compare against"));
+        }
+    } else {
+        REQUIRE(count > 0);
+        CHECK(gpus.status != gpu::diagnostic_status::error);
+        CHECK_THAT(gpus.detail, StartsWith(std::to_string(count) + " GPU(s)"));
+        CHECK_THAT(gpus.detail, Contains(gpu::device(0).properties().name));
+        CHECK_THAT(require_check(report, "kernel images").detail, Contains("GPU 0"));
+    }
+}
+
+TEST_CASE("the runtime check names the loaded libcudart and the compiled version", "[diagnose]")
+{
+    const gpu::diagnostic runtime = require_check(gpu::diagnose(), "CUDA runtime");
+    INFO(runtime.detail);
+    CHECK(runtime.status != gpu::diagnostic_status::error);
+    CHECK_THAT(runtime.detail, Contains("CUDA runtime " + gpu::runtime_version().to_string() + " loaded") &&
+                                   Contains("compiled against " +
+                                            gpu::compiled_runtime_version().to_string()));
+    const std::optional<std::string> loaded = gpu::loaded_library_path("libcudart");
+    if (loaded) {
+        CHECK_THAT(runtime.detail, Contains("from " + *loaded));
+    } else {
+        CHECK_THAT(runtime.detail, Contains("linked statically"));
+    }
+}
+
+TEST_CASE("kernel images name the architectures this library was built for", "[diagnose]")
+{
+    const gpu::diagnostic images = require_check(gpu::diagnose(), "kernel images");
+    const std::string built = gpu::built_cuda_architectures_string();
+    if (!built.empty()) {
+        CHECK_THAT(images.detail, Contains("CMAKE_CUDA_ARCHITECTURES=" + built));
+    }
+}
+
+TEST_CASE("nvidia-smi missing without a driver is an error that follows from the driver", "[diagnose]")
+{
+    const temporary_folder empty;
+    const gpu::diagnosis report = diagnose_with_tools(empty);
+    const gpu::diagnostic smi = require_check(report, "nvidia-smi");
+    CHECK_THAT(smi.detail, StartsWith("nvidia-smi is not on the search path"));
+    if (gpu::is_available()) {
+        CHECK(smi.status == gpu::diagnostic_status::warning);
+        CHECK_THAT(smi.fix, Contains("NVIDIA_DRIVER_CAPABILITIES"));
+    } else {
+        CHECK(smi.status == gpu::diagnostic_status::error);
+        if (!gpu::driver_version().installed()) {
+            CHECK(smi.caused_by == "NVIDIA driver");
+        }
+    }
+    CHECK(require_check(report, "ROCm").status == gpu::diagnostic_status::info);
+}
+
+TEST_CASE("nvidia-smi's query is parsed: GPU, driver, memory and compute capability", "[diagnose]")
+{
+    const temporary_folder tools;
+    tools.tool("nvidia-smi", "echo 'NVIDIA H200, 570.124.06, 143771 MiB, 9.0'");
+    const gpu::diagnosis report = diagnose_with_tools(tools);
+    const gpu::diagnostic smi = require_check(report, "nvidia-smi");
+    INFO(smi.detail);
+    CHECK(smi.status == gpu::diagnostic_status::ok);
+    CHECK_THAT(smi.detail, Contains("1 GPU(s): NVIDIA H200, driver 570.124.06, 143771 MiB, "
+                                    "compute capability 9.0"));
+    const gpu::diagnostic images = require_check(report, "kernel images");
+    if (!gpu::is_available() && !gpu::built_cuda_architectures_string().empty()) {
+        // CUDA cannot list the GPU here, so nvidia-smi's capability predicts the kernel images.
+        CHECK_THAT(images.detail, Contains("nvidia-smi GPU 0 (NVIDIA H200), compute capability 9.0"));
+        CHECK(images.status == expected_status(gpu::kernel_image_for({9, 0})));
+    }
+}
+
+TEST_CASE("a GPU the build has no image for is predicted from nvidia-smi's capability", "[diagnose]")
+{
+    if (gpu::is_available() || gpu::built_cuda_architectures().empty()) {
+        // With a GPU the check looks at CUDA's devices instead; without kernels there is nothing
+        // to predict. Both are covered by the real-environment tests.
+        SUCCEED("CUDA's own devices are checked instead");
+        return;
+    }
+    const temporary_folder tools;
+    SECTION("older than every built architecture: no kernel image, an error and the rebuild")
+    {
+        tools.tool("nvidia-smi", "echo 'Tesla K80, 470.57.02, 11441 MiB, 3.7'");
+        const gpu::diagnostic images = require_check(diagnose_with_tools(tools), "kernel images");
+        INFO(images.detail);
+        REQUIRE(gpu::kernel_image_for({3, 7}) == gpu::kernel_image::missing);
+        CHECK(images.status == gpu::diagnostic_status::error);
+        CHECK_THAT(images.detail, Contains("no kernel image is available"));
+        CHECK_THAT(images.fix, Contains("-DCMAKE_CUDA_ARCHITECTURES=37"));
+    }
+    SECTION("newer than every machine code: PTX JIT, a warning and the -real to add")
+    {
+        tools.tool("nvidia-smi", "echo 'NVIDIA B200, 580.65.06, 183359 MiB, 10.0'");
+        const gpu::diagnostic images = require_check(diagnose_with_tools(tools), "kernel images");
+        INFO(images.detail);
+        const gpu::kernel_image expected = gpu::kernel_image_for({10, 0});
+        CHECK(images.status == expected_status(expected));
+        if (expected == gpu::kernel_image::ptx_jit) {
+            CHECK_THAT(images.fix, Contains("100-real") && Contains(gpu::built_cuda_architectures_string()));
+        }
+    }
+}
+
+TEST_CASE("a failing or hanging nvidia-smi is an error with what it said", "[diagnose]")
+{
+    const temporary_folder tools;
+    SECTION("it fails")
+    {
+        tools.tool("nvidia-smi", "echo \"NVIDIA-SMI has failed because it couldn't communicate "
+                                 "with the NVIDIA driver.\"; exit 9");
+        const gpu::diagnostic smi = require_check(diagnose_with_tools(tools), "nvidia-smi");
+        CHECK(smi.status == gpu::diagnostic_status::error);
+        CHECK_THAT(smi.detail, Contains("failed (exit 9)") && Contains("couldn't communicate"));
+        CHECK_THAT(smi.fix, Contains("dmesg"));
+    }
+    SECTION("it hangs, and is killed at the timeout")
+    {
+        tools.tool("nvidia-smi", "exec sleep 30");
+        const auto start = std::chrono::steady_clock::now();
+        const gpu::diagnosis report = gpu::diagnose(
+            {.sources = {}, .search_path = tools.path.string(), .tool_timeout = std::chrono::milliseconds(300)});
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+        const gpu::diagnostic smi = require_check(report, "nvidia-smi");
+        CHECK(smi.status == gpu::diagnostic_status::error);
+        CHECK_THAT(smi.detail, Contains("did not answer within"));
+    }
+}
+
+TEST_CASE("nvcc's release is read and compared with the toolkit cudagap was built with", "[diagnose]")
+{
+    const temporary_folder tools;
+    const gpu::cuda_version compiled = gpu::compiled_runtime_version();
+    SECTION("the same major version: ok")
+    {
+        tools.tool("nvcc", "echo 'Cuda compilation tools, release " + compiled.to_string() + ", V" +
+                               compiled.to_string() + ".88'");
+        const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
+        CHECK(nvcc.status == gpu::diagnostic_status::ok);
+        CHECK_THAT(nvcc.detail, StartsWith("Cuda compilation tools, release " + compiled.to_string()) &&
+                                    Contains((tools.path / "nvcc").string()));
+    }
+    SECTION("another major version: a warning to put the right toolkit first")
+    {
+        const std::string other = std::to_string(compiled.major - 1) + ".4";
+        tools.tool("nvcc", "echo 'Cuda compilation tools, release " + other + ", V" + other + ".131'");
+        const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
+        CHECK(nvcc.status == gpu::diagnostic_status::warning);
+        CHECK_THAT(nvcc.detail, Contains("release " + other));
+        CHECK_THAT(nvcc.fix, Contains("CUDA " + compiled.to_string() + " toolkit's bin folder first"));
+    }
+    SECTION("not on the search path but in a toolkit folder: add it to PATH")
+    {
+        const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
+        CHECK(nvcc.status == gpu::diagnostic_status::warning);
+        if (fs::exists("/usr/local/cuda/bin/nvcc") && std::getenv("CUDA_HOME") == nullptr &&
+            std::getenv("CUDA_PATH") == nullptr && std::getenv("CUDAToolkit_ROOT") == nullptr) {
+            CHECK_THAT(nvcc.fix, StartsWith("add /usr/local/cuda/bin to PATH"));
+        }
+    }
+}
+
+TEST_CASE("other platforms are reported as information", "[diagnose]")
+{
+    const temporary_folder tools;
+    tools.tool("rocm-smi", "exit 0");
+    tools.tool("sycl-ls", "exit 0");
+    const gpu::diagnosis report = diagnose_with_tools(tools);
+    const gpu::diagnostic rocm = require_check(report, "ROCm");
+    const gpu::diagnostic oneapi = require_check(report, "Intel oneAPI");
+    CHECK(rocm.status == gpu::diagnostic_status::info);
+    CHECK(oneapi.status == gpu::diagnostic_status::info);
+    CHECK_THAT(rocm.detail, Contains("AMD ROCm is installed (" + (tools.path / "rocm-smi").string()));
+    CHECK_THAT(oneapi.detail, Contains("Intel oneAPI (SYCL) is installed"));
+}
+
+TEST_CASE("sources add their checks after the core's and before the platforms", "[diagnose]")
+{
+    const gpu::diagnosis report = gpu::diagnose(
+        {.sources = {[] {
+                         return std::vector<gpu::diagnostic>{
+                             {"wing check", gpu::diagnostic_status::ok, "fine", "", ""}};
+                     },
+                     []() -> std::vector<gpu::diagnostic> { throw std::runtime_error("boom"); }}});
+    std::vector<std::string> names;
+    for (const gpu::diagnostic& check : report.checks) {
+        names.push_back(check.name);
+    }
+    REQUIRE(names.size() == 10);
+    CHECK(names[5] == "nvcc");
+    CHECK(names[6] == "wing check");
+    CHECK(names[7] == "diagnostic source");
+    CHECK(report.checks[7].status == gpu::diagnostic_status::error);
+    CHECK_THAT(report.checks[7].detail, Contains("boom"));
+    CHECK(names[8] == "ROCm");
+}
+
+TEST_CASE("recommendations lead with root causes, errors first, each fix once", "[diagnose]")
+{
+    gpu::diagnosis report;
+    report.checks = {
+        {"a", gpu::diagnostic_status::warning, "w", "fix the warning", ""},
+        {"driver", gpu::diagnostic_status::error, "broken", "install the driver", ""},
+        {"handle", gpu::diagnostic_status::error, "cannot create", "install the driver", "driver"},
+        {"follows", gpu::diagnostic_status::error, "also broken", "do not show me", "driver"},
+        {"other", gpu::diagnostic_status::error, "x", "fix other", ""},
+        {"fine", gpu::diagnostic_status::ok, "ok", "", ""},
+        {"info", gpu::diagnostic_status::info, "fyi", "", ""},
+    };
+    CHECK(report.recommendations() ==
+          std::vector<std::string>{"install the driver", "fix other", "fix the warning"});
+    CHECK(report.count(gpu::diagnostic_status::error) == 4);
+    CHECK(report.worst() == gpu::diagnostic_status::error);
+    CHECK_FALSE(report.healthy());
+    CHECK(report.exit_code() == 1);
+
+    const std::vector<std::string> lines = report.describe();
+    CHECK(lines[0] == "[WARN] a: w");
+    CHECK(lines[1] == "       fix: fix the warning");
+    CHECK(lines[2] == "[FAIL] driver: broken");
+    CHECK(lines[4] == "[FAIL] handle: cannot create");
+    CHECK(lines[5] == "       (follows from: driver)");
+    CHECK_THAT(lines.back(), Contains("3. fix the warning"));
+
+    gpu::diagnosis only_warnings;
+    only_warnings.checks = {{"a", gpu::diagnostic_status::warning, "w", "fix", ""},
+                            {"b", gpu::diagnostic_status::skipped, "no GPU", "", ""}};
+    CHECK(only_warnings.healthy());
+    CHECK(only_warnings.exit_code() == 0);
+    CHECK(only_warnings.exit_code(true) == 1);
+    CHECK(only_warnings.worst() == gpu::diagnostic_status::warning);
+
+    gpu::diagnosis clean;
+    clean.checks = {{"a", gpu::diagnostic_status::ok, "fine", "", ""}};
+    CHECK(clean.recommendations().empty());
+    CHECK(clean.describe().back() == "Your CUDA environment is ready.");
+    CHECK(gpu::to_string(gpu::diagnostic_status::skipped) == "skipped");
+}
+
+TEST_CASE("library copies: one per file, duplicates of a version warn with the fix", "[diagnose]")
+{
+    const temporary_folder first;
+    const temporary_folder second;
+    first.file("libcudagapfake.so.3.1.0", "copy one");
+    fs::create_symlink("libcudagapfake.so.3.1.0", first.path / "libcudagapfake.so.3");
+    fs::create_symlink("libcudagapfake.so.3", first.path / "libcudagapfake.so");
+    first.file("libcudagapfake_ops.so.3", "a different library");
+    fs::create_symlink("missing.so.3", first.path / "libcudagapfake.so.2"); // dangling: no copy
+    const scoped_environment path("LD_LIBRARY_PATH", first.path.string());
+
+    std::vector<gpu::library_copy> copies = gpu::find_library_copies("libcudagapfake");
+    REQUIRE(copies.size() == 1);
+    CHECK(copies[0].soname_version == "3.1.0");
+    CHECK(copies[0].resolved_path == fs::canonical(first.path / "libcudagapfake.so.3.1.0").string());
+    CHECK_FALSE(copies[0].loaded);
+    const gpu::diagnostic single = gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    CHECK(single.status == gpu::diagnostic_status::ok);
+    CHECK_THAT(single.detail, StartsWith("libcudagapfake.so.3:"));
+
+    second.file("libcudagapfake.so.3", "copy two");
+    second.file("libcudagapfake.so.4", "another major version");
+    const scoped_environment both("LD_LIBRARY_PATH", first.path.string() + ":" + second.path.string());
+    copies = gpu::find_library_copies("libcudagapfake");
+    CHECK(copies.size() == 3);
+    const gpu::diagnostic duplicate = gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    INFO(duplicate.detail);
+    CHECK(duplicate.status == gpu::diagnostic_status::warning);
+    CHECK_THAT(duplicate.detail, Contains("2 copies of libcudagapfake.so.3:") &&
+                                     Contains((second.path / "libcudagapfake.so.3").string()) &&
+                                     Contains("libcudagapfake.so.4: "));
+    CHECK_THAT(duplicate.fix, Contains("LD_LIBRARY_PATH") && Contains("set FAKE_ROOT"));
+}
+
+TEST_CASE("the loaded copy of a library is found and marked", "[diagnose]")
+{
+    const std::optional<std::string> libc = gpu::loaded_library_path("libc");
+    REQUIRE(libc.has_value());
+    CHECK_THAT(*libc, Contains("libc.so"));
+    CHECK_FALSE(gpu::loaded_library_path("libcudagap_not_a_library").has_value());
+    const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libc");
+    CHECK(std::any_of(copies.begin(), copies.end(), [](const gpu::library_copy& c) { return c.loaded; }));
+}
