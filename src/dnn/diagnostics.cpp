@@ -1,0 +1,82 @@
+// The cuDNN wing's checks for the diagnosis: the article's "cuDNN error: NOT_INITIALIZED" row
+// and its "check that CUDA and cuDNN versions match", done with this machine's facts.
+#include <gpu/dnn/diagnostics.hpp>
+
+#include <gpu/device.hpp>
+#include <gpu/dnn/handle.hpp>
+#include <gpu/dnn/version.hpp>
+
+#include <filesystem>
+#include <string>
+
+namespace gpu::dnn {
+
+namespace {
+
+diagnostic check_versions()
+{
+    diagnostic check;
+    check.name = "cuDNN";
+    const version_info info = version();
+    const cuda_version runtime = runtime_version();
+    const std::optional<std::string> path = loaded_library_path("libcudnn");
+    const std::string folder =
+        path ? std::filesystem::path(*path).parent_path().string() : std::string("<its folder>");
+    check.detail = "cuDNN " + info.loaded.to_string() + " loaded" +
+                   (path ? " from " + *path : std::string()) + " (built for CUDA " +
+                   info.loaded_for_cuda.to_string() + "), cudagap compiled against " +
+                   info.compiled.to_string() + ", CUDA runtime " + runtime.to_string();
+    if (!info.compatible()) {
+        check.status = diagnostic_status::error;
+        check.detail += ": the loaded cuDNN cannot serve code built against " + info.compiled.to_string();
+        check.fix = "load cuDNN " + std::to_string(info.compiled.major) + "." +
+                    std::to_string(info.compiled.minor) + " or newer of the same major version "
+                    "(put its lib folder first on LD_LIBRARY_PATH), or rebuild cudagap against "
+                    "the loaded one with -DCUDNN_ROOT=" + folder + "/..";
+        return check;
+    }
+    if (runtime.known() && info.loaded_for_cuda.known() && info.loaded_for_cuda.major != runtime.major) {
+        check.status = diagnostic_status::error;
+        check.detail += ": this cuDNN was built for another CUDA major version";
+        check.fix = "install the cuDNN build for CUDA " + std::to_string(runtime.major) +
+                    " (pip install nvidia-cudnn-cu" + std::to_string(runtime.major) +
+                    ", or NVIDIA's cudnn9-cuda-" + std::to_string(runtime.major) +
+                    " package) and set CUDNN_ROOT to it";
+        return check;
+    }
+    check.status = diagnostic_status::ok;
+    return check;
+}
+
+diagnostic check_handle()
+{
+    diagnostic check;
+    check.name = "cuDNN handle";
+    try {
+        const handle created;
+        check.status = diagnostic_status::ok;
+        const device dev = current_device();
+        check.detail = "cudnnCreate works on GPU " + std::to_string(dev.id()) + " (" +
+                       dev.properties().name + ")";
+    } catch (const gpu::error& e) {
+        check.status = diagnostic_status::error;
+        check.detail = e.api() + ": " + e.status_name() + " (" + std::to_string(e.code()) + "): " +
+                       e.message();
+        check.fix = e.hint().empty() ? std::string("run cudagap-doctor on a machine with a GPU")
+                                     : e.hint();
+        if (!is_available()) {
+            check.caused_by = "GPUs"; // no usable GPU: the core's check names the root cause
+        }
+    }
+    return check;
+}
+
+} // namespace
+
+std::vector<diagnostic> diagnostics()
+{
+    return {check_versions(), check_handle(),
+            check_library_copies("cuDNN copies on the library path", {"libcudnn"}, "CUDNN_ROOT")};
+}
+
+} // namespace gpu::dnn

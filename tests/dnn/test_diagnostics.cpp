@@ -1,0 +1,68 @@
+// gpu/dnn/diagnostics.hpp: the cuDNN checks on this machine's real cuDNN, alone and composed
+// into gpu::diagnose.
+#include <gpu/dnn/diagnostics.hpp>
+
+#include <gpu/device.hpp>
+#include <gpu/dnn/version.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+TEST_CASE("the cuDNN checks: versions, handle, copies on the library path", "[diagnostics]")
+{
+    const std::vector<gpu::diagnostic> checks = gpu::dnn::diagnostics();
+    REQUIRE(checks.size() == 3);
+    CHECK(checks[0].name == "cuDNN");
+    CHECK(checks[1].name == "cuDNN handle");
+    CHECK(checks[2].name == "cuDNN copies on the library path");
+
+    const gpu::dnn::version_info info = gpu::dnn::version();
+    INFO(checks[0].detail);
+    CHECK_THAT(checks[0].detail, StartsWith("cuDNN " + info.loaded.to_string() + " loaded") &&
+                                     Contains("compiled against " + info.compiled.to_string()) &&
+                                     Contains("built for CUDA " + info.loaded_for_cuda.to_string()));
+    CHECK((checks[0].status == gpu::diagnostic_status::ok) ==
+          (info.compatible() && info.loaded_for_cuda.major == gpu::runtime_version().major));
+
+    // The loaded copy is named and marked among the copies.
+    const std::optional<std::string> loaded = gpu::loaded_library_path("libcudnn");
+    REQUIRE(loaded.has_value());
+    CHECK_THAT(checks[0].detail, Contains("from " + *loaded));
+    CHECK_THAT(checks[2].detail, Contains("libcudnn.so." + std::to_string(info.loaded.major)) &&
+                                     Contains("(loaded)"));
+}
+
+TEST_CASE("without a GPU the handle check reports cuDNN's error, caused by the GPUs check", "[diagnostics]")
+{
+    const gpu::diagnostic handle = gpu::dnn::diagnostics()[1];
+    INFO(handle.detail);
+    if (gpu::is_available()) {
+        CHECK(handle.status == gpu::diagnostic_status::ok);
+        return;
+    }
+    CHECK(handle.status == gpu::diagnostic_status::error);
+    CHECK_THAT(handle.detail, StartsWith("cudnnCreate") && Contains("CUDNN_STATUS_"));
+    CHECK_FALSE(handle.fix.empty());
+    CHECK(handle.caused_by == "GPUs");
+
+    // Composed into the diagnosis, the root cause leads and this fix is not repeated.
+    const gpu::diagnosis report = gpu::diagnose({.sources = {gpu::dnn::diagnostics}});
+    REQUIRE(report.find("cuDNN handle") != nullptr);
+    REQUIRE(report.find("GPUs") != nullptr);
+    CHECK(report.find("GPUs")->status == gpu::diagnostic_status::error);
+    const std::vector<std::string> fixes = report.recommendations();
+    CHECK(std::find(fixes.begin(), fixes.end(), handle.fix) == fixes.end());
+}
+
+TEST_CASE("with a GPU the handle check creates a handle on the current device", "[diagnostics][gpu]")
+{
+    const gpu::diagnostic handle = gpu::dnn::diagnostics()[1];
+    INFO(handle.detail);
+    CHECK(handle.status == gpu::diagnostic_status::ok);
+    CHECK_THAT(handle.detail, Contains(gpu::current_device().properties().name));
+}
