@@ -1,0 +1,85 @@
+// The cuBLAS wing's checks for the diagnosis: versions (cuBLAS and the cuBLASLt it needs),
+// handle creation with the real error, duplicate copies on the library path.
+#include <gpu/blas/diagnostics.hpp>
+
+#include <gpu/blas/handle.hpp>
+#include <gpu/blas/version.hpp>
+#include <gpu/device.hpp>
+
+#include <cublasLt.h>
+
+#include <filesystem>
+#include <string>
+
+namespace gpu::blas {
+
+namespace {
+
+diagnostic check_versions()
+{
+    diagnostic check;
+    check.name = "cuBLAS";
+    const version_info info = version();
+    const std::optional<std::string> path = loaded_library_path("libcublas");
+    // cuBLASLt encodes its version as major * 10000 + minor * 100 + patch.
+    const auto lt = static_cast<int>(cublasLtGetVersion());
+    const semantic_version lt_version{lt / 10000, (lt % 10000) / 100, lt % 100};
+    check.detail = "cuBLAS " + info.loaded.to_string() + " loaded" +
+                   (path ? " from " + *path : std::string()) + " with cuBLASLt " +
+                   lt_version.to_string() + ", cudagap compiled against " + info.compiled.to_string();
+    const std::string folder =
+        path ? std::filesystem::path(*path).parent_path().string() : std::string("the toolkit's lib64");
+    if (!info.compatible()) {
+        check.status = diagnostic_status::error;
+        check.detail += ": the loaded cuBLAS cannot serve code built against " + info.compiled.to_string();
+        check.fix = "load the cuBLAS of CUDA " + std::to_string(info.compiled.major) + " (put the "
+                    "toolkit's lib64 first on LD_LIBRARY_PATH), or rebuild cudagap with "
+                    "-DCUDAToolkit_ROOT set to the toolkit that holds " + folder;
+        return check;
+    }
+    if (lt_version.major != info.loaded.major || lt_version.minor != info.loaded.minor) {
+        check.status = diagnostic_status::error;
+        check.detail += ": cuBLAS and cuBLASLt come from different releases";
+        check.fix = "load libcublas and libcublasLt from the same folder (" + folder +
+                    "): remove the other copy of libcublasLt from LD_LIBRARY_PATH";
+        return check;
+    }
+    check.status = diagnostic_status::ok;
+    return check;
+}
+
+diagnostic check_handle()
+{
+    diagnostic check;
+    check.name = "cuBLAS handle";
+    try {
+        const handle created;
+        const device dev = current_device();
+        check.status = diagnostic_status::ok;
+        check.detail = "cublasCreate works on GPU " + std::to_string(dev.id()) + " (" +
+                       dev.properties().name + "), math mode " +
+                       std::string(to_string(created.math())) + ", workspace " +
+                       format_bytes(created.workspace_size().value_or(0));
+    } catch (const gpu::error& e) {
+        check.status = diagnostic_status::error;
+        check.detail = e.api() + ": " + e.status_name() + " (" + std::to_string(e.code()) + "): " +
+                       e.message();
+        check.fix = e.hint().empty() ? std::string("run cudagap-doctor on a machine with a GPU")
+                                     : e.hint();
+        if (!is_available()) {
+            check.caused_by = "GPUs"; // no usable GPU: the core's check names the root cause
+        }
+    }
+    return check;
+}
+
+} // namespace
+
+std::vector<diagnostic> diagnostics()
+{
+    return {check_versions(), check_handle(),
+            check_library_copies("cuBLAS copies on the library path", {"libcublas", "libcublasLt"},
+                                 "CUDAToolkit_ROOT")};
+}
+
+} // namespace gpu::blas
