@@ -1,0 +1,388 @@
+/// @file convolution.hpp
+/// @brief `gpu::dnn::convolution`: a forward convolution planned once (algorithm chosen under an
+/// explicit policy and workspace budget, plans cached) and run many times; `explain()` says
+/// which algorithm runs and why.
+///
+/// @code
+/// gpu::dnn::handle h(stream);
+/// gpu::dnn::convolution conv(h, {.input = {32, 3, 224, 224}, .filter = {64, 3, 3, 3},
+///                                .geometry = {.padding = {1, 1}}},
+///                            gpu::dnn::convolution_options::from(gpu::profile::production()));
+/// conv.forward(h, x, w, y);                 // device_buffer<float>s, on h's stream
+/// std::puts(conv.explain().to_string().c_str());
+/// @endcode
+///
+/// See docs/convolution.md for layouts, policies, the workspace budget, determinism and how
+/// they map to PyTorch's `cudnn.benchmark`, `cudnn.deterministic` and `allow_tf32`.
+#pragma once
+
+#include <gpu/dnn/activation_descriptor.hpp>
+#include <gpu/dnn/convolution_descriptor.hpp>
+#include <gpu/dnn/filter_descriptor.hpp>
+#include <gpu/dnn/handle.hpp>
+#include <gpu/dnn/tensor_descriptor.hpp>
+#include <gpu/dnn/types.hpp>
+#include <gpu/memory.hpp>
+#include <gpu/profile.hpp>
+
+#include <cudnn_cnn.h>
+
+#include <compare>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace gpu::dnn {
+
+/// @brief How a plan chooses its algorithm: `heuristic`, `exhaustive` or `deterministic`
+/// (the type of `gpu::profile::convolution_search`).
+using algorithm_search = gpu::algorithm_search;
+
+/// @brief cuDNN's forward convolution algorithms (`cudnnConvolutionFwdAlgo_t`).
+enum class convolution_algorithm {
+    implicit_gemm,         ///< GEMM without materialising the unfolded input; no workspace
+    implicit_precomp_gemm, ///< implicit GEMM with precomputed indices; small workspace
+    gemm,                  ///< explicit im2col then GEMM; large workspace
+    direct,                ///< direct convolution
+    fft,                   ///< FFT; large workspace
+    fft_tiling,            ///< tiled FFT; less workspace than `fft`
+    winograd,              ///< Winograd (3x3 filters)
+    winograd_nonfused,     ///< Winograd with separate transforms; more workspace
+};
+
+/// @brief E.g. `implicit_precomp_gemm`.
+[[nodiscard]] std::string_view to_string(convolution_algorithm algorithm) noexcept;
+
+/// @brief What a convolution does after the convolution itself (inference epilogues,
+/// `cudnnConvolutionBiasActivationForward`).
+enum class convolution_epilogue {
+    none,      ///< y = conv(x, w)
+    bias,      ///< y = conv(x, w) + bias (one value per output channel)
+    bias_relu, ///< y = max(conv(x, w) + bias, 0)
+};
+
+/// @brief `none`, `bias` or `bias_relu`.
+[[nodiscard]] std::string_view to_string(convolution_epilogue epilogue) noexcept;
+
+/// @brief A forward convolution's shapes, types and layout: what a plan is made for, and the
+/// key of the plan cache (with the options that change the choice). Plain data.
+struct convolution_problem {
+    std::vector<int> input;        ///< N, C, spatial... (logical order, whatever the layout)
+    std::vector<int> filter;       ///< K, C / groups, spatial...
+    convolution_geometry geometry; ///< padding, stride, dilation, groups, mode
+    data_type type = data_type::fp32;            ///< element type of input, filter, output, bias
+    tensor_layout layout = tensor_layout::nchw;  ///< layout of input, filter and output
+    convolution_epilogue epilogue = convolution_epilogue::none; ///< bias and ReLU, if any
+
+    /// @brief Checks that the problem makes a convolution whose tensors cuDNN can index.
+    /// @throws std::invalid_argument as `validate_convolution`, or when the output has more than
+    /// INT_MAX elements (values named)
+    void validate() const;
+    /// @brief N, K, output spatial...
+    /// @throws std::invalid_argument as `validate`
+    [[nodiscard]] std::vector<int> output() const;
+    /// @brief Elements of the input tensor.
+    [[nodiscard]] std::size_t input_elements() const;
+    /// @brief Elements of the filter.
+    [[nodiscard]] std::size_t filter_elements() const;
+    /// @brief Elements of the output tensor.
+    [[nodiscard]] std::size_t output_elements() const;
+    /// @brief Floating-point operations of one forward (2 per multiply-add, epilogue ignored).
+    [[nodiscard]] double flops() const;
+    /// @brief Bytes that must move at least once: input, filter and output (plus the bias).
+    [[nodiscard]] double minimum_bytes() const;
+    /// @brief E.g. `fp32 nchw input [32, 3, 224, 224] filter [64, 3, 3, 3] padding [1, 1], ...`.
+    [[nodiscard]] std::string to_string() const;
+
+    /// @brief Problems compare member by member.
+    friend auto operator<=>(const convolution_problem&, const convolution_problem&) = default;
+};
+
+/// @brief The workspace budget of a plan unless told otherwise: 4 GiB, TensorFlow's default
+/// cap (PyTorch caps at the largest free block of its allocator instead).
+inline constexpr std::size_t default_workspace_budget = std::size_t{4} << 30;
+
+/// @brief How a plan is made and run. Plain data; `from(profile)` fills it from a profile.
+struct convolution_options {
+    /// How to choose the algorithm (PyTorch: `cudnn.benchmark` is `exhaustive`).
+    algorithm_search search = algorithm_search::heuristic;
+    /// Algorithms that need more workspace than this are skipped. 0 allows only algorithms
+    /// without workspace.
+    std::size_t workspace_budget_bytes = default_workspace_budget;
+    /// FP32 convolutions may use TF32 tensor cores (PyTorch's `cudnn.allow_tf32`); without it
+    /// FP32 runs on FMA units only (`CUDNN_FMA_MATH`). FP16/BF16 always use tensor cores.
+    bool allow_tf32 = false;
+    /// Only algorithms cuDNN marks deterministic, even under `exhaustive` (PyTorch's
+    /// `cudnn.deterministic`); the `deterministic` search implies it.
+    bool deterministic = false;
+    /// Synchronise after each forward so an asynchronous failure is reported by that call.
+    bool synchronous_checks = false;
+    /// Scan each output for NaN and Inf and throw `numerics_error` (slow; debugging).
+    bool check_numerics = false;
+
+    /// @brief The options a profile asks for: its search, TF32, determinism and checks.
+    [[nodiscard]] static convolution_options from(const profile& settings);
+
+    /// @brief Whether only deterministic algorithms may run.
+    [[nodiscard]] bool deterministic_only() const noexcept
+    {
+        return deterministic || search == algorithm_search::deterministic;
+    }
+
+    /// @brief Options compare member by member.
+    friend bool operator==(const convolution_options&, const convolution_options&) = default;
+};
+
+/// @brief One algorithm cuDNN offered for a problem, and what the plan made of it.
+struct algorithm_candidate {
+    convolution_algorithm algorithm = convolution_algorithm::implicit_gemm; ///< the algorithm
+    std::string status;            ///< cuDNN's status for it, e.g. `CUDNN_STATUS_SUCCESS`
+    std::size_t workspace_bytes = 0;   ///< workspace it needs
+    std::optional<double> time_ms;     ///< measured time (exhaustive search only)
+    bool deterministic = false;        ///< cuDNN marks it `CUDNN_DETERMINISTIC`
+    math_type math = math_type::default_math; ///< the math type it runs with
+    bool rejected = false;             ///< excluded by the policy, the budget or cuDNN
+    bool chosen = false;               ///< the one the plan runs
+    std::string reason;                ///< why rejected, or why a usable one was not chosen
+};
+
+/// @brief Why a plan runs the algorithm it runs: `convolution::explain()`.
+struct convolution_explanation {
+    std::string problem;                      ///< `convolution_problem::to_string()`
+    algorithm_search search = algorithm_search::heuristic; ///< the policy
+    bool deterministic_only = false;          ///< only deterministic algorithms were allowed
+    bool allow_tf32 = false;                  ///< TF32 was allowed for FP32 data
+    std::size_t workspace_budget_bytes = 0;   ///< the budget
+    convolution_algorithm algorithm = convolution_algorithm::implicit_gemm; ///< the chosen one
+    math_type math = math_type::default_math; ///< its math type
+    std::size_t workspace_bytes = 0;          ///< its workspace
+    std::optional<double> time_ms;            ///< its measured time, when the search timed it
+    bool deterministic = false;               ///< whether it is deterministic
+    bool from_cache = false;                  ///< the plan came from the cache: no search ran
+    std::vector<algorithm_candidate> candidates; ///< every candidate, in cuDNN's order
+
+    /// @brief A readable report: the problem, the policy, the choice, then one line per
+    /// candidate with its verdict.
+    [[nodiscard]] std::string to_string() const;
+};
+
+/// @brief No algorithm fits the policy and the budget (or cuDNN supports none): the
+/// explanation lists every candidate with the reason it was rejected.
+class no_algorithm_error : public std::runtime_error {
+public:
+    /// @brief Builds the error from the search's explanation.
+    explicit no_algorithm_error(const convolution_explanation& explanation);
+    /// @brief The candidates and their reasons.
+    [[nodiscard]] const convolution_explanation& explanation() const noexcept { return *explanation_; }
+
+private:
+    std::shared_ptr<const convolution_explanation> explanation_;
+};
+
+/// @brief The counters of the process-wide plan cache.
+struct plan_cache_stats {
+    std::size_t entries = 0; ///< distinct plans held
+    std::size_t hits = 0;    ///< plans made without a search
+    std::size_t misses = 0;  ///< plans that searched
+};
+
+/// @brief Reads the plan cache's counters. Thread-safe.
+[[nodiscard]] plan_cache_stats plan_cache_statistics() noexcept;
+
+/// @brief Empties the plan cache and zeroes its counters (the next plan of every problem
+/// searches again). Thread-safe.
+void clear_plan_cache() noexcept;
+
+namespace detail {
+
+/// @brief The key of the plan cache: the device, the problem, and the options that change the
+/// choice, normalised (TF32 matters only for FP32 data; the checks change nothing).
+struct plan_key {
+    int device = -1;                 ///< CUDA device ordinal
+    convolution_problem problem;     ///< shapes, types, layout, epilogue
+    algorithm_search search = algorithm_search::heuristic; ///< the policy
+    bool deterministic_only = false; ///< deterministic algorithms only
+    bool allow_tf32 = false;         ///< TF32 allowed (always false for FP16/BF16)
+    std::size_t workspace_budget_bytes = 0; ///< the budget
+
+    /// @brief Keys compare member by member.
+    friend auto operator<=>(const plan_key&, const plan_key&) = default;
+};
+
+/// @brief The cache key of @p problem planned with @p options on @p device.
+[[nodiscard]] plan_key make_plan_key(const convolution_problem& problem,
+                                     const convolution_options& options, int device);
+
+/// @brief What the selection of an algorithm must respect.
+struct selection_rules {
+    algorithm_search search = algorithm_search::heuristic; ///< ranked (heuristic) or timed
+    bool deterministic_only = false;  ///< reject non-deterministic candidates
+    bool allow_tf32 = false;          ///< FP32 may use tensor-op math
+    data_type type = data_type::fp32; ///< the problem's element type
+    convolution_epilogue epilogue = convolution_epilogue::none; ///< the fused epilogue
+    std::size_t workspace_budget_bytes = 0; ///< reject candidates that need more
+};
+
+/// @brief Marks each candidate rejected (with its reason) or usable, chooses one and marks it:
+/// under `exhaustive` the fastest measured usable candidate, otherwise the first usable one in
+/// cuDNN's order.
+/// @return the index of the chosen candidate, or empty when none is usable
+[[nodiscard]] std::optional<std::size_t> select_algorithm(std::vector<algorithm_candidate>& candidates,
+                                                          const selection_rules& rules);
+
+/// @brief The size and kind of a buffer's element type, checked against a plan's data type.
+struct element_info {
+    std::size_t size;  ///< `sizeof(T)`
+    bool is_float;     ///< `T` is `float`
+};
+
+/// @brief `element_info` of @p T.
+template <class T>
+[[nodiscard]] constexpr element_info element_info_of() noexcept
+{
+    return {sizeof(T), std::is_same_v<std::remove_cv_t<T>, float>};
+}
+
+} // namespace detail
+
+/// @brief A forward convolution planned once for one problem, then run many times. Move-only.
+///
+/// Planning validates the problem (bad shapes throw `std::invalid_argument` before anything is
+/// allocated), builds the descriptors, and chooses the algorithm under the options' policy and
+/// workspace budget, or takes the choice from the process-wide plan cache without searching.
+/// The workspace is a stream-ordered `device_buffer` on the handle's stream; when a forward
+/// runs on another stream, the workspace moves there (freed on the old stream, allocated on
+/// the new one).
+///
+/// A plan is not for concurrent use: its workspace is shared by its forwards. To run the same
+/// problem on several streams at once, make one plan per stream (the second comes from the
+/// cache).
+class convolution {
+public:
+    /// @brief Plans @p problem. The `exhaustive` search times the algorithms on scratch buffers
+    /// that it allocates (zero-filled) and frees; give real buffers with the other constructor.
+    /// @param h the cuDNN handle; its stream orders the search and the workspace
+    /// @param problem shapes, types, layout, epilogue
+    /// @param options policy, budget, TF32, determinism, checks
+    /// @throws std::invalid_argument for a bad problem (values named) or an empty handle
+    /// @throws no_algorithm_error when no algorithm fits the policy and budget
+    /// @throws gpu::dnn_error, gpu::cuda_error, gpu::out_of_memory from cuDNN and CUDA
+    convolution(handle& h, const convolution_problem& problem,
+                const convolution_options& options = {});
+
+    /// @brief Plans @p problem, timing the algorithms (if the search is `exhaustive`) on these
+    /// buffers, as `cudnn.benchmark` does; @p y is overwritten.
+    /// @throws std::invalid_argument also when a buffer's size or element type does not match
+    template <class T>
+    convolution(handle& h, const convolution_problem& problem, const convolution_options& options,
+                const device_buffer<T>& x, const device_buffer<T>& w, device_buffer<T>& y)
+    {
+        check_buffers(counts_of(problem), problem, detail::element_info_of<T>(), x.size(),
+                      w.size(), std::nullopt, y.size(), false);
+        plan(h, problem, options, x.data(), w.data(), y.data());
+    }
+
+    /// @brief y = conv(x, w), on @p h's stream. For the epilogue `none`.
+    /// @tparam T `float` for fp32, a 2-byte type (`__half`, `__nv_bfloat16`) for fp16/bf16
+    /// @throws std::invalid_argument when a size or the element type does not match the problem,
+    /// or the plan has a bias epilogue
+    /// @throws numerics_error when `check_numerics` finds NaN or Inf in @p y
+    template <class T>
+    void forward(handle& h, const device_buffer<T>& x, const device_buffer<T>& w, device_buffer<T>& y)
+    {
+        check_buffers(counts_, problem_, detail::element_info_of<T>(), x.size(), w.size(),
+                      std::nullopt, y.size(), true);
+        run(h, x.data(), w.data(), nullptr, y.data());
+    }
+
+    /// @brief y = act(conv(x, w) + bias), on @p h's stream, with the plan's bias epilogue
+    /// (`cudnnConvolutionBiasActivationForward`); @p bias has one element per output channel.
+    /// @throws std::invalid_argument as the other overload, or when the plan has no bias
+    template <class T>
+    void forward(handle& h, const device_buffer<T>& x, const device_buffer<T>& w,
+                 const device_buffer<T>& bias, device_buffer<T>& y)
+    {
+        check_buffers(counts_, problem_, detail::element_info_of<T>(), x.size(), w.size(),
+                      bias.size(), y.size(), true);
+        run(h, x.data(), w.data(), bias.data(), y.data());
+    }
+
+    /// @brief The forward on raw device pointers (memory cudagap does not own, such as a
+    /// framework's tensors): no size checks are possible; @p bias must be null exactly when the
+    /// epilogue is `none`.
+    /// @throws std::invalid_argument for a null pointer or a bias that does not fit the epilogue
+    void forward_raw(handle& h, const void* x, const void* w, const void* bias, void* y);
+
+    /// @brief Why this plan runs its algorithm.
+    [[nodiscard]] const convolution_explanation& explain() const noexcept { return explanation_; }
+    /// @brief The problem it was planned for.
+    [[nodiscard]] const convolution_problem& problem() const noexcept { return problem_; }
+    /// @brief The options it was planned with.
+    [[nodiscard]] const convolution_options& options() const noexcept { return options_; }
+    /// @brief The chosen algorithm.
+    [[nodiscard]] convolution_algorithm algorithm() const noexcept { return explanation_.algorithm; }
+    /// @brief The chosen algorithm as cuDNN's value, for raw cuDNN calls.
+    [[nodiscard]] cudnnConvolutionFwdAlgo_t native_algorithm() const noexcept
+    {
+        return static_cast<cudnnConvolutionFwdAlgo_t>(explanation_.algorithm);
+    }
+    /// @brief The workspace the chosen algorithm needs, in bytes.
+    [[nodiscard]] std::size_t workspace_bytes() const noexcept { return explanation_.workspace_bytes; }
+    /// @brief The workspace buffer (empty when the algorithm needs none).
+    [[nodiscard]] const device_buffer<std::byte>& workspace() const noexcept { return workspace_; }
+    /// @brief The input's descriptor, for raw cuDNN calls.
+    [[nodiscard]] const tensor_descriptor& input_descriptor() const noexcept { return input_; }
+    /// @brief The filter's (weights') descriptor.
+    [[nodiscard]] const filter_descriptor& weights_descriptor() const noexcept { return filter_; }
+    /// @brief The output's descriptor.
+    [[nodiscard]] const tensor_descriptor& output_descriptor() const noexcept { return output_; }
+    /// @brief The convolution descriptor, set to the chosen algorithm's math type.
+    [[nodiscard]] const convolution_descriptor& descriptor() const noexcept { return convolution_; }
+
+    /// @brief Moving leaves the source without descriptors; it may only be destroyed or
+    /// assigned.
+    /// @post `other.input_descriptor().get() == nullptr`
+    convolution(convolution&& other) noexcept = default;
+    /// @brief Releases this plan and takes @p other's.
+    /// @post `other.input_descriptor().get() == nullptr`
+    convolution& operator=(convolution&& other) noexcept = default;
+    convolution(const convolution&) = delete;
+    convolution& operator=(const convolution&) = delete;
+    /// @brief Frees the workspace on its stream and destroys the descriptors.
+    ~convolution() = default;
+
+private:
+    struct element_counts {
+        std::size_t input = 0;
+        std::size_t filter = 0;
+        std::size_t output = 0;
+        std::size_t bias = 0;
+    };
+    static element_counts counts_of(const convolution_problem& problem);
+    static void check_buffers(const element_counts& expected, const convolution_problem& problem,
+                              detail::element_info element, std::size_t x, std::size_t w,
+                              std::optional<std::size_t> bias, std::size_t y, bool running);
+    void plan(handle& h, const convolution_problem& problem, const convolution_options& options,
+              const void* x, const void* w, void* y);
+    convolution_explanation search(handle& h, const void* x, const void* w, void* y);
+    void run(handle& h, const void* x, const void* w, const void* bias, void* y);
+
+    convolution_problem problem_;
+    element_counts counts_;
+    convolution_options options_;
+    convolution_explanation explanation_;
+    tensor_descriptor input_ = tensor_descriptor::from_native_handle(nullptr);
+    filter_descriptor filter_ = filter_descriptor::from_native_handle(nullptr);
+    tensor_descriptor output_ = tensor_descriptor::from_native_handle(nullptr);
+    tensor_descriptor bias_ = tensor_descriptor::from_native_handle(nullptr);
+    convolution_descriptor convolution_ = convolution_descriptor::from_native_handle(nullptr);
+    activation_descriptor activation_ = activation_descriptor::from_native_handle(nullptr);
+    device_buffer<std::byte> workspace_;
+};
+
+} // namespace gpu::dnn

@@ -1,0 +1,761 @@
+// gpu/dnn/convolution.hpp: problems, options, cache keys, algorithm selection and explanations
+// on the host; forward convolutions against a float64 CPU reference on a GPU.
+#include "reference_convolution.hpp"
+
+#include <gpu/device.hpp>
+#include <gpu/dnn/convolution.hpp>
+#include <gpu/dnn/numerics.hpp>
+#include <gpu/memory.hpp>
+#include <gpu/profile.hpp>
+#include <gpu/stream.hpp>
+
+#include <catch2/catch.hpp>
+#include <test_support.hpp>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+using Catch::Matchers::Contains;
+using gpu::dnn::algorithm_candidate;
+using gpu::dnn::algorithm_search;
+using gpu::dnn::convolution;
+using gpu::dnn::convolution_algorithm;
+using gpu::dnn::convolution_epilogue;
+using gpu::dnn::convolution_options;
+using gpu::dnn::convolution_problem;
+using gpu::dnn::data_type;
+using gpu::dnn::math_type;
+using gpu::dnn::tensor_layout;
+
+namespace {
+
+convolution_problem article_problem()
+{
+    return {.input = {32, 3, 224, 224}, .filter = {64, 3, 3, 3}, .geometry = {.padding = {1, 1}}};
+}
+
+algorithm_candidate candidate(convolution_algorithm algorithm, std::size_t workspace,
+                              std::optional<double> time_ms = std::nullopt,
+                              bool deterministic = true, math_type math = math_type::fma,
+                              std::string status = "CUDNN_STATUS_SUCCESS")
+{
+    algorithm_candidate c;
+    c.algorithm = algorithm;
+    c.status = std::move(status);
+    c.workspace_bytes = workspace;
+    c.time_ms = time_ms;
+    c.deterministic = deterministic;
+    c.math = math;
+    return c;
+}
+
+} // namespace
+
+// ---- host: problems, options, keys, selection ---------------------------------------------
+
+TEST_CASE("the article's convolution problem: shapes, work and bytes", "[dnn]")
+{
+    const convolution_problem p = article_problem();
+    CHECK(p.output() == std::vector<int>{32, 64, 224, 224});
+    CHECK(p.input_elements() == 32u * 3 * 224 * 224);
+    CHECK(p.filter_elements() == 64u * 3 * 3 * 3);
+    CHECK(p.output_elements() == 32u * 64 * 224 * 224);
+    // The output alone is the 411 MB the article's demo writes.
+    CHECK(p.output_elements() * 4 == 411041792u);
+    CHECK(p.minimum_bytes() == Approx(4.0 * (32 * 3 * 224 * 224 + 64 * 27 + 32.0 * 64 * 224 * 224)));
+    CHECK(p.flops() == Approx(2.0 * 32 * 64 * 224 * 224 * 27));
+    CHECK(p.to_string() == "fp32 nchw input [32, 3, 224, 224] filter [64, 3, 3, 3], padding [1, 1], "
+                           "stride [1, 1], dilation [1, 1], groups 1, cross_correlation");
+    convolution_problem with_bias = p;
+    with_bias.epilogue = convolution_epilogue::bias_relu;
+    CHECK_THAT(with_bias.to_string(), Contains("epilogue bias_relu"));
+    CHECK(with_bias.minimum_bytes() == Approx(p.minimum_bytes() + 4.0 * 64));
+}
+
+TEST_CASE("bad problems are refused with their values, before any handle is used", "[dnn]")
+{
+    convolution_problem p = article_problem();
+    p.filter = {64, 4, 3, 3};
+    CHECK_THROWS_WITH(p.validate(), Contains("the input has 3 channels"));
+    // A plan refuses it even with an empty handle: nothing was allocated or asked of cuDNN.
+    gpu::dnn::handle empty = gpu::dnn::handle::from_native_handle(nullptr);
+    CHECK_THROWS_WITH(convolution(empty, p), Contains("the input has 3 channels"));
+    p = article_problem();
+    p.geometry.stride = {0, 1};
+    CHECK_THROWS_WITH(convolution(empty, p), Contains("stride [0, 1]"));
+    p = article_problem();
+    p.input = {32, 3, 2, 2};
+    p.geometry.padding = {0, 0};
+    CHECK_THROWS_WITH(convolution(empty, p), Contains("padded input is only 2"));
+    // An output beyond cuDNN's 32-bit indexing.
+    p = article_problem();
+    p.input = {1024, 3, 224, 224};
+    CHECK_THROWS_WITH(p.validate(), Contains("convolution output") && Contains("INT_MAX"));
+    // A good problem with an empty handle: the handle is named.
+    CHECK_THROWS_WITH(convolution(empty, article_problem()), Contains("handle holds nothing"));
+}
+
+TEST_CASE("convolution options follow the article's three profiles", "[dnn]")
+{
+    const convolution_options dev = convolution_options::from(gpu::profile::development());
+    CHECK(dev.search == algorithm_search::heuristic);
+    CHECK(dev.synchronous_checks);
+    CHECK(dev.check_numerics);
+    CHECK_FALSE(dev.allow_tf32);
+    const convolution_options prod = convolution_options::from(gpu::profile::production());
+    CHECK(prod.search == algorithm_search::exhaustive);
+    CHECK(prod.allow_tf32);
+    CHECK_FALSE(prod.deterministic_only());
+    CHECK_FALSE(prod.check_numerics);
+    const convolution_options test = convolution_options::from(gpu::profile::testing());
+    CHECK(test.search == algorithm_search::deterministic);
+    CHECK(test.deterministic_only());
+    CHECK_FALSE(test.allow_tf32);
+    CHECK(test.workspace_budget_bytes == gpu::dnn::default_workspace_budget);
+    convolution_options benchmark_and_deterministic;
+    benchmark_and_deterministic.search = algorithm_search::exhaustive;
+    benchmark_and_deterministic.deterministic = true;
+    CHECK(benchmark_and_deterministic.deterministic_only());
+}
+
+TEST_CASE("plan cache keys tell apart exactly what changes the choice", "[dnn]")
+{
+    using gpu::dnn::detail::make_plan_key;
+    const convolution_problem p = article_problem();
+    const convolution_options o;
+    const auto base = make_plan_key(p, o, 0);
+    CHECK(base == make_plan_key(p, o, 0));
+
+    convolution_problem other = p;
+    other.input[0] = 16;
+    CHECK(make_plan_key(other, o, 0) != base); // shape
+    other = p;
+    other.type = data_type::fp16;
+    CHECK(make_plan_key(other, o, 0) != base); // type
+    other = p;
+    other.layout = tensor_layout::nhwc;
+    CHECK(make_plan_key(other, o, 0) != base); // layout
+    other = p;
+    other.epilogue = convolution_epilogue::bias;
+    CHECK(make_plan_key(other, o, 0) != base); // epilogue
+    CHECK(make_plan_key(p, o, 1) != base);      // device
+
+    convolution_options exhaustive = o;
+    exhaustive.search = algorithm_search::exhaustive;
+    CHECK(make_plan_key(p, exhaustive, 0) != base); // policy
+    convolution_options budget = o;
+    budget.workspace_budget_bytes = 0;
+    CHECK(make_plan_key(p, budget, 0) != base); // budget
+    convolution_options tf32 = o;
+    tf32.allow_tf32 = true;
+    CHECK(make_plan_key(p, tf32, 0) != base); // TF32 changes FP32 plans...
+    convolution_problem half = p;
+    half.type = data_type::fp16;
+    CHECK(make_plan_key(half, tf32, 0) == make_plan_key(half, o, 0)); // ...but not FP16 ones
+    convolution_options checks = o;
+    checks.synchronous_checks = true;
+    checks.check_numerics = true;
+    CHECK(make_plan_key(p, checks, 0) == base); // checks do not change the choice
+}
+
+TEST_CASE("the heuristic policy takes the first usable candidate and says why not the others",
+          "[dnn]")
+{
+    std::vector<algorithm_candidate> c{
+        candidate(convolution_algorithm::winograd, 0, {}, true, math_type::fma, "CUDNN_STATUS_NOT_SUPPORTED"),
+        candidate(convolution_algorithm::fft, std::size_t{3} << 30),
+        candidate(convolution_algorithm::gemm, 1024, {}, false),
+        candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
+        candidate(convolution_algorithm::implicit_precomp_gemm, 4096),
+        candidate(convolution_algorithm::direct, 0),
+    };
+    gpu::dnn::detail::selection_rules rules;
+    rules.deterministic_only = true;
+    rules.workspace_budget_bytes = std::size_t{1} << 30;
+    const auto chosen = gpu::dnn::detail::select_algorithm(c, rules);
+    REQUIRE(chosen.has_value());
+    CHECK(*chosen == 4);
+    CHECK(c[4].chosen);
+    CHECK_FALSE(c[4].rejected);
+    CHECK_THAT(c[0].reason, Contains("CUDNN_STATUS_NOT_SUPPORTED"));
+    CHECK_THAT(c[1].reason, Contains("needs 3.00 GiB of workspace, over the budget of 1.00 GiB"));
+    CHECK_THAT(c[2].reason, Contains("not deterministic"));
+    CHECK_THAT(c[3].reason, Contains("TF32 is off"));
+    CHECK_FALSE(c[5].rejected);
+    CHECK_THAT(c[5].reason, Contains("ranks it lower"));
+    for (std::size_t i = 0; i < 4; ++i) {
+        CHECK(c[i].rejected);
+    }
+
+    // TF32 allowed and non-deterministic algorithms welcome: the tensor-op candidate wins.
+    rules.allow_tf32 = true;
+    rules.deterministic_only = false;
+    CHECK(*gpu::dnn::detail::select_algorithm(c, rules) == 2);
+    // FP16 never counts as TF32.
+    rules.allow_tf32 = false;
+    rules.type = data_type::fp16;
+    CHECK(*gpu::dnn::detail::select_algorithm(c, rules) == 2);
+}
+
+TEST_CASE("the exhaustive policy takes the fastest usable candidate", "[dnn]")
+{
+    std::vector<algorithm_candidate> c{
+        candidate(convolution_algorithm::fft, std::size_t{8} << 30, 0.5),
+        candidate(convolution_algorithm::implicit_gemm, 0, 2.0),
+        candidate(convolution_algorithm::implicit_precomp_gemm, 2048, 1.25),
+        candidate(convolution_algorithm::winograd, 0, std::nullopt, true, math_type::fma,
+                  "CUDNN_STATUS_NOT_SUPPORTED"),
+    };
+    gpu::dnn::detail::selection_rules rules;
+    rules.search = algorithm_search::exhaustive;
+    rules.workspace_budget_bytes = gpu::dnn::default_workspace_budget;
+    const auto chosen = gpu::dnn::detail::select_algorithm(c, rules);
+    REQUIRE(chosen.has_value());
+    CHECK(c[*chosen].algorithm == convolution_algorithm::implicit_precomp_gemm);
+    CHECK_THAT(c[0].reason, Contains("over the budget of 4.00 GiB"));
+    CHECK_THAT(c[1].reason, Contains("usable; slower (2.000 ms against 1.250 ms)"));
+
+    // A fused bias without activation admits only implicit_precomp_gemm, whatever the timings.
+    c.push_back(candidate(convolution_algorithm::implicit_gemm, 0, 0.1));
+    rules.epilogue = convolution_epilogue::bias;
+    CHECK(c[*gpu::dnn::detail::select_algorithm(c, rules)].algorithm ==
+          convolution_algorithm::implicit_precomp_gemm);
+    CHECK_THAT(c[4].reason, Contains("only with implicit_precomp_gemm"));
+    rules.epilogue = convolution_epilogue::bias_relu;
+    CHECK(*gpu::dnn::detail::select_algorithm(c, rules) == 4);
+}
+
+TEST_CASE("when nothing fits, the error lists every candidate and its reason", "[dnn]")
+{
+    gpu::dnn::convolution_explanation e;
+    e.problem = article_problem().to_string();
+    e.candidates = {candidate(convolution_algorithm::gemm, 1 << 20),
+                    candidate(convolution_algorithm::fft, 1 << 24)};
+    gpu::dnn::detail::selection_rules rules; // budget 0
+    CHECK_FALSE(gpu::dnn::detail::select_algorithm(e.candidates, rules).has_value());
+    const gpu::dnn::no_algorithm_error error(e);
+    const std::string what = error.what();
+    CHECK_THAT(what, Contains("no algorithm fits the policy and the workspace budget"));
+    CHECK_THAT(what, Contains("gemm"));
+    CHECK_THAT(what, Contains("rejected: needs 1.00 MiB of workspace, over the budget of 0 B"));
+    CHECK_THAT(what, Contains("rejected: needs 16.00 MiB"));
+    CHECK(error.explanation().candidates.size() == 2);
+}
+
+TEST_CASE("an explanation reads as a report", "[dnn]")
+{
+    gpu::dnn::convolution_explanation e;
+    e.problem = article_problem().to_string();
+    e.search = algorithm_search::exhaustive;
+    e.workspace_budget_bytes = std::size_t{1} << 30;
+    e.algorithm = convolution_algorithm::implicit_precomp_gemm;
+    e.math = math_type::fma;
+    e.workspace_bytes = 4096;
+    e.time_ms = 3.5;
+    e.deterministic = true;
+    e.from_cache = true;
+    e.candidates = {candidate(convolution_algorithm::implicit_precomp_gemm, 4096, 3.5)};
+    e.candidates[0].chosen = true;
+    const std::string text = e.to_string();
+    CHECK_THAT(text, Contains("convolution fp32 nchw input [32, 3, 224, 224]"));
+    CHECK_THAT(text, Contains("policy: exhaustive (every algorithm timed), deterministic only: no, "
+                              "TF32: off, workspace budget: 1.00 GiB"));
+    CHECK_THAT(text, Contains("chosen: implicit_precomp_gemm, math fma, workspace 4.00 KiB, "
+                              "3.500 ms measured, deterministic (from the plan cache: no search ran)"));
+    CHECK_THAT(text, Contains("CHOSEN"));
+}
+
+TEST_CASE("algorithm names and values are cuDNN's; plans are move-only", "[dnn]")
+{
+    STATIC_REQUIRE(static_cast<int>(convolution_algorithm::implicit_gemm) == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+    STATIC_REQUIRE(static_cast<int>(convolution_algorithm::implicit_precomp_gemm) ==
+                   CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+    STATIC_REQUIRE(static_cast<int>(convolution_algorithm::fft_tiling) == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING);
+    STATIC_REQUIRE(static_cast<int>(convolution_algorithm::winograd_nonfused) ==
+                   CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED);
+    CHECK(gpu::dnn::to_string(convolution_algorithm::winograd_nonfused) == "winograd_nonfused");
+    CHECK(gpu::dnn::to_string(convolution_epilogue::bias_relu) == "bias_relu");
+    STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<convolution>);
+    STATIC_REQUIRE(std::is_nothrow_move_constructible_v<convolution>);
+    STATIC_REQUIRE(std::is_nothrow_move_assignable_v<convolution>);
+}
+
+TEST_CASE("clearing the plan cache empties it and zeroes the counters", "[dnn]")
+{
+    gpu::dnn::clear_plan_cache();
+    const gpu::dnn::plan_cache_stats stats = gpu::dnn::plan_cache_statistics();
+    CHECK(stats.entries == 0);
+    CHECK(stats.hits == 0);
+    CHECK(stats.misses == 0);
+}
+
+TEST_CASE("the float64 reference convolves a hand-checked case and keeps layouts apart", "[dnn]")
+{
+    // 1x1x3x3 input 1..9, one 2x2 filter of ones, no padding: the sums of each 2x2 window.
+    const std::vector<double> x{1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const std::vector<double> w{1, 1, 1, 1};
+    const gpu::dnn::convolution_geometry g{.padding = {0, 0}};
+    CHECK(gpu::test::reference_convolution(x, {1, 1, 3, 3}, w, {1, 1, 2, 2}, g) ==
+          std::vector<double>{12, 16, 24, 28});
+    // Padding 1 and stride 2 over the same input: the corners.
+    const gpu::dnn::convolution_geometry strided{.padding = {1, 1}, .stride = {2, 2}};
+    CHECK(gpu::test::reference_convolution(x, {1, 1, 3, 3}, w, {1, 1, 2, 2}, strided) ==
+          std::vector<double>{1, 5, 11, 28});
+    // Flipped filter (true convolution) with an asymmetric filter [1, 2; 3, 4].
+    const std::vector<double> asym{1, 2, 3, 4};
+    gpu::dnn::convolution_geometry flip{.padding = {0, 0}};
+    flip.mode = gpu::dnn::convolution_mode::convolution;
+    CHECK(gpu::test::reference_convolution(x, {1, 1, 3, 3}, asym, {1, 1, 2, 2}, flip)[0] ==
+          4 * 1 + 3 * 2 + 2 * 4 + 1 * 5);
+    // Two groups: each output channel sees only its own input channel.
+    const std::vector<double> two{1, 2, 3, 4, 10, 20, 30, 40};
+    const gpu::dnn::convolution_geometry grouped{.padding = {0, 0}, .groups = 2};
+    CHECK(gpu::test::reference_convolution(two, {1, 2, 2, 2}, {1, 1, 1, 1, 1, 1, 1, 1},
+                                           {2, 1, 2, 2}, grouped) == std::vector<double>{10, 100});
+    // Layout round trip and the NHWC order of a 1x2x2x2 tensor.
+    const std::vector<int> dims{1, 2, 2, 2};
+    CHECK(gpu::test::to_storage(two, dims, tensor_layout::nhwc) ==
+          std::vector<double>{1, 10, 2, 20, 3, 30, 4, 40});
+    CHECK(gpu::test::from_storage(gpu::test::to_storage(two, dims, tensor_layout::nhwc), dims,
+                                  tensor_layout::nhwc) == two);
+}
+
+// ---- GPU: forward convolutions against the float64 reference ------------------------------
+
+namespace {
+
+template <class T>
+constexpr data_type type_of()
+{
+    if constexpr (std::is_same_v<T, float>) {
+        return data_type::fp32;
+    } else if constexpr (std::is_same_v<T, __half>) {
+        return data_type::fp16;
+    } else {
+        return data_type::bf16;
+    }
+}
+
+template <class T>
+T from_float(float v)
+{
+    if constexpr (std::is_same_v<T, float>) {
+        return v;
+    } else if constexpr (std::is_same_v<T, __half>) {
+        return __float2half(v);
+    } else {
+        return __float2bfloat16(v);
+    }
+}
+
+inline double to_double(float v) { return v; }
+inline double to_double(__half v) { return static_cast<double>(__half2float(v)); }
+inline double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
+
+template <class T>
+T quiet_nan()
+{
+    if constexpr (std::is_same_v<T, float>) {
+        return std::numeric_limits<float>::quiet_NaN();
+    } else if constexpr (std::is_same_v<T, __half>) {
+        __half_raw raw;
+        raw.x = 0x7E00;
+        return __half(raw);
+    } else {
+        __nv_bfloat16_raw raw;
+        raw.x = 0x7FC0;
+        return __nv_bfloat16(raw);
+    }
+}
+
+double tolerance(data_type type, bool tf32)
+{
+    if (type != data_type::fp32) {
+        return 1e-2;
+    }
+    return tf32 ? 1e-3 : 1e-5;
+}
+
+// Random inputs rounded to T (the reference sees exactly what the GPU sees), device buffers in
+// the problem's layout, and an output poisoned with NaN.
+template <class T>
+struct conv_data {
+    convolution_problem problem;
+    std::vector<double> x_ref;
+    std::vector<double> w_ref;
+    std::vector<double> b_ref;
+    gpu::device_buffer<T> x;
+    gpu::device_buffer<T> w;
+    gpu::device_buffer<T> b;
+    gpu::device_buffer<T> y;
+
+    conv_data(const convolution_problem& p, std::uint32_t seed, gpu::stream_ref s)
+        : problem(p), x(p.input_elements(), s), w(p.filter_elements(), s),
+          b(static_cast<std::size_t>(p.filter[0]), s), y(p.output_elements(), s)
+    {
+        x_ref = upload(x, gpu::test::random_floats(p.input_elements(), seed), p.input);
+        w_ref = upload(w, gpu::test::random_floats(p.filter_elements(), seed + 1), p.filter);
+        b_ref = upload(b, gpu::test::random_floats(b.size(), seed + 2), {1, p.filter[0], 1, 1});
+        poison();
+    }
+
+    std::vector<double> upload(gpu::device_buffer<T>& buffer, const std::vector<float>& values,
+                               const std::vector<int>& dims)
+    {
+        std::vector<T> typed(values.size());
+        std::vector<double> reference(values.size());
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            typed[i] = from_float<T>(values[i]);
+            reference[i] = to_double(typed[i]);
+        }
+        buffer.copy_from_host(gpu::test::to_storage(typed, dims, problem.layout));
+        return reference;
+    }
+
+    void poison() { y.copy_from_host(std::vector<T>(y.size(), quiet_nan<T>())); }
+
+    // The output in logical order, as doubles; waits for @p s first.
+    std::vector<double> result(gpu::stream_ref s) const
+    {
+        s.synchronize();
+        const std::vector<T> logical = gpu::test::from_storage(y.to_host(), problem.output(), problem.layout);
+        std::vector<double> values(logical.size());
+        for (std::size_t i = 0; i < logical.size(); ++i) {
+            values[i] = to_double(logical[i]);
+        }
+        return values;
+    }
+
+    std::vector<double> reference() const
+    {
+        std::vector<double> r =
+            gpu::test::reference_convolution(x_ref, problem.input, w_ref, problem.filter, problem.geometry);
+        if (problem.epilogue == convolution_epilogue::none) {
+            return r;
+        }
+        const std::size_t plane = r.size() / (static_cast<std::size_t>(problem.input[0]) * problem.filter[0]);
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            r[i] += b_ref[(i / plane) % b_ref.size()];
+            if (problem.epilogue == convolution_epilogue::bias_relu && r[i] < 0.0) {
+                r[i] = 0.0;
+            }
+        }
+        return r;
+    }
+};
+
+double error_of(const std::vector<double>& out, const std::vector<double>& ref)
+{
+    return gpu::test::relative_error(std::span<const double>(out), std::span<const double>(ref));
+}
+
+const std::vector<convolution_problem>& small_problems()
+{
+    static const std::vector<convolution_problem> problems{
+        {.input = {2, 3, 9, 11}, .filter = {4, 3, 3, 3}, .geometry = {.padding = {1, 1}}},
+        {.input = {2, 8, 10, 10}, .filter = {8, 4, 3, 3},
+         .geometry = {.padding = {1, 1}, .stride = {2, 2}, .groups = 2}},
+        {.input = {1, 4, 12, 12}, .filter = {8, 4, 3, 5},
+         .geometry = {.padding = {2, 1}, .dilation = {2, 1}}},
+    };
+    return problems;
+}
+
+template <class T>
+void check_forward_under_every_policy(gpu::dnn::handle& h, gpu::stream_ref s)
+{
+    for (const tensor_layout layout : {tensor_layout::nchw, tensor_layout::nhwc}) {
+        for (convolution_problem p : small_problems()) {
+            p.type = type_of<T>();
+            p.layout = layout;
+            conv_data<T> data(p, 7, s);
+            const std::vector<double> ref = data.reference();
+            for (const algorithm_search search : {algorithm_search::heuristic,
+                                                  algorithm_search::exhaustive,
+                                                  algorithm_search::deterministic}) {
+                convolution_options options;
+                options.search = search;
+                convolution plan(h, p, options);
+                INFO(p.to_string() << ", policy " << gpu::to_string(search) << "\n"
+                                   << plan.explain().to_string());
+                data.poison();
+                plan.forward(h, data.x, data.w, data.y);
+                CHECK(error_of(data.result(s), ref) < tolerance(p.type, false));
+                if (search == algorithm_search::deterministic) {
+                    CHECK(plan.explain().deterministic);
+                }
+            }
+        }
+    }
+}
+
+} // namespace
+
+TEST_CASE("FP32 forward convolutions match the float64 reference under every policy and layout",
+          "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    check_forward_under_every_policy<float>(h, s);
+}
+
+TEST_CASE("FP16 forward convolutions match the float64 reference under every policy and layout",
+          "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    check_forward_under_every_policy<__half>(h, s);
+}
+
+TEST_CASE("BF16 forward convolutions match the float64 reference under every policy and layout",
+          "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    check_forward_under_every_policy<__nv_bfloat16>(h, s);
+}
+
+TEST_CASE("FP32 with TF32 allowed stays within the TF32 tolerance", "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    const convolution_problem p{.input = {4, 16, 20, 20}, .filter = {32, 16, 3, 3},
+                                .geometry = {.padding = {1, 1}}};
+    conv_data<float> data(p, 11, s);
+    convolution_options options;
+    options.allow_tf32 = true;
+    convolution plan(h, p, options);
+    INFO(plan.explain().to_string());
+    CHECK(plan.explain().allow_tf32);
+    plan.forward(h, data.x, data.w, data.y);
+    CHECK(error_of(data.result(s), data.reference()) < tolerance(data_type::fp32, true));
+}
+
+TEST_CASE("bias and ReLU epilogues match the reference", "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    SECTION("FP32 NCHW, bias and ReLU")
+    {
+        convolution_problem p = small_problems()[0];
+        p.epilogue = convolution_epilogue::bias_relu;
+        conv_data<float> data(p, 21, s);
+        convolution plan(h, p);
+        INFO(plan.explain().to_string());
+        plan.forward(h, data.x, data.w, data.b, data.y);
+        const std::vector<double> out = data.result(s);
+        CHECK(error_of(out, data.reference()) < 1e-5);
+        for (const double v : out) {
+            REQUIRE(v >= 0.0);
+        }
+    }
+    SECTION("FP32 NCHW, bias only (identity activation)")
+    {
+        convolution_problem p = small_problems()[1];
+        p.epilogue = convolution_epilogue::bias;
+        conv_data<float> data(p, 23, s);
+        convolution plan(h, p);
+        INFO(plan.explain().to_string());
+        CHECK(plan.algorithm() == convolution_algorithm::implicit_precomp_gemm);
+        plan.forward(h, data.x, data.w, data.b, data.y);
+        CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+    }
+    SECTION("FP16 NHWC, bias and ReLU, exhaustive")
+    {
+        convolution_problem p = small_problems()[0];
+        p.type = data_type::fp16;
+        p.layout = tensor_layout::nhwc;
+        p.epilogue = convolution_epilogue::bias_relu;
+        conv_data<__half> data(p, 25, s);
+        convolution_options options;
+        options.search = algorithm_search::exhaustive;
+        convolution plan(h, p, options);
+        INFO(plan.explain().to_string());
+        plan.forward(h, data.x, data.w, data.b, data.y);
+        CHECK(error_of(data.result(s), data.reference()) < 1e-2);
+    }
+}
+
+TEST_CASE("the deterministic policy gives bitwise-identical outputs run after run", "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    const convolution_problem p{.input = {8, 32, 28, 28}, .filter = {64, 32, 3, 3},
+                                .geometry = {.padding = {1, 1}}};
+    conv_data<float> data(p, 31, s);
+    convolution_options options;
+    options.search = algorithm_search::deterministic;
+    convolution plan(h, p, options);
+    INFO(plan.explain().to_string());
+    REQUIRE(plan.explain().deterministic);
+    plan.forward(h, data.x, data.w, data.y);
+    s.synchronize();
+    const std::vector<float> first = data.y.to_host();
+    for (int run = 0; run < 5; ++run) {
+        data.poison();
+        plan.forward(h, data.x, data.w, data.y);
+        s.synchronize();
+        const std::vector<float> again = data.y.to_host();
+        REQUIRE(std::memcmp(first.data(), again.data(), first.size() * sizeof(float)) == 0);
+    }
+    CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+}
+
+TEST_CASE("a workspace budget of 0 finds an algorithm without workspace or says none fits",
+          "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    for (const algorithm_search search : {algorithm_search::heuristic, algorithm_search::exhaustive}) {
+        const convolution_problem p = small_problems()[0];
+        conv_data<float> data(p, 41, s);
+        convolution_options options;
+        options.search = search;
+        options.workspace_budget_bytes = 0;
+        try {
+            convolution plan(h, p, options);
+            INFO(plan.explain().to_string());
+            CHECK(plan.workspace_bytes() == 0);
+            CHECK(plan.workspace().empty());
+            for (const algorithm_candidate& c : plan.explain().candidates) {
+                if (c.status == "CUDNN_STATUS_SUCCESS" && c.workspace_bytes > 0) {
+                    CHECK(c.rejected);
+                    CHECK_THAT(c.reason, Contains("over the budget of 0 B"));
+                }
+            }
+            plan.forward(h, data.x, data.w, data.y);
+            CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+        } catch (const gpu::dnn::no_algorithm_error& e) {
+            // Allowed, if it says clearly why.
+            CHECK_THAT(std::string(e.what()), Contains("no algorithm fits"));
+            for (const algorithm_candidate& c : e.explanation().candidates) {
+                CHECK(c.rejected);
+                CHECK_FALSE(c.reason.empty());
+            }
+        }
+    }
+}
+
+TEST_CASE("the plan cache returns the same plan without searching", "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    gpu::dnn::clear_plan_cache();
+    const convolution_problem p = small_problems()[1];
+    convolution_options options;
+    options.search = algorithm_search::exhaustive;
+    const convolution first(h, p, options);
+    CHECK_FALSE(first.explain().from_cache);
+    auto stats = gpu::dnn::plan_cache_statistics();
+    CHECK(stats.entries == 1);
+    CHECK(stats.misses == 1);
+    CHECK(stats.hits == 0);
+
+    convolution second(h, p, options);
+    CHECK(second.explain().from_cache);
+    CHECK(second.algorithm() == first.algorithm());
+    CHECK(second.explain().math == first.explain().math);
+    CHECK(second.workspace_bytes() == first.workspace_bytes());
+    CHECK(second.explain().time_ms == first.explain().time_ms);
+    stats = gpu::dnn::plan_cache_statistics();
+    CHECK(stats.entries == 1);
+    CHECK(stats.hits == 1);
+    CHECK(stats.misses == 1);
+
+    conv_data<float> data(p, 51, s);
+    second.forward(h, data.x, data.w, data.y);
+    CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+
+    convolution_problem other = p;
+    other.layout = tensor_layout::nhwc;
+    const convolution third(h, other, options);
+    CHECK_FALSE(third.explain().from_cache);
+    CHECK(gpu::dnn::plan_cache_statistics().entries == 2);
+}
+
+TEST_CASE("an exhaustive plan on real buffers reports measured times", "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    gpu::dnn::clear_plan_cache();
+    const convolution_problem p{.input = {4, 16, 32, 32}, .filter = {32, 16, 3, 3},
+                                .geometry = {.padding = {1, 1}}};
+    conv_data<float> data(p, 61, s);
+    convolution_options options;
+    options.search = algorithm_search::exhaustive;
+    convolution plan(h, p, options, data.x, data.w, data.y);
+    INFO(plan.explain().to_string());
+    REQUIRE(plan.explain().time_ms.has_value());
+    for (const algorithm_candidate& c : plan.explain().candidates) {
+        if (!c.rejected) {
+            CHECK(*c.time_ms >= *plan.explain().time_ms);
+        }
+    }
+    data.poison();
+    plan.forward(h, data.x, data.w, data.y);
+    CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+}
+
+TEST_CASE("a forward on another stream moves the workspace there", "[dnn][gpu]")
+{
+    gpu::stream first(gpu::stream_flags::non_blocking);
+    gpu::stream second(gpu::stream_flags::non_blocking);
+    gpu::dnn::handle h(first);
+    const convolution_problem p = small_problems()[2];
+    conv_data<float> data(p, 71, first);
+    convolution plan(h, p);
+    h.set_stream(second);
+    plan.forward(h, data.x, data.w, data.y);
+    if (!plan.workspace().empty()) {
+        CHECK(plan.workspace().stream() == second.ref());
+    }
+    CHECK(error_of(data.result(second), data.reference()) < 1e-5);
+}
+
+TEST_CASE("the development profile's checks catch NaN in an output", "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    const convolution_problem p = small_problems()[0];
+    conv_data<float> data(p, 81, s);
+    convolution plan(h, p, convolution_options::from(gpu::profile::development()));
+    plan.forward(h, data.x, data.w, data.y); // clean inputs: no complaint
+    std::vector<float> x = gpu::test::random_floats(p.input_elements(), 5);
+    x[17] = std::numeric_limits<float>::quiet_NaN();
+    data.x.copy_from_host(x);
+    CHECK_THROWS_AS(plan.forward(h, data.x, data.w, data.y), gpu::dnn::numerics_error);
+}
+
+TEST_CASE("forward refuses buffers that do not fit the plan", "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    const convolution_problem p = small_problems()[0];
+    conv_data<float> data(p, 91, s);
+    convolution plan(h, p);
+    gpu::device_buffer<float> short_y(data.y.size() - 1, s);
+    CHECK_THROWS_WITH(plan.forward(h, data.x, data.w, short_y),
+                      Contains("y (the output) has " + std::to_string(short_y.size())));
+    gpu::device_buffer<std::uint16_t> halves(p.input_elements(), s);
+    gpu::device_buffer<std::uint16_t> halves_w(p.filter_elements(), s);
+    gpu::device_buffer<std::uint16_t> halves_y(p.output_elements(), s);
+    CHECK_THROWS_WITH(plan.forward(h, halves, halves_w, halves_y), Contains("the problem is fp32"));
+    CHECK_THROWS_WITH(plan.forward(h, data.x, data.w, data.b, data.y),
+                      Contains("the plan's epilogue is none"));
+    CHECK_THROWS_AS(plan.forward_raw(h, data.x.data(), nullptr, nullptr, data.y.data()),
+                    std::invalid_argument);
+    convolution moved = std::move(plan);
+    CHECK_THROWS_AS(plan.forward(h, data.x, data.w, data.y), std::logic_error); // NOLINT(bugprone-use-after-move)
+    moved.forward(h, data.x, data.w, data.y);
+    CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+}
