@@ -44,7 +44,7 @@ enum class implementation {
 
 /// @brief What the CPU offers to a BLAS, as the compiler's CPU detection sees it.
 struct cpu_features {
-    std::string model;       ///< the CPU's name (`model name` of /proc/cpuinfo), empty if unknown
+    std::string model{};       ///< the CPU's name (`model name` of /proc/cpuinfo), empty if unknown
     unsigned logical_cpus = 0; ///< hardware threads (`std::thread::hardware_concurrency`)
     bool avx2 = false;       ///< 256-bit integer and float vectors
     bool fma = false;        ///< fused multiply-add (with AVX2: what OpenBLAS's Haswell kernels use)
@@ -68,10 +68,10 @@ struct cpu_features {
 /// @brief The BLAS behind `gemm`, read at run time.
 struct library_info {
     implementation kind = implementation::naive; ///< OpenBLAS, another BLAS, or the naive loop
-    std::string name;    ///< `OpenBLAS 0.3.21`, `BLAS`, or `naive loop (no BLAS found at build time)`
-    std::string path;    ///< the shared library that provides `sgemm_`, empty when static or naive
-    std::string config;  ///< OpenBLAS's build configuration (`openblas_get_config`), else empty
-    std::string core;    ///< the kernels OpenBLAS chose for this CPU (`openblas_get_corename`), e.g. `Haswell`
+    std::string name{};    ///< `OpenBLAS 0.3.21`, `BLAS`, or `naive loop (no BLAS found at build time)`
+    std::string path{};    ///< the shared library that provides `sgemm_`, empty when static or naive
+    std::string config{};  ///< OpenBLAS's build configuration (`openblas_get_config`), else empty
+    std::string core{};    ///< the kernels OpenBLAS chose for this CPU (`openblas_get_corename`), e.g. `Haswell`
     int threads = 0;     ///< threads it uses (`openblas_get_num_threads`); 1 for naive, 0 when unknown
 
     /// @brief One line for reports, e.g. `OpenBLAS 0.3.21 (Haswell kernels, 16 threads,

@@ -95,6 +95,14 @@ void naive_loop(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas
     }
 }
 
+template <class T>
+void checked_naive_loop(blas::matrix_view<const T> a, blas::matrix_view<const T> b,
+                        blas::matrix_view<T> c, T alpha, T beta)
+{
+    static_cast<void>(blas::plan_gemm(a, b, c, "gpu::host_blas::naive_gemm"));
+    naive_loop(a, b, c, alpha, beta);
+}
+
 template <class T, class Blas>
 void blas_gemm(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas::matrix_view<T> c,
                T alpha, T beta, [[maybe_unused]] Blas* routine)
@@ -257,15 +265,13 @@ void gemm(blas::matrix_view<const double> a, blas::matrix_view<const double> b,
 void naive_gemm(blas::matrix_view<const float> a, blas::matrix_view<const float> b,
                 blas::matrix_view<float> c, float alpha, float beta)
 {
-    static_cast<void>(blas::plan_gemm(a, b, c, "gpu::host_blas::naive_gemm"));
-    naive_loop(a, b, c, alpha, beta);
+    checked_naive_loop(a, b, c, alpha, beta);
 }
 
 void naive_gemm(blas::matrix_view<const double> a, blas::matrix_view<const double> b,
                 blas::matrix_view<double> c, double alpha, double beta)
 {
-    static_cast<void>(blas::plan_gemm(a, b, c, "gpu::host_blas::naive_gemm"));
-    naive_loop(a, b, c, alpha, beta);
+    checked_naive_loop(a, b, c, alpha, beta);
 }
 
 } // namespace gpu::host_blas

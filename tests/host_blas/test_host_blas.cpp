@@ -100,26 +100,13 @@ void check_transposed_views(Gemm gemm, double bound)
     CHECK(gpu::test::relative_error<double>(gpu::test::gather(c), ref) < bound);
 }
 
-void sgemm(blas::matrix_view<const float> a, blas::matrix_view<const float> b,
-           blas::matrix_view<float> c, float alpha, float beta)
-{
+// The overload sets as callables, so that one test body serves float and double.
+const auto blas_gemm = [](auto a, auto b, auto c, auto alpha, auto beta) {
     host_blas::gemm(a, b, c, alpha, beta);
-}
-void dgemm(blas::matrix_view<const double> a, blas::matrix_view<const double> b,
-           blas::matrix_view<double> c, double alpha, double beta)
-{
-    host_blas::gemm(a, b, c, alpha, beta);
-}
-void naive_sgemm(blas::matrix_view<const float> a, blas::matrix_view<const float> b,
-                 blas::matrix_view<float> c, float alpha, float beta)
-{
+};
+const auto naive = [](auto a, auto b, auto c, auto alpha, auto beta) {
     host_blas::naive_gemm(a, b, c, alpha, beta);
-}
-void naive_dgemm(blas::matrix_view<const double> a, blas::matrix_view<const double> b,
-                 blas::matrix_view<double> c, double alpha, double beta)
-{
-    host_blas::naive_gemm(a, b, c, alpha, beta);
-}
+};
 
 gpu::host_blas::cpu_features avx512_cpu()
 {
@@ -133,25 +120,25 @@ gpu::host_blas::cpu_features avx512_cpu()
 
 TEST_CASE("host sgemm matches a float64 reference for every layout, padding and size", "[host_blas]")
 {
-    check_every_layout<float>(sgemm, 1e-5);
+    check_every_layout<float>(blas_gemm, 1e-5);
 }
 
 TEST_CASE("host dgemm matches a float64 reference for every layout, padding and size", "[host_blas]")
 {
-    check_every_layout<double>(dgemm, 1e-13);
+    check_every_layout<double>(blas_gemm, 1e-13);
 }
 
 TEST_CASE("the naive loop matches the reference too, and is what it says", "[host_blas]")
 {
-    check_every_layout<float>(naive_sgemm, 1e-5);
-    check_every_layout<double>(naive_dgemm, 1e-13);
+    check_every_layout<float>(naive, 1e-5);
+    check_every_layout<double>(naive, 1e-13);
 }
 
 TEST_CASE("host gemm takes transposes as views and writes every element with beta = 0", "[host_blas]")
 {
-    check_transposed_views<float>(sgemm, 1e-5);
-    check_transposed_views<double>(dgemm, 1e-13);
-    check_transposed_views<float>(naive_sgemm, 1e-5);
+    check_transposed_views<float>(blas_gemm, 1e-5);
+    check_transposed_views<double>(blas_gemm, 1e-13);
+    check_transposed_views<float>(naive, 1e-5);
 }
 
 TEST_CASE("host gemm with k = 0 scales c by beta, with m = 0 does nothing", "[host_blas]")

@@ -38,16 +38,23 @@ double relative_error(std::span<const Out> out, std::span<const double> ref)
     return std::sqrt(diff) / std::sqrt(norm);
 }
 
-/// @p n values uniform in [-1, 1) from a fixed seed; never all zeros.
-inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed)
+/// @p n values of type T uniform in [-1, 1) from a fixed seed; never all zeros.
+template <class T>
+std::vector<T> random_uniform(std::size_t n, std::uint32_t seed)
 {
     std::mt19937 engine(seed);
-    std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-    std::vector<float> values(n);
+    std::uniform_real_distribution<T> dist(T(-1), T(1));
+    std::vector<T> values(n);
     for (auto& v : values) {
         v = dist(engine);
     }
     return values;
+}
+
+/// @p n floats uniform in [-1, 1) from a fixed seed; never all zeros.
+inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed)
+{
+    return random_uniform<float>(n, seed);
 }
 
 /// A vector of @p n quiet NaNs, to fill outputs before a run so unwritten elements show.
@@ -108,13 +115,7 @@ std::vector<double> reference_gemm(const A& a, const B& b, const C& c, double al
 /// @p n doubles uniform in [-1, 1) from a fixed seed.
 inline std::vector<double> random_doubles(std::size_t n, std::uint32_t seed)
 {
-    std::mt19937_64 engine(seed);
-    std::uniform_real_distribution<double> dist(-1.0, 1.0);
-    std::vector<double> values(n);
-    for (auto& v : values) {
-        v = dist(engine);
-    }
-    return values;
+    return random_uniform<double>(n, seed);
 }
 
 } // namespace gpu::test

@@ -157,11 +157,17 @@ concept contiguous_storage = requires(Storage& storage) {
 template <class Storage>
 using storage_element_t = std::remove_pointer_t<decltype(std::data(std::declval<Storage&>()))>;
 
-/// @brief Checks that @p storage of @p available elements can hold @p view; throws otherwise.
-template <class T>
-constexpr matrix_view<T> checked_view(matrix_view<T> view, std::size_t available, const char* factory)
+/// @brief A view of @p storage in @p order (a leading dimension of 0 means the tightest),
+/// checked against the storage's size; throws `std::invalid_argument` naming @p factory.
+template <contiguous_storage Storage>
+constexpr auto checked_view(Storage& storage, std::int64_t rows, std::int64_t cols,
+                            std::int64_t leading_dimension, layout order, const char* factory)
 {
-    if (view.rows() < 0 || view.cols() < 0) {
+    using T = storage_element_t<Storage>;
+    const std::int64_t tight = std::max<std::int64_t>(1, order == layout::row_major ? cols : rows);
+    const matrix_view<T> view(std::data(storage), rows, cols,
+                              leading_dimension == 0 ? tight : leading_dimension, order);
+    if (rows < 0 || cols < 0) {
         throw std::invalid_argument(std::string(factory) + ": negative size " + view.describe());
     }
     if (view.leading_dimension() < view.min_leading_dimension()) {
@@ -171,6 +177,7 @@ constexpr matrix_view<T> checked_view(matrix_view<T> view, std::size_t available
                                     " (at least " + std::to_string(view.min_leading_dimension()) +
                                     ")");
     }
+    const std::size_t available = std::size(storage);
     if (static_cast<std::uint64_t>(view.extent()) > available) {
         throw std::invalid_argument(std::string(factory) + ": a " + view.describe() +
                                     " matrix spans " + std::to_string(view.extent()) +
@@ -208,12 +215,8 @@ template <detail::contiguous_storage Storage>
 [[nodiscard]] constexpr auto row_major(Storage& storage, std::int64_t rows, std::int64_t cols,
                                        std::int64_t leading_dimension = 0)
 {
-    using T = detail::storage_element_t<Storage>;
-    return detail::checked_view(
-        matrix_view<T>(std::data(storage), rows, cols,
-                       leading_dimension == 0 ? std::max<std::int64_t>(1, cols) : leading_dimension,
-                       layout::row_major),
-        std::size(storage), "gpu::blas::row_major");
+    return detail::checked_view(storage, rows, cols, leading_dimension, layout::row_major,
+                                "gpu::blas::row_major");
 }
 
 /// @brief A column-major view of a container's elements, checked against its size.
@@ -227,12 +230,8 @@ template <detail::contiguous_storage Storage>
 [[nodiscard]] constexpr auto column_major(Storage& storage, std::int64_t rows, std::int64_t cols,
                                           std::int64_t leading_dimension = 0)
 {
-    using T = detail::storage_element_t<Storage>;
-    return detail::checked_view(
-        matrix_view<T>(std::data(storage), rows, cols,
-                       leading_dimension == 0 ? std::max<std::int64_t>(1, rows) : leading_dimension,
-                       layout::column_major),
-        std::size(storage), "gpu::blas::column_major");
+    return detail::checked_view(storage, rows, cols, leading_dimension, layout::column_major,
+                                "gpu::blas::column_major");
 }
 
 } // namespace gpu::blas

@@ -1,0 +1,193 @@
+// cuBLAS statuses: names, cuBLAS's descriptions, and the hints that turn a failed call into a
+// fix with this machine's facts (no GPU, memory, compute capability, the CUDA error beneath).
+#include <gpu/blas/error.hpp>
+#include <gpu/device.hpp>
+
+#include <cublas_api.h>
+
+#include <string>
+
+namespace gpu::blas {
+
+namespace {
+
+std::string memory_numbers(const detail::hint_facts& facts)
+{
+    if (facts.total_bytes == 0) {
+        return {};
+    }
+    return format_bytes(facts.free_bytes) + " free of " + format_bytes(facts.total_bytes) +
+           (facts.device >= 0 ? " on device " + std::to_string(facts.device) : std::string());
+}
+
+std::string with_context(std::string hint, std::string_view context)
+{
+    if (!context.empty() && !hint.empty()) {
+        hint += " (the call: " + std::string(context) + ")";
+    }
+    return hint;
+}
+
+// " (the CUDA runtime reports <error>)" when the runtime has an error pending, else nothing.
+std::string runtime_note(const detail::hint_facts& facts)
+{
+    return facts.cuda_error.empty() ? std::string() : " (the CUDA runtime reports " + facts.cuda_error + ")";
+}
+
+std::string capability_text(int capability)
+{
+    return std::to_string(capability / 10) + "." + std::to_string(capability % 10);
+}
+
+} // namespace
+
+std::string status_name(cublasStatus_t status)
+{
+    const char* name = cublasGetStatusName(status);
+    const std::string text = name == nullptr ? std::string() : std::string(name);
+    if (text.rfind("CUBLAS_STATUS_", 0) != 0) {
+        return "cublasStatus(" + std::to_string(static_cast<int>(status)) + ")";
+    }
+    return text;
+}
+
+std::string status_message(cublasStatus_t status)
+{
+    const char* message = cublasGetStatusString(status);
+    return message == nullptr ? std::string("unknown cuBLAS status") : std::string(message);
+}
+
+std::string hint_for(cublasStatus_t status, std::string_view context)
+{
+    return detail::hint_for(status, context, detail::current_hint_facts());
+}
+
+namespace detail {
+
+hint_facts current_hint_facts() noexcept
+{
+    hint_facts facts;
+    try {
+        facts.gpu_available = gpu::is_available();
+        if (!facts.gpu_available) {
+            facts.unavailable_reason = gpu::unavailable_reason();
+            return facts;
+        }
+        // Read the pending CUDA error before anything below can replace it.
+        const cudaError_t pending = cudaPeekAtLastError();
+        if (pending != cudaSuccess) {
+            facts.cuda_error = cuda_status_name(pending) + " (" + cuda_status_message(pending) + ")";
+        }
+        int device = -1;
+        if (cudaGetDevice(&device) == cudaSuccess) {
+            facts.device = device;
+            int major = 0;
+            int minor = 0;
+            if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess) {
+                facts.capability = major * 10 + minor;
+            }
+            std::size_t free_bytes = 0;
+            std::size_t total_bytes = 0;
+            if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+                facts.free_bytes = free_bytes;
+                facts.total_bytes = total_bytes;
+            }
+        }
+        if (pending == cudaSuccess || !gpu::is_sticky(pending)) {
+            // Leave a sticky error in place (every later call reports it anyway); clear what
+            // the queries above may have set.
+            static_cast<void>(cudaGetLastError());
+        }
+    } catch (...) {
+        // The facts are a courtesy; the error itself must still be thrown.
+    }
+    return facts;
+}
+
+std::string hint_for(cublasStatus_t status, std::string_view context, const hint_facts& facts)
+{
+    const std::string memory = memory_numbers(facts);
+    switch (status) {
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+        if (!facts.gpu_available) {
+            return "cuBLAS could not initialise because no GPU is usable: " +
+                   facts.unavailable_reason;
+        }
+        return with_context(
+            "cuBLAS could not initialise on a working GPU: the usual cause is a device out of "
+            "memory" + (memory.empty() ? std::string() : " (" + memory + ")") +
+                " (free memory held by other processes, see nvidia-smi), or a cuBLAS that does "
+                "not match the CUDA runtime or driver (run cudagap-doctor)",
+            context);
+    case CUBLAS_STATUS_ALLOC_FAILED:
+        return with_context(
+            "cuBLAS could not allocate device memory for its workspace or internal buffers" +
+                (memory.empty() ? std::string() : " (" + memory + ")") +
+                ": free buffers you no longer need, reduce the problem or batch size, or give the "
+                "handle a smaller workspace (handle_options::workspace_bytes)",
+            context);
+    case CUBLAS_STATUS_INVALID_VALUE:
+        return with_context(
+            "cuBLAS rejected an argument; cudagap checks shapes and leading dimensions before "
+            "calling, so look at what it does not check: the combination of data types and "
+            "compute type, pointer alignment, and values passed through the raw handle",
+            context);
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+        return with_context(
+            "the GPU lacks a feature this call needs (BF16 and TF32 need compute capability 8.0, "
+            "FP8 8.9)" +
+                (facts.capability > 0 ? ": device " + std::to_string(facts.device) +
+                                            " is compute capability " + capability_text(facts.capability)
+                                      : std::string()) +
+                "; gpu::blas::precision_support() says what this device runs",
+            context);
+    case CUBLAS_STATUS_MAPPING_ERROR:
+        return "cuBLAS could not access GPU memory: a pointer may not be device memory of the "
+               "current device, or an earlier failure left the context unusable";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+        return with_context(
+            "a cuBLAS kernel failed to launch or run" + runtime_note(facts) +
+                ": check that every pointer is device memory of the current device and large "
+                "enough; to find the failing kernel, run with CUDA_LAUNCH_BLOCKING=1 or under "
+                "`compute-sanitizer`",
+            context);
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+        return with_context(
+            "an operation inside cuBLAS failed, usually a CUDA call underneath" + runtime_note(facts) +
+                ": look for an earlier error in this process, and check the driver with "
+                "cudagap-doctor",
+            context);
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+        return with_context(
+            "this cuBLAS has no kernel for this combination of data types, compute type, layout "
+            "and device: try another precision or math mode, or a newer CUDA toolkit",
+            context);
+    case CUBLAS_STATUS_LICENSE_ERROR:
+        return "cuBLAS's license check failed: reinstall the CUDA toolkit or check its license "
+               "files";
+    default:
+        return {};
+    }
+}
+
+void throw_blas_error(cublasStatus_t status, const char* api, std::source_location where,
+                      std::string_view context)
+{
+    const hint_facts facts = current_hint_facts();
+    throw blas_error(api, status_name(status), static_cast<long long>(status), status_message(status),
+                     hint_for(status, context, facts), facts.device, where);
+}
+
+void report_destroy_failure(std::string_view what, cublasStatus_t status) noexcept
+{
+    if (status == CUBLAS_STATUS_SUCCESS) {
+        return;
+    }
+    const char* name = cublasGetStatusName(status);
+    gpu::detail::report_destroy_failure(what, name == nullptr ? std::string_view("?") : std::string_view(name),
+                                        static_cast<long long>(status));
+}
+
+} // namespace detail
+} // namespace gpu::blas

@@ -1,0 +1,169 @@
+// The compiled half of gpu::blas::gemm: the cuBLAS call with the compute type the math mode
+// asks for, errors that name the GEMM, and the checks a handle's profile asks for.
+#include <gpu/blas/error.hpp>
+#include <gpu/blas/gemm.hpp>
+#include <gpu/blas/numerics.hpp>
+
+#include <cublas_v2.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace gpu::blas::detail {
+
+namespace {
+
+cudaDataType to_cuda(element_type type) noexcept
+{
+    switch (type) {
+    case element_type::fp64:
+        return CUDA_R_64F;
+    case element_type::fp16:
+        return CUDA_R_16F;
+    case element_type::bf16:
+        return CUDA_R_16BF;
+    case element_type::fp32:
+        break;
+    }
+    return CUDA_R_32F;
+}
+
+cublasOperation_t to_cublas(operation op) noexcept
+{
+    return op == operation::none ? CUBLAS_OP_N : CUBLAS_OP_T;
+}
+
+cublasComputeType_t compute_type(element_type input, math_mode mode) noexcept
+{
+    const bool pedantic = mode == math_mode::strict_fp32;
+    switch (input) {
+    case element_type::fp64:
+        return pedantic ? CUBLAS_COMPUTE_64F_PEDANTIC : CUBLAS_COMPUTE_64F;
+    case element_type::fp32:
+        if (mode == math_mode::tf32) {
+            return CUBLAS_COMPUTE_32F_FAST_TF32;
+        }
+        return pedantic ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+    case element_type::fp16:
+    case element_type::bf16:
+        break;
+    }
+    // FP16 and BF16 inputs accumulate in FP32 (on tensor cores).
+    return pedantic ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+}
+
+// The handle's math mode as cuBLAS has it now (also when it was changed through get()); modes
+// outside math_mode (set through the raw handle) count as the default.
+math_mode current_math(cublasHandle_t raw)
+{
+    cublasMath_t mode = CUBLAS_DEFAULT_MATH;
+    GPU_CUBLAS_CHECK(cublasGetMathMode(raw, &mode));
+    switch (static_cast<int>(mode) & 0xf) {
+    case CUBLAS_PEDANTIC_MATH:
+        return math_mode::strict_fp32;
+    case CUBLAS_TF32_TENSOR_OP_MATH:
+        return math_mode::tf32;
+    default:
+        return math_mode::default_math;
+    }
+}
+
+std::string describe_call(const gemm_call& call, std::string_view compute)
+{
+    const gemm_plan& p = call.plan;
+    std::string text = std::string(to_string(call.input)) + " inputs, " +
+                       std::string(to_string(call.output)) + " output, " + std::string(compute) +
+                       ", column-major m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
+                       " k=" + std::to_string(p.k) + " op " + to_char(p.op_first) +
+                       to_char(p.op_second) + " ld " + std::to_string(p.ld_first) + "/" +
+                       std::to_string(p.ld_second) + "/" + std::to_string(p.ldc);
+    if (call.batched) {
+        text += ", batch " + std::to_string(p.batch_count);
+    }
+    return text;
+}
+
+} // namespace
+
+std::string_view compute_type_name(element_type input, math_mode mode) noexcept
+{
+    switch (compute_type(input, mode)) {
+    case CUBLAS_COMPUTE_64F:
+        return "CUBLAS_COMPUTE_64F";
+    case CUBLAS_COMPUTE_64F_PEDANTIC:
+        return "CUBLAS_COMPUTE_64F_PEDANTIC";
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+        return "CUBLAS_COMPUTE_32F_FAST_TF32";
+    case CUBLAS_COMPUTE_32F_PEDANTIC:
+        return "CUBLAS_COMPUTE_32F_PEDANTIC";
+    default:
+        return "CUBLAS_COMPUTE_32F";
+    }
+}
+
+void run_gemm(handle& h, const gemm_call& call, const char* function)
+{
+    if (h.get() == nullptr) {
+        throw std::logic_error(std::string(function) +
+                               ": the gpu::blas::handle is empty (moved from or released)");
+    }
+    const gemm_plan& p = call.plan;
+    if (p.empty()) {
+        return;
+    }
+    const math_mode mode = current_math(h.get());
+    const cublasComputeType_t compute = compute_type(call.input, mode);
+    const cudaDataType ab_type = to_cuda(call.input);
+    const cudaDataType c_type = to_cuda(call.output);
+    // plan_gemm has checked that every size, leading dimension and the batch count fit an int.
+    const int m = static_cast<int>(p.m);
+    const int n = static_cast<int>(p.n);
+    const int k = static_cast<int>(p.k);
+    const int lda = static_cast<int>(p.ld_first);
+    const int ldb = static_cast<int>(p.ld_second);
+    const int ldc = static_cast<int>(p.ldc);
+    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+    const char* api = nullptr;
+    if (call.batched) {
+        api = "cublasGemmStridedBatchedEx";
+        status = cublasGemmStridedBatchedEx(h.get(), to_cublas(p.op_first), to_cublas(p.op_second), m, n,
+                                            k, call.alpha, call.first, ab_type, lda, p.stride_first,
+                                            call.second, ab_type, ldb, p.stride_second, call.beta,
+                                            call.c, c_type, ldc, p.stride_c,
+                                            static_cast<int>(p.batch_count), compute,
+                                            CUBLAS_GEMM_DEFAULT);
+    } else {
+        api = "cublasGemmEx";
+        status = cublasGemmEx(h.get(), to_cublas(p.op_first), to_cublas(p.op_second), m, n, k,
+                              call.alpha, call.first, ab_type, lda, call.second, ab_type, ldb,
+                              call.beta, call.c, c_type, ldc, compute, CUBLAS_GEMM_DEFAULT);
+    }
+    if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
+        throw_blas_error(status, api, std::source_location::current(),
+                         describe_call(call, compute_type_name(call.input, mode)));
+    }
+    if (h.synchronous_checks()) {
+        // Report a failure of the work itself here, at the call that queued it.
+        const cudaError_t launched = cudaGetLastError();
+        if (launched != cudaSuccess) {
+            gpu::detail::throw_cuda_error(launched, function, std::source_location::current());
+        }
+        const cudaError_t done = cudaStreamSynchronize(h.stream().get());
+        if (done != cudaSuccess) {
+            gpu::detail::throw_cuda_error(done, (std::string("cudaStreamSynchronize after ") + function).c_str(),
+                                          std::source_location::current());
+        }
+    }
+    if (h.check_numerics()) {
+        // Column-major C: n columns of m contiguous elements, ldc apart.
+        const finite_report report =
+            count_non_finite(call.output, call.c, p.batch_count, p.stride_c, p.n, p.m, p.ldc, h.stream());
+        if (!report.ok()) {
+            throw non_finite_error(std::string(function) + " (" +
+                                       describe_call(call, compute_type_name(call.input, mode)) + ")",
+                                   report);
+        }
+    }
+}
+
+} // namespace gpu::blas::detail

@@ -1,0 +1,204 @@
+// The cuBLAS handle: creation with actionable errors, stream binding that keeps the shared
+// workspace safe, math mode and atomics read back from cuBLAS, and profiles.
+#include <gpu/blas/handle.hpp>
+#include <gpu/event.hpp>
+
+#include <cublas_v2.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace gpu::blas {
+
+namespace {
+
+cublasMath_t to_cublas(math_mode mode) noexcept
+{
+    switch (mode) {
+    case math_mode::strict_fp32:
+        return CUBLAS_PEDANTIC_MATH;
+    case math_mode::tf32:
+        return CUBLAS_TF32_TENSOR_OP_MATH;
+    case math_mode::default_math:
+        break;
+    }
+    return CUBLAS_DEFAULT_MATH;
+}
+
+} // namespace
+
+std::string_view to_string(math_mode mode) noexcept
+{
+    switch (mode) {
+    case math_mode::default_math:
+        return "default";
+    case math_mode::strict_fp32:
+        return "strict FP32";
+    case math_mode::tf32:
+        return "TF32";
+    }
+    return "unknown";
+}
+
+std::string_view to_string(atomics_mode mode) noexcept
+{
+    return mode == atomics_mode::forbidden ? "forbidden" : "allowed";
+}
+
+handle_options handle_options::from_profile(const gpu::profile& profile)
+{
+    handle_options options;
+    options.math = profile.allow_tf32 ? math_mode::tf32 : math_mode::default_math;
+    options.atomics = profile.deterministic ? atomics_mode::forbidden : atomics_mode::allowed;
+    options.synchronous_checks = profile.synchronous_checks;
+    options.check_numerics = profile.check_numerics;
+    return options;
+}
+
+namespace detail {
+void cublas_handle_deleter::operator()(cublasHandle_t handle) const noexcept
+{
+    report_destroy_failure("cublasDestroy", cublasDestroy(handle));
+}
+} // namespace detail
+
+handle::handle(stream_ref stream, const handle_options& options)
+{
+    // cublasCreate comes first: without a driver or GPU it is what fails, with the hint.
+    cublasHandle_t raw = nullptr;
+    GPU_CUBLAS_CHECK(cublasCreate(&raw));
+    handle_.reset(raw);
+    GPU_CUDA_CHECK(cudaGetDevice(&device_));
+    GPU_CUBLAS_CHECK(cublasSetStream(raw, stream.get()));
+    stream_ = stream;
+    set_math(options.math);
+    set_atomics(options.atomics);
+    synchronous_checks_ = options.synchronous_checks;
+    check_numerics_ = options.check_numerics;
+    set_workspace_size(options.workspace_bytes.value_or(
+        recommended_workspace_bytes(gpu::device(device_).capability())));
+}
+
+handle::handle(const gpu::profile& profile, stream_ref stream)
+    : handle(stream, handle_options::from_profile(profile))
+{
+}
+
+handle::handle(adopt_tag, cublasHandle_t raw, stream_ref stream) : handle_(raw), stream_(stream)
+{
+    if (raw != nullptr) {
+        GPU_CUDA_CHECK(cudaGetDevice(&device_));
+        GPU_CUBLAS_CHECK(cublasSetStream(raw, stream.get()));
+    }
+}
+
+handle handle::from_native_handle(cublasHandle_t raw, stream_ref stream)
+{
+    return handle(adopt_tag{}, raw, stream);
+}
+
+cublasHandle_t handle::release() noexcept
+{
+    if (handle_ && workspace_bytes_) {
+        // cublasSetStream puts cuBLAS back on its own workspace pool, so the raw handle does
+        // not keep pointing at ours, which is freed with this object.
+        static_cast<void>(cublasSetStream(handle_.get(), stream_.get()));
+    }
+    workspace_bytes_.reset();
+    return handle_.release();
+}
+
+void handle::require_handle(const char* function) const
+{
+    if (!handle_) {
+        throw std::logic_error(std::string(function) +
+                               ": the gpu::blas::handle is empty (moved from or released)");
+    }
+}
+
+void handle::rebind(stream_ref stream)
+{
+    require_handle("gpu::blas::handle::set_stream");
+    if (!workspace_.empty() && stream != stream_) {
+        // One workspace serves every stream: the new stream waits for what the old one has
+        // queued, so cuBLAS never uses the workspace from two streams at once, and the buffer's
+        // free moves to the new stream.
+        const event done(event_flags::disable_timing);
+        done.record(stream_);
+        stream.wait(done);
+        workspace_.set_stream(stream);
+    }
+    GPU_CUBLAS_CHECK(cublasSetStream(handle_.get(), stream.get()));
+    stream_ = stream;
+    // cublasSetStream resets cuBLAS to its default workspace pool: give it ours again.
+    attach_workspace();
+}
+
+void handle::attach_workspace() const
+{
+    if (workspace_bytes_) {
+        GPU_CUBLAS_CHECK(cublasSetWorkspace(handle_.get(), workspace_.get(), workspace_.size_bytes()));
+    }
+}
+
+void handle::set_workspace_size(std::size_t bytes)
+{
+    require_handle("gpu::blas::handle::set_workspace_size");
+    // The old workspace is freed on the bound stream, after the work that may still use it.
+    workspace_ = device_buffer<std::byte>(bytes, stream_);
+    workspace_bytes_ = bytes;
+    attach_workspace();
+}
+
+void handle::set_math(math_mode mode)
+{
+    require_handle("gpu::blas::handle::set_math");
+    GPU_CUBLAS_CHECK(cublasSetMathMode(handle_.get(), to_cublas(mode)));
+}
+
+math_mode handle::math() const
+{
+    require_handle("gpu::blas::handle::math");
+    cublasMath_t raw = CUBLAS_DEFAULT_MATH;
+    GPU_CUBLAS_CHECK(cublasGetMathMode(handle_.get(), &raw));
+    const int mode = static_cast<int>(raw) & ~static_cast<int>(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+    switch (mode) {
+    case CUBLAS_DEFAULT_MATH:
+        return math_mode::default_math;
+    case CUBLAS_PEDANTIC_MATH:
+        return math_mode::strict_fp32;
+    case CUBLAS_TF32_TENSOR_OP_MATH:
+        return math_mode::tf32;
+    default:
+        throw std::logic_error("gpu::blas::handle::math: cuBLAS's math mode is " +
+                               std::to_string(static_cast<int>(raw)) +
+                               ", which was set through the raw handle and is none of "
+                               "gpu::blas::math_mode (set it with set_math)");
+    }
+}
+
+void handle::set_atomics(atomics_mode mode)
+{
+    require_handle("gpu::blas::handle::set_atomics");
+    GPU_CUBLAS_CHECK(cublasSetAtomicsMode(
+        handle_.get(), mode == atomics_mode::allowed ? CUBLAS_ATOMICS_ALLOWED : CUBLAS_ATOMICS_NOT_ALLOWED));
+}
+
+atomics_mode handle::atomics() const
+{
+    require_handle("gpu::blas::handle::atomics");
+    cublasAtomicsMode_t raw = CUBLAS_ATOMICS_NOT_ALLOWED;
+    GPU_CUBLAS_CHECK(cublasGetAtomicsMode(handle_.get(), &raw));
+    return raw == CUBLAS_ATOMICS_ALLOWED ? atomics_mode::allowed : atomics_mode::forbidden;
+}
+
+void handle::configure(const gpu::profile& profile)
+{
+    const handle_options options = handle_options::from_profile(profile);
+    set_math(options.math);
+    set_atomics(options.atomics);
+    synchronous_checks_ = options.synchronous_checks;
+    check_numerics_ = options.check_numerics;
+}
+
+} // namespace gpu::blas

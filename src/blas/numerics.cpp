@@ -1,0 +1,71 @@
+// The words of check_finite's report and of the error a handle with check_numerics throws.
+#include <gpu/blas/numerics.hpp>
+
+#include "kernels.hpp"
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace gpu::blas {
+
+std::string finite_report::describe() const
+{
+    if (ok()) {
+        return "all " + std::to_string(elements) + " elements are finite";
+    }
+    return std::to_string(nan_count) + " NaN and " + std::to_string(inf_count) + " Inf in " +
+           std::to_string(elements) + " elements (the first at offset " +
+           std::to_string(first_offset) + ")";
+}
+
+non_finite_error::non_finite_error(std::string operation, const finite_report& report)
+    : std::runtime_error(operation + " produced " + report.describe() +
+                         "\nhint: the handle checks outputs for NaN and Inf (check_numerics, as in "
+                         "the development profile); check the inputs with gpu::blas::check_finite, "
+                         "and for FP16 look for values beyond its range (65504): scale the data, or "
+                         "use BF16 or FP32"),
+      operation_(std::move(operation)), report_(report)
+{
+}
+
+} // namespace gpu::blas
+
+namespace gpu::blas::detail {
+
+finite_report count_non_finite(element_type type, const void* data, std::int64_t batch,
+                               std::int64_t stride, std::int64_t outer, std::int64_t inner,
+                               std::int64_t ld, stream_ref stream)
+{
+    finite_report report;
+    if (batch < 0 || outer < 0 || inner < 0 || stride < 0 || ld < inner) {
+        throw std::invalid_argument("gpu::blas::check_finite: invalid extents (batch " +
+                                    std::to_string(batch) + ", stride " + std::to_string(stride) +
+                                    ", " + std::to_string(outer) + " runs of " +
+                                    std::to_string(inner) + ", ld " + std::to_string(ld) + ")");
+    }
+    report.elements = static_cast<std::size_t>(batch * outer * inner);
+    if (report.elements == 0) {
+        return report;
+    }
+    if (data == nullptr) {
+        throw std::invalid_argument("gpu::blas::check_finite: null data for " +
+                                    std::to_string(report.elements) + " elements");
+    }
+    constexpr unsigned long long none = std::numeric_limits<unsigned long long>::max();
+    device_buffer<unsigned long long> counters(3, stream);
+    GPU_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, 2 * sizeof(unsigned long long), stream.get()));
+    GPU_CUDA_CHECK(cudaMemsetAsync(counters.data() + 2, 0xff, sizeof(unsigned long long), stream.get()));
+    GPU_CUDA_CHECK(kernels::count_non_finite(static_cast<int>(type), data, batch, stride, outer, inner,
+                                             ld, counters.data(), stream.get()));
+    unsigned long long host[3] = {};
+    GPU_CUDA_CHECK(cudaMemcpyAsync(host, counters.data(), sizeof host, cudaMemcpyDeviceToHost, stream.get()));
+    stream.synchronize();
+    report.nan_count = static_cast<std::size_t>(host[0]);
+    report.inf_count = static_cast<std::size_t>(host[1]);
+    report.first_offset = host[2] == none ? -1 : static_cast<std::int64_t>(host[2]);
+    return report;
+}
+
+} // namespace gpu::blas::detail

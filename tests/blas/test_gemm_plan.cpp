@@ -1,0 +1,203 @@
+// gpu/blas/gemm_plan.hpp: how views map onto a column-major BLAS call, and every argument
+// check, without a GPU. (The mapping is also verified numerically by the host_blas tests, which
+// run it through OpenBLAS for every layout combination.)
+#include <gpu/blas/gemm_plan.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+using Catch::Matchers::Contains;
+namespace blas = gpu::blas;
+
+namespace {
+// Distinct, non-overlapping fake device addresses (the plan never dereferences them).
+float* const a_data = reinterpret_cast<float*>(std::uintptr_t{0x100000});
+float* const b_data = reinterpret_cast<float*>(std::uintptr_t{0x200000});
+float* const c_data = reinterpret_cast<float*>(std::uintptr_t{0x300000});
+constexpr auto row = blas::layout::row_major;
+constexpr auto col = blas::layout::column_major;
+constexpr auto N = blas::operation::none;
+constexpr auto T = blas::operation::transpose;
+} // namespace
+
+TEST_CASE("row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: operands swapped, no transposes", "[blas]")
+{
+    const blas::matrix_view<const float> a(a_data, 3, 5, row); // m x k
+    const blas::matrix_view<const float> b(b_data, 5, 4, row); // k x n
+    const blas::matrix_view<float> c(c_data, 3, 4, row);       // m x n
+    const blas::gemm_plan plan = blas::plan_gemm(a, b, c);
+    CHECK(plan.swapped);
+    CHECK(plan.op_first == N);
+    CHECK(plan.op_second == N);
+    CHECK(plan.m == 4); // column-major Cᵀ is n x m
+    CHECK(plan.n == 3);
+    CHECK(plan.k == 5);
+    CHECK(plan.ld_first == 4); // B's row length
+    CHECK(plan.ld_second == 5); // A's row length
+    CHECK(plan.ldc == 4);
+    CHECK(plan.first(a.data(), b.data()) == b.data());
+    CHECK(plan.second(a.data(), b.data()) == a.data());
+    CHECK(plan.batch_count == 1);
+    CHECK_FALSE(plan.empty());
+}
+
+TEST_CASE("column-major C = A·B maps straight through", "[blas]")
+{
+    const blas::gemm_plan plan = blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 5, col),
+                                                 blas::matrix_view<const float>(b_data, 5, 4, col),
+                                                 blas::matrix_view<float>(c_data, 3, 4, col));
+    CHECK_FALSE(plan.swapped);
+    CHECK(plan == blas::gemm_plan{N, N, 3, 4, 5, 3, 5, 3, false, 0, 0, 0, 1});
+}
+
+TEST_CASE("an operand whose layout differs from C's is passed transposed", "[blas]")
+{
+    SECTION("column-major C, row-major A")
+    {
+        const auto plan = blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 5, row),
+                                          blas::matrix_view<const float>(b_data, 5, 4, col),
+                                          blas::matrix_view<float>(c_data, 3, 4, col));
+        CHECK(plan == blas::gemm_plan{T, N, 3, 4, 5, 5, 5, 3, false, 0, 0, 0, 1});
+    }
+    SECTION("row-major C, column-major B")
+    {
+        const auto plan = blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 5, row),
+                                          blas::matrix_view<const float>(b_data, 5, 4, col),
+                                          blas::matrix_view<float>(c_data, 3, 4, row));
+        CHECK(plan == blas::gemm_plan{T, N, 4, 3, 5, 5, 5, 4, true, 0, 0, 0, 1});
+    }
+}
+
+TEST_CASE("transposed() views become transposes, explicitly and without copies", "[blas]")
+{
+    // C (3x4, row-major) = Aᵀ·B with A stored as a 5x3 row-major matrix.
+    const blas::matrix_view<const float> a_stored(a_data, 5, 3, row);
+    const blas::matrix_view<const float> b(b_data, 5, 4, row);
+    const blas::matrix_view<float> c(c_data, 3, 4, row);
+    const auto plan = blas::plan_gemm(a_stored.transposed(), b, c);
+    CHECK(plan.swapped);
+    CHECK(plan.op_first == N);  // B as stored
+    CHECK(plan.op_second == T); // Aᵀ: column-major view of a row-major matrix
+    CHECK(plan.k == 5);
+    CHECK(plan.ld_second == 3);
+    CHECK_THROWS_WITH(blas::plan_gemm(a_stored, b, c), Contains("the inner dimensions differ"));
+}
+
+TEST_CASE("leading dimensions of blocks in larger matrices carry over", "[blas]")
+{
+    const auto plan = blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 5, 8, row),
+                                      blas::matrix_view<const float>(b_data, 5, 4, 16, row),
+                                      blas::matrix_view<float>(c_data, 3, 4, 32, row));
+    CHECK(plan.ld_first == 16);
+    CHECK(plan.ld_second == 8);
+    CHECK(plan.ldc == 32);
+}
+
+TEST_CASE("mismatched shapes are rejected with both shapes named", "[blas]")
+{
+    const blas::matrix_view<const float> a(a_data, 3, 4, row);
+    const blas::matrix_view<const float> b(b_data, 5, 2, row);
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, blas::matrix_view<float>(c_data, 3, 2, row)),
+                      Contains("gpu::blas::gemm: the inner dimensions differ: a is 3x4 row-major (ld 4) "
+                               "and b is 5x2 row-major (ld 2) (a has 4 columns, b has 5 rows)"));
+    const blas::matrix_view<const float> b4(b_data, 4, 2, row);
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b4, blas::matrix_view<float>(c_data, 2, 3, col)),
+                      Contains("c is 2x3 column-major (ld 2) but a (3x4 row-major (ld 4)) times b "
+                               "(4x2 row-major (ld 2)) is 3x2"));
+}
+
+TEST_CASE("a leading dimension below the minimum is rejected with the minimum", "[blas]")
+{
+    const blas::matrix_view<const float> b(b_data, 4, 2, row);
+    const blas::matrix_view<float> c(c_data, 3, 2, row);
+    CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 4, 3, row), b, c),
+                      Contains("a's leading dimension 3 is smaller than allowed for a 3x4 row-major "
+                               "(ld 3) matrix (at least 4)"));
+    CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 4, 2, col), b, c),
+                      Contains("at least 3"));
+    CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 4, 4, row), b,
+                                      blas::matrix_view<float>(c_data, 3, 2, 0, row)),
+                      Contains("c's leading dimension 0"));
+}
+
+TEST_CASE("negative sizes and null data with a non-zero size are rejected", "[blas]")
+{
+    const blas::matrix_view<const float> b(b_data, 4, 2, row);
+    const blas::matrix_view<float> c(c_data, 3, 2, row);
+    CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, -3, 4, 4, row), b, c),
+                      Contains("a has a negative size: -3x4"));
+    CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(nullptr, 3, 4), b, c),
+                      Contains("a is 3x4 row-major (ld 4) but its data pointer is null"));
+    CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 4), b,
+                                      blas::matrix_view<float>(nullptr, 3, 2)),
+                      Contains("c is 3x2"));
+}
+
+TEST_CASE("zero sizes are allowed: m or n = 0 is empty, k = 0 scales C", "[blas]")
+{
+    const auto empty_m = blas::plan_gemm(blas::matrix_view<const float>(nullptr, 0, 4),
+                                         blas::matrix_view<const float>(b_data, 4, 2),
+                                         blas::matrix_view<float>(nullptr, 0, 2));
+    CHECK(empty_m.empty());
+    const auto k0 = blas::plan_gemm(blas::matrix_view<const float>(nullptr, 3, 0),
+                                    blas::matrix_view<const float>(nullptr, 0, 2),
+                                    blas::matrix_view<float>(c_data, 3, 2));
+    CHECK_FALSE(k0.empty());
+    CHECK(k0.k == 0);
+    CHECK(k0.ld_second >= 1); // BLAS needs ld >= 1 even for empty operands
+}
+
+TEST_CASE("sizes beyond the 32-bit int of the BLAS interface are rejected", "[blas]")
+{
+    const std::int64_t huge = std::int64_t{std::numeric_limits<std::int32_t>::max()} + 1;
+    CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, 1, huge),
+                                      blas::matrix_view<const float>(b_data, huge, 1, 1, col),
+                                      blas::matrix_view<float>(c_data, 1, 1)),
+                      Contains("beyond the 32-bit int range"));
+}
+
+TEST_CASE("an output overlapping an input is rejected", "[blas]")
+{
+    std::vector<float> storage(64);
+    const blas::matrix_view<const float> a(storage.data(), 4, 4);
+    const blas::matrix_view<const float> b(storage.data() + 16, 4, 4);
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, blas::matrix_view<float>(storage.data() + 8, 4, 4)),
+                      Contains("c overlaps a in memory"));
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, blas::matrix_view<float>(storage.data() + 31, 4, 4)),
+                      Contains("c overlaps b in memory"));
+    CHECK_NOTHROW(blas::plan_gemm(a, b, blas::matrix_view<float>(storage.data() + 32, 4, 4)));
+}
+
+TEST_CASE("a strided batch carries its strides, swapped with the operands", "[blas]")
+{
+    const blas::matrix_view<const float> a(a_data, 3, 5, row);
+    const blas::matrix_view<const float> b(b_data, 5, 4, row);
+    const blas::matrix_view<float> c(c_data, 3, 4, row);
+    const auto plan = blas::plan_gemm(a, b, c, blas::strided_batch{7, 15, 0, 12});
+    CHECK(plan.batch_count == 7);
+    CHECK(plan.stride_first == 0);   // b, broadcast
+    CHECK(plan.stride_second == 15); // a
+    CHECK(plan.stride_c == 12);
+    CHECK(blas::plan_gemm(a, b, c, blas::strided_batch{0, 15, 20, 12}).empty());
+}
+
+TEST_CASE("bad batches are rejected: counts, strides, overlapping outputs", "[blas]")
+{
+    const blas::matrix_view<const float> a(a_data, 3, 5, row);
+    const blas::matrix_view<const float> b(b_data, 5, 4, row);
+    const blas::matrix_view<float> c(c_data, 3, 4, row);
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, c, blas::strided_batch{-1, 15, 20, 12}),
+                      Contains("gpu::blas::gemm_strided_batched: batch count -1"));
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, c, blas::strided_batch{2, -15, 20, 12}),
+                      Contains("negative batch stride (a -15, b 20, c 12)"));
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, c, blas::strided_batch{2, 15, 20, 11}),
+                      Contains("c's batch stride 11 is smaller than one c") && Contains("spans 12"));
+    CHECK_NOTHROW(blas::plan_gemm(a, b, c, blas::strided_batch{1, 0, 0, 0}));
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, c,
+                                      blas::strided_batch{3, std::numeric_limits<std::int64_t>::max() / 2, 20, 12}),
+                      Contains("span more memory than exists"));
+}

@@ -1,0 +1,79 @@
+// gpu/blas/matrix.hpp: the matrix view, its transposes, and the checked factories.
+#include <gpu/blas/matrix.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+using Catch::Matchers::Contains;
+namespace blas = gpu::blas;
+
+static_assert(std::is_trivially_copyable_v<blas::matrix_view<float>>);
+static_assert(std::is_convertible_v<blas::matrix_view<float>, blas::matrix_view<const float>>);
+static_assert(!std::is_convertible_v<blas::matrix_view<const float>, blas::matrix_view<float>>);
+
+TEST_CASE("a view knows its shape, tight leading dimension, size and extent", "[blas]")
+{
+    std::vector<float> storage(12);
+    const auto r = blas::row_major(storage.data(), 3, 4);
+    CHECK(r.rows() == 3);
+    CHECK(r.cols() == 4);
+    CHECK(r.leading_dimension() == 4);
+    CHECK(r.order() == blas::layout::row_major);
+    CHECK(r.size() == 12);
+    CHECK(r.extent() == 12);
+    CHECK(r.describe() == "3x4 row-major (ld 4)");
+    const auto c = blas::column_major(storage.data(), 3, 4);
+    CHECK(c.leading_dimension() == 3);
+    CHECK(c.describe() == "3x4 column-major (ld 3)");
+    // A block of a wider matrix: 2 rows of 3, rows 5 apart, spans 5 + 3 elements.
+    const blas::matrix_view<float> block(storage.data(), 2, 3, 5, blas::layout::row_major);
+    CHECK(block.extent() == 8);
+    CHECK(block.min_leading_dimension() == 3);
+    CHECK(blas::matrix_view<float>(storage.data(), 0, 4).extent() == 0);
+    CHECK(blas::matrix_view<float>(storage.data(), 0, 0).leading_dimension() == 1);
+}
+
+TEST_CASE("a transpose is the same memory seen the other way", "[blas]")
+{
+    std::array<double, 6> storage{1, 2, 3, 4, 5, 6};
+    const auto a = blas::row_major(storage.data(), 2, 3); // [[1 2 3] [4 5 6]]
+    const auto t = a.transposed();
+    CHECK(t.rows() == 3);
+    CHECK(t.cols() == 2);
+    CHECK(t.order() == blas::layout::column_major);
+    CHECK(t.leading_dimension() == 3);
+    CHECK(t.data() == a.data());
+    // (tᵀ)(i, j) = a(j, i): column-major element (2, 1) is at 2 + 1 * 3 = 5, a(1, 2) = 6.
+    CHECK(t.data()[2 + 1 * t.leading_dimension()] == 6.0);
+    const auto back = t.transposed();
+    CHECK(back.order() == blas::layout::row_major);
+    CHECK(back.rows() == 2);
+    CHECK(back.describe() == a.describe());
+}
+
+TEST_CASE("the container factories check the container holds the matrix", "[blas]")
+{
+    std::vector<float> storage(12);
+    const auto v = blas::row_major(storage, 3, 4);
+    static_assert(std::is_same_v<decltype(v), const blas::matrix_view<float>>);
+    const auto cv = blas::row_major(std::as_const(storage), 3, 4);
+    static_assert(std::is_same_v<decltype(cv), const blas::matrix_view<const float>>);
+    CHECK(blas::column_major(storage, 4, 3).leading_dimension() == 4);
+    CHECK(blas::row_major(storage, 2, 3, 6).extent() == 9);
+    CHECK_THROWS_WITH(blas::row_major(storage, 4, 4),
+                      Contains("gpu::blas::row_major: a 4x4 row-major (ld 4) matrix spans 16 "
+                               "elements but the storage holds 12"));
+    CHECK_THROWS_WITH(blas::column_major(storage, 3, 5),
+                      Contains("gpu::blas::column_major") && Contains("spans 15"));
+    CHECK_THROWS_WITH(blas::row_major(storage, 2, 4, 3),
+                      Contains("leading dimension 3 is smaller than allowed for 2x4 row-major (ld 3) "
+                               "(at least 4)"));
+    CHECK_THROWS_WITH(blas::row_major(storage, -1, 4), Contains("negative size -1x4"));
+    std::array<float, 4> fixed{};
+    CHECK(blas::column_major(fixed, 2, 2).size() == 4);
+}
