@@ -15,6 +15,12 @@ by the harness in bench/harness with --json FILE).
       merges reports into one Markdown page (environment, every target, then each benchmark's
       rows, ratios, notes and errors); unreadable reports are listed, not fatal. Exit 0, or 1
       when no report could be read.
+
+  results.py brief FILE.json
+      one line about a report: its rows and how its targets came out (for gpu-check's table).
+
+  results.py targets MERGED.json
+      one line per target of a merged results file: status, benchmark, name, measured value.
 """
 
 import argparse
@@ -328,6 +334,35 @@ def command_merge(args):
     return 0 if reports else 1
 
 
+def target_counts(report):
+    statuses = [t.get("status") for t in report.get("targets", []) if isinstance(t, dict)]
+    return [f"{statuses.count(s)} {s}" for s in STATUSES if statuses.count(s)]
+
+
+def command_brief(args):
+    try:
+        report = load(args.file)
+    except (OSError, ValueError) as error:
+        print(f"unreadable report: {error}")
+        return 1
+    counts = target_counts(report)
+    print(f"{len(report.get('rows', []))} rows" + (", targets: " + ", ".join(counts) if counts else ""))
+    return 0
+
+
+def command_targets(args):
+    try:
+        merged = load(args.file)
+    except (OSError, ValueError) as error:
+        print(f"unreadable results: {error}", file=sys.stderr)
+        return 1
+    for report in merged.get("reports", []):
+        for target in report.get("targets", []):
+            print(f"{target.get('status', '?'):<13} {report.get('benchmark', '?'):<9} "
+                  f"{target.get('name', '?')}: {target.get('measured') or '-'}")
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -340,9 +375,13 @@ def main(argv=None):
     merge_cmd.add_argument("--out", required=True, help="the Markdown file to write")
     merge_cmd.add_argument("--json", help="also write the merged reports as one JSON file")
     merge_cmd.add_argument("files", nargs="+")
+    brief = sub.add_parser("brief", help="one line about a report")
+    brief.add_argument("file")
+    targets = sub.add_parser("targets", help="the targets of a merged results file")
+    targets.add_argument("file")
     args = parser.parse_args(argv)
-    return {"check": command_check, "run-check": command_run_check,
-            "merge": command_merge}[args.command](args)
+    return {"check": command_check, "run-check": command_run_check, "merge": command_merge,
+            "brief": command_brief, "targets": command_targets}[args.command](args)
 
 
 if __name__ == "__main__":

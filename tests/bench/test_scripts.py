@@ -1,0 +1,398 @@
+"""Tests of the benchmark and GPU-check scripts: bench/compare_torch.py (with a fake torch, so
+its measuring path runs without PyTorch or a GPU), bench/harness/results.py (check, run-check,
+merge), bench/plot_results.py, scripts/bundle-deps and scripts/gpu-check (its command line, its
+plan, and a real run in no-GPU mode against an existing build).
+
+ctest runs one class per test (tests/bench/CMakeLists.txt) with these in the environment:
+CUDAGAP_SOURCE_DIR, CUDAGAP_BUILD_DIR (a configured and built tree), CATCH2_CMAKE_DIR and
+NLOHMANN_JSON_CMAKE_DIR (where that build found the packages).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+SOURCE = Path(os.environ.get("CUDAGAP_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+BUILD = Path(os.environ["CUDAGAP_BUILD_DIR"]) if os.environ.get("CUDAGAP_BUILD_DIR") else None
+COMPARE_TORCH = SOURCE / "bench" / "compare_torch.py"
+RESULTS = SOURCE / "bench" / "harness" / "results.py"
+PLOT = SOURCE / "bench" / "plot_results.py"
+BUNDLE_DEPS = SOURCE / "scripts" / "bundle-deps"
+GPU_CHECK = SOURCE / "scripts" / "gpu-check"
+FAKE_TORCH = Path(__file__).resolve().parent / "fake_torch"
+
+
+def run(command, env=None, cwd=None, timeout=600):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([str(c) for c in command], capture_output=True, text=True, env=full_env,
+                          cwd=cwd, timeout=timeout, check=False)
+
+
+def report(**overrides):
+    """A well-formed benchmark report, as the harness writes it (made-up numbers: test data)."""
+    base = {
+        "schema": "cudagap-bench/1", "benchmark": "alloc", "description": "test report",
+        "quick": True,
+        "environment": {"date_utc": "2025-01-01T00:00:00Z", "host": "h", "cudagap": "0.1.0",
+                        "cuda_runtime": "13.0", "driver_cuda": "13.0", "driver_version": "580.1",
+                        "gpu_available": True, "device": "Test GPU", "capability": "9.0",
+                        "memory_bytes": 1 << 30, "max_sm_clock_mhz": 1980, "sm_clock_mhz": None,
+                        "peak_memory_bandwidth_gbps": 4800.0},
+        "gpu_skipped": False, "skip_reason": "",
+        "rows": [{"case": "1 MiB", "variant": "cudagap device_buffer", "math": "-",
+                  "median_ms": 0.001, "min_ms": 0.0009, "max_ms": 0.002, "spread": 1.1,
+                  "repetitions": 5, "calls_per_repetition": 100, "timing": "host clock",
+                  "tflops": None, "gbps": None, "peak_fraction": None, "note": ""},
+                 {"case": "1 MiB", "variant": "cudaMalloc/cudaFree", "math": "-",
+                  "median_ms": 0.05, "min_ms": 0.04, "max_ms": 0.06, "spread": 0.4,
+                  "repetitions": 5, "calls_per_repetition": 100, "timing": "host clock",
+                  "tflops": None, "gbps": None, "peak_fraction": None, "note": ""}],
+        "ratios": [{"case": "1 MiB", "numerator": "cudaMalloc/cudaFree",
+                    "denominator": "cudagap device_buffer", "value": 50.0, "note": ""},
+                   {"case": "1 MiB", "numerator": "torch", "denominator": "cudagap device_buffer",
+                    "value": None, "note": "not measured: no row for 'torch'"}],
+        "targets": [{"name": "pooled pair <= 2 us @ 1 MiB", "requirement": "at most 2 us",
+                     "status": "met", "measured": "1.000 us", "note": ""},
+                    {"name": "pooled >= 10x cudaMalloc @ 1 MiB", "requirement": "at least 10x",
+                     "status": "met", "measured": "50.0x", "note": ""}],
+        "notes": ["a note"], "errors": [], "exit_code": 0,
+    }
+    base.update(overrides)
+    return base
+
+
+class CompareTorchTests(unittest.TestCase):
+    """bench/compare_torch.py: its JSON, its case names, its failures."""
+
+    def compare(self, *args, fake=True, env=None):
+        extra = {"PYTHONPATH": str(FAKE_TORCH)} if fake else {}
+        extra.update(env or {})
+        result = run([sys.executable, COMPARE_TORCH, *args], env=extra)
+        return result
+
+    def parse(self, result):
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)  # stdout holds the JSON and nothing else
+
+    def test_real_environment_answers_with_json(self):
+        output = self.parse(self.compare("alloc", "--sizes", "4096", "--repetitions", "2", fake=False))
+        if output["ok"]:  # a GPU host with PyTorch
+            self.assertEqual(output["results"][0]["case"], "4 KiB")
+        else:
+            self.assertIn("torch", output["reason"])
+
+    def test_gemm_cases_fields_and_a_failing_precision(self):
+        output = self.parse(self.compare(
+            "gemm", "--sizes", "64,128", "--precisions", "fp32,tf32,bf16", "--repetitions", "3",
+            "--warmup", "1", env={"FAKE_TORCH_FAIL": "bfloat16"}))
+        self.assertTrue(output["ok"])
+        self.assertEqual(output["torch"], "0.0+fake")
+        self.assertEqual(output["device"], "Fake GPU")
+        cases = {r["case"]: r for r in output["results"]}
+        self.assertEqual(sorted(cases), ["128 fp32", "128 tf32", "64 fp32", "64 tf32"])
+        self.assertFalse(cases["64 fp32"]["allow_tf32"])
+        self.assertTrue(cases["64 tf32"]["allow_tf32"])
+        self.assertEqual(cases["128 fp32"]["flops"], 2.0 * 128 ** 3)
+        for r in output["results"]:
+            self.assertEqual(r["repetitions"], 3)
+            self.assertGreaterEqual(r["calls_per_repetition"], 1)
+            self.assertLessEqual(r["min_ms"], r["median_ms"])
+            self.assertLessEqual(r["median_ms"], r["max_ms"])
+            self.assertEqual(r["timing"], "CUDA events")
+        # The failing precision is reported per case, and the others still ran.
+        self.assertEqual([e["case"] for e in output["errors"]], ["64 bf16", "128 bf16"])
+        self.assertIn("bfloat16 is not supported", output["errors"][0]["error"])
+
+    def test_conv_case_names_and_shapes(self):
+        output = self.parse(self.compare(
+            "conv", "--batch", "2", "--in-channels", "3", "--height", "8", "--width", "8",
+            "--out-channels", "4", "--kernel", "3", "--padding", "1", "--dtype", "fp32,fp16",
+            "--layout", "nchw,nhwc", "--repetitions", "2", "--calls", "5"))
+        names = [r["case"] for r in output["results"]]
+        self.assertEqual(names, ["N2 C3 8x8 K4 3x3 pad1 stride1 fp32 nchw",
+                                 "N2 C3 8x8 K4 3x3 pad1 stride1 fp32 nhwc",
+                                 "N2 C3 8x8 K4 3x3 pad1 stride1 fp16 nchw",
+                                 "N2 C3 8x8 K4 3x3 pad1 stride1 fp16 nhwc"])
+        first = output["results"][0]
+        self.assertEqual((first["output_height"], first["output_width"]), (8, 8))
+        self.assertEqual(first["flops"], 2.0 * 2 * 4 * 8 * 8 * 3 * 3 * 3)
+        self.assertEqual(first["calls_per_repetition"], 5)
+        self.assertTrue(first["cudnn_benchmark"])
+
+    def test_alloc_names_sizes_as_the_cpp_side_does(self):
+        output = self.parse(self.compare("alloc", "--sizes", "4096,1048576,67108864,430964736",
+                                         "--repetitions", "2", "--target-ms", "0.5"))
+        self.assertEqual([r["case"] for r in output["results"]], ["4 KiB", "1 MiB", "64 MiB", "411 MiB"])
+        self.assertEqual(output["results"][3]["bytes"], 430964736)
+        self.assertEqual(output["results"][0]["timing"], "host clock")
+
+    def test_no_cuda_device_is_a_reason_not_a_failure(self):
+        output = self.parse(self.compare("alloc", "--sizes", "4096", env={"FAKE_TORCH_NO_CUDA": "1"}))
+        self.assertFalse(output["ok"])
+        self.assertIn("sees no CUDA device", output["reason"])
+
+    def test_bad_command_lines_exit_2(self):
+        for args in (["gemm"], ["gemm", "--sizes", "0"], ["gemm", "--sizes", "64", "--precisions", "fp64"],
+                     ["conv", "--batch", "1"], ["alloc", "--sizes", "x"], ["bogus"],
+                     ["alloc", "--sizes", "64", "--repetitions", "0"]):
+            with self.subTest(args=args):
+                result = self.compare(*args)
+                self.assertEqual(result.returncode, 2, result.stdout)
+                self.assertEqual(result.stdout, "")
+
+
+class ResultsTests(unittest.TestCase):
+    """bench/harness/results.py: check, run-check and merge."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-results-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def write(self, name, content):
+        path = self.dir / name
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+    def results(self, *args):
+        return run([sys.executable, RESULTS, *args])
+
+    def test_check_accepts_a_good_report(self):
+        result = self.results("check", self.write("good.json", report()))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("well-formed report of 'alloc' (2 rows, 2 targets)", result.stdout)
+
+    def test_check_names_each_problem(self):
+        bad = report()
+        bad["rows"][0]["min_ms"] = 5.0
+        bad["targets"][0]["status"] = "passed"
+        bad["exit_code"] = 77
+        bad["schema"] = "other"
+        del bad["notes"]
+        result = self.results("check", self.write("bad.json", bad))
+        self.assertEqual(result.returncode, 1)
+        for expected in ("min <= median <= max", "'passed'", "exit_code is 77",
+                         "schema is 'other'", "no 'notes'"):
+            self.assertIn(expected, result.stderr)
+        skipped = report(gpu_skipped=True, skip_reason="", exit_code=77)
+        result = self.results("check", self.write("skip.json", skipped))
+        self.assertIn("skip_reason is empty", result.stderr)
+        self.assertEqual(self.results("check", self.write("x.json", "{not json")).returncode, 1)
+
+    def fake_benchmark(self, exit_code, printed, written):
+        """A program that behaves like a benchmark: prints, writes --json, exits."""
+        body = (
+            "import json, sys\n"
+            f"print({printed!r})\n"
+            "path = sys.argv[sys.argv.index('--json') + 1]\n"
+            f"json.dump({written!r}, open(path, 'w'))\n"
+            f"sys.exit({exit_code})\n")
+        return self.write("fake_bench.py", body)
+
+    def run_check(self, program):
+        return self.results("run-check", "--json", self.dir / "out.json", "--",
+                            sys.executable, program, "--quick")
+
+    def test_run_check_passes_a_run_and_a_skip(self):
+        good = report()
+        printed = ("== cudagap benchmark: alloc ==\n1 MiB cudagap device_buffer\n"
+                   "pooled pair <= 2 us @ 1 MiB\npooled >= 10x cudaMalloc @ 1 MiB")
+        self.assertEqual(self.run_check(self.fake_benchmark(0, printed, good)).returncode, 0)
+        skipped = report(gpu_skipped=True, skip_reason="no driver", exit_code=77, rows=[], ratios=[])
+        skipped["targets"] = [dict(t, status="not measured", measured="", note="GPU part skipped")
+                              for t in skipped["targets"]]
+        printed_skip = printed + "\nGPU part skipped: no driver"
+        result = self.run_check(self.fake_benchmark(77, printed_skip, skipped))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def test_run_check_fails_what_is_wrong(self):
+        printed = "== cudagap benchmark: alloc ==\n1 MiB\npooled pair <= 2 us @ 1 MiB\npooled >= 10x cudaMalloc @ 1 MiB"
+        cases = {
+            "exit code 3": (3, printed, report(exit_code=3)),
+            "does not say 'GPU part skipped": (77, printed, report(gpu_skipped=True, skip_reason="x", exit_code=77)),
+            "the JSON says exit code 0": (1, printed, report()),
+            "does not start with": (0, "something else", report()),
+            "not printed": (0, "== cudagap benchmark: alloc ==", report()),
+        }
+        for expected, (code, text, written) in cases.items():
+            with self.subTest(expected=expected):
+                result = self.run_check(self.fake_benchmark(code, text, written))
+                self.assertEqual(result.returncode, 1)
+                self.assertIn(expected, result.stderr)
+
+    def test_merge_makes_one_page_and_lists_unreadable_reports(self):
+        skipped = report(benchmark="overhead", gpu_skipped=True, skip_reason="no driver here",
+                         exit_code=77, rows=[], ratios=[])
+        skipped["targets"] = [{"name": "event record within 2%", "requirement": "r",
+                               "status": "not measured", "measured": "", "note": "GPU part skipped"}]
+        files = [self.write("alloc.json", report()), self.write("overhead.json", skipped),
+                 self.write("broken.json", "{")]
+        out = self.dir / "results.md"
+        merged_json = self.dir / "results.json"
+        result = self.results("merge", "--out", out, "--json", merged_json, *files)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = out.read_text()
+        self.assertIn("# cudagap benchmark results", text)
+        self.assertIn("device Test GPU (compute capability 9.0", text)
+        self.assertIn("| alloc | pooled pair <= 2 us @ 1 MiB | **met** | 1.000 us |", text)
+        self.assertIn("| overhead | event record within 2% | **not measured** | - |", text)
+        self.assertIn("GPU part skipped: no driver here", text)
+        self.assertIn("| 1 MiB | cudaMalloc/cudaFree / cudagap device_buffer | 50.0 |", text)
+        self.assertIn("| 1 MiB | cudagap device_buffer | - | 1.000 µs |", text)
+        self.assertIn("**unreadable report** `" + str(files[2]), text)
+        merged = json.loads(merged_json.read_text())
+        self.assertEqual([r["benchmark"] for r in merged["reports"]], ["alloc", "overhead"])
+        self.assertEqual(len(merged["unreadable"]), 1)
+        nothing = self.results("merge", "--out", self.dir / "none.md", files[2])
+        self.assertEqual(nothing.returncode, 1)
+
+
+class PlotTests(unittest.TestCase):
+    """bench/plot_results.py: a plot with matplotlib, a clear message without it."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-plot-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_plot_or_say_why_not(self):
+        source = self.dir / "alloc.json"
+        source.write_text(json.dumps(report()))
+        out = self.dir / "speedups.png"
+        result = run([sys.executable, PLOT, source, "--out", out])
+        try:
+            import matplotlib  # noqa: F401
+            has_matplotlib = True
+        except ImportError:
+            has_matplotlib = False
+        if has_matplotlib:
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(out.read_bytes()[:8], b"\x89PNG\r\n\x1a\n")
+            self.assertIn("(1 ratios)", result.stdout)
+        else:
+            self.assertEqual(result.returncode, 3)
+            self.assertIn("matplotlib is not importable", result.stderr)
+            self.assertFalse(out.exists())
+        # The ratio without a value is left out, and said so.
+        self.assertIn("left out alloc: 1 MiB: torch / cudagap device_buffer", result.stderr)
+
+    def test_nothing_to_plot(self):
+        source = self.dir / "empty.json"
+        source.write_text(json.dumps(report(ratios=[])))
+        result = run([sys.executable, PLOT, source, "--out", self.dir / "x.png"])
+        self.assertEqual(result.returncode, 4)
+        self.assertIn("no ratio with a value", result.stderr)
+
+
+class BundleDepsTests(unittest.TestCase):
+    """scripts/bundle-deps: a bundle that CMake finds Catch2 and nlohmann-json in."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-bundle-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_bundle_is_found_by_cmake(self):
+        env = {k: os.environ[k] for k in ("CATCH2_CMAKE_DIR", "NLOHMANN_JSON_CMAKE_DIR") if k in os.environ}
+        bundle = self.dir / "deps"
+        result = run([BUNDLE_DEPS, "--out", bundle], env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        manifest = (bundle / "MANIFEST.txt").read_text()
+        self.assertIn("Catch2 2.", manifest)
+        self.assertIn("nlohmann-json 3.", manifest)
+        self.assertTrue((bundle / "include" / "catch2" / "catch.hpp").is_file())
+        self.assertTrue((bundle / "include" / "nlohmann" / "json.hpp").is_file())
+        project = self.dir / "consumer"
+        project.mkdir()
+        (project / "CMakeLists.txt").write_text(
+            "cmake_minimum_required(VERSION 3.24)\nproject(consumer CXX)\n"
+            "find_package(Catch2 2 REQUIRED)\nfind_package(nlohmann_json 3 REQUIRED)\ninclude(Catch)\n"
+            "get_target_property(c Catch2::Catch2 INTERFACE_INCLUDE_DIRECTORIES)\n"
+            "get_target_property(j nlohmann_json::nlohmann_json INTERFACE_INCLUDE_DIRECTORIES)\n"
+            'message(STATUS "CATCH2=${Catch2_DIR}|${c}")\nmessage(STATUS "JSON=${nlohmann_json_DIR}|${j}")\n')
+        configured = run(["cmake", "-S", project, "-B", project / "build", f"-DCMAKE_PREFIX_PATH={bundle}"])
+        self.assertEqual(configured.returncode, 0, configured.stdout + configured.stderr)
+        self.assertIn(f"CATCH2={bundle}/lib/cmake/Catch2|{bundle}/include", configured.stdout)
+        self.assertIn(f"JSON={bundle}/share/cmake/nlohmann_json|{bundle}/include", configured.stdout)
+
+    def test_missing_packages_and_bad_arguments(self):
+        result = run([BUNDLE_DEPS, "--out", self.dir / "deps"],
+                     env={"CATCH2_CMAKE_DIR": str(self.dir / "nowhere")})
+        if result.returncode == 1:  # no system Catch2 to fall back on
+            self.assertIn("not found: Catch2", result.stderr)
+        else:
+            self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(run([BUNDLE_DEPS, "--bogus"]).returncode, 2)
+        self.assertEqual(run([BUNDLE_DEPS, "--out"]).returncode, 2)
+        self.assertEqual(run([BUNDLE_DEPS, "--help"]).returncode, 0)
+
+
+class GpuCheckTests(unittest.TestCase):
+    """scripts/gpu-check: command line, plan, and a real no-GPU run on an existing build."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-gpu-check-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_help_and_bad_command_lines(self):
+        result = run([GPU_CHECK, "--help"])
+        self.assertEqual(result.returncode, 0)
+        self.assertIn("Exit code: 0 everything passed", result.stdout)
+        for args in (["--bogus"], ["--out"], ["--jobs", "0"], ["--budget", "x"],
+                     ["--no-build", "--build-dir", self.dir / "empty"]):
+            with self.subTest(args=args):
+                bad = run([GPU_CHECK, *args])
+                self.assertEqual(bad.returncode, 2, bad.stderr)
+                self.assertIn("gpu-check:", bad.stderr)
+
+    def test_dry_run_shows_the_plan(self):
+        result = run([GPU_CHECK, "--dry-run", "--no-gpu", "--quick", "--out", self.dir / "out"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for expected in ("GPU         none: --no-gpu was given", "configure          cmake -S",
+                         "-LE gpu (host tests only)", "bench-<name>", "--cpu-only", "--quick"):
+            self.assertIn(expected, result.stdout)
+        self.assertFalse((self.dir / "out").exists())  # nothing was run or written
+        env_out = run([GPU_CHECK, "--dry-run"], env={"OUT": str(self.dir / "from-env")})
+        self.assertIn(f"output      {self.dir / 'from-env'}", env_out.stdout)
+
+    @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
+    def test_no_gpu_run_on_an_existing_build(self):
+        out = self.dir / "out"
+        result = run([GPU_CHECK, "--no-gpu", "--no-build", "--build-dir", BUILD, "--skip-tests",
+                      "--quick", "--out", out])
+        self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
+        last_lines = result.stdout.strip().splitlines()
+        self.assertIn("gpu-check: NO GPU here (--no-gpu was given)", last_lines[-1])
+        summary = json.loads((out / "summary.json").read_text())
+        self.assertEqual(summary["exit_code"], 3)
+        steps = {s["step"]: s for s in summary["steps"]}
+        self.assertEqual(steps["tests"]["status"], "SKIP")
+        self.assertEqual(steps["sanitizer"]["note"], "no GPU")
+        self.assertEqual(steps["bench-alloc"]["status"], "SKIP")
+        self.assertIn("CPU part only", steps["bench-alloc"]["note"])
+        self.assertEqual(steps["results"]["status"], "PASS")
+        self.assertIn("| bench-alloc | SKIP |", (out / "summary.md").read_text())
+        results_md = (out / "results.md").read_text()
+        self.assertIn("## alloc", results_md)
+        self.assertIn("GPU part skipped: --cpu-only was given", results_md)
+        self.assertIn("| **not measured** |", results_md)
+        self.assertTrue((out / "logs" / "environment.log").is_file())
+        self.assertTrue((out / "bench" / "alloc.json").is_file())
+        # The printed table comes last, after the steps' progress.
+        self.assertIn("  step", result.stdout)
+        self.assertLess(result.stdout.index("  step"), result.stdout.index("gpu-check: NO GPU"))
+
+
+if __name__ == "__main__":
+    unittest.main()
