@@ -1,0 +1,400 @@
+// cudagap-bench-conv: the article's convolution, nn.Conv2d(3, 64, 3, padding=1) on a
+// 32x3x224x224 batch, in FP32 NCHW (the article's settings) and in FP16 NHWC (what tensor
+// cores read best), side by side in one run:
+//
+//   cudagap heuristic       gpu::dnn::convolution, cuDNN's ranked heuristic list
+//   cudagap exhaustive      every algorithm timed once at planning (cudnn.benchmark)
+//   cudagap deterministic   heuristic ranking, deterministic algorithms only
+//   raw cuDNN               the cudnnConvolutionForward call the exhaustive plan makes, with
+//                           its descriptors, algorithm and a workspace of the same size
+//   torch                   torch.nn.functional.conv2d, cudnn.benchmark = True, TF32 off
+//   device copy             a device-to-device cudaMemcpyAsync of 1 GiB: the measured copy
+//                           bandwidth that the convolutions' GB/s are compared against
+//
+// The problem is memory-bound: it reads 19 MB and writes 411 MB per FP32 batch for 5.5 GFLOP.
+// Every variant is timed with CUDA events around back-to-back calls after a warm-up (plans and
+// torch's search stay outside), median of the repetitions. Without a GPU the program explains
+// the problem and what it would compare, and exits 77.
+//
+// Targets (issue 4, for an H200): exhaustive within 5% of PyTorch with benchmark mode; FP32 NCHW
+// at least 60% and FP16 NHWC at least 70% of the measured copy bandwidth.
+#include "harness.hpp"
+
+#include <gpu/device.hpp>
+#include <gpu/dnn.hpp>
+#include <gpu/error.hpp>
+#include <gpu/memory.hpp>
+#include <gpu/stream.hpp>
+#include <gpu/timing.hpp>
+
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+namespace bench = gpu::bench;
+namespace dnn = gpu::dnn;
+
+// The article's layer and batch.
+constexpr int batch = 32;
+constexpr int in_channels = 3;
+constexpr int image = 224;
+constexpr int out_channels = 64;
+constexpr int kernel = 3;
+constexpr int padding = 1;
+
+constexpr std::size_t copy_bytes = std::size_t{1} << 30;
+const char* const copy_case = "device copy 1 GiB";
+const char* const copy_variant = "cudaMemcpyAsync D2D";
+const char* const raw_variant = "raw cuDNN";
+const char* const torch_variant = "torch";
+
+struct conv_case {
+    dnn::data_type type;
+    dnn::tensor_layout layout;
+    const char* label;         // for targets: "FP32 NCHW"
+    double bandwidth_target;   // fraction of the copy bandwidth
+};
+
+constexpr std::array<conv_case, 2> cases{{
+    {dnn::data_type::fp32, dnn::tensor_layout::nchw, "FP32 NCHW", 0.60},
+    {dnn::data_type::fp16, dnn::tensor_layout::nhwc, "FP16 NHWC", 0.70},
+}};
+
+constexpr std::array<dnn::algorithm_search, 3> policies{
+    dnn::algorithm_search::heuristic, dnn::algorithm_search::exhaustive,
+    dnn::algorithm_search::deterministic};
+
+dnn::convolution_problem problem_of(const conv_case& c)
+{
+    return {.input = {batch, in_channels, image, image},
+            .filter = {out_channels, in_channels, kernel, kernel},
+            .geometry = {.padding = {padding, padding}},
+            .type = c.type,
+            .layout = c.layout};
+}
+
+// The case name exactly as compare_torch.py's conv_case_name writes it.
+std::string case_name(const conv_case& c)
+{
+    return "N" + std::to_string(batch) + " C" + std::to_string(in_channels) + " " +
+           std::to_string(image) + "x" + std::to_string(image) + " K" +
+           std::to_string(out_channels) + " " + std::to_string(kernel) + "x" +
+           std::to_string(kernel) + " pad" + std::to_string(padding) + " stride1 " +
+           std::string(dnn::to_string(c.type)) + " " + std::string(dnn::to_string(c.layout));
+}
+
+std::string variant_of(dnn::algorithm_search policy)
+{
+    return "cudagap " + std::string(gpu::to_string(policy));
+}
+
+std::string torch_target(const conv_case& c) { return std::string("exhaustive within 5% of torch, ") + c.label; }
+
+std::string bandwidth_target(const conv_case& c)
+{
+    return std::string(c.label) + " >= " + std::to_string(static_cast<int>(c.bandwidth_target * 100)) +
+           "% of copy bandwidth";
+}
+
+std::string megabytes(double bytes)
+{
+    std::array<char, 32> text{};
+    std::snprintf(text.data(), text.size(), "%.1f MB", bytes / 1e6);
+    return text.data();
+}
+
+std::string fixed(double value, const char* format)
+{
+    std::array<char, 48> text{};
+    std::snprintf(text.data(), text.size(), format, value);
+    return text.data();
+}
+
+bench::math_mode math_of(dnn::data_type type)
+{
+    return type == dnn::data_type::fp16 ? bench::math_mode::fp16 : bench::math_mode::fp32;
+}
+
+struct timing_plan {
+    int repetitions;
+    double repetition_ms;
+};
+
+timing_plan plan_for(const bench::options& settings)
+{
+    return settings.quick ? timing_plan{5, 5.0} : timing_plan{15, 25.0};
+}
+
+// Times `work` (which queues device work on `stream`) with CUDA events: back-to-back calls for
+// about `repetition_ms` per repetition, after a warm-up; per-call statistics.
+template <class Work>
+bench::measurement time_device(const timing_plan& plan, gpu::stream_ref stream, Work&& work)
+{
+    const int calls = bench::calibrate_calls(
+        [&] {
+            work();
+            stream.synchronize();
+        },
+        plan.repetition_ms, 1, 10000);
+    const gpu::statistics stats = gpu::benchmark(
+        stream, work, {.warmup = 3, .repetitions = plan.repetitions, .calls_per_repetition = calls});
+    return bench::measurement::from(stats, calls, "CUDA events");
+}
+
+// ---- the part that needs no GPU: the problem, checked by cuDNN on the host -----------------
+
+void cpu_part(bench::report& r)
+{
+    const dnn::version_info v = dnn::version();
+    r.add_note("cuDNN " + v.loaded.to_string() + " loaded (compiled against " +
+               v.compiled.to_string() + ", built for CUDA " + v.loaded_for_cuda.to_string() + ")");
+    r.add_note("problem: the article's nn.Conv2d(3, 64, kernel_size=3, padding=1) on a " +
+               std::to_string(batch) + "x3x224x224 batch, no bias");
+    for (const conv_case& c : cases) {
+        const dnn::convolution_problem p = problem_of(c);
+        // Descriptors and cuDNN's own output shape: host calls, no GPU needed.
+        const dnn::tensor_descriptor x(p.input, p.type, p.layout);
+        const dnn::filter_descriptor w(p.filter, p.type, p.layout);
+        const dnn::convolution_descriptor conv(p.geometry);
+        const std::vector<int> out = conv.output_dims(x, w);
+        const double in_bytes = static_cast<double>(x.size_bytes());
+        const double out_bytes = static_cast<double>(p.output_elements() * dnn::element_size(p.type));
+        r.add_note(case_name(c) + ": output " + dnn::to_string(out) + " (cuDNN), reads " +
+                   megabytes(in_bytes) + " + " + gpu::format_bytes(w.size_bytes()) +
+                   " of weights, writes " + megabytes(out_bytes) + "; at least " +
+                   megabytes(p.minimum_bytes()) + " moved and " + fixed(p.flops() / 1e9, "%.2f") +
+                   " GFLOP per batch (" + fixed(p.flops() / p.minimum_bytes(), "%.1f") +
+                   " FLOP per byte moved: the output write dominates)");
+    }
+    r.add_note("compares, per case: cudagap under the heuristic, exhaustive and deterministic "
+               "policies; the raw cudnnConvolutionForward the exhaustive plan makes; torch conv2d "
+               "with cudnn.benchmark = True and TF32 off; GB/s are the minimum bytes over the "
+               "median time, as a fraction of a measured 1 GiB device-to-device copy");
+    r.add_note("targets are set for an H200; elsewhere they are reported against the same numbers");
+}
+
+// ---- the GPU part ---------------------------------------------------------------------------
+
+template <class T>
+T from_float(float v)
+{
+    if constexpr (std::is_same_v<T, float>) {
+        return v;
+    } else {
+        return __float2half(v);
+    }
+}
+
+// Random values in [-1, 1) from a fixed seed, in T, uploaded to a new device buffer.
+template <class T>
+gpu::device_buffer<T> random_buffer(std::size_t count, std::uint32_t seed, gpu::stream_ref stream)
+{
+    std::mt19937 engine(seed);
+    std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
+    std::vector<T> host(count);
+    for (T& value : host) {
+        value = from_float<T>(dist(engine));
+    }
+    gpu::device_buffer<T> buffer(count, stream);
+    buffer.copy_from_host(host);
+    return buffer;
+}
+
+double measure_copy(bench::report& r, const timing_plan& plan, gpu::stream_ref stream)
+{
+    gpu::device_buffer<std::byte> source(copy_bytes, stream);
+    gpu::device_buffer<std::byte> target(copy_bytes, stream);
+    source.fill_zero_async(stream);
+    bench::measurement m = time_device(plan, stream, [&] { target.copy_from_async(source, stream); });
+    m.case_name = copy_case;
+    m.variant = copy_variant;
+    // A copy reads and writes every byte.
+    m.set_bytes(2.0 * static_cast<double>(copy_bytes), r.env().peak_memory_bandwidth_gbps);
+    m.note = "reads + writes 1 GiB; of peak: against the theoretical bandwidth";
+    const double gbps = *m.gbps;
+    r.add(std::move(m));
+    return gbps;
+}
+
+template <class T>
+void run_case(bench::report& r, const timing_plan& plan, const conv_case& c, dnn::handle& h,
+              gpu::stream_ref stream, double copy_gbps)
+{
+    const dnn::convolution_problem p = problem_of(c);
+    const std::string name = case_name(c);
+    const gpu::device_buffer<T> x = random_buffer<T>(p.input_elements(), 1, stream);
+    const gpu::device_buffer<T> w = random_buffer<T>(p.filter_elements(), 2, stream);
+    gpu::device_buffer<T> y(p.output_elements(), stream);
+    const double images = static_cast<double>(batch);
+
+    const auto add_row = [&](bench::measurement m, const std::string& variant, std::string note) {
+        m.case_name = name;
+        m.variant = variant;
+        m.math = math_of(c.type);
+        m.set_bytes(p.minimum_bytes(), copy_gbps);
+        m.note = fixed(images / (m.median_ms / 1e3), "%.0f img/s") + ", " +
+                 fixed(gpu::tflops(p.flops(), m.median_ms), "%.1f TFLOP/s") + ", " + note;
+        r.add(std::move(m));
+    };
+
+    std::optional<dnn::convolution> exhaustive;
+    for (const dnn::algorithm_search policy : policies) {
+        dnn::convolution_options options;
+        options.search = policy;
+        dnn::convolution plan_for_policy =
+            policy == dnn::algorithm_search::exhaustive
+                ? dnn::convolution(h, p, options, x, w, y) // timed on the real buffers
+                : dnn::convolution(h, p, options);
+        const dnn::convolution_explanation& e = plan_for_policy.explain();
+        add_row(time_device(plan, stream, [&] { plan_for_policy.forward(h, x, w, y); }),
+                variant_of(policy),
+                std::string(dnn::to_string(e.algorithm)) + ", ws " + gpu::format_bytes(e.workspace_bytes));
+        r.add_note(name + ", " + std::string(gpu::to_string(policy)) + ": " +
+                   std::string(dnn::to_string(e.algorithm)) + " (math " +
+                   std::string(dnn::to_string(e.math)) + ", workspace " +
+                   gpu::format_bytes(e.workspace_bytes) +
+                   (e.time_ms ? ", " + fixed(*e.time_ms, "%.3f ms") + " in the search" : std::string()) +
+                   (e.deterministic ? ", deterministic" : ", not deterministic") + ")");
+        if (policy == dnn::algorithm_search::exhaustive) {
+            if (!r.settings().quick) {
+                r.add_note(name + " exhaustive search:\n" + e.to_string());
+            }
+            exhaustive.emplace(std::move(plan_for_policy));
+        }
+    }
+
+    // The raw call the exhaustive plan makes, with a workspace of its own of the same size.
+    const dnn::convolution& plan_ref = *exhaustive;
+    gpu::device_buffer<std::byte> workspace(plan_ref.workspace_bytes(), stream);
+    gpu::device_buffer<T> y_raw(p.output_elements(), stream);
+    const float one = 1.0F;
+    const float zero = 0.0F;
+    const auto raw = [&] {
+        GPU_CUDNN_CHECK(cudnnConvolutionForward(
+            h.get(), &one, plan_ref.input_descriptor().get(), x.data(),
+            plan_ref.weights_descriptor().get(), w.data(), plan_ref.descriptor().get(),
+            plan_ref.native_algorithm(), workspace.data(), workspace.size(), &zero,
+            plan_ref.output_descriptor().get(), y_raw.data()));
+    };
+    add_row(time_device(plan, stream, raw), raw_variant,
+            std::string(dnn::to_string(plan_ref.algorithm())) + ", the exhaustive plan's call");
+
+    // Same algorithm, same inputs: the wrapper must produce the raw call's bits.
+    exhaustive->forward(h, x, w, y);
+    raw();
+    stream.synchronize();
+    const std::vector<T> ours = y.to_host();
+    const std::vector<T> theirs = y_raw.to_host();
+    const bool same = std::memcmp(ours.data(), theirs.data(), ours.size() * sizeof(T)) == 0;
+    r.add_note(name + ": cudagap's output " +
+               (same ? std::string("is bitwise identical to") : std::string("DIFFERS from")) +
+               " the raw cuDNN call's");
+    if (!same) {
+        r.add_error(name, "cudagap's exhaustive plan and the raw cuDNN call disagree");
+    }
+}
+
+void set_targets(bench::report& r, double copy_gbps)
+{
+    for (const conv_case& c : cases) {
+        const std::string name = case_name(c);
+        const bench::measurement* ours = r.find(name, variant_of(dnn::algorithm_search::exhaustive));
+        const bench::measurement* theirs = r.find(name, torch_variant);
+        if (ours == nullptr) {
+            r.set_target_not_measured(torch_target(c), "the cudagap case failed (see the errors)");
+            r.set_target_not_measured(bandwidth_target(c), "the cudagap case failed (see the errors)");
+            continue;
+        }
+        if (theirs == nullptr) {
+            r.set_target_not_measured(torch_target(c), "no torch row (the notes say why)");
+        } else {
+            const double ratio = ours->median_ms / theirs->median_ms;
+            r.set_target(torch_target(c), ratio <= 1.05, fixed(ratio, "%.3f x torch"));
+        }
+        const double fraction = *ours->gbps / copy_gbps;
+        r.set_target(bandwidth_target(c), fraction >= c.bandwidth_target,
+                     fixed(*ours->gbps, "%.0f GB/s = ") + fixed(100 * fraction, "%.0f%%"));
+    }
+}
+
+void gpu_part(bench::report& r)
+{
+    const timing_plan plan = plan_for(r.settings());
+    gpu::stream stream(gpu::stream_flags::non_blocking);
+    dnn::handle h(stream);
+    if (r.env().device_name.find("H200") == std::string::npos) {
+        r.add_note("targets are set for an H200; this run is on " + r.env().device_name);
+    }
+
+    double copy_gbps = 0.0;
+    if (!r.run_case(copy_case, [&] { copy_gbps = measure_copy(r, plan, stream); })) {
+        return;
+    }
+    r.run_case(case_name(cases[0]), [&] { run_case<float>(r, plan, cases[0], h, stream, copy_gbps); });
+    r.run_case(case_name(cases[1]), [&] { run_case<__half>(r, plan, cases[1], h, stream, copy_gbps); });
+
+    for (const conv_case& c : cases) {
+        const bench::torch_run torch = r.compare_torch(
+            {"conv", "--batch", std::to_string(batch), "--in-channels", std::to_string(in_channels),
+             "--height", std::to_string(image), "--width", std::to_string(image), "--out-channels",
+             std::to_string(out_channels), "--kernel", std::to_string(kernel), "--padding",
+             std::to_string(padding), "--dtype", std::string(dnn::to_string(c.type)), "--layout",
+             std::string(dnn::to_string(c.layout)), "--warmup", "3", "--repetitions",
+             std::to_string(plan.repetitions), "--calls", "auto", "--target-ms",
+             fixed(plan.repetition_ms, "%.1f")});
+        if (const bench::torch_case* t = torch.find(case_name(c))) {
+            bench::measurement m = t->to_measurement(math_of(c.type));
+            const dnn::convolution_problem p = problem_of(c);
+            m.set_bytes(p.minimum_bytes(), copy_gbps);
+            m.note = fixed(batch / (m.median_ms / 1e3), "%.0f img/s") +
+                     ", conv2d, cudnn.benchmark = True, TF32 off";
+            r.add(std::move(m));
+        }
+    }
+
+    for (const conv_case& c : cases) {
+        const std::string name = case_name(c);
+        r.add_ratio(name, variant_of(dnn::algorithm_search::heuristic),
+                    variant_of(dnn::algorithm_search::exhaustive),
+                    "what the exhaustive search buys over cuDNN's heuristic");
+        r.add_ratio(name, variant_of(dnn::algorithm_search::exhaustive), raw_variant,
+                    "the wrapper's cost over the raw call");
+        r.add_ratio(name, variant_of(dnn::algorithm_search::exhaustive), torch_variant,
+                    "against PyTorch with cudnn.benchmark");
+    }
+    set_targets(r, copy_gbps);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    bench::suite s;
+    s.name = "conv";
+    s.description = "the article's convolution (32x3x224x224, 64 filters 3x3, padding 1) in FP32 "
+                    "NCHW and FP16 NHWC: cudagap under each policy vs the raw cuDNN call vs torch "
+                    "conv2d (cudnn.benchmark), against the measured copy bandwidth";
+    for (const conv_case& c : cases) {
+        s.targets.push_back({torch_target(c),
+                             "cudagap exhaustive median at most 1.05x torch conv2d with "
+                             "cudnn.benchmark = True"});
+        s.targets.push_back({bandwidth_target(c),
+                             "exhaustive plan's GB/s (minimum bytes / median) at least " +
+                                 std::to_string(static_cast<int>(c.bandwidth_target * 100)) +
+                                 "% of the measured device copy bandwidth"});
+    }
+    s.cpu = cpu_part;
+    s.gpu = gpu_part;
+    return bench::run(argc, argv, s);
+}
