@@ -1,5 +1,6 @@
 // check_finite's kernel: counts NaN and Inf in strided device data and finds the first one.
 #include "kernels.hpp"
+#include "widen.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -9,11 +10,6 @@
 namespace gpu::blas::detail::kernels {
 
 namespace {
-
-__device__ double widen(float value) { return value; }
-__device__ double widen(double value) { return value; }
-__device__ double widen(__half value) { return __half2float(value); }
-__device__ double widen(__nv_bfloat16 value) { return __bfloat162float(value); }
 
 template <class T>
 __global__ void count_non_finite_kernel(const T* data, long long batch, long long stride,

@@ -1,0 +1,95 @@
+// gpu/blas/numerics.hpp: reports and errors without a GPU; on a GPU, NaN and Inf are counted in
+// every element type, matrix padding is not read, and the first offending offset is found.
+#include <gpu/blas/numerics.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <gpu/memory.hpp>
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using Catch::Matchers::Contains;
+namespace blas = gpu::blas;
+
+TEST_CASE("a finite report and the non-finite error say what was found", "[blas]")
+{
+    blas::finite_report clean;
+    clean.elements = 100;
+    CHECK(clean.ok());
+    CHECK(clean.describe() == "all 100 elements are finite");
+    blas::finite_report bad;
+    bad.elements = 1000000;
+    bad.nan_count = 3;
+    bad.inf_count = 1;
+    bad.first_offset = 42;
+    CHECK_FALSE(bad.ok());
+    CHECK(bad.describe() == "3 NaN and 1 Inf in 1000000 elements (the first at offset 42)");
+    const blas::non_finite_error e("gpu::blas::gemm (FP16 inputs)", bad);
+    CHECK(e.operation() == "gpu::blas::gemm (FP16 inputs)");
+    CHECK(e.report().nan_count == 3);
+    CHECK_THAT(std::string(e.what()), Contains("gpu::blas::gemm (FP16 inputs) produced 3 NaN and 1 Inf") &&
+                                          Contains("65504") && Contains("check_finite"));
+}
+
+TEST_CASE("check_finite rejects bad views and null data before touching the GPU", "[blas]")
+{
+    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, 3, 4, 2, blas::layout::row_major)),
+                      Contains("gpu::blas::check_finite: invalid matrix 3x4 row-major (ld 2)"));
+    CHECK_THROWS_WITH(blas::check_finite(static_cast<const float*>(nullptr), 10),
+                      Contains("null data for 10 elements"));
+    const auto empty = blas::check_finite(static_cast<const double*>(nullptr), 0);
+    CHECK(empty.ok());
+    CHECK(empty.elements == 0u);
+}
+
+namespace {
+template <class T>
+void check_counts()
+{
+    std::vector<T> host(10000, T(1.0F));
+    host[17] = T(std::numeric_limits<float>::quiet_NaN());
+    host[4000] = T(std::numeric_limits<float>::infinity());
+    host[9999] = T(-std::numeric_limits<float>::infinity());
+    host[5000] = T(std::numeric_limits<float>::quiet_NaN());
+    const auto buffer = gpu::device_buffer<T>::from_host(host);
+    const blas::finite_report report = blas::check_finite(buffer);
+    CHECK(report.elements == 10000u);
+    CHECK(report.nan_count == 2u);
+    CHECK(report.inf_count == 2u);
+    CHECK(report.first_offset == 17);
+}
+} // namespace
+
+TEST_CASE("check_finite counts NaN and Inf in every element type", "[blas][gpu]")
+{
+    check_counts<float>();
+    check_counts<double>();
+    check_counts<__half>();
+    check_counts<__nv_bfloat16>();
+}
+
+TEST_CASE("check_finite on a matrix reads its elements, not its padding", "[blas][gpu]")
+{
+    // 3 rows of 4 elements, rows 6 apart: the two padding elements of each row hold NaN.
+    std::vector<float> host(18, std::numeric_limits<float>::quiet_NaN());
+    for (int row = 0; row < 3; ++row) {
+        for (int col = 0; col < 4; ++col) {
+            host[static_cast<std::size_t>(row * 6 + col)] = 1.0F;
+        }
+    }
+    auto buffer = gpu::device_buffer<float>::from_host(host);
+    const blas::matrix_view<const float> matrix(buffer.data(), 3, 4, 6, blas::layout::row_major);
+    CHECK(blas::check_finite(matrix).ok());
+    CHECK(blas::check_finite(matrix).elements == 12u);
+    CHECK(blas::check_finite(buffer).nan_count == 6u);
+    host[13] = std::numeric_limits<float>::infinity(); // row 2, column 1
+    buffer.copy_from_host(host);
+    const auto report = blas::check_finite(matrix);
+    CHECK(report.inf_count == 1u);
+    CHECK(report.first_offset == 13);
+    // The same memory as a column-major 4x3 matrix (its transpose) gives the same answer.
+    CHECK(blas::check_finite(matrix.transposed()).first_offset == 13);
+}
