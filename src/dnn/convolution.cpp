@@ -452,22 +452,28 @@ convolution_explanation convolution::search(handle& h, const void* x, const void
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(capacity, 1)));
     int returned = 0;
     const bool timed = options_.search == algorithm_search::exhaustive;
-    if (timed) {
-        const stream_ref stream = h.stream();
-        // Scratch tensors when the caller gave none: zeros, so no NaN or denormal skews a timing.
-        device_buffer<std::byte> scratch_x;
-        device_buffer<std::byte> scratch_w;
-        device_buffer<std::byte> scratch_y;
-        if (x == nullptr) {
-            scratch_x = device_buffer<std::byte>(input_.size_bytes(), stream);
-            scratch_w = device_buffer<std::byte>(filter_.size_bytes(), stream);
-            scratch_y = device_buffer<std::byte>(output_.size_bytes(), stream);
-            scratch_x.fill_zero_async(stream);
-            scratch_w.fill_zero_async(stream);
-            x = scratch_x.data();
-            w = scratch_w.data();
-            y = scratch_y.data();
+    const stream_ref stream = h.stream();
+
+    // Scratch tensors when the caller gave none: zeros, so no NaN or denormal skews a timing.
+    device_buffer<std::byte> scratch_x;
+    device_buffer<std::byte> scratch_w;
+    device_buffer<std::byte> scratch_y;
+    const auto ensure_tensors = [&] {
+        if (x != nullptr) {
+            return;
         }
+        scratch_x = device_buffer<std::byte>(input_.size_bytes(), stream);
+        scratch_w = device_buffer<std::byte>(filter_.size_bytes(), stream);
+        scratch_y = device_buffer<std::byte>(output_.size_bytes(), stream);
+        scratch_x.fill_zero_async(stream);
+        scratch_w.fill_zero_async(stream);
+        x = scratch_x.data();
+        w = scratch_w.data();
+        y = scratch_y.data();
+    };
+
+    if (timed) {
+        ensure_tensors();
         device_buffer<std::byte> workspace = allocate_search_workspace(
             workspace_sizes_within(h, input_, filter_, convolution_, output_,
                                    options_.workspace_budget_bytes),
@@ -505,7 +511,47 @@ convolution_explanation convolution::search(handle& h, const void* x, const void
     const detail::selection_rules rules{options_.search, result.deterministic_only,
                                         result.allow_tf32, problem_.type, problem_.epilogue,
                                         options_.workspace_budget_bytes};
-    const std::optional<std::size_t> chosen = detail::select_algorithm(result.candidates, rules);
+    std::optional<std::size_t> chosen = detail::select_algorithm(result.candidates, rules);
+
+    // cuDNN ranks and times algorithms for the plain convolution; the fused bias epilogue may
+    // refuse some of them. Try the choice once on scratch data (as PyTorch's AlgoIterator tries
+    // each algorithm in turn) and fall back to the next candidate, saying why.
+    if (problem_.epilogue != convolution_epilogue::none && chosen) {
+        ensure_tensors();
+        device_buffer<std::byte> bias(static_cast<std::size_t>(problem_.filter[0]) *
+                                          element_size(problem_.type),
+                                      stream);
+        bias.fill_zero_async(stream);
+        while (chosen) {
+            algorithm_candidate& c = result.candidates[*chosen];
+            convolution_.set_math(c.math);
+            std::size_t bytes = 0;
+            cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
+                h.get(), input_.get(), filter_.get(), convolution_.get(), output_.get(),
+                static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm), &bytes);
+            if (status == CUDNN_STATUS_SUCCESS) {
+                device_buffer<std::byte> workspace(std::max(bytes, c.workspace_bytes), stream);
+                const float one = 1.0F;
+                const float zero = 0.0F;
+                status = cudnnConvolutionBiasActivationForward(
+                    h.get(), &one, input_.get(), x, filter_.get(), w, convolution_.get(),
+                    static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm), workspace.data(),
+                    workspace.size(), &zero, output_.get(), y, bias_.get(), bias.data(),
+                    activation_.get(), output_.get(), y);
+            }
+            if (status == CUDNN_STATUS_SUCCESS) {
+                break;
+            }
+            const int category = static_cast<int>(status) / 1000;
+            if (category != 2 && category != 3) {
+                detail::throw_dnn_error(status, "cudnnConvolutionBiasActivationForward",
+                                        std::source_location::current(), result.problem);
+            }
+            static_cast<void>(take_last_error_string());
+            c.status = status_name(status) + " from cudnnConvolutionBiasActivationForward";
+            chosen = detail::select_algorithm(result.candidates, rules);
+        }
+    }
     if (!chosen) {
         throw no_algorithm_error(result);
     }

@@ -255,6 +255,9 @@ template <class T>
 /// Planning validates the problem (bad shapes throw `std::invalid_argument` before anything is
 /// allocated), builds the descriptors, and chooses the algorithm under the options' policy and
 /// workspace budget, or takes the choice from the process-wide plan cache without searching.
+/// A plan with a bias epilogue also runs its choice once on scratch data, because the fused
+/// call may refuse an algorithm that cuDNN ranked for the plain convolution; it then falls back
+/// to the next candidate and `explain()` says why.
 /// The workspace is a stream-ordered `device_buffer` on the handle's stream; when a forward
 /// runs on another stream, the workspace moves there (freed on the old stream, allocated on
 /// the new one).
