@@ -68,24 +68,21 @@ def choice_list(choices):
     return parse
 
 
-def positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' must be at least 1")
-    return value
+def int_at_least(minimum, words):
+    """An argparse type: an integer of at least @minimum, described as @words when it is not."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer")
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"'{text}' must be {words}")
+        return value
+    return parse
 
 
-def non_negative_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not an integer")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' must be 0 or more")
-    return value
+positive_int = int_at_least(1, "at least 1")
+non_negative_int = int_at_least(0, "0 or more")
 
 
 def calls_value(text):

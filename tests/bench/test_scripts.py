@@ -393,6 +393,63 @@ class GpuCheckTests(unittest.TestCase):
         self.assertIn("  step", result.stdout)
         self.assertLess(result.stdout.index("  step"), result.stdout.index("gpu-check: NO GPU"))
 
+    @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
+    def test_gpu_mode_logic_with_fake_tools(self):
+        """The GPU-host path, with stand-ins for nvidia-smi and compute-sanitizer: the
+        architecture comes from the GPU, every suite's [gpu] tests go through memcheck, the
+        subsets through racecheck and initcheck, sanitizer errors and benchmarks that skip
+        their GPU part on a GPU host are failures."""
+        tools = self.dir / "bin"
+        tools.mkdir()
+        calls = self.dir / "sanitizer-calls.txt"
+        (tools / "nvidia-smi").write_text(
+            "#!/bin/sh\n"
+            'case "$*" in\n'
+            '  *compute_cap*) echo "9.0" ;;\n'
+            '  *query-gpu=name*) echo "NVIDIA H200" ;;\n'
+            '  *) echo "GPU 0: NVIDIA H200 (UUID: GPU-fake)" ;;\n'
+            "esac\n")
+        (tools / "compute-sanitizer").write_text(
+            "#!/bin/sh\n"
+            f'echo "$*" >> "{calls}"\n'
+            'case "$*" in\n'
+            '  *--version*) echo "fake compute-sanitizer"; exit 0 ;;\n'
+            '  *cudagap_core_tests*) echo "========= ERROR SUMMARY: 3 errors"; exit 99 ;;\n'
+            "esac\n"
+            'echo "========= ERROR SUMMARY: 0 errors"\n')
+        for tool in tools.iterdir():
+            tool.chmod(0o755)
+        env = {"PATH": f"{tools}:{os.environ['PATH']}"}
+        plan = run([GPU_CHECK, "--dry-run"], env=env)
+        self.assertIn("GPU         1: NVIDIA H200", plan.stdout)
+        self.assertIn("arch        90 (the local GPU's)", plan.stdout)
+        out = self.dir / "out"
+        result = run([GPU_CHECK, "--no-build", "--build-dir", BUILD, "--skip-tests", "--quick",
+                      "--out", out], env=env)
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        steps = {s["step"]: s for s in json.loads((out / "summary.json").read_text())["steps"]}
+        self.assertEqual(steps["environment"]["note"], "NVIDIA H200, arch 90")
+        memcheck = steps["sanitizer-memcheck"]
+        self.assertEqual(memcheck["status"], "FAIL")
+        self.assertIn("core: 3 errors", memcheck["note"])
+        self.assertIn("bench: clean", memcheck["note"])
+        self.assertEqual(steps["sanitizer-racecheck"]["status"], "PASS")
+        self.assertIn("blas: clean", steps["sanitizer-racecheck"]["note"])
+        self.assertEqual(steps["bench-alloc"]["status"], "FAIL")
+        self.assertIn("GPU part skipped on a GPU host", steps["bench-alloc"]["note"])
+        recorded = calls.read_text().splitlines()
+        memchecks = [c for c in recorded if "--tool memcheck" in c]
+        suites = sorted(Path(c.split(" --require-gpu")[0].split()[-1]).name for c in memchecks)
+        built = sorted(p.name for p in BUILD.glob("tests/*/cudagap_*_tests"))
+        self.assertEqual(suites, built)
+        for call in memchecks:
+            self.assertIn("--leak-check full --error-exitcode 99", call)
+            self.assertTrue(call.endswith("--require-gpu -# --warn NoTests [gpu]"), call)
+        racecheck = [c for c in recorded if "--tool racecheck" in c]
+        self.assertEqual(len(racecheck), 1)
+        self.assertTrue(racecheck[0].endswith("cudagap_blas_tests --require-gpu -# --warn NoTests "
+                                              "[#test_numerics][gpu]"), racecheck[0])
+
 
 if __name__ == "__main__":
     unittest.main()
