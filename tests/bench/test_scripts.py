@@ -450,6 +450,18 @@ class GpuCheckTests(unittest.TestCase):
         self.assertTrue(racecheck[0].endswith("cudagap_blas_tests --require-gpu -# --warn NoTests "
                                               "[#test_numerics][gpu]"), racecheck[0])
 
+        # Out of time: what is not run is reported as such, and is not a failure of cudagap.
+        late = self.dir / "late"
+        result = run([GPU_CHECK, "--no-build", "--build-dir", BUILD, "--skip-tests", "--quick",
+                      "--budget", "1", "--out", late], env=env)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        steps = {s["step"]: s for s in json.loads((late / "summary.json").read_text())["steps"]}
+        self.assertEqual(steps["bench-alloc"]["status"], "SKIP")
+        self.assertIn("time budget", steps["bench-alloc"]["note"])
+        self.assertEqual(steps["sanitizer-memcheck"]["status"], "SKIP")
+        self.assertIn("not run (time budget spent)", steps["sanitizer-memcheck"]["note"])
+        self.assertIn("not run for lack of time (--budget 1s): bench-alloc", result.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()
