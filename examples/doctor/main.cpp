@@ -1,0 +1,112 @@
+// cudagap-doctor: the article's CUDA environment diagnosis (cuda_gap_diagnosis.py) in C++.
+//
+// Every check (driver, runtime, GPUs, kernel images, nvcc, cuBLAS, cuDNN, duplicate libraries,
+// other platforms) reports ok / info / skipped / warning / error with what it found and the
+// exact fix; the report ends with the fixes to apply, root causes first.
+//
+//   cudagap-doctor            the report as text
+//   cudagap-doctor --json     the same report as one JSON object
+//   cudagap-doctor --strict   warnings fail too
+//
+// Exit status: 0 when nothing is wrong, 1 when a check failed, 2 for a bad command line.
+#include <gpu/diagnose.hpp>
+#include <gpu/json.hpp>
+#if CUDAGAP_DOCTOR_HAS_BLAS
+#include <gpu/blas/diagnostics.hpp>
+#endif
+#if CUDAGAP_DOCTOR_HAS_DNN
+#include <gpu/dnn/diagnostics.hpp>
+#endif
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+constexpr const char* usage = R"(usage: cudagap-doctor [--json] [--strict] [--help]
+
+Diagnoses this machine's CUDA environment: nvidia-smi, the NVIDIA driver, the CUDA runtime,
+the GPUs and the kernel images this build has for them, nvcc, cuBLAS, cuDNN, duplicate copies
+of them on the library path, and other GPU platforms (ROCm, oneAPI). Each problem comes with
+the exact fix.
+
+  --json     print the report as one JSON object (for scripts)
+  --strict   exit 1 on warnings too, not only on errors
+  --help     print this text
+
+Exit status: 0 when nothing is wrong, 1 otherwise, 2 for a bad command line.
+)";
+
+// A wing this cudagap was built without still shows in the report, with how to get it.
+[[maybe_unused]] std::vector<gpu::diagnostic> missing_wing(const char* name, const char* how)
+{
+    return {{name, gpu::diagnostic_status::skipped, std::string("this cudagap was built without it: ") + how, "", ""}};
+}
+
+gpu::diagnose_options sources()
+{
+    gpu::diagnose_options options;
+#if CUDAGAP_DOCTOR_HAS_BLAS
+    options.sources.emplace_back(gpu::blas::diagnostics);
+#else
+    options.sources.emplace_back([] { return missing_wing("cuBLAS", "configure with -DCUDAGAP_ENABLE_BLAS=ON"); });
+#endif
+#if CUDAGAP_DOCTOR_HAS_DNN
+    options.sources.emplace_back(gpu::dnn::diagnostics);
+#else
+    options.sources.emplace_back([] { return missing_wing("cuDNN", "set CUDNN_ROOT to a cuDNN 9 and reconfigure"); });
+#endif
+    return options;
+}
+
+void print(const gpu::diagnosis& report)
+{
+    const std::string rule(60, '=');
+    std::printf("%s\nCUDA Environment Diagnosis (cudagap %s)\n%s\n", rule.c_str(),
+                gpu::library_version().to_string().c_str(), rule.c_str());
+    for (const std::string& line : report.describe()) {
+        std::printf("%s\n", line.c_str());
+    }
+    std::printf("%s\n", rule.c_str());
+}
+
+} // namespace
+
+int main(int argc, char* argv[])
+{
+    bool json = false;
+    bool strict = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--json") {
+            json = true;
+        } else if (arg == "--strict") {
+            strict = true;
+        } else if (arg == "--help" || arg == "-h") {
+            std::fputs(usage, stdout);
+            return 0;
+        } else {
+            std::fprintf(stderr, "cudagap-doctor: unknown option '%s'\n\n%s", argv[i], usage);
+            return 2;
+        }
+    }
+    try {
+        std::fprintf(stderr, "cudagap-doctor: checking the driver, runtime, GPUs, toolkit and "
+                             "libraries...\n");
+        const gpu::diagnosis report = gpu::diagnose(sources());
+        if (json) {
+            nlohmann::json out = report;
+            out["strict"] = strict;
+            std::cout << out.dump(2) << '\n';
+        } else {
+            print(report);
+        }
+        return report.exit_code(strict);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "cudagap-doctor: the diagnosis itself failed: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,211 @@
+// cudagap-vram: the article's VRAM advice and monitoring for small cards (hobby_ai_setup.py).
+//
+// Advice: precision, batch size, gradient checkpointing and TF32 by memory size and compute
+// capability, for this machine's GPU or any card (--vram-gib, useful without a GPU).
+// Monitoring: what this process allocated through cudagap, what the stream-ordered pool
+// reserves (and caches unused), and what the device shows for all processes; --clear returns
+// the pool's cache to the device and shows before and after. See docs/vram.md.
+#include <gpu/gpu.hpp>
+#include <gpu/json.hpp>
+#include <gpu/vram.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+constexpr const char* usage = R"(usage: cudagap-vram [--vram-gib N] [--compute-capability X.Y] [--device N]
+                    [--allocate-mib N] [--clear] [--json] [--help]
+
+Advice for training on a card of this size (the article's tiers, extended to 24, 48 and
+80+ GB cards) and, where a GPU is usable, its memory seen three ways: allocated by this
+process, reserved by the memory pool, and used on the device by everyone.
+
+  --vram-gib N               advise for a hypothetical card with N GiB (no GPU needed)
+  --compute-capability X.Y   its compute capability (BF16 and TF32 need 8.0)
+  --device N                 the GPU to look at (default 0)
+  --allocate-mib N           allocate and free N MiB to show the views move (default 256, 0: none)
+  --clear                    return the pool's unused memory to the device, before and after
+  --json                     print the report as one JSON object
+  --help                     print this text
+)";
+
+struct options {
+    std::optional<double> vram_gib;
+    std::optional<gpu::compute_capability> capability;
+    int device = 0;
+    std::size_t allocate_mib = 256;
+    bool clear = false;
+    bool json = false;
+};
+
+// Parses the command line; throws std::invalid_argument naming a bad option or value.
+options parse(int argc, char* argv[])
+{
+    options opts;
+    const auto value = [&](int& i) -> std::string {
+        if (i + 1 >= argc) {
+            throw std::invalid_argument(std::string(argv[i]) + " needs a value");
+        }
+        return argv[++i];
+    };
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--vram-gib") {
+            const std::string text = value(i);
+            opts.vram_gib = std::stod(text);
+            if (!(*opts.vram_gib > 0.0) || *opts.vram_gib > 1e6) {
+                throw std::invalid_argument("--vram-gib must be a positive size in GiB, got " + text);
+            }
+        } else if (arg == "--compute-capability") {
+            const std::string text = value(i);
+            const std::size_t dot = text.find('.');
+            if (dot == std::string::npos) {
+                throw std::invalid_argument("--compute-capability must look like 8.6, got " + text);
+            }
+            opts.capability = gpu::compute_capability{std::stoi(text.substr(0, dot)), std::stoi(text.substr(dot + 1))};
+        } else if (arg == "--device") {
+            opts.device = std::stoi(value(i));
+        } else if (arg == "--allocate-mib") {
+            opts.allocate_mib = std::stoul(value(i));
+        } else if (arg == "--clear") {
+            opts.clear = true;
+        } else if (arg == "--json") {
+            opts.json = true;
+        } else {
+            throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
+        }
+    }
+    return opts;
+}
+
+void print_lines(const char* title, const std::vector<std::string>& lines)
+{
+    std::printf("%s\n", title);
+    for (const std::string& line : lines) {
+        std::printf("  %s\n", line.c_str());
+    }
+}
+
+// The tiers at a glance: what a card of each class gets (on an Ampere-class GPU).
+std::vector<gpu::vram_advice> tier_table()
+{
+    std::vector<gpu::vram_advice> table;
+    for (const gpu::vram_tier tier : {gpu::vram_tier::under_8gb, gpu::vram_tier::class_8gb,
+                                      gpu::vram_tier::class_12gb, gpu::vram_tier::class_24gb,
+                                      gpu::vram_tier::class_48gb, gpu::vram_tier::class_80gb}) {
+        table.push_back(gpu::advise_vram(gpu::vram_tier_floor_bytes(tier), gpu::compute_capability{8, 0}));
+    }
+    return table;
+}
+
+} // namespace
+
+int main(int argc, char* argv[])
+{
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+            std::fputs(usage, stdout);
+            return 0;
+        }
+    }
+    options opts;
+    try {
+        opts = parse(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "cudagap-vram: %s\n\n%s", e.what(), usage);
+        return 2;
+    }
+    try {
+        nlohmann::json report = {{"gpu_available", gpu::is_available()},
+                                 {"reason", nullptr}, {"advice", nullptr},
+                                 {"monitoring", nullptr}, {"clear", nullptr}};
+        const bool have_gpu = gpu::is_available();
+        if (!have_gpu) {
+            report["reason"] = gpu::unavailable_reason();
+        }
+
+        // 1. Advice: for the card asked about, else for the GPU, else the table of tiers.
+        std::optional<gpu::vram_advice> advice;
+        if (opts.vram_gib) {
+            advice = gpu::advise_vram(static_cast<std::size_t>(*opts.vram_gib * (1u << 30)), opts.capability);
+        } else if (have_gpu) {
+            advice = gpu::advise_vram(gpu::device(opts.device));
+        }
+        if (advice) {
+            report["advice"] = *advice;
+        }
+        if (!opts.json) {
+            if (advice) {
+                print_lines(opts.vram_gib ? "Recommended settings for the card asked about:"
+                                          : "Recommended settings for this GPU:",
+                            advice->describe());
+            } else {
+                std::printf("No usable GPU: %s\n\nAsk about a card with --vram-gib N (e.g. "
+                            "--vram-gib 8 --compute-capability 8.6). The tiers:\n",
+                            gpu::unavailable_reason().c_str());
+                for (const gpu::vram_advice& row : tier_table()) {
+                    std::printf("  from %-10s %-15s %-5s batch %-3d checkpointing %s\n",
+                                gpu::format_bytes(row.total_bytes).c_str(),
+                                std::string(gpu::to_string(row.tier)).c_str(),
+                                std::string(gpu::to_string(row.precision)).c_str(), row.batch_size,
+                                row.gradient_checkpointing ? "yes" : "no");
+                }
+            }
+        }
+
+        // 2. Monitoring, on a real GPU only.
+        if (!have_gpu) {
+            if (!opts.json) {
+                std::printf("\nMonitoring skipped: no usable GPU.\n");
+            }
+        } else {
+            const gpu::device dev(opts.device);
+            const gpu::scoped_device on(dev);
+            nlohmann::json snapshots = nlohmann::json::array();
+            const auto show = [&](const char* moment) {
+                const gpu::vram_usage usage = gpu::measure_vram(dev);
+                snapshots.push_back({{"moment", moment}, {"usage", usage}});
+                if (!opts.json) {
+                    std::printf("\n");
+                    print_lines(moment, usage.describe());
+                }
+            };
+            show("VRAM now:");
+            if (opts.allocate_mib > 0) {
+                std::fprintf(stderr, "cudagap-vram: allocating %zu MiB...\n", opts.allocate_mib);
+                gpu::stream stream;
+                {
+                    gpu::device_buffer<std::byte> block(opts.allocate_mib << 20, stream);
+                    stream.synchronize();
+                    show("VRAM with the buffer allocated:");
+                }
+                stream.synchronize();
+                show("VRAM after freeing it (the pool keeps the memory for reuse):");
+            }
+            report["monitoring"] = snapshots;
+            if (opts.clear) {
+                const gpu::vram_clear_result cleared = gpu::clear_vram(dev);
+                report["clear"] = cleared;
+                if (!opts.json) {
+                    std::printf("\nClearing the pool released %s:\n",
+                                gpu::format_bytes(cleared.released_bytes()).c_str());
+                    print_lines("before:", cleared.before.describe());
+                    print_lines("after:", cleared.after.describe());
+                }
+            }
+        }
+        if (opts.json) {
+            std::cout << report.dump(2) << '\n';
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "cudagap-vram: %s\n", e.what());
+        return 1;
+    }
+}

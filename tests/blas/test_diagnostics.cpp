@@ -1,0 +1,68 @@
+// gpu/blas/diagnostics.hpp: the cuBLAS checks on this machine's real cuBLAS, alone and
+// composed into gpu::diagnose.
+#include <gpu/blas/diagnostics.hpp>
+
+#include <gpu/blas/version.hpp>
+#include <gpu/device.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+TEST_CASE("the cuBLAS checks: versions, handle, copies on the library path", "[diagnostics]")
+{
+    const std::vector<gpu::diagnostic> checks = gpu::blas::diagnostics();
+    REQUIRE(checks.size() == 3);
+    CHECK(checks[0].name == "cuBLAS");
+    CHECK(checks[1].name == "cuBLAS handle");
+    CHECK(checks[2].name == "cuBLAS copies on the library path");
+
+    const gpu::blas::version_info info = gpu::blas::version();
+    INFO(checks[0].detail);
+    CHECK_THAT(checks[0].detail, StartsWith("cuBLAS " + info.loaded.to_string() + " loaded") &&
+                                     Contains("with cuBLASLt " + std::to_string(info.loaded.major) + ".") &&
+                                     Contains("compiled against " + info.compiled.to_string()));
+    CHECK((checks[0].status == gpu::diagnostic_status::ok) == info.compatible());
+
+    const std::optional<std::string> loaded = gpu::loaded_library_path("libcublas");
+    REQUIRE(loaded.has_value());
+    CHECK_THAT(checks[0].detail, Contains("from " + *loaded));
+    INFO(checks[2].detail);
+    CHECK_THAT(checks[2].detail, Contains("libcublas.so." + std::to_string(info.loaded.major)) &&
+                                     Contains("libcublasLt.so." + std::to_string(info.loaded.major)) &&
+                                     Contains("(loaded)"));
+}
+
+TEST_CASE("without a GPU the cuBLAS handle check reports the error, caused by the GPUs check",
+          "[diagnostics]")
+{
+    const gpu::diagnostic handle = gpu::blas::diagnostics()[1];
+    INFO(handle.detail);
+    if (gpu::is_available()) {
+        CHECK(handle.status == gpu::diagnostic_status::ok);
+        return;
+    }
+    CHECK(handle.status == gpu::diagnostic_status::error);
+    CHECK_THAT(handle.detail, StartsWith("cublasCreate") && Contains("CUBLAS_STATUS_"));
+    CHECK_FALSE(handle.fix.empty());
+    CHECK(handle.caused_by == "GPUs");
+
+    const gpu::diagnosis report = gpu::diagnose({.sources = {gpu::blas::diagnostics}});
+    REQUIRE(report.find("cuBLAS handle") != nullptr);
+    const std::vector<std::string> fixes = report.recommendations();
+    CHECK(std::find(fixes.begin(), fixes.end(), handle.fix) == fixes.end());
+}
+
+TEST_CASE("with a GPU the cuBLAS handle check creates a handle and reads its math mode",
+          "[diagnostics][gpu]")
+{
+    const gpu::diagnostic handle = gpu::blas::diagnostics()[1];
+    INFO(handle.detail);
+    CHECK(handle.status == gpu::diagnostic_status::ok);
+    CHECK_THAT(handle.detail, Contains(gpu::current_device().properties().name) &&
+                                  Contains("math mode default"));
+}
