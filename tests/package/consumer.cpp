@@ -7,6 +7,11 @@
 #if CONSUMER_HAS_DNN
 #include <gpu/dnn.hpp>
 #endif
+#if CONSUMER_HAS_HOST_BLAS
+#include <gpu/host_blas.hpp>
+
+#include <vector>
+#endif
 
 #include <cstdio>
 
@@ -19,6 +24,17 @@ int main()
 #endif
 #if CONSUMER_HAS_DNN
     std::printf("cuDNN %s\n", gpu::dnn::version().loaded.to_string().c_str());
+#endif
+#if CONSUMER_HAS_HOST_BLAS
+    const std::vector<double> a{1, 2, 3, 4};
+    std::vector<double> c(4);
+    gpu::host_blas::gemm(gpu::blas::row_major(a, 2, 2), gpu::blas::row_major(a, 2, 2),
+                         gpu::blas::row_major(c, 2, 2));
+    std::printf("CPU BLAS %s: [[1 2] [3 4]]^2 = [[%g %g] [%g %g]]\n",
+                gpu::host_blas::library().describe().c_str(), c[0], c[1], c[2], c[3]);
+    if (c != std::vector<double>{7, 10, 15, 22}) {
+        return 1;
+    }
 #endif
     if (gpu::is_available()) {
         gpu::device_buffer<float> buffer(1024);
