@@ -419,7 +419,9 @@ class GpuCheckTests(unittest.TestCase):
             'echo "========= ERROR SUMMARY: 0 errors"\n')
         for tool in tools.iterdir():
             tool.chmod(0o755)
-        env = {"PATH": f"{tools}:{os.environ['PATH']}"}
+        # The fakes say there is a GPU; CUDA must not find one, even on a real GPU host, so that
+        # the benchmarks skip their GPU part there too (and this test stays fast).
+        env = {"PATH": f"{tools}:{os.environ['PATH']}", "CUDA_VISIBLE_DEVICES": ""}
         plan = run([GPU_CHECK, "--dry-run"], env=env)
         self.assertIn("GPU         1: NVIDIA H200", plan.stdout)
         self.assertIn("arch        90 (the local GPU's)", plan.stdout)
