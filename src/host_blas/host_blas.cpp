@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <fstream>
 #include <thread>
+#include <type_traits>
 
 #if GPU_HOST_BLAS_HAS_BLAS
 #include <dlfcn.h>
@@ -103,9 +104,9 @@ void checked_naive_loop(blas::matrix_view<const T> a, blas::matrix_view<const T>
     naive_loop(a, b, c, alpha, beta);
 }
 
-template <class T, class Blas>
+template <class T>
 void blas_gemm(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas::matrix_view<T> c,
-               T alpha, T beta, [[maybe_unused]] Blas* routine)
+               T alpha, T beta)
 {
     const blas::gemm_plan plan = blas::plan_gemm(a, b, c, "gpu::host_blas::gemm");
 #if GPU_HOST_BLAS_HAS_BLAS
@@ -121,6 +122,13 @@ void blas_gemm(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas:
     const int lda = static_cast<int>(plan.ld_first);
     const int ldb = static_cast<int>(plan.ld_second);
     const int ldc = static_cast<int>(plan.ldc);
+    auto* const routine = [] {
+        if constexpr (std::is_same_v<T, float>) {
+            return &sgemm_;
+        } else {
+            return &dgemm_;
+        }
+    }();
     routine(&transa, &transb, &m, &n, &k, &alpha, plan.first(a.data(), b.data()), &lda,
             plan.second(a.data(), b.data()), &ldb, &beta, c.data(), &ldc, 1, 1);
 #else
@@ -245,21 +253,13 @@ std::string kernel_warning()
 void gemm(blas::matrix_view<const float> a, blas::matrix_view<const float> b,
           blas::matrix_view<float> c, float alpha, float beta)
 {
-#if GPU_HOST_BLAS_HAS_BLAS
-    blas_gemm(a, b, c, alpha, beta, &sgemm_);
-#else
-    blas_gemm<float, void>(a, b, c, alpha, beta, nullptr);
-#endif
+    blas_gemm(a, b, c, alpha, beta);
 }
 
 void gemm(blas::matrix_view<const double> a, blas::matrix_view<const double> b,
           blas::matrix_view<double> c, double alpha, double beta)
 {
-#if GPU_HOST_BLAS_HAS_BLAS
-    blas_gemm(a, b, c, alpha, beta, &dgemm_);
-#else
-    blas_gemm<double, void>(a, b, c, alpha, beta, nullptr);
-#endif
+    blas_gemm(a, b, c, alpha, beta);
 }
 
 void naive_gemm(blas::matrix_view<const float> a, blas::matrix_view<const float> b,
