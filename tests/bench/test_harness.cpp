@@ -387,7 +387,7 @@ TEST_CASE("compare_torch.py's output parses, and malformed output is named", "[b
                       Contains("\"median_ms\" has the wrong type"));
 }
 
-TEST_CASE("the PyTorch side runs as a child process; its failures become reasons", "[bench]")
+TEST_CASE("the PyTorch side runs as a child process, and its failures become reasons", "[bench]")
 {
     temp_dir dir;
     SECTION("a script that measured")
