@@ -84,7 +84,7 @@ TEST_CASE("self move assignment keeps the handle", "[unique_handle]")
     CHECK(destroyed.empty());
 }
 
-TEST_CASE("release gives up ownership without destroying; reset destroys", "[unique_handle]")
+TEST_CASE("release gives up ownership without destroying, reset destroys", "[unique_handle]")
 {
     destroyed.clear();
     owner a(9);

@@ -28,7 +28,7 @@ TEST_CASE("activation descriptors read back mode, coefficient and NaN propagatio
     CHECK(a.propagates_nan() == propagate);
 }
 
-TEST_CASE("activation descriptors describe themselves; ReLU is the default", "[dnn]")
+TEST_CASE("activation descriptors describe themselves, and ReLU is the default", "[dnn]")
 {
     const activation_descriptor relu;
     CHECK(relu.mode() == activation_mode::relu);

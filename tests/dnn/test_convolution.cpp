@@ -275,7 +275,7 @@ TEST_CASE("an explanation reads as a report", "[dnn]")
     CHECK_THAT(text, Contains("CHOSEN"));
 }
 
-TEST_CASE("algorithm names and values are cuDNN's; plans are move-only", "[dnn]")
+TEST_CASE("algorithm names and values are cuDNN's and plans are move-only", "[dnn]")
 {
     STATIC_REQUIRE(static_cast<int>(convolution_algorithm::implicit_gemm) == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
     STATIC_REQUIRE(static_cast<int>(convolution_algorithm::implicit_precomp_gemm) ==
