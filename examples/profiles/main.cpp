@@ -4,11 +4,12 @@
 // For every preset (or the one chosen with --profile or CUDAGAP_PROFILE) it prints the
 // settings as the article's [DEV], [PROD] and [TEST] lines, then their effect: the math mode
 // and atomics a cuBLAS handle reads back, the policy and algorithm a cuDNN convolution plan
-// gets, and what happens to a NaN in a GEMM's input. Without a GPU it prints the settings that
-// would apply.
+// gets, what happens to a NaN in a GEMM's input, and whether random fills repeat. Without a
+// GPU it prints the settings that would apply.
 #include <gpu/blas/gemm.hpp>
 #include <gpu/blas/handle.hpp>
 #include <gpu/blas/numerics.hpp>
+#include <gpu/blas/random.hpp>
 #include <gpu/gpu.hpp>
 #include <gpu/json.hpp>
 #if CUDAGAP_PROFILES_HAS_DNN
@@ -21,6 +22,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -100,6 +102,32 @@ nlohmann::json anomaly_effect(const gpu::profile& p, const report& out)
     }
 }
 
+// The testing profile fixes the seed: two generators made from it draw the same values.
+nlohmann::json seed_effect(const gpu::profile& p, const report& out)
+{
+    if (!gpu::is_available()) {
+        out.line("random fills would be seeded " +
+                 (p.seed ? "with " + std::to_string(*p.seed) : std::string("from the clock")) +
+                 " (no GPU to draw on)");
+        return nullptr;
+    }
+    const auto draw = [&p] {
+        gpu::stream stream;
+        gpu::blas::random_generator rng(p, stream);
+        gpu::device_buffer<float> values(4, stream);
+        rng.uniform(values);
+        return std::pair{rng.seed(), values.to_host()};
+    };
+    const auto [first_seed, first] = draw();
+    const auto [second_seed, second] = draw();
+    char text[160];
+    std::snprintf(text, sizeof text, "%.6f, %.6f, %.6f, %.6f", first[0], first[1], first[2], first[3]);
+    out.line("random fills seeded " + (p.seed ? "with " : std::string("from the clock: ")) +
+             std::to_string(first_seed) + ", first values " + text + "; a second generator " +
+             (first == second ? "draws the same values" : "draws different values"));
+    return {{"seed", first_seed}, {"first_values", first}, {"reproducible", first == second && first_seed == second_seed}};
+}
+
 #if CUDAGAP_PROFILES_HAS_DNN
 nlohmann::json dnn_effect(const gpu::profile& p, const report& out)
 {
@@ -144,7 +172,7 @@ nlohmann::json show(const gpu::profile& p, bool quiet)
         out.line(setting);
     }
     nlohmann::json j = {{"profile", p}, {"cublas", blas_effect(p, out)}, {"cudnn", nullptr},
-                        {"anomaly_check", anomaly_effect(p, out)}};
+                        {"anomaly_check", anomaly_effect(p, out)}, {"random", seed_effect(p, out)}};
 #if CUDAGAP_PROFILES_HAS_DNN
     j["cudnn"] = dnn_effect(p, out);
 #endif
