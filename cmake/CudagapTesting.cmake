@@ -26,3 +26,27 @@ function(cudagap_add_test_suite name)
     EXTRA_ARGS --require-gpu --warn NoTests
     PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
 endfunction()
+
+# cudagap_add_status_list(<suite> HEADER <file> PATTERN <regex> OUTPUT <name.inc> [EXCLUDE <names>])
+#
+# Writes <name.inc> into the suite's binary folder with one `{ENUMERATOR, "ENUMERATOR"},` line
+# per enumerator of HEADER whose `NAME = value` text matches PATTERN (a regex for the name), and
+# puts that folder on the suite's include path. Tests of status names then cover exactly the
+# statuses of the headers in use, however a new CUDA, cuBLAS or cuDNN release extends them.
+function(cudagap_add_status_list suite)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "HEADER;PATTERN;OUTPUT" "EXCLUDE")
+  file(READ "${arg_HEADER}" text)
+  string(REGEX MATCHALL "${arg_PATTERN} +=[ ]+[0-9]+" enumerators "${text}")
+  if(NOT enumerators)
+    message(FATAL_ERROR "no enumerators matching '${arg_PATTERN}' in ${arg_HEADER}")
+  endif()
+  set(cases "")
+  foreach(enumerator IN LISTS enumerators)
+    string(REGEX REPLACE " +=.*" "" name "${enumerator}")
+    if(NOT name IN_LIST arg_EXCLUDE)
+      string(APPEND cases "    {${name}, \"${name}\"},\n")
+    endif()
+  endforeach()
+  file(CONFIGURE OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/${arg_OUTPUT}" CONTENT "${cases}")
+  target_include_directories(cudagap_${suite}_tests PRIVATE "${CMAKE_CURRENT_BINARY_DIR}")
+endfunction()

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gpu/device.hpp>
+#include <gpu/diagnose.hpp>
 #include <gpu/error.hpp>
 #include <gpu/event.hpp>
 #include <gpu/memory.hpp>
@@ -12,3 +13,4 @@
 #include <gpu/stream.hpp>
 #include <gpu/timing.hpp>
 #include <gpu/version.hpp>
+#include <gpu/vram.hpp>

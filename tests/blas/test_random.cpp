@@ -133,7 +133,7 @@ TEST_CASE("FP16 and BF16 fills are reproducible by seed, in range, with the righ
     check_reproducible_and_in_range<__nv_bfloat16>();
 }
 
-TEST_CASE("a generator continues its sequence; one with the same seed repeats it", "[blas][gpu]")
+TEST_CASE("a generator continues its sequence and one with the same seed repeats it", "[blas][gpu]")
 {
     gpu::device_buffer<float> first(1000);
     gpu::device_buffer<float> second(1000);
