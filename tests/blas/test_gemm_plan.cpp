@@ -201,3 +201,34 @@ TEST_CASE("bad batches are rejected: counts, strides, overlapping outputs", "[bl
                                       blas::strided_batch{3, std::numeric_limits<std::int64_t>::max() / 2, 20, 12}),
                       Contains("span more memory than exists"));
 }
+
+TEST_CASE("outputs that interleave through each other's padding are a valid batch", "[blas]")
+{
+    // Row-major [m, count, n] storage, the batch in the middle (attention heads): each c is m x n
+    // with leading dimension count * n, the next one n elements on. cuBLAS computes this.
+    const std::int64_t m = 3;
+    const std::int64_t n = 4;
+    const std::int64_t count = 5;
+    const blas::matrix_view<const float> a(a_data, m, 6, row);
+    const blas::matrix_view<const float> b(b_data, 6, n, row);
+    const blas::matrix_view<float> c(c_data, m, n, count * n, row);
+    const auto plan = blas::plan_gemm(a, b, c, blas::strided_batch{count, 0, 0, n});
+    CHECK(plan.stride_c == n);
+    CHECK(plan.ldc == count * n);
+    // One more GEMM would write over the second row of the first c.
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, c, blas::strided_batch{count + 1, 0, 0, n}),
+                      Contains("the outputs of the batch would overlap"));
+    // A stride that lands inside a row (or, column-major, a column) of another output overlaps.
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, c, blas::strided_batch{2, 0, 0, n - 1}),
+                      Contains("c's batch stride 3"));
+    CHECK_THROWS_AS(blas::plan_gemm(a, b, c, blas::strided_batch{2, 0, 0, count * n + 1}), std::invalid_argument);
+    // Column-major: 2 x 3 outputs in columns 7 apart, interleaved 2 and 4 elements on.
+    const blas::matrix_view<const float> ac(a_data, 2, 6, col);
+    const blas::matrix_view<const float> bc(b_data, 6, 3, col);
+    const blas::matrix_view<float> cc(c_data, 2, 3, 7, col);
+    CHECK_NOTHROW(blas::plan_gemm(ac, bc, cc, blas::strided_batch{3, 0, 0, 2}));
+    CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{4, 0, 0, 2}), std::invalid_argument);
+    CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{2, 0, 0, 1}), std::invalid_argument);
+    // A stride of 0 overlaps whenever there is more than one output.
+    CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{2, 0, 0, 0}), std::invalid_argument);
+}

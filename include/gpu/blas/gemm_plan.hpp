@@ -188,6 +188,37 @@ inline void check_batch_span(std::string_view function, const operand_shape& s, 
     }
 }
 
+/// @brief Whether @p count matrices of shape @p s, @p stride elements apart, share an element
+/// (their padding does not count). A stride below one matrix's extent is fine when the matrices
+/// interleave through each other's padding, as the batch of a `[rows, batch, cols]` tensor does
+/// (stride `cols`, leading dimension `batch * cols`); cuBLAS computes those correctly.
+[[nodiscard]] inline bool batch_overlaps(const operand_shape& s, std::int64_t count,
+                                         std::int64_t stride) noexcept
+{
+    const std::int64_t extent = extent_elements(s);
+    if (count <= 1 || extent == 0 || stride >= extent) {
+        return false;
+    }
+    if (stride == 0) {
+        return true;
+    }
+    const std::int64_t outer = s.order == layout::row_major ? s.rows : s.cols;
+    const std::int64_t inner = s.order == layout::row_major ? s.cols : s.rows;
+    // Matrices t apart share an element when d = t * stride is the distance between two elements
+    // of one matrix, q * ld + r with |q| < outer and |r| < inner. As ld >= inner, only
+    // q = d / ld (r = d % ld) and q + 1 (r = d % ld - ld) can do; d >= extent never can.
+    const std::int64_t last = std::min(count - 1, (extent - 1) / stride);
+    for (std::int64_t t = 1; t <= last; ++t) {
+        const std::int64_t d = t * stride;
+        const std::int64_t q = d / s.ld;
+        const std::int64_t r = d % s.ld;
+        if ((q < outer && r < inner) || (q + 1 < outer && s.ld - r < inner)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /// @brief Throws when the output's memory overlaps an input's (BLAS results are undefined then).
 inline void check_no_overlap(std::string_view function, const operand_shape& input,
                              std::int64_t input_stride, const operand_shape& output,
@@ -236,14 +267,11 @@ inline gemm_plan plan_gemm(std::string_view function, const operand_shape& a, co
     check_batch_span(function, a, batch.count, batch.stride_a);
     check_batch_span(function, b, batch.count, batch.stride_b);
     check_batch_span(function, c, batch.count, batch.stride_c);
-    if (batch.count > 1) {
-        const std::int64_t c_extent = extent_elements(c);
-        if (batch.stride_c < c_extent) {
-            throw_gemm_argument(function, "c's batch stride " + std::to_string(batch.stride_c) +
-                                              " is smaller than one c (" + c.describe() + " spans " +
-                                              std::to_string(c_extent) +
-                                              " elements): the outputs of the batch would overlap");
-        }
+    if (batch_overlaps(c, batch.count, batch.stride_c)) {
+        throw_gemm_argument(function, "c's batch stride " + std::to_string(batch.stride_c) +
+                                          " is smaller than one c (" + c.describe() + " spans " +
+                                          std::to_string(extent_elements(c)) +
+                                          " elements): the outputs of the batch would overlap");
     }
     check_no_overlap(function, a, batch.stride_a, c, batch.stride_c, batch.count);
     check_no_overlap(function, b, batch.stride_b, c, batch.stride_c, batch.count);
@@ -293,8 +321,10 @@ template <class TA, class TB, class TC>
 /// @brief `plan_gemm` for a strided batch of `batch.count` GEMMs whose first matrices are the
 /// views @p a, @p b and @p c.
 ///
-/// Also checks: the count is in [0, 2³¹), strides are not negative, and `c`'s stride is at least
-/// the extent of one `c` when the batch has more than one GEMM (outputs must not overlap).
+/// Also checks: the count is in [0, 2³¹), strides are not negative, and no two outputs of the
+/// batch share an element. A `c` stride below one `c`'s extent is accepted when the outputs
+/// interleave through the padding without touching (e.g. `c` stride `n` and leading dimension
+/// `count * n` for a row-major `[m, count, n]` tensor), as cuBLAS allows.
 /// @param a the first left operand, m x k
 /// @param b the first right operand, k x n
 /// @param c the first result, m x n
