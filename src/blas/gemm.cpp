@@ -111,6 +111,16 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
     if (p.empty()) {
         return;
     }
+    // alpha and beta are host scalars. A handle adopted with from_native_handle (or changed
+    // through get()) may be in device pointer mode, where cuBLAS would read them as device
+    // addresses: an illegal access that ruins the context. Say so instead.
+    cublasPointerMode_t pointers = CUBLAS_POINTER_MODE_HOST;
+    GPU_CUBLAS_CHECK(cublasGetPointerMode(h.get(), &pointers));
+    if (pointers != CUBLAS_POINTER_MODE_HOST) {
+        throw std::logic_error(std::string(function) +
+                               ": the cuBLAS handle is in device pointer mode, but alpha and beta are "
+                               "host values; set CUBLAS_POINTER_MODE_HOST with cublasSetPointerMode");
+    }
     const math_mode mode = current_math(h.get());
     const cublasComputeType_t compute = compute_type(call.input, mode);
     const cudaDataType ab_type = to_cuda(call.input);

@@ -6,6 +6,8 @@
 #include <gpu/blas/numerics.hpp>
 #include <gpu/host_blas.hpp>
 
+#include <cublas_v2.h>
+
 #include <catch2/catch.hpp>
 #include <test_support.hpp>
 
@@ -346,4 +348,21 @@ TEST_CASE("the development profile throws at the gemm that produces NaN, naming 
     blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
                blas::row_major(c, n, n));
     CHECK(h.stream().is_ready());
+}
+
+TEST_CASE("a handle in device pointer mode is refused instead of reading host scalars as addresses",
+          "[blas][gpu]")
+{
+    blas::handle h;
+    const std::int64_t n = 8;
+    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1));
+    gpu::device_buffer<float> c(static_cast<std::size_t>(n * n));
+    REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_DEVICE) == CUBLAS_STATUS_SUCCESS);
+    CHECK_THROWS_WITH(blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
+                                 blas::row_major(c, n, n)),
+                      Contains("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
+    REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_HOST) == CUBLAS_STATUS_SUCCESS);
+    blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
+               blas::row_major(c, n, n));
+    CHECK(blas::check_finite(c).ok());
 }

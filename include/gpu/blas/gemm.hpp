@@ -96,6 +96,8 @@ void gemm(handle& h, const matrix_view<TA>& a, const matrix_view<TB>& b, const m
 /// @param alpha scales the product (`double` for `double` data, else `float`)
 /// @param beta scales the old `c`
 /// @throws std::invalid_argument for bad shapes, named (see `plan_gemm`), before cuBLAS is called
+/// @throws std::logic_error on an empty handle, or one in device pointer mode (set through
+/// `get()`: `alpha` and `beta` are host values)
 /// @throws gpu::blas_error when cuBLAS fails (with the status name and a hint)
 /// @throws gpu::cuda_error with `synchronous_checks` on, when the work fails
 /// @throws gpu::blas::non_finite_error with `check_numerics` on, when `c` holds NaN or Inf
