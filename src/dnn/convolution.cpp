@@ -316,6 +316,30 @@ std::vector<std::size_t> workspace_sizes_within(const handle& h, const tensor_de
     return sizes;
 }
 
+// What cudnnGetConvolutionForwardWorkspaceSize asks for `algorithm` under `math` (which it
+// leaves set on `conv`); the status when cuDNN cannot say. The forward is given at least this
+// much, so the budget must see it, not only the figure a perf result reports.
+struct workspace_query {
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+    std::size_t bytes = 0;
+};
+
+workspace_query forward_workspace(const handle& h, const tensor_descriptor& x,
+                                  const filter_descriptor& w, convolution_descriptor& conv,
+                                  const tensor_descriptor& y, convolution_algorithm algorithm,
+                                  math_type math)
+{
+    conv.set_math(math);
+    workspace_query query;
+    query.status = cudnnGetConvolutionForwardWorkspaceSize(
+        h.get(), x.get(), w.get(), conv.get(), y.get(),
+        static_cast<cudnnConvolutionFwdAlgo_t>(algorithm), &query.bytes);
+    if (query.status != CUDNN_STATUS_SUCCESS) {
+        static_cast<void>(take_last_error_string());
+    }
+    return query;
+}
+
 // The largest workspace in `sizes` that the device can give now; an empty buffer when even the
 // smallest fails (the search then reports the algorithms that needed it as failed).
 device_buffer<std::byte> allocate_search_workspace(const std::vector<std::size_t>& sizes,
@@ -436,6 +460,9 @@ void convolution::plan(handle& h, const convolution_problem& problem,
                                                             convolution_.get(), output_.get(),
                                                             native_algorithm(), &bytes));
     workspace_ = device_buffer<std::byte>(std::max(bytes, explanation_.workspace_bytes), h.stream());
+    // workspace_bytes() and explain() report what the forward is given (the raw-call comparison
+    // in bench/conv sizes its own workspace from it).
+    explanation_.workspace_bytes = workspace_.size();
 }
 
 convolution_explanation convolution::search(handle& h, const void* x, const void* w, void* y)
@@ -505,7 +532,25 @@ convolution_explanation convolution::search(handle& h, const void* x, const void
             c.time_ms = static_cast<double>(p.time);
         }
         c.deterministic = p.determinism == CUDNN_DETERMINISTIC;
-        c.math = detail::from_cudnn(p.mathType);
+        // An entry cuDNN cannot run may carry a math type it never set; only a runnable one's
+        // must be known.
+        if (p.status == CUDNN_STATUS_SUCCESS ||
+            (static_cast<int>(p.mathType) >= static_cast<int>(CUDNN_DEFAULT_MATH) &&
+             static_cast<int>(p.mathType) <= static_cast<int>(CUDNN_FMA_MATH))) {
+            c.math = detail::from_cudnn(p.mathType);
+        }
+        if (p.status == CUDNN_STATUS_SUCCESS) {
+            // The plan allocates what cuDNN asks under this math type when that exceeds the
+            // perf result's figure; the budget and explain() must see what will be allocated.
+            const workspace_query query = forward_workspace(h, input_, filter_, convolution_,
+                                                            output_, c.algorithm, c.math);
+            if (query.status == CUDNN_STATUS_SUCCESS) {
+                c.workspace_bytes = std::max(c.workspace_bytes, query.bytes);
+            } else {
+                c.status = status_name(query.status) +
+                           " from cudnnGetConvolutionForwardWorkspaceSize";
+            }
+        }
         result.candidates.push_back(std::move(c));
     }
     const detail::selection_rules rules{options_.search, result.deterministic_only,
@@ -524,13 +569,11 @@ convolution_explanation convolution::search(handle& h, const void* x, const void
         bias.fill_zero_async(stream);
         while (chosen) {
             algorithm_candidate& c = result.candidates[*chosen];
-            convolution_.set_math(c.math);
-            std::size_t bytes = 0;
-            cudnnStatus_t status = cudnnGetConvolutionForwardWorkspaceSize(
-                h.get(), input_.get(), filter_.get(), convolution_.get(), output_.get(),
-                static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm), &bytes);
+            const workspace_query query = forward_workspace(h, input_, filter_, convolution_,
+                                                            output_, c.algorithm, c.math);
+            cudnnStatus_t status = query.status;
             if (status == CUDNN_STATUS_SUCCESS) {
-                device_buffer<std::byte> workspace(std::max(bytes, c.workspace_bytes), stream);
+                device_buffer<std::byte> workspace(std::max(query.bytes, c.workspace_bytes), stream);
                 const float one = 1.0F;
                 const float zero = 0.0F;
                 status = cudnnConvolutionBiasActivationForward(
