@@ -280,7 +280,7 @@ void run_case(bench::report& r, const timing_plan& plan, const conv_case& c, dnn
 
     // The raw call the exhaustive plan makes, with a workspace of its own of the same size.
     const dnn::convolution& plan_ref = *exhaustive;
-    gpu::device_buffer<std::byte> workspace(plan_ref.workspace_bytes(), stream);
+    gpu::device_buffer<std::byte> workspace(plan_ref.workspace().size(), stream);
     gpu::device_buffer<T> y_raw(p.output_elements(), stream);
     const float one = 1.0F;
     const float zero = 0.0F;
