@@ -125,7 +125,8 @@ std::string hint_for(cublasStatus_t status, std::string_view context, const hint
             "cuBLAS could not allocate device memory for its workspace or internal buffers" +
                 (memory.empty() ? std::string() : " (" + memory + ")") +
                 ": free buffers you no longer need, reduce the problem or batch size, or give the "
-                "handle a smaller workspace (handle_options::workspace_bytes)",
+                "handle a smaller workspace (handle_options::workspace_bytes); a workspace under "
+                "16 KiB, or none, causes this too: then give it more",
             context);
     case CUBLAS_STATUS_INVALID_VALUE:
         return with_context(

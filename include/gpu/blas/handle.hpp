@@ -73,7 +73,9 @@ struct handle_options {
     math_mode math = math_mode::default_math;      ///< see `math_mode`
     atomics_mode atomics = atomics_mode::forbidden; ///< see `atomics_mode`
     /// Workspace size in bytes; empty means `recommended_workspace_bytes` for the device, 0
-    /// means none (cuBLAS then uses only algorithms that need no workspace).
+    /// means none. cuBLAS then avoids algorithms that need one, but its documentation warns
+    /// that too small a workspace can make some routines fail with `CUBLAS_STATUS_ALLOC_FAILED`
+    /// (16 KiB or more prevents that) and can cost speed.
     std::optional<std::size_t> workspace_bytes{};
     /// Synchronise the stream after every cudagap call on this handle and report a failure
     /// there (the `CUDA_LAUNCH_BLOCKING=1` idea). Slow; for debugging.
