@@ -488,6 +488,9 @@ void check_forward_under_every_policy(gpu::dnn::handle& h, gpu::stream_ref s)
                 convolution plan(h, p, options);
                 INFO(p.to_string() << ", policy " << gpu::to_string(search) << "\n"
                                    << plan.explain().to_string());
+                // What explain() reports is what the forward is given, and within the budget.
+                CHECK(plan.workspace().size() == plan.workspace_bytes());
+                CHECK(plan.workspace_bytes() <= options.workspace_budget_bytes);
                 data.poison();
                 plan.forward(h, data.x, data.w, data.y);
                 CHECK(error_of(data.result(s), ref) < tolerance(p.type, false));
