@@ -81,7 +81,8 @@ public:
     [[nodiscard]] curandGenerator_t get() const noexcept { return generator_.get(); }
 
     /// @brief Fills @p count elements at @p data (device memory) with values uniform in
-    /// (@p low, @p high] (after rounding to FP16 or BF16, the bounds themselves can occur).
+    /// (@p low, @p high]; after rounding to the element type the bounds themselves can occur,
+    /// in FP32 too (cuRAND's smallest values, about 1e-10, vanish next to `low = -1`).
     /// @throws std::invalid_argument when `low >= high`, either is not finite, or @p data is
     /// null with a non-zero count
     template <blas_element T>
