@@ -93,10 +93,10 @@ nlohmann::json anomaly_effect(const gpu::profile& p, const report& out)
     try {
         gpu::blas::gemm(h, view(a), view(a), view(c));
         stream.synchronize();
-        const gpu::blas::finite_report found = gpu::blas::check_finite(c, stream);
-        out.line("a NaN in a GEMM's input went unnoticed: " + found.describe() + " in C");
-        return {{"caught", false}, {"message", found.describe()}};
-    } catch (const gpu::blas::non_finite_error& e) {
+        const gpu::non_finite_report found = gpu::blas::check_finite(c, stream);
+        out.line("a NaN in a GEMM's input went unnoticed: " + found.to_string() + " in C");
+        return {{"caught", false}, {"message", found.to_string()}};
+    } catch (const gpu::numerics_error& e) {
         out.line(std::string("a NaN in a GEMM's input was caught at the call: ") + e.what());
         return {{"caught", true}, {"message", e.what()}};
     }

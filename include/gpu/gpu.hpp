@@ -1,7 +1,7 @@
 /// @file gpu.hpp
 /// @brief Umbrella header of cudagap's core (`cudagap::core`): errors, versions, devices,
-/// streams, events, memory and timing. The cuBLAS and cuDNN wings have their own umbrellas,
-/// `<gpu/blas.hpp>` and `<gpu/dnn.hpp>`.
+/// streams, events, memory, timing and NaN/Inf reports. The cuBLAS and cuDNN wings have their
+/// own umbrellas, `<gpu/blas.hpp>` and `<gpu/dnn.hpp>`.
 #pragma once
 
 #include <gpu/device.hpp>
@@ -9,6 +9,7 @@
 #include <gpu/error.hpp>
 #include <gpu/event.hpp>
 #include <gpu/memory.hpp>
+#include <gpu/numerics.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
 #include <gpu/timing.hpp>

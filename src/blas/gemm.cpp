@@ -3,6 +3,7 @@
 #include <gpu/blas/error.hpp>
 #include <gpu/blas/gemm.hpp>
 #include <gpu/blas/numerics.hpp>
+#include <gpu/numerics.hpp>
 
 #include <cublas_v2.h>
 
@@ -166,12 +167,12 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
     }
     if (h.check_numerics()) {
         // Column-major C: n columns of m contiguous elements, ldc apart.
-        const finite_report report =
+        const gpu::non_finite_report report =
             count_non_finite(call.output, call.c, p.batch_count, p.stride_c, p.n, p.m, p.ldc, h.stream());
-        if (!report.ok()) {
-            throw non_finite_error(std::string(function) + " (" +
-                                       describe_call(call, compute_type_name(call.input, mode)) + ")",
-                                   report);
+        if (!report.all_finite()) {
+            throw gpu::numerics_error(std::string(function) + " (" +
+                                          describe_call(call, compute_type_name(call.input, mode)) + ")",
+                                      report, h.device());
         }
     }
 }

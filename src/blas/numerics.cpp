@@ -1,4 +1,4 @@
-// The words of check_finite's report and of the error a handle with check_numerics throws.
+// check_finite's host side: argument checks, the kernel's counters, and the shared report.
 #include <gpu/blas/numerics.hpp>
 
 #include "kernels.hpp"
@@ -6,39 +6,14 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <utility>
-
-namespace gpu::blas {
-
-std::string finite_report::describe() const
-{
-    if (ok()) {
-        return "all " + std::to_string(elements) + " elements are finite";
-    }
-    return std::to_string(nan_count) + " NaN and " + std::to_string(inf_count) + " Inf in " +
-           std::to_string(elements) + " elements (the first at offset " +
-           std::to_string(first_offset) + ")";
-}
-
-non_finite_error::non_finite_error(std::string operation, const finite_report& report)
-    : std::runtime_error(operation + " produced " + report.describe() +
-                         "\nhint: the handle checks outputs for NaN and Inf (check_numerics, as in "
-                         "the development profile); check the inputs with gpu::blas::check_finite, "
-                         "and for FP16 look for values beyond its range (65504): scale the data, or "
-                         "use BF16 or FP32"),
-      operation_(std::move(operation)), report_(report)
-{
-}
-
-} // namespace gpu::blas
 
 namespace gpu::blas::detail {
 
-finite_report count_non_finite(element_type type, const void* data, std::int64_t batch,
-                               std::int64_t stride, std::int64_t outer, std::int64_t inner,
-                               std::int64_t ld, stream_ref stream)
+gpu::non_finite_report count_non_finite(element_type type, const void* data, std::int64_t batch,
+                                        std::int64_t stride, std::int64_t outer, std::int64_t inner,
+                                        std::int64_t ld, stream_ref stream)
 {
-    finite_report report;
+    gpu::non_finite_report report;
     if (batch < 0 || outer < 0 || inner < 0 || stride < 0 || ld < inner) {
         throw std::invalid_argument("gpu::blas::check_finite: invalid extents (batch " +
                                     std::to_string(batch) + ", stride " + std::to_string(stride) +
@@ -64,7 +39,9 @@ finite_report count_non_finite(element_type type, const void* data, std::int64_t
     stream.synchronize();
     report.nan_count = static_cast<std::size_t>(host[0]);
     report.inf_count = static_cast<std::size_t>(host[1]);
-    report.first_offset = host[2] == none ? -1 : static_cast<std::int64_t>(host[2]);
+    if (host[2] != none) {
+        report.first_index = static_cast<std::size_t>(host[2]);
+    }
     return report;
 }
 

@@ -10,6 +10,7 @@
 #include <gpu/dnn/convolution.hpp>
 #include <gpu/dnn/numerics.hpp>
 #include <gpu/error.hpp>
+#include <gpu/numerics.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -665,10 +666,10 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
         stream.synchronize();
     }
     if (options_.check_numerics) {
-        const non_finite_report report =
+        const gpu::non_finite_report report =
             find_non_finite(y, counts_.output, problem_.type, stream);
         if (!report.all_finite()) {
-            throw numerics_error("gpu::dnn::convolution (" + explanation_.problem + ")", report);
+            throw gpu::numerics_error("gpu::dnn::convolution (" + explanation_.problem + ")", report);
         }
     }
 }

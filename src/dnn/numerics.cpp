@@ -30,7 +30,7 @@ constexpr bit_layout layout_of(data_type type) noexcept
 }
 
 void scan(const std::byte* bytes, std::size_t count, data_type type, std::size_t offset,
-          non_finite_report& report)
+          gpu::non_finite_report& report)
 {
     const bit_layout bits = layout_of(type);
     const std::size_t size = element_size(type);
@@ -60,18 +60,8 @@ void scan(const std::byte* bytes, std::size_t count, data_type type, std::size_t
 
 } // namespace
 
-std::string non_finite_report::to_string() const
-{
-    std::string text = std::to_string(nan_count) + " NaN and " + std::to_string(inf_count) +
-                       " Inf in " + std::to_string(elements) + " elements";
-    if (first_index) {
-        text += ", the first at index " + std::to_string(*first_index);
-    }
-    return text;
-}
-
-non_finite_report find_non_finite_on_host(std::span<const std::byte> host, std::size_t count,
-                                          data_type type)
+gpu::non_finite_report find_non_finite_on_host(std::span<const std::byte> host, std::size_t count,
+                                               data_type type)
 {
     const std::size_t needed = count * element_size(type);
     if (host.size() < needed) {
@@ -80,13 +70,13 @@ non_finite_report find_non_finite_on_host(std::span<const std::byte> host, std::
                                     std::to_string(needed) + " bytes, the span has " +
                                     std::to_string(host.size()));
     }
-    non_finite_report report;
+    gpu::non_finite_report report;
     scan(host.data(), count, type, 0, report);
     return report;
 }
 
-non_finite_report find_non_finite(const void* device_data, std::size_t count, data_type type,
-                                  stream_ref stream)
+gpu::non_finite_report find_non_finite(const void* device_data, std::size_t count, data_type type,
+                                       stream_ref stream)
 {
     if (device_data == nullptr && count != 0) {
         throw std::invalid_argument("gpu::dnn::find_non_finite: null device pointer for " +
@@ -98,7 +88,7 @@ non_finite_report find_non_finite(const void* device_data, std::size_t count, da
     const std::size_t size = element_size(type);
     const std::size_t chunk_elements = chunk_bytes / size;
     std::vector<std::byte> host(std::min(count, chunk_elements) * size);
-    non_finite_report report;
+    gpu::non_finite_report report;
     const auto* source = static_cast<const std::byte*>(device_data);
     for (std::size_t done = 0; done < count;) {
         const std::size_t n = std::min(chunk_elements, count - done);
@@ -109,15 +99,6 @@ non_finite_report find_non_finite(const void* device_data, std::size_t count, da
         done += n;
     }
     return report;
-}
-
-numerics_error::numerics_error(const std::string& operation, const non_finite_report& report)
-    : std::runtime_error(operation + " produced " + report.to_string() +
-                         " (checked because the profile asks for check_numerics; inputs with "
-                         "NaN/Inf, an overflow in FP16, or an unwritten output are the usual "
-                         "causes)"),
-      report_(report)
-{
 }
 
 } // namespace gpu::dnn

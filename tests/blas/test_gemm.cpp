@@ -12,6 +12,7 @@
 #include <test_support.hpp>
 
 #include <gpu/memory.hpp>
+#include <gpu/numerics.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
 
@@ -321,7 +322,7 @@ TEST_CASE("gemm on a given stream binds the handle to it", "[blas][gpu]")
     CHECK(h.stream() == other.ref());
     other.synchronize();
     const auto finite = blas::check_finite(c);
-    CHECK(finite.ok());
+    CHECK(finite.all_finite());
     CHECK(finite.elements == static_cast<std::size_t>(n * n));
 }
 
@@ -336,11 +337,14 @@ TEST_CASE("the development profile throws at the gemm that produces NaN, naming 
     try {
         blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
                    blas::row_major(c, n, n));
-        FAIL("no non_finite_error although the input holds a NaN");
-    } catch (const blas::non_finite_error& e) {
+        FAIL("no numerics_error although the input holds a NaN");
+    } catch (const gpu::numerics_error& e) {
         CHECK_THAT(e.operation(), Contains("gpu::blas::gemm (FP32 inputs"));
         CHECK(e.report().nan_count > 0);
-        CHECK_THAT(std::string(e.what()), Contains("NaN") && Contains("check_finite"));
+        CHECK(e.report().first_index.has_value());
+        CHECK(e.device() == h.device());
+        CHECK_THAT(std::string(e.what()), Contains("non-finite output") && Contains("NaN") &&
+                                              Contains("check_finite"));
     }
     // The same gemm on finite data passes all checks and is complete when it returns.
     a_host[5] = 0.5F;
@@ -364,5 +368,5 @@ TEST_CASE("a handle in device pointer mode is refused instead of reading host sc
     REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_HOST) == CUBLAS_STATUS_SUCCESS);
     blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
                blas::row_major(c, n, n));
-    CHECK(blas::check_finite(c).ok());
+    CHECK(blas::check_finite(c).all_finite());
 }

@@ -4,8 +4,8 @@
 
 #include <gpu/device.hpp>
 #include <gpu/dnn/convolution.hpp>
-#include <gpu/dnn/numerics.hpp>
 #include <gpu/memory.hpp>
+#include <gpu/numerics.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
 
@@ -736,7 +736,7 @@ TEST_CASE("the development profile's checks catch NaN in an output", "[dnn][gpu]
     std::vector<float> x = gpu::test::random_floats(p.input_elements(), 5);
     x[17] = std::numeric_limits<float>::quiet_NaN();
     data.x.copy_from_host(x);
-    CHECK_THROWS_AS(plan.forward(h, data.x, data.w, data.y), gpu::dnn::numerics_error);
+    CHECK_THROWS_AS(plan.forward(h, data.x, data.w, data.y), gpu::numerics_error);
 }
 
 TEST_CASE("forward refuses buffers that do not fit the plan", "[dnn][gpu]")

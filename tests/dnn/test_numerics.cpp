@@ -2,6 +2,7 @@
 // on device memory where a GPU exists.
 #include <gpu/dnn/numerics.hpp>
 #include <gpu/memory.hpp>
+#include <gpu/numerics.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -11,9 +12,11 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using gpu::dnn::data_type;
 
 namespace {
@@ -31,7 +34,7 @@ TEST_CASE("FP32 scans count NaN and Inf and find the first", "[dnn]")
     const std::vector<float> values{1.0F, std::numeric_limits<float>::max(), -0.0F,
                                     std::numeric_limits<float>::denorm_min(), -inf, nan, inf,
                                     std::numeric_limits<float>::signaling_NaN()};
-    const gpu::dnn::non_finite_report report =
+    const gpu::non_finite_report report =
         gpu::dnn::find_non_finite_on_host(bytes_of(values), values.size(), data_type::fp32);
     CHECK(report.elements == 8);
     CHECK(report.nan_count == 2);
@@ -72,15 +75,18 @@ TEST_CASE("a scan refuses a span shorter than the elements it is asked for", "[d
     CHECK(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp16).elements == 0);
 }
 
-TEST_CASE("a numerics_error names the operation and what was found", "[dnn]")
+TEST_CASE("scans answer in the core's report, which numerics_error carries", "[dnn]")
 {
-    gpu::dnn::non_finite_report report;
-    report.elements = 10;
-    report.nan_count = 1;
-    report.first_index = 7;
-    const gpu::dnn::numerics_error e("conv fp16", report);
-    CHECK_THAT(std::string(e.what()), Contains("conv fp16 produced 1 NaN and 0 Inf in 10 elements, "
-                                               "the first at index 7"));
+    STATIC_REQUIRE(std::is_same_v<decltype(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp32)),
+                                  gpu::non_finite_report>);
+    const std::vector<std::uint16_t> half{0x3C00, 0x3C00, 0x7E00}; // 1, 1, NaN
+    const gpu::non_finite_report report =
+        gpu::dnn::find_non_finite_on_host(bytes_of(half), half.size(), data_type::fp16);
+    const gpu::numerics_error e("conv fp16", report, 0);
+    CHECK_THAT(std::string(e.what()),
+               StartsWith("conv fp16: non-finite output (1): 1 NaN and 0 Inf in 3 elements, the "
+                          "first at index 2") &&
+                   Contains("gpu::dnn::find_non_finite"));
     CHECK(e.report().nan_count == 1);
 }
 

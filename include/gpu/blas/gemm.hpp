@@ -26,6 +26,7 @@
 #include <gpu/blas/handle.hpp>
 #include <gpu/blas/matrix.hpp>
 #include <gpu/blas/types.hpp>
+#include <gpu/numerics.hpp> // what check_numerics throws
 #include <gpu/stream.hpp>
 
 #include <string_view>
@@ -100,7 +101,7 @@ void gemm(handle& h, const matrix_view<TA>& a, const matrix_view<TB>& b, const m
 /// `get()`: `alpha` and `beta` are host values)
 /// @throws gpu::blas_error when cuBLAS fails (with the status name and a hint)
 /// @throws gpu::cuda_error with `synchronous_checks` on, when the work fails
-/// @throws gpu::blas::non_finite_error with `check_numerics` on, when `c` holds NaN or Inf
+/// @throws gpu::numerics_error with `check_numerics` on, when `c` holds NaN or Inf
 template <class TA, class TB, class TC>
     requires gemm_types<TA, TB, TC>
 void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
@@ -135,7 +136,7 @@ void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
 /// @param beta scales the old outputs
 /// @throws std::invalid_argument for bad shapes, counts or strides (see `plan_gemm`)
 /// @throws gpu::blas_error when cuBLAS fails
-/// @throws gpu::blas::non_finite_error with `check_numerics` on, when an output holds NaN or Inf
+/// @throws gpu::numerics_error with `check_numerics` on, when an output holds NaN or Inf
 template <class TA, class TB, class TC>
     requires gemm_types<TA, TB, TC>
 void gemm_strided_batched(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,

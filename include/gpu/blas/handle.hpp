@@ -80,8 +80,9 @@ struct handle_options {
     /// Synchronise the stream after every cudagap call on this handle and report a failure
     /// there (the `CUDA_LAUNCH_BLOCKING=1` idea). Slow; for debugging.
     bool synchronous_checks = false;
-    /// Check every output for NaN and Inf and throw `gpu::blas::non_finite_error` naming the
-    /// operation and the counts. Slow (synchronises); for debugging.
+    /// Check every output for NaN and Inf (`gpu::blas::check_finite`) and throw
+    /// `gpu::numerics_error` naming the operation and the counts. Slow (synchronises); for
+    /// debugging.
     bool check_numerics = false;
 
     /// @brief The options a profile asks for: `allow_tf32` gives `math_mode::tf32` (else

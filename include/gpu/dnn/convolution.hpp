@@ -23,6 +23,7 @@
 #include <gpu/dnn/tensor_descriptor.hpp>
 #include <gpu/dnn/types.hpp>
 #include <gpu/memory.hpp>
+#include <gpu/numerics.hpp> // what check_numerics throws
 #include <gpu/profile.hpp>
 
 #include <cudnn_cnn.h>
@@ -122,7 +123,7 @@ struct convolution_options {
     bool deterministic = false;
     /// Synchronise after each forward so an asynchronous failure is reported by that call.
     bool synchronous_checks = false;
-    /// Scan each output for NaN and Inf and throw `numerics_error` (slow; debugging).
+    /// Scan each output for NaN and Inf and throw `gpu::numerics_error` (slow; debugging).
     bool check_numerics = false;
 
     /// @brief The options a profile asks for: its search, TF32, determinism and checks.
@@ -294,7 +295,7 @@ public:
     /// @tparam T `float` for fp32, a 2-byte type (`__half`, `__nv_bfloat16`) for fp16/bf16
     /// @throws std::invalid_argument when a size or the element type does not match the problem,
     /// or the plan has a bias epilogue
-    /// @throws numerics_error when `check_numerics` finds NaN or Inf in @p y
+    /// @throws gpu::numerics_error when `check_numerics` finds NaN or Inf in @p y
     template <class T>
     void forward(handle& h, const device_buffer<T>& x, const device_buffer<T>& w, device_buffer<T>& y)
     {
