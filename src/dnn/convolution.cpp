@@ -48,6 +48,16 @@ std::string_view to_string(convolution_epilogue epilogue) noexcept
     return "unknown";
 }
 
+std::string_view to_string(epilogue_execution execution) noexcept
+{
+    switch (execution) {
+    case epilogue_execution::none: return "none";
+    case epilogue_execution::fused: return "fused";
+    case epilogue_execution::unfused: return "unfused";
+    }
+    return "unknown";
+}
+
 // ---- convolution_problem --------------------------------------------------------------------
 
 void convolution_problem::validate() const
@@ -141,6 +151,15 @@ std::string convolution_explanation::to_string() const
             ", " + (time_ms ? milliseconds(*time_ms) + " measured" : std::string("not timed")) +
             ", " + (deterministic ? "deterministic" : "not deterministic") +
             (from_cache ? " (from the plan cache: no search ran)" : "") + "\n";
+    if (execution == epilogue_execution::fused) {
+        text += "epilogue: " + std::string(dnn::to_string(epilogue)) +
+                ", fused in one call (cudnnConvolutionBiasActivationForward)\n";
+    } else if (execution == epilogue_execution::unfused) {
+        text += "epilogue: " + std::string(dnn::to_string(epilogue)) +
+                ", unfused (cudnnConvolutionForward, then cudnnAddTensor" +
+                (epilogue == convolution_epilogue::bias_relu ? ", then cudnnActivationForward" : "") +
+                ") because " + unfused_reason + "\n";
+    }
     text += "candidates, in cuDNN's order:\n";
     for (const algorithm_candidate& c : candidates) {
         text += "  " + pad_right(std::string(dnn::to_string(c.algorithm)), 22) + " " +
@@ -277,6 +296,65 @@ std::optional<std::size_t> select_algorithm(std::vector<algorithm_candidate>& ca
                          : std::string("usable; cuDNN ranks it lower");
     }
     return chosen;
+}
+
+epilogue_selection select_with_epilogue(std::vector<algorithm_candidate>& candidates,
+                                        const selection_rules& rules, const fused_trial& try_fused)
+{
+    epilogue_selection result;
+    result.chosen = select_algorithm(candidates, rules);
+    if (rules.epilogue == convolution_epilogue::none) {
+        return result;
+    }
+    struct refusal {
+        std::size_t index;
+        std::string plain_status; // what cuDNN said for the plain convolution
+        std::string fused_status; // what the fused call said
+    };
+    std::vector<refusal> refusals;
+    while (result.chosen) {
+        algorithm_candidate& c = candidates[*result.chosen];
+        std::optional<std::string> refused = try_fused(c);
+        if (!refused) {
+            result.execution = epilogue_execution::fused;
+            return result;
+        }
+        refusals.push_back({*result.chosen, c.status, *refused});
+        c.status = *refused + " from cudnnConvolutionBiasActivationForward";
+        result.chosen = select_algorithm(candidates, rules);
+    }
+
+    // Nothing runs fused. Say why, before the plain selection rewrites the candidates' reasons.
+    std::string reason;
+    bool precomp_tried = false;
+    for (const refusal& r : refusals) {
+        const convolution_algorithm algorithm = candidates[r.index].algorithm;
+        precomp_tried = precomp_tried || algorithm == convolution_algorithm::implicit_precomp_gemm;
+        reason += (reason.empty() ? "cudnnConvolutionBiasActivationForward refused " : ", ") +
+                  std::string(dnn::to_string(algorithm)) + " (" + r.fused_status + ")";
+    }
+    if (rules.epilogue == convolution_epilogue::bias && !precomp_tried) {
+        const auto precomp = std::find_if(candidates.begin(), candidates.end(), [](const auto& c) {
+            return c.algorithm == convolution_algorithm::implicit_precomp_gemm;
+        });
+        reason += (reason.empty() ? "" : "; ") +
+                  std::string("a bias without activation runs fused only with "
+                              "implicit_precomp_gemm, ") +
+                  (precomp == candidates.end() ? std::string("which cuDNN did not offer")
+                                               : "which was rejected: " + precomp->reason);
+    }
+    if (reason.empty()) {
+        reason = "no candidate fits the policy and the budget";
+    }
+    for (const refusal& r : refusals) {
+        candidates[r.index].status = r.plain_status;
+    }
+    selection_rules plain = rules;
+    plain.epilogue = convolution_epilogue::none;
+    result.chosen = select_algorithm(candidates, plain);
+    result.execution = epilogue_execution::unfused;
+    result.unfused_reason = std::move(reason);
+    return result;
 }
 
 } // namespace detail
@@ -557,45 +635,51 @@ convolution_explanation convolution::search(handle& h, const void* x, const void
     const detail::selection_rules rules{options_.search, result.deterministic_only,
                                         result.allow_tf32, problem_.type, problem_.epilogue,
                                         options_.workspace_budget_bytes};
-    std::optional<std::size_t> chosen = detail::select_algorithm(result.candidates, rules);
 
     // cuDNN ranks and times algorithms for the plain convolution; the fused bias epilogue may
     // refuse some of them. Try the choice once on scratch data (as PyTorch's AlgoIterator tries
-    // each algorithm in turn) and fall back to the next candidate, saying why.
-    if (problem_.epilogue != convolution_epilogue::none && chosen) {
-        ensure_tensors();
-        device_buffer<std::byte> bias(static_cast<std::size_t>(problem_.filter[0]) *
-                                          element_size(problem_.type),
-                                      stream);
-        bias.fill_zero_async(stream);
-        while (chosen) {
-            algorithm_candidate& c = result.candidates[*chosen];
-            const workspace_query query = forward_workspace(h, input_, filter_, convolution_,
-                                                            output_, c.algorithm, c.math);
-            cudnnStatus_t status = query.status;
-            if (status == CUDNN_STATUS_SUCCESS) {
-                device_buffer<std::byte> workspace(std::max(query.bytes, c.workspace_bytes), stream);
-                const float one = 1.0F;
-                const float zero = 0.0F;
-                status = cudnnConvolutionBiasActivationForward(
-                    h.get(), &one, input_.get(), x, filter_.get(), w, convolution_.get(),
-                    static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm), workspace.data(),
-                    workspace.size(), &zero, output_.get(), y, bias_.get(), bias.data(),
-                    activation_.get(), output_.get(), y);
-            }
-            if (status == CUDNN_STATUS_SUCCESS) {
-                break;
-            }
-            const int category = static_cast<int>(status) / 1000;
-            if (category != 2 && category != 3) {
-                detail::throw_dnn_error(status, "cudnnConvolutionBiasActivationForward",
-                                        std::source_location::current(), result.problem);
-            }
-            static_cast<void>(take_last_error_string());
-            c.status = status_name(status) + " from cudnnConvolutionBiasActivationForward";
-            chosen = detail::select_algorithm(result.candidates, rules);
+    // each algorithm in turn) and fall back to the next candidate, saying why; when the fused call
+    // refuses every one, the epilogue runs unfused, in the steps of PyTorch's unfused fallback.
+    device_buffer<std::byte> trial_bias;
+    const detail::fused_trial try_fused =
+        [&](const algorithm_candidate& c) -> std::optional<std::string> {
+        if (trial_bias.empty()) {
+            ensure_tensors();
+            trial_bias = device_buffer<std::byte>(
+                static_cast<std::size_t>(problem_.filter[0]) * element_size(problem_.type), stream);
+            trial_bias.fill_zero_async(stream);
         }
-    }
+        const workspace_query query = forward_workspace(h, input_, filter_, convolution_, output_,
+                                                        c.algorithm, c.math);
+        cudnnStatus_t status = query.status;
+        if (status == CUDNN_STATUS_SUCCESS) {
+            device_buffer<std::byte> workspace(std::max(query.bytes, c.workspace_bytes), stream);
+            const float one = 1.0F;
+            const float zero = 0.0F;
+            status = cudnnConvolutionBiasActivationForward(
+                h.get(), &one, input_.get(), x, filter_.get(), w, convolution_.get(),
+                static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm), workspace.data(),
+                workspace.size(), &zero, output_.get(), y, bias_.get(), trial_bias.data(),
+                activation_.get(), output_.get(), y);
+        }
+        if (status == CUDNN_STATUS_SUCCESS) {
+            return std::nullopt;
+        }
+        // BAD_PARAM (2xxx) and NOT_SUPPORTED (3xxx) are refusals; anything else is a failure.
+        const int category = static_cast<int>(status) / 1000;
+        if (category != 2 && category != 3) {
+            detail::throw_dnn_error(status, "cudnnConvolutionBiasActivationForward",
+                                    std::source_location::current(), result.problem);
+        }
+        static_cast<void>(take_last_error_string());
+        return status_name(status);
+    };
+    const detail::epilogue_selection selection =
+        detail::select_with_epilogue(result.candidates, rules, try_fused);
+    const std::optional<std::size_t> chosen = selection.chosen;
+    result.epilogue = problem_.epilogue;
+    result.execution = selection.execution;
+    result.unfused_reason = selection.unfused_reason;
     if (!chosen) {
         throw no_algorithm_error(result);
     }
@@ -638,29 +722,45 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
         // Free on the old stream (after its work), allocate on the new one: both stay ordered.
         workspace_ = device_buffer<std::byte>(workspace_.size(), stream);
     }
+    const auto check = [&](cudnnStatus_t status, const char* api) {
+        if (status != CUDNN_STATUS_SUCCESS) {
+            detail::throw_dnn_error(status, api, std::source_location::current(),
+                                    explanation_.problem + ", algorithm " +
+                                        std::string(to_string(explanation_.algorithm)) + ", math " +
+                                        std::string(to_string(explanation_.math)));
+        }
+    };
     // cuDNN's scaling factors are float for every data type but double.
     const float one = 1.0F;
     const float zero = 0.0F;
-    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
-    const char* api = nullptr;
-    if (problem_.epilogue == convolution_epilogue::none) {
-        api = "cudnnConvolutionForward";
-        status = cudnnConvolutionForward(h.get(), &one, input_.get(), x, filter_.get(), w,
-                                         convolution_.get(), native_algorithm(), workspace_.data(),
-                                         workspace_.size(), &zero, output_.get(), y);
-    } else {
+    const bool has_epilogue = problem_.epilogue != convolution_epilogue::none;
+    const bool unfused = has_epilogue && explanation_.execution == epilogue_execution::unfused;
+    if (has_epilogue && !unfused) {
         // z is y with alpha2 = 0: cuDNN does not read it then (TensorFlow and XLA rely on this).
-        api = "cudnnConvolutionBiasActivationForward";
-        status = cudnnConvolutionBiasActivationForward(
-            h.get(), &one, input_.get(), x, filter_.get(), w, convolution_.get(),
-            native_algorithm(), workspace_.data(), workspace_.size(), &zero, output_.get(), y,
-            bias_.get(), bias, activation_.get(), output_.get(), y);
+        check(cudnnConvolutionBiasActivationForward(
+                  h.get(), &one, input_.get(), x, filter_.get(), w, convolution_.get(),
+                  native_algorithm(), workspace_.data(), workspace_.size(), &zero, output_.get(), y,
+                  bias_.get(), bias, activation_.get(), output_.get(), y),
+              "cudnnConvolutionBiasActivationForward");
+    } else {
+        check(cudnnConvolutionForward(h.get(), &one, input_.get(), x, filter_.get(), w,
+                                      convolution_.get(), native_algorithm(), workspace_.data(),
+                                      workspace_.size(), &zero, output_.get(), y),
+              "cudnnConvolutionForward");
     }
-    if (status != CUDNN_STATUS_SUCCESS) {
-        detail::throw_dnn_error(status, api, std::source_location::current(),
-                                explanation_.problem + ", algorithm " +
-                                    std::string(to_string(explanation_.algorithm)) + ", math " +
-                                    std::string(to_string(explanation_.math)));
+    if (unfused) {
+        // The fused call refused every algorithm (explain() says why). y += bias: bias_ is
+        // 1 x K x 1 x 1 in the plan's layout, and cudnnAddTensor broadcasts each dimension of 1.
+        check(cudnnAddTensor(h.get(), &one, bias_.get(), bias, &one, output_.get(), y),
+              "cudnnAddTensor");
+        if (problem_.epilogue == convolution_epilogue::bias_relu) {
+            // In place: cuDNN allows it when x and y share one descriptor. The descriptor is the
+            // fused call's: ReLU with its upper bound at the largest double, i.e. none. (Identity
+            // has no cudnnActivationForward; a bias-only epilogue is complete here.)
+            check(cudnnActivationForward(h.get(), activation_.get(), &one, output_.get(), y, &zero,
+                                         output_.get(), y),
+                  "cudnnActivationForward");
+        }
     }
     if (options_.synchronous_checks) {
         stream.synchronize();

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -233,6 +234,217 @@ TEST_CASE("the exhaustive policy takes the fastest usable candidate", "[dnn]")
     CHECK_THAT(c[4].reason, Contains("only with implicit_precomp_gemm"));
     rules.epilogue = convolution_epilogue::bias_relu;
     CHECK(*gpu::dnn::detail::select_algorithm(c, rules) == 4);
+}
+
+namespace {
+
+// A stand-in for the fused call: refuses the algorithms in `refused` with their statuses and
+// records every candidate it is tried on.
+struct fake_fused_call {
+    std::vector<std::pair<convolution_algorithm, std::string>> refused;
+    std::vector<convolution_algorithm> tried;
+
+    gpu::dnn::detail::fused_trial trial()
+    {
+        return [this](const algorithm_candidate& c) -> std::optional<std::string> {
+            tried.push_back(c.algorithm);
+            for (const auto& [algorithm, status] : refused) {
+                if (algorithm == c.algorithm) {
+                    return status;
+                }
+            }
+            return std::nullopt;
+        };
+    }
+};
+
+} // namespace
+
+TEST_CASE("without an epilogue the fused call is never tried", "[dnn]")
+{
+    std::vector<algorithm_candidate> c{candidate(convolution_algorithm::gemm, std::size_t{2} << 30),
+                                       candidate(convolution_algorithm::implicit_gemm, 0)};
+    gpu::dnn::detail::selection_rules rules;
+    rules.workspace_budget_bytes = std::size_t{1} << 30;
+    fake_fused_call fused;
+    const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
+    CHECK(selection.chosen == std::optional<std::size_t>(1));
+    CHECK(selection.execution == gpu::dnn::epilogue_execution::none);
+    CHECK(selection.unfused_reason.empty());
+    CHECK(fused.tried.empty());
+}
+
+TEST_CASE("an epilogue runs fused with the first candidate the fused call accepts", "[dnn]")
+{
+    std::vector<algorithm_candidate> c{
+        candidate(convolution_algorithm::implicit_gemm, 0),
+        candidate(convolution_algorithm::implicit_precomp_gemm, 4096),
+        candidate(convolution_algorithm::gemm, 1024),
+    };
+    gpu::dnn::detail::selection_rules rules;
+    rules.epilogue = convolution_epilogue::bias_relu;
+    rules.workspace_budget_bytes = std::size_t{1} << 30;
+    fake_fused_call fused{{{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"}}, {}};
+    const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
+    CHECK(selection.chosen == std::optional<std::size_t>(1));
+    CHECK(selection.execution == gpu::dnn::epilogue_execution::fused);
+    CHECK(selection.unfused_reason.empty());
+    CHECK(fused.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                                            convolution_algorithm::implicit_precomp_gemm});
+    CHECK(c[0].rejected);
+    CHECK_THAT(c[0].reason, Contains("CUDNN_STATUS_NOT_SUPPORTED from cudnnConvolutionBiasActivationForward"));
+    CHECK(c[1].chosen);
+    CHECK_THAT(c[2].reason, Contains("ranks it lower"));
+}
+
+TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfused and says why",
+          "[dnn]")
+{
+    gpu::dnn::detail::selection_rules rules;
+    rules.type = data_type::fp16;
+    rules.workspace_budget_bytes = std::size_t{4} << 30;
+    SECTION("bias and ReLU (cuDNN 9 refuses some FP16 NHWC problems with few channels)")
+    {
+        std::vector<algorithm_candidate> c{
+            candidate(convolution_algorithm::winograd, 0, {}, true, math_type::tensor_op,
+                      "CUDNN_STATUS_NOT_SUPPORTED"),
+            candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
+            candidate(convolution_algorithm::fft, std::size_t{8} << 30, {}, true, math_type::tensor_op),
+            candidate(convolution_algorithm::implicit_precomp_gemm, 4096, {}, true, math_type::tensor_op),
+        };
+        rules.epilogue = convolution_epilogue::bias_relu;
+        fake_fused_call fused{{{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
+                               {convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_BAD_PARAM"}},
+                              {}};
+        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
+        // Only the candidates the policy admits were tried, in cuDNN's order.
+        CHECK(fused.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                                                convolution_algorithm::implicit_precomp_gemm});
+        CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
+        CHECK(selection.unfused_reason ==
+              "cudnnConvolutionBiasActivationForward refused implicit_gemm (CUDNN_STATUS_NOT_SUPPORTED), "
+              "implicit_precomp_gemm (CUDNN_STATUS_BAD_PARAM)");
+        // The plain convolution's choice: the refused candidates are usable again.
+        REQUIRE(selection.chosen == std::optional<std::size_t>(1));
+        CHECK(c[1].chosen);
+        CHECK(c[1].status == "CUDNN_STATUS_SUCCESS");
+        CHECK(c[3].status == "CUDNN_STATUS_SUCCESS");
+        CHECK_FALSE(c[3].rejected);
+        CHECK_THAT(c[2].reason, Contains("over the budget"));
+
+        // explain() says it in a line of its own.
+        gpu::dnn::convolution_explanation e;
+        e.problem = "fp16 nhwc input [2, 3, 9, 11] filter [4, 3, 3, 3], ..., epilogue bias_relu";
+        e.epilogue = convolution_epilogue::bias_relu;
+        e.execution = selection.execution;
+        e.unfused_reason = selection.unfused_reason;
+        e.candidates = c;
+        CHECK_THAT(e.to_string(),
+                   Contains("\nepilogue: bias_relu, unfused (cudnnConvolutionForward, then cudnnAddTensor, "
+                            "then cudnnActivationForward) because cudnnConvolutionBiasActivationForward "
+                            "refused implicit_gemm (CUDNN_STATUS_NOT_SUPPORTED), implicit_precomp_gemm "
+                            "(CUDNN_STATUS_BAD_PARAM)\n"));
+    }
+    SECTION("a bias alone, whose only fused algorithm is refused (grouped and strided)")
+    {
+        std::vector<algorithm_candidate> c{
+            candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
+            candidate(convolution_algorithm::implicit_precomp_gemm, 4096, {}, true, math_type::tensor_op),
+        };
+        rules.epilogue = convolution_epilogue::bias;
+        fake_fused_call fused{{{convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_NOT_SUPPORTED"}}, {}};
+        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
+        CHECK(fused.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_precomp_gemm});
+        CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
+        CHECK(selection.unfused_reason ==
+              "cudnnConvolutionBiasActivationForward refused implicit_precomp_gemm (CUDNN_STATUS_NOT_SUPPORTED)");
+        CHECK(selection.chosen == std::optional<std::size_t>(0)); // the identity rule no longer applies
+
+        gpu::dnn::convolution_explanation e;
+        e.epilogue = convolution_epilogue::bias;
+        e.execution = selection.execution;
+        e.unfused_reason = selection.unfused_reason;
+        const std::string text = e.to_string();
+        CHECK_THAT(text, Contains("epilogue: bias, unfused (cudnnConvolutionForward, then cudnnAddTensor) because"));
+        CHECK_THAT(text, !Contains("cudnnActivationForward"));
+    }
+    SECTION("a bias alone, when cuDNN does not offer implicit_precomp_gemm")
+    {
+        std::vector<algorithm_candidate> c{
+            candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
+            candidate(convolution_algorithm::gemm, 1024, {}, true, math_type::tensor_op),
+        };
+        rules.epilogue = convolution_epilogue::bias;
+        fake_fused_call fused;
+        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
+        CHECK(fused.tried.empty());
+        CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
+        CHECK(selection.unfused_reason ==
+              "a bias without activation runs fused only with implicit_precomp_gemm, which cuDNN did not offer");
+        CHECK(selection.chosen == std::optional<std::size_t>(0));
+    }
+    SECTION("a bias alone, when the policy rejects implicit_precomp_gemm: the reason says why")
+    {
+        std::vector<algorithm_candidate> c{
+            candidate(convolution_algorithm::implicit_precomp_gemm, std::size_t{8} << 30, {}, true,
+                      math_type::tensor_op),
+            candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
+        };
+        rules.epilogue = convolution_epilogue::bias;
+        fake_fused_call fused;
+        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
+        CHECK(fused.tried.empty());
+        CHECK(selection.unfused_reason ==
+              "a bias without activation runs fused only with implicit_precomp_gemm, which was "
+              "rejected: needs 8.00 GiB of workspace, over the budget of 4.00 GiB");
+        CHECK(selection.chosen == std::optional<std::size_t>(1));
+    }
+    SECTION("exhaustive: the fastest plain candidate runs unfused")
+    {
+        std::vector<algorithm_candidate> c{
+            candidate(convolution_algorithm::implicit_gemm, 0, 2.0, true, math_type::tensor_op),
+            candidate(convolution_algorithm::implicit_precomp_gemm, 4096, 1.0, true, math_type::tensor_op),
+            candidate(convolution_algorithm::winograd_nonfused, 8192, 0.5, true, math_type::tensor_op),
+        };
+        rules.search = algorithm_search::exhaustive;
+        rules.epilogue = convolution_epilogue::bias_relu;
+        fake_fused_call fused{{{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
+                               {convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
+                               {convolution_algorithm::winograd_nonfused, "CUDNN_STATUS_NOT_SUPPORTED"}},
+                              {}};
+        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
+        // Tried fastest first.
+        CHECK(fused.tried == std::vector<convolution_algorithm>{convolution_algorithm::winograd_nonfused,
+                                                                convolution_algorithm::implicit_precomp_gemm,
+                                                                convolution_algorithm::implicit_gemm});
+        CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
+        CHECK(selection.chosen == std::optional<std::size_t>(2));
+        CHECK_THAT(c[0].reason, Contains("usable; slower (2.000 ms against 0.500 ms)"));
+    }
+    SECTION("nothing fits even the plain convolution: no choice, and no trial")
+    {
+        std::vector<algorithm_candidate> c{
+            candidate(convolution_algorithm::fft, std::size_t{8} << 30, {}, true, math_type::tensor_op)};
+        rules.epilogue = convolution_epilogue::bias_relu;
+        fake_fused_call fused;
+        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
+        CHECK_FALSE(selection.chosen.has_value());
+        CHECK(fused.tried.empty());
+        CHECK_THAT(c[0].reason, Contains("over the budget"));
+    }
+}
+
+TEST_CASE("a fused epilogue is named in the explanation", "[dnn]")
+{
+    gpu::dnn::convolution_explanation e;
+    e.problem = article_problem().to_string();
+    CHECK_THAT(e.to_string(), !Contains("epilogue:"));
+    e.epilogue = convolution_epilogue::bias;
+    e.execution = gpu::dnn::epilogue_execution::fused;
+    CHECK_THAT(e.to_string(), Contains("\nepilogue: bias, fused in one call (cudnnConvolutionBiasActivationForward)\n"));
+    CHECK(gpu::dnn::to_string(gpu::dnn::epilogue_execution::unfused) == "unfused");
+    CHECK(gpu::dnn::to_string(gpu::dnn::epilogue_execution::fused) == "fused");
+    CHECK(gpu::dnn::to_string(gpu::dnn::epilogue_execution::none) == "none");
 }
 
 TEST_CASE("when nothing fits, the error lists every candidate and its reason", "[dnn]")
@@ -544,48 +756,79 @@ TEST_CASE("FP32 with TF32 allowed stays within the TF32 tolerance", "[dnn][gpu]"
     CHECK(error_of(data.result(s), data.reference()) < tolerance(data_type::fp32, true));
 }
 
-TEST_CASE("bias and ReLU epilogues match the reference", "[dnn][gpu]")
+namespace {
+
+// Plans @p p (an epilogue problem), runs it against the float64 reference, then plans it again
+// (from the cache, which must carry the fused-or-unfused decision) and runs that plan too. Holds
+// whichever way the epilogue runs: fused, or unfused when cuDNN's fused call refuses every
+// algorithm for this problem.
+template <class T>
+convolution check_epilogue(gpu::dnn::handle& h, gpu::stream_ref s, const convolution_problem& p,
+                           std::uint32_t seed, const convolution_options& options, double tolerance)
 {
-    gpu::stream s;
-    gpu::dnn::handle h(s);
-    SECTION("FP32 NCHW, bias and ReLU")
-    {
-        convolution_problem p = small_problems()[0];
-        p.epilogue = convolution_epilogue::bias_relu;
-        conv_data<float> data(p, 21, s);
-        convolution plan(h, p);
-        INFO(plan.explain().to_string());
-        plan.forward(h, data.x, data.w, data.b, data.y);
-        const std::vector<double> out = data.result(s);
-        CHECK(error_of(out, data.reference()) < 1e-5);
+    conv_data<T> data(p, seed, s);
+    const std::vector<double> ref = data.reference();
+    convolution plan(h, p, options);
+    INFO(plan.explain().to_string());
+    CHECK(plan.explain().epilogue == p.epilogue);
+    CHECK(plan.explain().execution != gpu::dnn::epilogue_execution::none);
+    CHECK(plan.explain().unfused_reason.empty() ==
+          (plan.explain().execution == gpu::dnn::epilogue_execution::fused));
+    plan.forward(h, data.x, data.w, data.b, data.y);
+    const std::vector<double> out = data.result(s);
+    CHECK(error_of(out, ref) < tolerance);
+    if (p.epilogue == convolution_epilogue::bias_relu) {
         for (const double v : out) {
             REQUIRE(v >= 0.0);
         }
     }
-    SECTION("FP32 NCHW, bias only (identity activation)")
+
+    convolution again(h, p, options);
+    CHECK(again.explain().from_cache);
+    CHECK(again.explain().execution == plan.explain().execution);
+    CHECK(again.explain().unfused_reason == plan.explain().unfused_reason);
+    CHECK(again.algorithm() == plan.algorithm());
+    data.poison();
+    again.forward(h, data.x, data.w, data.b, data.y);
+    CHECK(error_of(data.result(s), ref) < tolerance);
+    return plan;
+}
+
+} // namespace
+
+TEST_CASE("bias and ReLU epilogues match the reference, fused or unfused", "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    gpu::dnn::clear_plan_cache();
+    SECTION("FP32 NCHW, bias and ReLU")
+    {
+        convolution_problem p = small_problems()[0];
+        p.epilogue = convolution_epilogue::bias_relu;
+        check_epilogue<float>(h, s, p, 21, {}, 1e-5);
+    }
+    SECTION("FP32 NCHW, bias only (identity activation), grouped and strided")
     {
         convolution_problem p = small_problems()[1];
         p.epilogue = convolution_epilogue::bias;
-        conv_data<float> data(p, 23, s);
-        convolution plan(h, p);
+        const convolution plan = check_epilogue<float>(h, s, p, 23, {}, 1e-5);
         INFO(plan.explain().to_string());
-        CHECK(plan.algorithm() == convolution_algorithm::implicit_precomp_gemm);
-        plan.forward(h, data.x, data.w, data.b, data.y);
-        CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+        if (plan.explain().execution == gpu::dnn::epilogue_execution::fused) {
+            // cuDNN runs a fused identity activation only with this algorithm.
+            CHECK(plan.algorithm() == convolution_algorithm::implicit_precomp_gemm);
+        } else {
+            CHECK_THAT(plan.explain().unfused_reason, Contains("implicit_precomp_gemm"));
+        }
     }
-    SECTION("FP16 NHWC, bias and ReLU, exhaustive")
+    SECTION("FP16 NHWC, bias and ReLU, exhaustive (C = 3, K = 4)")
     {
         convolution_problem p = small_problems()[0];
         p.type = data_type::fp16;
         p.layout = tensor_layout::nhwc;
         p.epilogue = convolution_epilogue::bias_relu;
-        conv_data<__half> data(p, 25, s);
         convolution_options options;
         options.search = algorithm_search::exhaustive;
-        convolution plan(h, p, options);
-        INFO(plan.explain().to_string());
-        plan.forward(h, data.x, data.w, data.b, data.y);
-        CHECK(error_of(data.result(s), data.reference()) < 1e-2);
+        check_epilogue<__half>(h, s, p, 25, options, 1e-2);
     }
 }
 

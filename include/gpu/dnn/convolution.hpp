@@ -30,6 +30,7 @@
 
 #include <compare>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -69,6 +70,24 @@ enum class convolution_epilogue {
 
 /// @brief `none`, `bias` or `bias_relu`.
 [[nodiscard]] std::string_view to_string(convolution_epilogue epilogue) noexcept;
+
+/// @brief How a plan runs its epilogue (`convolution_explanation::execution`).
+///
+/// cuDNN ranks and times algorithms for the plain convolution; the fused call may refuse some of
+/// them, or all (cuDNN 9 refuses, for instance, some FP16 NHWC problems with few channels, and a
+/// bias without activation runs fused only with `implicit_precomp_gemm`). A plan then runs the
+/// epilogue unfused, in the three steps of PyTorch's unfused fallback
+/// (`raw_cudnn_convolution_add_relu_fallback_out`), and `explain()` says so and why.
+enum class epilogue_execution {
+    none,    ///< the problem has no epilogue
+    fused,   ///< in one call, `cudnnConvolutionBiasActivationForward`
+    /// `cudnnConvolutionForward`, then `cudnnAddTensor` (bias), then `cudnnActivationForward`
+    /// (ReLU), all on the handle's stream
+    unfused,
+};
+
+/// @brief `none`, `fused` or `unfused`.
+[[nodiscard]] std::string_view to_string(epilogue_execution execution) noexcept;
 
 /// @brief A forward convolution's shapes, types and layout: what a plan is made for, and the
 /// key of the plan cache (with the options that change the choice). Plain data.
@@ -165,6 +184,12 @@ struct convolution_explanation {
     std::optional<double> time_ms;            ///< its measured time, when the search timed it
     bool deterministic = false;               ///< whether it is deterministic
     bool from_cache = false;                  ///< the plan came from the cache: no search ran
+    convolution_epilogue epilogue = convolution_epilogue::none; ///< the problem's epilogue
+    epilogue_execution execution = epilogue_execution::none;    ///< how the epilogue runs
+    /// Why the epilogue runs unfused: the algorithms the fused call refused, with cuDNN's status,
+    /// and for `bias` the rule that limits the fused call to `implicit_precomp_gemm`. Empty
+    /// unless `execution` is `unfused`.
+    std::string unfused_reason;
     std::vector<algorithm_candidate> candidates; ///< every candidate, in cuDNN's order
 
     /// @brief A readable report: the problem, the policy, the choice, then one line per
@@ -236,6 +261,31 @@ struct selection_rules {
 [[nodiscard]] std::optional<std::size_t> select_algorithm(std::vector<algorithm_candidate>& candidates,
                                                           const selection_rules& rules);
 
+/// @brief The fused call's verdict on one candidate, tried once on scratch data: empty when it
+/// ran, otherwise cuDNN's status for the refusal (e.g. `CUDNN_STATUS_NOT_SUPPORTED`).
+using fused_trial = std::function<std::optional<std::string>(const algorithm_candidate&)>;
+
+/// @brief What `select_with_epilogue` decided.
+struct epilogue_selection {
+    std::optional<std::size_t> chosen; ///< the candidate the plan runs; empty when none fits
+    epilogue_execution execution = epilogue_execution::none; ///< how the epilogue runs
+    std::string unfused_reason;        ///< why unfused; see `convolution_explanation`
+};
+
+/// @brief Chooses the algorithm of a problem with or without an epilogue.
+///
+/// Without an epilogue this is `select_algorithm`. With one, @p try_fused runs the fused call on
+/// the candidate `select_algorithm` chooses under @p rules; a refusal marks that candidate
+/// rejected (status `<status> from cudnnConvolutionBiasActivationForward`) and the next choice is
+/// tried. When the fused call runs none, the refused candidates get their status back and the
+/// choice is made again under the plain convolution's rules (no `implicit_precomp_gemm` rule):
+/// the epilogue then runs unfused, and the reason names every refusal.
+/// @return the choice, how the epilogue runs, and why unfused; `chosen` is empty only when no
+/// candidate fits even the plain convolution
+[[nodiscard]] epilogue_selection select_with_epilogue(std::vector<algorithm_candidate>& candidates,
+                                                      const selection_rules& rules,
+                                                      const fused_trial& try_fused);
+
 /// @brief The size and kind of a buffer's element type, checked against a plan's data type.
 struct element_info {
     std::size_t size;  ///< `sizeof(T)`
@@ -258,7 +308,9 @@ template <class T>
 /// workspace budget, or takes the choice from the process-wide plan cache without searching.
 /// A plan with a bias epilogue also runs its choice once on scratch data, because the fused
 /// call may refuse an algorithm that cuDNN ranked for the plain convolution; it then falls back
-/// to the next candidate and `explain()` says why.
+/// to the next candidate and `explain()` says why. When the fused call refuses every candidate,
+/// the plan runs the plain convolution and the epilogue unfused (`epilogue_execution::unfused`:
+/// `cudnnAddTensor`, then `cudnnActivationForward`), and `explain()` says that and why.
 /// The workspace is a stream-ordered `device_buffer` on the handle's stream; when a forward
 /// runs on another stream, the workspace moves there (freed on the old stream, allocated on
 /// the new one).
@@ -304,8 +356,9 @@ public:
         run(h, x.data(), w.data(), nullptr, y.data());
     }
 
-    /// @brief y = act(conv(x, w) + bias), on @p h's stream, with the plan's bias epilogue
-    /// (`cudnnConvolutionBiasActivationForward`); @p bias has one element per output channel.
+    /// @brief y = act(conv(x, w) + bias), on @p h's stream, with the plan's bias epilogue:
+    /// fused (`cudnnConvolutionBiasActivationForward`), or unfused when the fused call refused
+    /// every algorithm (see `explain().execution`); @p bias has one element per output channel.
     /// @throws std::invalid_argument as the other overload, or when the plan has no bias
     template <class T>
     void forward(handle& h, const device_buffer<T>& x, const device_buffer<T>& w,
