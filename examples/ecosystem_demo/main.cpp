@@ -30,6 +30,7 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,7 +78,12 @@ void heading(const char* title)
 int parse_size(const std::string& text, const char* option)
 {
     std::size_t used = 0;
-    const int value = std::stoi(text, &used);
+    int value = 0;
+    try {
+        value = std::stoi(text, &used);
+    } catch (const std::logic_error&) {
+        used = std::string::npos; // not a number, or beyond int: std::stoi would only say "stoi"
+    }
     if (used != text.size() || value < 1 || value > 32768) {
         throw std::invalid_argument(std::string(option) + " takes sizes from 1 to 32768, got '" + text + "'");
     }

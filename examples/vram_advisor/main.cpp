@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,25 @@ struct options {
     bool json = false;
 };
 
+// The value of a numeric option, whole and within [least, most]; std::invalid_argument naming the
+// option and its text otherwise (std::stoi's own message is only "stoi", and std::stoul takes
+// "-1" for a huge number).
+long long whole_number(const std::string& text, const std::string& option, long long least, long long most)
+{
+    std::size_t used = 0;
+    long long value = 0;
+    try {
+        value = std::stoll(text, &used);
+    } catch (const std::logic_error&) {
+        used = std::string::npos; // not a number at all, or beyond long long
+    }
+    if (used != text.size() || value < least || value > most) {
+        throw std::invalid_argument(option + " takes a whole number from " + std::to_string(least) +
+                                    " to " + std::to_string(most) + ", got '" + text + "'");
+    }
+    return value;
+}
+
 // Parses the command line; throws std::invalid_argument naming a bad option or value.
 options parse(int argc, char* argv[])
 {
@@ -58,8 +78,13 @@ options parse(int argc, char* argv[])
         const std::string_view arg = argv[i];
         if (arg == "--vram-gib") {
             const std::string text = value(i);
-            opts.vram_gib = std::stod(text);
-            if (!(*opts.vram_gib > 0.0) || *opts.vram_gib > 1e6) {
+            std::size_t used = 0;
+            try {
+                opts.vram_gib = std::stod(text, &used);
+            } catch (const std::logic_error&) {
+                used = std::string::npos;
+            }
+            if (used != text.size() || !(*opts.vram_gib > 0.0) || *opts.vram_gib > 1e6) {
                 throw std::invalid_argument("--vram-gib must be a positive size in GiB, got " + text);
             }
         } else if (arg == "--compute-capability") {
@@ -68,11 +93,14 @@ options parse(int argc, char* argv[])
             if (dot == std::string::npos) {
                 throw std::invalid_argument("--compute-capability must look like 8.6, got " + text);
             }
-            opts.capability = gpu::compute_capability{std::stoi(text.substr(0, dot)), std::stoi(text.substr(dot + 1))};
+            opts.capability = gpu::compute_capability{
+                static_cast<int>(whole_number(text.substr(0, dot), "the major version of --compute-capability", 1, 99)),
+                static_cast<int>(whole_number(text.substr(dot + 1), "the minor version of --compute-capability", 0, 9))};
         } else if (arg == "--device") {
-            opts.device = std::stoi(value(i));
+            opts.device = static_cast<int>(whole_number(value(i), "--device", 0, 1023));
         } else if (arg == "--allocate-mib") {
-            opts.allocate_mib = std::stoul(value(i));
+            // At most 1 TiB, so that the byte count cannot overflow.
+            opts.allocate_mib = static_cast<std::size_t>(whole_number(value(i), "--allocate-mib", 0, 1 << 20));
         } else if (arg == "--clear") {
             opts.clear = true;
         } else if (arg == "--json") {
