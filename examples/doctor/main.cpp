@@ -100,7 +100,7 @@ int main(int argc, char* argv[])
         if (json) {
             nlohmann::json out = report;
             out["strict"] = strict;
-            std::cout << out.dump(2) << '\n';
+            std::cout << gpu::to_json_text(out) << '\n';
         } else {
             print(report);
         }

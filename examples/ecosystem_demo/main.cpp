@@ -449,7 +449,7 @@ int main(int argc, char* argv[])
         say("\n%s\nThis is the power of the CUDA ecosystem, measured: cuBLAS and cuDNN do the work;\n"
             "cudagap adds RAII, errors that say what to do, and honest numbers.\n%s\n", rule.c_str(), rule.c_str());
         if (opts.json) {
-            std::cout << report.dump(2) << '\n';
+            std::cout << gpu::to_json_text(report) << '\n';
         }
         return 0;
     } catch (const std::exception& e) {

@@ -221,11 +221,11 @@ int main(int argc, char* argv[])
             shown.push_back(show(p, json));
         }
         if (json) {
-            std::cout << nlohmann::json{{"gpu_available", gpu::is_available()},
-                                        {"reason", gpu::is_available() ? nlohmann::json(nullptr)
-                                                                       : nlohmann::json(gpu::unavailable_reason())},
-                                        {"selected", selected},
-                                        {"profiles", shown}}.dump(2)
+            std::cout << gpu::to_json_text({{"gpu_available", gpu::is_available()},
+                                            {"reason", gpu::is_available() ? nlohmann::json(nullptr)
+                                                                           : nlohmann::json(gpu::unavailable_reason())},
+                                            {"selected", selected},
+                                            {"profiles", shown}})
                       << '\n';
         }
         return 0;

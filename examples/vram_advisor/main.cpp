@@ -229,7 +229,7 @@ int main(int argc, char* argv[])
             }
         }
         if (opts.json) {
-            std::cout << report.dump(2) << '\n';
+            std::cout << gpu::to_json_text(report) << '\n';
         }
         return 0;
     } catch (const std::exception& e) {

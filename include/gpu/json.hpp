@@ -10,7 +10,7 @@
 /// @code
 /// #include <gpu/json.hpp>
 /// nlohmann::json report = gpu::diagnose();   // or: nlohmann::json j; gpu::to_json(j, report);
-/// std::cout << report.dump(2) << '\n';
+/// std::cout << gpu::to_json_text(report) << '\n';
 /// @endcode
 #pragma once
 
@@ -191,6 +191,16 @@ inline void to_json(nlohmann::json& j, const statistics& stats)
          {"stddev_ms", stats.stddev_ms},
          {"relative_spread", stats.relative_spread()},
          {"samples_ms", stats.samples_ms}};
+}
+
+/// @brief @p value as JSON text that is always valid: bytes that are not UTF-8 (a path, an
+/// environment variable or a tool's output in another encoding, which a diagnosis quotes) become
+/// U+FFFD, where `nlohmann::json::dump()` would throw and leave a script with no report at all.
+/// @param value the document
+/// @param indent spaces per level; a negative value prints one line
+[[nodiscard]] inline std::string to_json_text(const nlohmann::json& value, int indent = 2)
+{
+    return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 } // namespace gpu

@@ -89,3 +89,16 @@ TEST_CASE("versions, statistics and driver facts become JSON", "[json]")
     CHECK(driver.at("installed") == gpu::driver_version().installed());
     CHECK(driver.at("reason").is_null() == gpu::driver_version().reason.empty());
 }
+
+TEST_CASE("JSON text stays valid when a report quotes bytes that are not UTF-8", "[json]")
+{
+    // A library folder or CUDA_VISIBLE_DEVICES in Latin-1 or Shift-JIS reaches a check's detail.
+    gpu::diagnosis report;
+    report.checks = {{"GPUs", gpu::diagnostic_status::error, "CUDA_VISIBLE_DEVICES='\xff\x81'", "fix", ""}};
+    const nlohmann::json j = report;
+    CHECK_THROWS(j.dump(2)); // what the programs did before: no report at all
+    const std::string text = gpu::to_json_text(j);
+    const nlohmann::json back = nlohmann::json::parse(text);
+    CHECK(back.at("checks")[0].at("detail") == "CUDA_VISIBLE_DEVICES='\xEF\xBF\xBD\xEF\xBF\xBD'");
+    CHECK(gpu::to_json_text(nlohmann::json{{"a", 1}}, -1) == "{\"a\":1}");
+}
