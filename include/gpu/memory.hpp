@@ -105,6 +105,18 @@ struct allocation_deleter {
     return count * size;
 }
 
+/// @brief Page-locks @p bytes of host memory for `pinned_buffer`.
+/// @throws gpu::cuda_error when CUDA is unavailable or the host cannot lock that much; a failed
+/// lock is `cudaErrorMemoryAllocation` with a hint about host memory, never a
+/// `gpu::out_of_memory` (whose numbers are the device's)
+[[nodiscard]] void* allocate_pinned(std::size_t bytes, std::source_location where);
+
+/// @brief Throws the error for a page-locked allocation of @p requested_bytes that failed with
+/// @p status (what `allocate_pinned` does on failure).
+[[noreturn]] void throw_pinned_allocation_failure(cudaError_t status, const char* api,
+                                                  std::size_t requested_bytes,
+                                                  std::source_location where);
+
 /// @brief Page-locked host memory as `pinned_buffer` owns it.
 struct pinned_allocation {
     void* pointer = nullptr;  ///< host address
@@ -317,16 +329,16 @@ public:
     pinned_buffer() noexcept = default;
 
     /// @brief Allocates @p count page-locked elements (uninitialised).
-    /// @throws gpu::cuda_error when CUDA is unavailable or the host cannot lock the memory
-    explicit pinned_buffer(std::size_t count)
+    /// @throws gpu::cuda_error when CUDA is unavailable or the host cannot lock the memory (then
+    /// with status `cudaErrorMemoryAllocation` and a hint about host memory; not a
+    /// `gpu::out_of_memory`, which is about device memory)
+    explicit pinned_buffer(std::size_t count, std::source_location where = std::source_location::current())
     {
         const std::size_t bytes = detail::checked_bytes("gpu::pinned_buffer", count, sizeof(T));
         if (bytes == 0) {
             return;
         }
-        void* pointer = nullptr;
-        GPU_CUDA_CHECK(cudaMallocHost(&pointer, bytes));
-        block_.reset(detail::pinned_allocation{pointer, bytes});
+        block_.reset(detail::pinned_allocation{detail::allocate_pinned(bytes, where), bytes});
     }
 
     /// @brief The number of elements.

@@ -166,6 +166,40 @@ void forget_allocation(const allocation& block) noexcept
     }
 }
 
+void* allocate_pinned(std::size_t bytes, std::source_location where)
+{
+    void* pointer = nullptr;
+    const char* api = "cudaMallocHost(&pointer, bytes)";
+    const cudaError_t status = cudaMallocHost(&pointer, bytes);
+    if (status != cudaSuccess) {
+        throw_pinned_allocation_failure(status, api, bytes, where);
+    }
+    return pointer;
+}
+
+void throw_pinned_allocation_failure(cudaError_t status, const char* api, std::size_t requested_bytes,
+                                     std::source_location where)
+{
+    if (status != cudaErrorMemoryAllocation) {
+        throw_cuda_error(status, api, where);
+    }
+    // The generic path would throw out_of_memory with the device's free and total bytes, which
+    // say nothing about why the host could not lock its own memory.
+    static_cast<void>(cudaGetLastError());
+    int device = -1;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        device = -1;
+    }
+    throw cuda_error(status, api,
+                     "could not page-lock " + format_bytes(requested_bytes) +
+                         " of host memory (pinned memory cannot be swapped out, so it must fit "
+                         "in the host's free RAM; a container's memory limit counts too): pin "
+                         "less at once, free other pinned buffers, or use pageable memory "
+                         "(std::vector) for copies that need not overlap with computation",
+                     device, where);
+}
+
 void throw_size_mismatch(const char* operation, std::size_t buffer_elements,
                          std::size_t other_elements)
 {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -85,6 +86,31 @@ TEST_CASE("allocating without CUDA throws the CUDA error, not out_of_memory", "[
     CHECK(gpu::allocation_statistics().current_bytes == before.current_bytes);
     CHECK(gpu::allocation_statistics().total_allocations == before.total_allocations);
     CHECK_THROWS_AS(gpu::pinned_buffer<float>(16), gpu::cuda_error);
+}
+
+TEST_CASE("a failed page-lock names host memory, not the device's numbers", "[memory]")
+{
+    try {
+        gpu::detail::throw_pinned_allocation_failure(cudaErrorMemoryAllocation, "cudaMallocHost(&p, n)",
+                                                     std::size_t{3} << 30, std::source_location::current());
+        FAIL("nothing was thrown");
+    } catch (const gpu::out_of_memory&) {
+        FAIL("a host allocation was reported as device out_of_memory");
+    } catch (const gpu::cuda_error& e) {
+        CHECK(e.status() == cudaErrorMemoryAllocation);
+        CHECK(e.api() == "cudaMallocHost(&p, n)");
+        CHECK_THAT(e.hint(), Contains("could not page-lock 3.00 GiB of host memory"));
+        CHECK_THAT(e.hint(), !Contains("free of"));
+    }
+    // Other statuses keep their own hint (here: no driver, or whatever this machine says).
+    try {
+        gpu::detail::throw_pinned_allocation_failure(cudaErrorInsufficientDriver, "cudaMallocHost(&p, n)",
+                                                     64, std::source_location::current());
+        FAIL("nothing was thrown");
+    } catch (const gpu::cuda_error& e) {
+        CHECK(e.status() == cudaErrorInsufficientDriver);
+        CHECK_THAT(e.hint(), Contains("driver"));
+    }
 }
 
 TEST_CASE("an empty pinned_buffer is an empty range", "[memory]")
@@ -167,6 +193,25 @@ TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allo
     CHECK(gpu::allocation_statistics().current_bytes == before.current_bytes);
     gpu::device_buffer<float> after(1 << 18);
     after.fill_zero();
+    CHECK(cudaGetLastError() == cudaSuccess);
+}
+
+TEST_CASE("pinning an impossible amount of host memory says so, then pinning works", "[memory][gpu]")
+{
+    constexpr std::size_t pib = std::size_t{1} << 50;
+    try {
+        gpu::pinned_buffer<char> huge(pib);
+        FAIL("1 PiB of host memory was pinned");
+    } catch (const gpu::out_of_memory& e) {
+        FAIL(std::string("a host allocation was reported as device out_of_memory: ") + e.what());
+    } catch (const gpu::cuda_error& e) {
+        CHECK_FALSE(e.is_sticky());
+        if (e.status() == cudaErrorMemoryAllocation) {
+            CHECK_THAT(e.hint(), Contains("could not page-lock 1.00 PiB of host memory"));
+        }
+    }
+    gpu::pinned_buffer<int> small(1024);
+    CHECK(small.size() == 1024);
     CHECK(cudaGetLastError() == cudaSuccess);
 }
 
