@@ -336,6 +336,38 @@ class BundleDepsTests(unittest.TestCase):
         self.assertEqual(run([BUNDLE_DEPS, "--help"]).returncode, 0)
 
 
+def list_tests(binary, spec, *flags):
+    """The names of the test cases of a Catch2 binary that @spec selects."""
+    listed = run([binary, *flags, "--list-test-names-only", spec])
+    return [line for line in listed.stdout.splitlines() if line.strip()]
+
+
+def fake_gpu_tools(folder, calls=None):
+    """A folder with stand-ins for nvidia-smi (one H200) and compute-sanitizer (records its
+    command line in @calls; memcheck of the core suite finds 3 errors, the rest none)."""
+    tools = folder / "bin"
+    tools.mkdir()
+    calls = calls or folder / "sanitizer-calls.txt"
+    (tools / "nvidia-smi").write_text(
+        "#!/bin/sh\n"
+        'case "$*" in\n'
+        '  *compute_cap*) echo "9.0" ;;\n'
+        '  *query-gpu=name*) echo "NVIDIA H200" ;;\n'
+        '  *) echo "GPU 0: NVIDIA H200 (UUID: GPU-fake)" ;;\n'
+        "esac\n")
+    (tools / "compute-sanitizer").write_text(
+        "#!/bin/sh\n"
+        f'echo "$*" >> "{calls}"\n'
+        'case "$*" in\n'
+        '  *--version*) echo "fake compute-sanitizer"; exit 0 ;;\n'
+        '  *cudagap_core_tests*) echo "========= ERROR SUMMARY: 3 errors"; exit 99 ;;\n'
+        "esac\n"
+        'echo "========= ERROR SUMMARY: 0 errors"\n')
+    for tool in tools.iterdir():
+        tool.chmod(0o755)
+    return tools
+
+
 class GpuCheckTests(unittest.TestCase):
     """scripts/gpu-check: command line, plan, and a real no-GPU run on an existing build."""
 
@@ -394,31 +426,35 @@ class GpuCheckTests(unittest.TestCase):
         self.assertLess(result.stdout.index("  step"), result.stdout.index("gpu-check: NO GPU"))
 
     @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
+    def test_sanitizer_specs_each_match_tests(self):
+        """Every racecheck and initcheck filter of the full plan selects at least one test of
+        this build (a renamed test file or tag would otherwise fail the run on the GPU host)."""
+        tools = fake_gpu_tools(self.dir)
+        plan = run([GPU_CHECK, "--dry-run", "--build-dir", BUILD],
+                   env={"PATH": f"{tools}:{os.environ['PATH']}", "CUDA_VISIBLE_DEVICES": ""})
+        self.assertEqual(plan.returncode, 0, plan.stderr)
+        specs = []
+        for line in plan.stdout.splitlines():
+            if line.strip().startswith(("sanitizer-racecheck", "sanitizer-initcheck")):
+                specs += line.split()[1:]
+        self.assertGreaterEqual(len(specs), 3, plan.stdout)
+        for spec in specs:
+            suite, filters = spec.split(":", 1)
+            binary = BUILD / "tests" / suite / f"cudagap_{suite}_tests"
+            if not binary.exists():  # a wing this build does not have (no cuDNN, say)
+                continue
+            for one in filters.split(","):
+                with self.subTest(suite=suite, filter=one):
+                    self.assertTrue(list_tests(binary, one, "-#"), f"{one} selects no test of {binary}")
+
+    @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
     def test_gpu_mode_logic_with_fake_tools(self):
         """The GPU-host path, with stand-ins for nvidia-smi and compute-sanitizer: the
         architecture comes from the GPU, every suite's [gpu] tests go through memcheck, the
         subsets through racecheck and initcheck, sanitizer errors and benchmarks that skip
         their GPU part on a GPU host are failures."""
-        tools = self.dir / "bin"
-        tools.mkdir()
         calls = self.dir / "sanitizer-calls.txt"
-        (tools / "nvidia-smi").write_text(
-            "#!/bin/sh\n"
-            'case "$*" in\n'
-            '  *compute_cap*) echo "9.0" ;;\n'
-            '  *query-gpu=name*) echo "NVIDIA H200" ;;\n'
-            '  *) echo "GPU 0: NVIDIA H200 (UUID: GPU-fake)" ;;\n'
-            "esac\n")
-        (tools / "compute-sanitizer").write_text(
-            "#!/bin/sh\n"
-            f'echo "$*" >> "{calls}"\n'
-            'case "$*" in\n'
-            '  *--version*) echo "fake compute-sanitizer"; exit 0 ;;\n'
-            '  *cudagap_core_tests*) echo "========= ERROR SUMMARY: 3 errors"; exit 99 ;;\n'
-            "esac\n"
-            'echo "========= ERROR SUMMARY: 0 errors"\n')
-        for tool in tools.iterdir():
-            tool.chmod(0o755)
+        tools = fake_gpu_tools(self.dir, calls)
         # The fakes say there is a GPU; CUDA must not find one, even on a real GPU host, so that
         # the benchmarks skip their GPU part there too (and this test stays fast).
         env = {"PATH": f"{tools}:{os.environ['PATH']}", "CUDA_VISIBLE_DEVICES": ""}
@@ -442,10 +478,15 @@ class GpuCheckTests(unittest.TestCase):
         recorded = calls.read_text().splitlines()
         memchecks = [c for c in recorded if "--tool memcheck" in c]
         suites = sorted(Path(c.split(" --require-gpu")[0].split()[-1]).name for c in memchecks)
-        built = sorted(p.name for p in BUILD.glob("tests/*/cudagap_*_tests"))
+        # Every suite with [gpu] tests, and only those: Catch2 fails a filter that matches
+        # nothing (--warn NoTests), so a suite without any (host_blas) must be left out.
+        built = sorted(p.name for p in BUILD.glob("tests/*/cudagap_*_tests")
+                       if list_tests(p, "[gpu]"))
+        self.assertTrue(built)
         self.assertEqual(suites, built)
         for call in memchecks:
-            self.assertIn("--leak-check full --error-exitcode 99", call)
+            # API errors are off: the tests provoke some on purpose (an impossible allocation).
+            self.assertIn("--leak-check full --report-api-errors no --error-exitcode 99", call)
             self.assertTrue(call.endswith("--require-gpu -# --warn NoTests [gpu]"), call)
         racecheck = [c for c in recorded if "--tool racecheck" in c]
         self.assertEqual(len(racecheck), 1)
