@@ -217,13 +217,17 @@ std::string hint_for(cudaError_t status, int device)
     }
     switch (status) {
     case cudaErrorMemoryAllocation: {
-        std::size_t free_bytes = 0;
-        std::size_t total_bytes = 0;
-        if (device < 0 || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
-            static_cast<void>(cudaGetLastError());
-            free_bytes = total_bytes = 0;
+        // The numbers of @p device, which need not be the current one (cudaMemGetInfo alone
+        // reads the current device's).
+        memory_info memory;
+        if (device >= 0) {
+            try {
+                memory = gpu::device(device).memory();
+            } catch (const std::exception&) {
+                memory = {}; // the numbers are a courtesy; the hint must still be given
+            }
         }
-        return oom_hint_with_numbers(0, free_bytes, total_bytes, device);
+        return oom_hint_with_numbers(0, memory.free_bytes, memory.total_bytes, device);
     }
     case cudaErrorInsufficientDriver:
         return driver_hint();

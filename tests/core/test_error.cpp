@@ -88,6 +88,15 @@ TEST_CASE("the hint for out of memory says what to reduce", "[error]")
     CHECK_THAT(hint, Contains("nvidia-smi"));
 }
 
+TEST_CASE("the out-of-memory hint for a device quotes that device's memory", "[error][gpu]")
+{
+    for (const gpu::device& dev : gpu::devices()) {
+        const std::string hint = gpu::hint_for(cudaErrorMemoryAllocation, dev.id());
+        CHECK_THAT(hint, Contains("on device " + std::to_string(dev.id()) + " with "));
+        CHECK_THAT(hint, Contains(" free of " + gpu::format_bytes(dev.memory().total_bytes)));
+    }
+}
+
 TEST_CASE("the hint for a missing kernel image names the built architectures and the fix", "[error]")
 {
     const std::string hint = gpu::hint_for(cudaErrorNoKernelImageForDevice, -1);
