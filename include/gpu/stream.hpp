@@ -87,6 +87,8 @@ public:
     /// @param flags whether it synchronises with the legacy default stream
     /// @param priority a value in `stream_priorities()`; 0 is the default priority
     /// @throws gpu::cuda_error when CUDA is unavailable or the stream cannot be created
+    /// @throws std::invalid_argument when @p priority is outside `stream_priorities()` (CUDA
+    /// would clamp it silently)
     explicit stream(stream_flags flags = stream_flags::blocking, int priority = 0);
 
     /// @brief Adopts a stream created elsewhere; it will be destroyed with this object.
