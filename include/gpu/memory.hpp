@@ -157,7 +157,8 @@ public:
     device_buffer() noexcept = default;
 
     /// @brief Allocates @p count elements on the current device, ordered on @p stream.
-    /// @throws gpu::out_of_memory when the device cannot hold them (the process can go on)
+    /// @throws gpu::out_of_memory when the device cannot hold them, even after waiting once for
+    /// frees still pending on other streams (the process can go on)
     /// @throws std::invalid_argument when the byte count overflows
     /// @throws gpu::cuda_error when CUDA is unavailable
     explicit device_buffer(std::size_t count, stream_ref stream = {},

@@ -66,6 +66,27 @@ bool uses_pool(int device)
     return supported != 0;
 }
 
+// A pooled allocation can fail while frees queued on other streams have not yet returned their
+// blocks to the pool (the pool reuses a block across streams only once its free has completed).
+// Like RMM and PyTorch's caching allocator, wait for the device once and let the caller retry,
+// so that "out of memory" means out of memory. Not while the stream is being captured into a
+// graph: synchronising would invalidate the capture.
+bool retry_after_pending_frees(stream_ref stream) noexcept
+{
+    static_cast<void>(cudaGetLastError());
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream.get(), &capture) != cudaSuccess ||
+        capture != cudaStreamCaptureStatusNone) {
+        static_cast<void>(cudaGetLastError());
+        return false;
+    }
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        return false;
+    }
+    return true;
+}
+
 std::size_t pool_attribute(cudaMemPool_t pool, cudaMemPoolAttr which, const char* name)
 {
     std::uint64_t value = 0;
@@ -135,9 +156,12 @@ allocation allocate(std::size_t bytes, stream_ref stream, std::source_location w
     check_cuda(cudaGetDevice(&device), "cudaGetDevice(&device)", where);
     const bool pooled = uses_pool(device);
     void* pointer = nullptr;
-    const cudaError_t status =
+    cudaError_t status =
         pooled ? cudaMallocAsync(&pointer, bytes, stream.get()) : cudaMalloc(&pointer, bytes);
     const char* api = pooled ? "cudaMallocAsync(&pointer, bytes, stream)" : "cudaMalloc(&pointer, bytes)";
+    if (status == cudaErrorMemoryAllocation && pooled && retry_after_pending_frees(stream)) {
+        status = cudaMallocAsync(&pointer, bytes, stream.get());
+    }
     if (status == cudaErrorMemoryAllocation) {
         throw_out_of_memory(api, bytes, where);
     }
