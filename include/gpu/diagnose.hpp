@@ -16,6 +16,8 @@
 /// @endcode
 #pragma once
 
+#include <gpu/error.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -40,17 +42,22 @@ enum class diagnostic_status {
 
 /// @brief One check of a diagnosis.
 struct diagnostic {
-    std::string name;   ///< what was checked, e.g. `NVIDIA driver`, `cuDNN handle`
+    std::string name{}; ///< what was checked, e.g. `NVIDIA driver`, `cuDNN handle`
     diagnostic_status status = diagnostic_status::skipped; ///< the outcome
-    std::string detail; ///< what was found, with the numbers and paths involved
-    std::string fix;    ///< the exact action that resolves it; empty when nothing is to be done
+    std::string detail{}; ///< what was found, with the numbers and paths involved
+    std::string fix{};    ///< the exact action that resolves it; empty when nothing is to be done
     /// The name of the check whose failure explains this one (e.g. a handle that cannot be
     /// created because no driver is loaded), so that the report leads with the root cause.
-    std::string caused_by;
+    std::string caused_by{};
 
     /// @brief Checks compare equal field by field.
     friend bool operator==(const diagnostic&, const diagnostic&) = default;
 };
+
+/// @brief Marks @p check as failed by @p failure, a library call that threw: the detail is the
+/// error's `<api>: <status name> (<code>): <message>`, the fix its hint, and when no GPU is
+/// usable the root cause is the core's `GPUs` check. What the wings' handle checks share.
+void record_failure(diagnostic& check, const error& failure);
 
 /// @brief The report of `gpu::diagnose()`: the checks in the order they ran.
 struct diagnosis {

@@ -854,4 +854,16 @@ diagnostic check_library_copies(std::string name, const std::vector<std::string>
     return check;
 }
 
+void record_failure(diagnostic& check, const error& failure)
+{
+    check.status = diagnostic_status::error;
+    check.detail = failure.api() + ": " + failure.status_name() + " (" +
+                   std::to_string(failure.code()) + "): " + failure.message();
+    check.fix = failure.hint().empty() ? std::string("run cudagap-doctor on a machine with a GPU")
+                                       : failure.hint();
+    if (!is_available()) {
+        check.caused_by = "GPUs"; // no usable GPU: the core's check names the root cause
+    }
+}
+
 } // namespace gpu

@@ -59,14 +59,7 @@ diagnostic check_handle()
         check.detail = "cudnnCreate works on GPU " + std::to_string(dev.id()) + " (" +
                        dev.properties().name + ")";
     } catch (const gpu::error& e) {
-        check.status = diagnostic_status::error;
-        check.detail = e.api() + ": " + e.status_name() + " (" + std::to_string(e.code()) + "): " +
-                       e.message();
-        check.fix = e.hint().empty() ? std::string("run cudagap-doctor on a machine with a GPU")
-                                     : e.hint();
-        if (!is_available()) {
-            check.caused_by = "GPUs"; // no usable GPU: the core's check names the root cause
-        }
+        record_failure(check, e);
     }
     return check;
 }
