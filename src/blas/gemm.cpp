@@ -155,15 +155,8 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
     }
     if (h.synchronous_checks()) {
         // Report a failure of the work itself here, at the call that queued it.
-        const cudaError_t launched = cudaGetLastError();
-        if (launched != cudaSuccess) {
-            gpu::detail::throw_cuda_error(launched, function, std::source_location::current());
-        }
-        const cudaError_t done = cudaStreamSynchronize(h.stream().get());
-        if (done != cudaSuccess) {
-            gpu::detail::throw_cuda_error(done, (std::string("cudaStreamSynchronize after ") + function).c_str(),
-                                          std::source_location::current());
-        }
+        gpu::detail::check_cuda(cudaGetLastError(), function, std::source_location::current());
+        h.stream().synchronize();
     }
     if (h.check_numerics()) {
         // Column-major C: n columns of m contiguous elements, ldc apart.
