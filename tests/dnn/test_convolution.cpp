@@ -458,7 +458,7 @@ struct refusing_trial {
 
 } // namespace
 
-TEST_CASE("a plain plan's choice is tried; a candidate cuDNN refuses is rejected and the next taken",
+TEST_CASE("a plain plan's choice is tried, and a candidate cuDNN refuses is rejected for the next",
           "[dnn]")
 {
     std::vector<algorithm_candidate> c{
@@ -552,7 +552,7 @@ TEST_CASE("an empty trial tries nothing: the exhaustive search has run every can
           std::optional<std::size_t>(1));
 }
 
-TEST_CASE("an epilogue that runs fused never tries the plain call; one that runs unfused does",
+TEST_CASE("an epilogue that runs fused never tries the plain call, one that runs unfused does",
           "[dnn]")
 {
     gpu::dnn::detail::selection_rules rules;
