@@ -13,12 +13,15 @@
 //
 // The problem is memory-bound: it reads 19 MB and writes 411 MB per FP32 batch for 5.5 GFLOP.
 // Every variant is timed with CUDA events around back-to-back calls after a warm-up (plans and
-// torch's search stay outside), median of the repetitions. Without a GPU the program explains
-// the problem and what it would compare, and exits 77.
+// torch's search stay outside), median of the repetitions. A policy that cannot plan a case (no
+// algorithm fits, or cuDNN fails the planning) loses its own row, with a note that says why; the
+// rest of the case and the exit status stand. Without a GPU the program explains the problem and
+// what it would compare, and exits 77.
 //
 // Targets (issue 4, for an H200): exhaustive within 5% of PyTorch with benchmark mode; FP32 NCHW
 // at least 60% and FP16 NHWC at least 70% of the measured copy bandwidth.
 #include "harness.hpp"
+#include "policy_plan.hpp"
 
 #include <gpu/device.hpp>
 #include <gpu/dnn.hpp>
@@ -231,75 +234,106 @@ double measure_copy(bench::report& r, const timing_plan& plan, gpu::stream_ref s
     return gbps;
 }
 
+// One case's problem, name and buffers (random inputs; the output is overwritten).
 template <class T>
-void run_case(bench::report& r, const timing_plan& plan, const conv_case& c, dnn::handle& h,
-              gpu::stream_ref stream, double copy_gbps)
+struct case_data {
+    dnn::convolution_problem problem;
+    std::string name;
+    gpu::device_buffer<T> x;
+    gpu::device_buffer<T> w;
+    gpu::device_buffer<T> y;
+
+    case_data(const conv_case& c, gpu::stream_ref stream)
+        : problem(problem_of(c)), name(case_name(c)),
+          x(random_buffer<T>(problem.input_elements(), 1, stream)),
+          w(random_buffer<T>(problem.filter_elements(), 2, stream)), y(problem.output_elements(), stream)
+    {
+    }
+};
+
+// Adds a row of the case with its throughput: images per second, TFLOP/s, GB/s against the copy.
+void add_conv_row(bench::report& r, const conv_case& c, bench::measurement m,
+                  const std::string& variant, const std::string& note, double copy_gbps)
 {
     const dnn::convolution_problem p = problem_of(c);
-    const std::string name = case_name(c);
-    const gpu::device_buffer<T> x = random_buffer<T>(p.input_elements(), 1, stream);
-    const gpu::device_buffer<T> w = random_buffer<T>(p.filter_elements(), 2, stream);
-    gpu::device_buffer<T> y(p.output_elements(), stream);
-    const double images = static_cast<double>(batch);
+    m.case_name = case_name(c);
+    m.variant = variant;
+    m.math = math_of(c.type);
+    m.set_bytes(p.minimum_bytes(), copy_gbps);
+    m.note = fixed(static_cast<double>(batch) / (m.median_ms / 1e3), "%.0f img/s") + ", " +
+             fixed(gpu::tflops(p.flops(), m.median_ms), "%.1f TFLOP/s") + ", " + note;
+    r.add(std::move(m));
+}
 
-    const auto add_row = [&](bench::measurement m, const std::string& variant, std::string note) {
-        m.case_name = name;
-        m.variant = variant;
-        m.math = math_of(c.type);
-        m.set_bytes(p.minimum_bytes(), copy_gbps);
-        m.note = fixed(images / (m.median_ms / 1e3), "%.0f img/s") + ", " +
-                 fixed(gpu::tflops(p.flops(), m.median_ms), "%.1f TFLOP/s") + ", " + note;
-        r.add(std::move(m));
-    };
-
+// Plans and times the case under each policy; a policy that cannot plan loses its own row (see
+// policy_plan.hpp). Returns the exhaustive plan, for the raw call, when it has one.
+template <class T>
+std::optional<dnn::convolution> time_policies(bench::report& r, const timing_plan& plan,
+                                              const conv_case& c, dnn::handle& h,
+                                              gpu::stream_ref stream, case_data<T>& d, double copy_gbps)
+{
     std::optional<dnn::convolution> exhaustive;
     for (const dnn::algorithm_search policy : policies) {
         dnn::convolution_options options;
         options.search = policy;
-        dnn::convolution plan_for_policy =
-            policy == dnn::algorithm_search::exhaustive
-                ? dnn::convolution(h, p, options, x, w, y) // timed on the real buffers
-                : dnn::convolution(h, p, options);
-        const dnn::convolution_explanation& e = plan_for_policy.explain();
-        add_row(time_device(plan, stream, [&] { plan_for_policy.forward(h, x, w, y); }),
-                variant_of(policy),
-                std::string(dnn::to_string(e.algorithm)) + ", ws " + gpu::format_bytes(e.workspace_bytes));
-        r.add_note(name + ", " + std::string(gpu::to_string(policy)) + ": " +
+        const bool timed = policy == dnn::algorithm_search::exhaustive;
+        std::optional<dnn::convolution> planned =
+            bench::conv::plan_or_lose_row(r, d.name, variant_of(policy), [&] {
+                // The exhaustive search times on the real buffers, as cudnn.benchmark does.
+                return timed ? dnn::convolution(h, d.problem, options, d.x, d.w, d.y)
+                             : dnn::convolution(h, d.problem, options);
+            });
+        if (!planned) {
+            continue;
+        }
+        const dnn::convolution_explanation& e = planned->explain();
+        add_conv_row(r, c, time_device(plan, stream, [&] { planned->forward(h, d.x, d.w, d.y); }),
+                     variant_of(policy),
+                     std::string(dnn::to_string(e.algorithm)) + ", ws " + gpu::format_bytes(e.workspace_bytes),
+                     copy_gbps);
+        r.add_note(d.name + ", " + std::string(gpu::to_string(policy)) + ": " +
                    std::string(dnn::to_string(e.algorithm)) + " (math " +
                    std::string(dnn::to_string(e.math)) + ", workspace " +
                    gpu::format_bytes(e.workspace_bytes) +
                    (e.time_ms ? ", " + fixed(*e.time_ms, "%.3f ms") + " in the search" : std::string()) +
                    (e.deterministic ? ", deterministic" : ", not deterministic") + ")");
-        if (policy == dnn::algorithm_search::exhaustive) {
+        if (timed) {
             if (!r.settings().quick) {
-                r.add_note(name + " exhaustive search:\n" + e.to_string());
+                r.add_note(d.name + " exhaustive search:\n" + e.to_string());
             }
-            exhaustive.emplace(std::move(plan_for_policy));
+            exhaustive = std::move(planned);
         }
     }
+    return exhaustive;
+}
 
-    // The raw call the exhaustive plan makes, with a workspace of its own of the same size.
-    const dnn::convolution& plan_ref = *exhaustive;
-    gpu::device_buffer<std::byte> workspace(plan_ref.workspace().size(), stream);
-    gpu::device_buffer<T> y_raw(p.output_elements(), stream);
+// The raw call the exhaustive plan makes, with a workspace of its own of the same size, timed;
+// then the wrapper's output against the raw call's: bit for bit when the algorithm is
+// deterministic, within rounding otherwise.
+template <class T>
+void compare_raw(bench::report& r, const timing_plan& plan, const conv_case& c, dnn::handle& h,
+                 gpu::stream_ref stream, case_data<T>& d, dnn::convolution& exhaustive,
+                 double copy_gbps)
+{
+    gpu::device_buffer<std::byte> workspace(exhaustive.workspace().size(), stream);
+    gpu::device_buffer<T> y_raw(d.problem.output_elements(), stream);
     const float one = 1.0F;
     const float zero = 0.0F;
     const auto raw = [&] {
         GPU_CUDNN_CHECK(cudnnConvolutionForward(
-            h.get(), &one, plan_ref.input_descriptor().get(), x.data(),
-            plan_ref.weights_descriptor().get(), w.data(), plan_ref.descriptor().get(),
-            plan_ref.native_algorithm(), workspace.data(), workspace.size(), &zero,
-            plan_ref.output_descriptor().get(), y_raw.data()));
+            h.get(), &one, exhaustive.input_descriptor().get(), d.x.data(),
+            exhaustive.weights_descriptor().get(), d.w.data(), exhaustive.descriptor().get(),
+            exhaustive.native_algorithm(), workspace.data(), workspace.size(), &zero,
+            exhaustive.output_descriptor().get(), y_raw.data()));
     };
-    add_row(time_device(plan, stream, raw), raw_variant,
-            std::string(dnn::to_string(plan_ref.algorithm())) + ", the exhaustive plan's call");
+    add_conv_row(r, c, time_device(plan, stream, raw), raw_variant,
+                 std::string(dnn::to_string(exhaustive.algorithm())) + ", the exhaustive plan's call",
+                 copy_gbps);
 
-    // Same algorithm, same inputs: the wrapper must produce the raw call's result, bit for bit
-    // when the algorithm is deterministic, within rounding otherwise.
-    exhaustive->forward(h, x, w, y);
+    exhaustive.forward(h, d.x, d.w, d.y);
     raw();
     stream.synchronize();
-    const std::vector<T> ours = y.to_host();
+    const std::vector<T> ours = d.y.to_host();
     const std::vector<T> theirs = y_raw.to_host();
     const bool same = std::memcmp(ours.data(), theirs.data(), ours.size() * sizeof(T)) == 0;
     double diff = 0.0;
@@ -311,17 +345,32 @@ void run_case(bench::report& r, const timing_plan& plan, const conv_case& c, dnn
         norm += b * b;
     }
     const double relative = norm > 0.0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-    const bool deterministic = plan_ref.explain().deterministic;
+    const bool deterministic = exhaustive.explain().deterministic;
     const double allowed = c.type == dnn::data_type::fp32 ? 1e-5 : 1e-2;
-    r.add_note(name + ": cudagap's output " +
+    r.add_note(d.name + ": cudagap's output " +
                (same ? std::string("is bitwise identical to the raw cuDNN call's")
                      : "differs from the raw cuDNN call's by " + fixed(relative, "%.2e") +
                            " (relative L2)"));
     if ((deterministic && !same) || !(relative <= allowed)) {
-        r.add_error(name, "cudagap's exhaustive plan and the raw cuDNN call disagree (relative "
-                          "difference " + fixed(relative, "%.2e") +
-                          (deterministic ? ", deterministic algorithm)" : ")"));
+        r.add_error(d.name, "cudagap's exhaustive plan and the raw cuDNN call disagree (relative "
+                            "difference " + fixed(relative, "%.2e") +
+                            (deterministic ? ", deterministic algorithm)" : ")"));
     }
+}
+
+template <class T>
+void run_case(bench::report& r, const timing_plan& plan, const conv_case& c, dnn::handle& h,
+              gpu::stream_ref stream, double copy_gbps)
+{
+    case_data<T> d(c, stream);
+    std::optional<dnn::convolution> exhaustive = time_policies(r, plan, c, h, stream, d, copy_gbps);
+    if (!exhaustive) {
+        r.add_note(bench::conv::lost_row_note(
+            d.name, raw_variant, "it makes the exhaustive plan's call, and the exhaustive policy "
+                                 "has no plan (see its note)"));
+        return;
+    }
+    compare_raw(r, plan, c, h, stream, d, *exhaustive, copy_gbps);
 }
 
 void set_targets(bench::report& r, double copy_gbps)
@@ -331,8 +380,9 @@ void set_targets(bench::report& r, double copy_gbps)
         const bench::measurement* ours = r.find(name, variant_of(dnn::algorithm_search::exhaustive));
         const bench::measurement* theirs = r.find(name, torch_variant);
         if (ours == nullptr) {
-            r.set_target_not_measured(torch_target(c), "the cudagap case failed (see the errors)");
-            r.set_target_not_measured(bandwidth_target(c), "the cudagap case failed (see the errors)");
+            const char* why = "no cudagap exhaustive row (the notes and errors say why)";
+            r.set_target_not_measured(torch_target(c), why);
+            r.set_target_not_measured(bandwidth_target(c), why);
             continue;
         }
         if (theirs == nullptr) {

@@ -12,11 +12,17 @@
 #include <gpu/error.hpp>
 #include <gpu/numerics.hpp>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
-#include <limits>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <random>
 #include <source_location>
 #include <stdexcept>
 #include <string>
@@ -171,10 +177,25 @@ std::string convolution_explanation::to_string() const
     return text;
 }
 
+namespace {
+
+std::string no_algorithm_message(const convolution_explanation& explanation)
+{
+    const bool refused = std::any_of(explanation.candidates.begin(), explanation.candidates.end(),
+                                     [](const algorithm_candidate& c) {
+                                         return c.reason.starts_with("refused at trial");
+                                     });
+    return std::string("gpu::dnn::convolution: no algorithm fits the policy and the workspace "
+                       "budget") +
+           (refused ? ", or cuDNN refused at trial every one that does" : "") +
+           "; raise the budget, allow TF32 or non-deterministic algorithms, or change the "
+           "layout.\n" + explanation.to_string();
+}
+
+} // namespace
+
 no_algorithm_error::no_algorithm_error(const convolution_explanation& explanation)
-    : std::runtime_error("gpu::dnn::convolution: no algorithm fits the policy and the workspace "
-                         "budget; raise the budget, allow TF32 or non-deterministic algorithms, "
-                         "or change the layout.\n" + explanation.to_string()),
+    : std::runtime_error(no_algorithm_message(explanation)),
       explanation_(std::make_shared<const convolution_explanation>(explanation))
 {
 }
@@ -298,40 +319,58 @@ std::optional<std::size_t> select_algorithm(std::vector<algorithm_candidate>& ca
     return chosen;
 }
 
-epilogue_selection select_with_epilogue(std::vector<algorithm_candidate>& candidates,
-                                        const selection_rules& rules, const fused_trial& try_fused)
-{
-    epilogue_selection result;
-    result.chosen = select_algorithm(candidates, rules);
-    if (rules.epilogue == convolution_epilogue::none) {
-        return result;
-    }
-    struct refusal {
-        std::size_t index;
-        std::string plain_status; // what cuDNN said for the plain convolution
-        std::string fused_status; // what the fused call said
-    };
-    std::vector<refusal> refusals;
-    while (result.chosen) {
-        algorithm_candidate& c = candidates[*result.chosen];
-        std::optional<std::string> refused = try_fused(c);
-        if (!refused) {
-            result.execution = epilogue_execution::fused;
-            return result;
-        }
-        refusals.push_back({*result.chosen, c.status, *refused});
-        c.status = *refused + " from cudnnConvolutionBiasActivationForward";
-        result.chosen = select_algorithm(candidates, rules);
-    }
+namespace {
 
-    // Nothing runs fused. Say why, before the plain selection rewrites the candidates' reasons.
+// A candidate that a trial refused: where it is, its status before, and what the trial said.
+struct trial_refusal {
+    std::size_t index;
+    std::string previous_status;
+    std::string why;
+};
+
+// Chooses under `rules` and tries the choice with `trial` (a call of `api`); a refusal rejects
+// that candidate (its status becomes `<why> from <api>`) and the choice is made again, until a
+// trial runs or nothing is left. An empty `trial` tries nothing. Appends every refusal.
+std::optional<std::size_t> choose_and_try(std::vector<algorithm_candidate>& candidates,
+                                          const selection_rules& rules, const candidate_trial& trial,
+                                          std::string_view api, std::vector<trial_refusal>& refusals)
+{
+    std::optional<std::size_t> chosen = select_algorithm(candidates, rules);
+    while (chosen && trial) {
+        algorithm_candidate& c = candidates[*chosen];
+        std::optional<std::string> refused = trial(c);
+        if (!refused) {
+            break;
+        }
+        refusals.push_back({*chosen, c.status, *refused});
+        c.status = *refused + " from " + std::string(api);
+        chosen = select_algorithm(candidates, rules);
+    }
+    return chosen;
+}
+
+// select_algorithm gave the refused candidates its generic reason; say that a trial refused them.
+void mark_refused_at_trial(std::vector<algorithm_candidate>& candidates,
+                           const std::vector<trial_refusal>& refusals)
+{
+    for (const trial_refusal& r : refusals) {
+        candidates[r.index].reason = "refused at trial: " + candidates[r.index].status;
+    }
+}
+
+// Why nothing runs fused: every refusal of the fused call, and for a bias alone what became of
+// implicit_precomp_gemm (the only algorithm cuDNN fuses it with). Read before the plain selection
+// rewrites the candidates' reasons.
+std::string unfused_reason(const std::vector<algorithm_candidate>& candidates,
+                           const selection_rules& rules, const std::vector<trial_refusal>& refusals)
+{
     std::string reason;
     bool precomp_tried = false;
-    for (const refusal& r : refusals) {
+    for (const trial_refusal& r : refusals) {
         const convolution_algorithm algorithm = candidates[r.index].algorithm;
         precomp_tried = precomp_tried || algorithm == convolution_algorithm::implicit_precomp_gemm;
         reason += (reason.empty() ? "cudnnConvolutionBiasActivationForward refused " : ", ") +
-                  std::string(dnn::to_string(algorithm)) + " (" + r.fused_status + ")";
+                  std::string(dnn::to_string(algorithm)) + " (" + r.why + ")";
     }
     if (rules.epilogue == convolution_epilogue::bias && !precomp_tried) {
         const auto precomp = std::find_if(candidates.begin(), candidates.end(), [](const auto& c) {
@@ -343,17 +382,49 @@ epilogue_selection select_with_epilogue(std::vector<algorithm_candidate>& candid
                   (precomp == candidates.end() ? std::string("which cuDNN did not offer")
                                                : "which was rejected: " + precomp->reason);
     }
-    if (reason.empty()) {
-        reason = "no candidate fits the policy and the budget";
+    return reason.empty() ? "no candidate fits the policy and the budget" : reason;
+}
+
+} // namespace
+
+std::optional<std::size_t> select_tried(std::vector<algorithm_candidate>& candidates,
+                                        const selection_rules& rules,
+                                        const candidate_trial& try_plain)
+{
+    std::vector<trial_refusal> refusals;
+    const std::optional<std::size_t> chosen =
+        choose_and_try(candidates, rules, try_plain, "cudnnConvolutionForward", refusals);
+    mark_refused_at_trial(candidates, refusals);
+    return chosen;
+}
+
+epilogue_selection select_with_epilogue(std::vector<algorithm_candidate>& candidates,
+                                        const selection_rules& rules, const fused_trial& try_fused,
+                                        const candidate_trial& try_plain)
+{
+    epilogue_selection result;
+    if (rules.epilogue == convolution_epilogue::none) {
+        result.chosen = select_tried(candidates, rules, try_plain);
+        return result;
     }
-    for (const refusal& r : refusals) {
-        candidates[r.index].status = r.plain_status;
+    std::vector<trial_refusal> refusals;
+    result.chosen = choose_and_try(candidates, rules, try_fused,
+                                   "cudnnConvolutionBiasActivationForward", refusals);
+    if (result.chosen) {
+        mark_refused_at_trial(candidates, refusals);
+        result.execution = epilogue_execution::fused;
+        return result;
+    }
+    // Nothing runs fused: the plain convolution's choice, with the refused candidates usable
+    // again (the plain call may run what the fused one refused), tried with the plain call.
+    result.unfused_reason = unfused_reason(candidates, rules, refusals);
+    for (const trial_refusal& r : refusals) {
+        candidates[r.index].status = r.previous_status;
     }
     selection_rules plain = rules;
     plain.epilogue = convolution_epilogue::none;
-    result.chosen = select_algorithm(candidates, plain);
+    result.chosen = select_tried(candidates, plain, try_plain);
     result.execution = epilogue_execution::unfused;
-    result.unfused_reason = std::move(reason);
     return result;
 }
 
@@ -434,7 +505,164 @@ device_buffer<std::byte> allocate_search_workspace(const std::vector<std::size_t
     return {};
 }
 
+// The planning scratch's values repeat with this period (in elements): enough that no cache
+// line or tile sees a constant, small enough to generate on the host in microseconds.
+constexpr std::size_t scratch_pattern_elements = std::size_t{1} << 16;
+
+// After a cuDNN call at planning that failed (or ran work on `stream`): a failure of the CUDA
+// context is no refusal of one algorithm. Throws a sticky error, or any error the stream reports
+// when synchronised; clears and returns a non-sticky one (a launch cuDNN could not make).
+cudaError_t check_cuda_context(stream_ref stream, const std::string& what)
+{
+    const cudaError_t last = cudaGetLastError();
+    if (gpu::is_sticky(last)) {
+        gpu::detail::throw_cuda_error(last, what.c_str(), std::source_location::current());
+    }
+    const cudaError_t synced = cudaStreamSynchronize(stream.get());
+    if (synced != cudaSuccess) {
+        gpu::detail::throw_cuda_error(synced, ("cudaStreamSynchronize after " + what).c_str(),
+                                      std::source_location::current());
+    }
+    return last;
+}
+
+// The verdict on a trial that returned `status`: empty when it ran (and the stream completed
+// it), otherwise the refusal, e.g. `CUDNN_STATUS_NOT_SUPPORTED (3000)`. Every status but success
+// is a refusal (NOT_SUPPORTED, BAD_PARAM, EXECUTION_FAILED, an internal error...), as PyTorch's
+// try_all catches every cuDNN error; a CUDA context that failed is thrown instead.
+std::optional<std::string> trial_verdict(cudnnStatus_t status, stream_ref stream,
+                                         const std::string& what)
+{
+    const cudaError_t cuda = check_cuda_context(stream, what);
+    if (status == CUDNN_STATUS_SUCCESS) {
+        return std::nullopt;
+    }
+    static_cast<void>(take_last_error_string()); // the next failure must not read this one's text
+    std::string why = status_name(status) + " (" + std::to_string(static_cast<int>(status)) + ")";
+    if (cuda != cudaSuccess) {
+        why += ", CUDA " + cuda_status_name(cuda);
+    }
+    return why;
+}
+
+// One perf result as a candidate, before the workspace check.
+algorithm_candidate candidate_from(const cudnnConvolutionFwdAlgoPerf_t& p, bool timed)
+{
+    algorithm_candidate c;
+    c.algorithm = static_cast<convolution_algorithm>(p.algo);
+    c.status = status_name(p.status);
+    c.workspace_bytes = p.memory;
+    if (timed && p.status == CUDNN_STATUS_SUCCESS && p.time >= 0.0F) {
+        c.time_ms = static_cast<double>(p.time);
+    }
+    c.deterministic = p.determinism == CUDNN_DETERMINISTIC;
+    // An entry cuDNN cannot run may carry a math type it never set; only a runnable one's
+    // must be known.
+    if (p.status == CUDNN_STATUS_SUCCESS ||
+        (static_cast<int>(p.mathType) >= static_cast<int>(CUDNN_DEFAULT_MATH) &&
+         static_cast<int>(p.mathType) <= static_cast<int>(CUDNN_FMA_MATH))) {
+        c.math = detail::from_cudnn(p.mathType);
+    }
+    return c;
+}
+
 } // namespace
+
+namespace detail {
+
+std::vector<std::byte> seeded_scratch_values(data_type type, std::size_t elements,
+                                             std::uint32_t seed)
+{
+    const std::size_t size = element_size(type);
+    if (elements > std::numeric_limits<std::size_t>::max() / size) {
+        throw std::invalid_argument("gpu::dnn::detail::seeded_scratch_values: " +
+                                    std::to_string(elements) + " elements overflow a byte count");
+    }
+    std::mt19937 engine(seed);
+    std::uniform_real_distribution<float> magnitude(0.25F, 1.0F);
+    std::bernoulli_distribution negative(0.5);
+    std::vector<std::byte> bytes(elements * size);
+    for (std::size_t i = 0; i < elements; ++i) {
+        const float value = negative(engine) ? -magnitude(engine) : magnitude(engine);
+        std::byte* out = bytes.data() + i * size;
+        if (type == data_type::fp16) {
+            const __half half = __float2half(value);
+            std::memcpy(out, &half, size);
+        } else if (type == data_type::bf16) {
+            const __nv_bfloat16 bf16 = __float2bfloat16(value);
+            std::memcpy(out, &bf16, size);
+        } else {
+            std::memcpy(out, &value, size);
+        }
+    }
+    return bytes;
+}
+
+// One block from the host, then device-to-device copies that double the filled prefix: a tensor
+// of gigabytes takes about 15 copies, not gigabytes of host values.
+void fill_seeded_scratch(void* data, std::size_t elements, data_type type, std::uint32_t seed,
+                         stream_ref stream)
+{
+    if (elements == 0) {
+        return;
+    }
+    if (data == nullptr || elements > std::numeric_limits<std::size_t>::max() / element_size(type)) {
+        throw std::invalid_argument("gpu::dnn::detail::fill_seeded_scratch: " +
+                                    std::to_string(elements) + " elements at " +
+                                    (data == nullptr ? "a null address" : "an address") +
+                                    (data == nullptr ? "" : " (the byte count overflows)"));
+    }
+    const std::vector<std::byte> block =
+        seeded_scratch_values(type, std::min(elements, scratch_pattern_elements), seed);
+    auto* bytes = static_cast<std::byte*>(data);
+    GPU_CUDA_CHECK(cudaMemcpyAsync(bytes, block.data(), block.size(), cudaMemcpyHostToDevice,
+                                   stream.get()));
+    const std::size_t total = elements * element_size(type);
+    for (std::size_t filled = block.size(); filled < total;) {
+        const std::size_t count = std::min(filled, total - filled);
+        GPU_CUDA_CHECK(cudaMemcpyAsync(bytes + filled, bytes, count, cudaMemcpyDeviceToDevice,
+                                       stream.get()));
+        filled += count;
+    }
+    // `block` is pageable host memory: the stream must be past the copy before it is freed.
+    stream.synchronize();
+}
+
+} // namespace detail
+
+// The tensors the search and the trials run on: the caller's, or scratch that planning
+// allocates on the handle's stream (once, on first need) and frees when planning ends.
+struct convolution::planning_buffers {
+    const void* x = nullptr;
+    const void* w = nullptr;
+    void* y = nullptr;
+    std::size_t y_bytes = 0; // the bytes at y that planning may overwrite
+    device_buffer<std::byte> scratch_x;
+    device_buffer<std::byte> scratch_w;
+    device_buffer<std::byte> scratch_y;
+    device_buffer<std::byte> bias; // the fused trial's (zeros)
+
+    // Scratch tensors when the caller gave none: the input and filter seeded and non-zero (the
+    // exhaustive search times on them, and zeros run faster), the output zeroed.
+    void ensure(const convolution& plan, stream_ref stream)
+    {
+        if (x != nullptr) {
+            return;
+        }
+        const data_type type = plan.problem_.type;
+        scratch_x = device_buffer<std::byte>(plan.input_.size_bytes(), stream);
+        scratch_w = device_buffer<std::byte>(plan.filter_.size_bytes(), stream);
+        scratch_y = device_buffer<std::byte>(plan.output_.size_bytes(), stream);
+        scratch_y.fill_zero_async(stream);
+        const std::size_t size = element_size(type);
+        detail::fill_seeded_scratch(scratch_x.data(), scratch_x.size() / size, type, 1, stream);
+        detail::fill_seeded_scratch(scratch_w.data(), scratch_w.size() / size, type, 2, stream);
+        x = scratch_x.data();
+        w = scratch_w.data();
+        y = scratch_y.data();
+        y_bytes = scratch_y.size();
+    }
+};
 
 convolution::element_counts convolution::counts_of(const convolution_problem& problem)
 {
@@ -552,73 +780,84 @@ convolution_explanation convolution::search(handle& h, const void* x, const void
     result.deterministic_only = options_.deterministic_only();
     result.allow_tf32 = problem_.type == data_type::fp32 && options_.allow_tf32;
     result.workspace_budget_bytes = options_.workspace_budget_bytes;
+    result.epilogue = problem_.epilogue;
 
+    planning_buffers buffers;
+    buffers.x = x;
+    buffers.w = w;
+    buffers.y = y;
+    buffers.y_bytes = counts_.output * element_size(problem_.type);
+    result.candidates = find_candidates(h, buffers, result.problem);
+    const detail::selection_rules rules{options_.search, result.deterministic_only,
+                                        result.allow_tf32, problem_.type, problem_.epilogue,
+                                        options_.workspace_budget_bytes};
+
+    // cuDNN's heuristic ranks without running, and may refuse at run time what it ranked; the
+    // fused epilogue may refuse what cuDNN ranked or timed for the plain convolution. So the
+    // choice is tried once here (as PyTorch's try_all runs each algorithm in turn), and a refusal
+    // moves on to the next candidate. The exhaustive search has run every plain candidate.
+    const detail::candidate_trial try_fused = [&](const algorithm_candidate& c) {
+        return try_candidate(h, buffers, c, true);
+    };
+    detail::candidate_trial try_plain;
+    if (options_.search != algorithm_search::exhaustive) {
+        try_plain = [&](const algorithm_candidate& c) { return try_candidate(h, buffers, c, false); };
+    }
+    const detail::epilogue_selection selection =
+        detail::select_with_epilogue(result.candidates, rules, try_fused, try_plain);
+    result.execution = selection.execution;
+    result.unfused_reason = selection.unfused_reason;
+    if (!selection.chosen) {
+        throw no_algorithm_error(result);
+    }
+    const algorithm_candidate& winner = result.candidates[*selection.chosen];
+    result.algorithm = winner.algorithm;
+    result.math = winner.math;
+    result.workspace_bytes = winner.workspace_bytes;
+    result.time_ms = winner.time_ms;
+    result.deterministic = winner.deterministic;
+    return result;
+}
+
+std::vector<algorithm_candidate> convolution::find_candidates(handle& h, planning_buffers& buffers,
+                                                              const std::string& context)
+{
     int capacity = 0;
     GPU_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h.get(), &capacity));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(std::max(capacity, 1)));
     int returned = 0;
     const bool timed = options_.search == algorithm_search::exhaustive;
     const stream_ref stream = h.stream();
-
-    // Scratch tensors when the caller gave none: zeros, so no NaN or denormal skews a timing.
-    device_buffer<std::byte> scratch_x;
-    device_buffer<std::byte> scratch_w;
-    device_buffer<std::byte> scratch_y;
-    const auto ensure_tensors = [&] {
-        if (x != nullptr) {
-            return;
-        }
-        scratch_x = device_buffer<std::byte>(input_.size_bytes(), stream);
-        scratch_w = device_buffer<std::byte>(filter_.size_bytes(), stream);
-        scratch_y = device_buffer<std::byte>(output_.size_bytes(), stream);
-        scratch_x.fill_zero_async(stream);
-        scratch_w.fill_zero_async(stream);
-        x = scratch_x.data();
-        w = scratch_w.data();
-        y = scratch_y.data();
-    };
-
     if (timed) {
-        ensure_tensors();
+        buffers.ensure(*this, stream);
         device_buffer<std::byte> workspace = allocate_search_workspace(
             workspace_sizes_within(h, input_, filter_, convolution_, output_,
                                    options_.workspace_budget_bytes),
             stream);
         const cudnnStatus_t status = cudnnFindConvolutionForwardAlgorithmEx(
-            h.get(), input_.get(), x, filter_.get(), w, convolution_.get(), output_.get(), y,
-            capacity, &returned, perf.data(), workspace.data(), workspace.size());
+            h.get(), input_.get(), buffers.x, filter_.get(), buffers.w, convolution_.get(),
+            output_.get(), buffers.y, capacity, &returned, perf.data(), workspace.data(),
+            workspace.size());
         if (status != CUDNN_STATUS_SUCCESS) {
             detail::throw_dnn_error(status, "cudnnFindConvolutionForwardAlgorithmEx",
-                                    std::source_location::current(), result.problem);
+                                    std::source_location::current(), context);
         }
+        // A candidate whose run broke the CUDA context comes back as failed; the plan must not
+        // go on as if only that algorithm were unusable.
+        static_cast<void>(check_cuda_context(stream, "cudnnFindConvolutionForwardAlgorithmEx"));
     } else {
         const cudnnStatus_t status = cudnnGetConvolutionForwardAlgorithm_v7(
             h.get(), input_.get(), filter_.get(), convolution_.get(), output_.get(), capacity,
             &returned, perf.data());
         if (status != CUDNN_STATUS_SUCCESS) {
             detail::throw_dnn_error(status, "cudnnGetConvolutionForwardAlgorithm_v7",
-                                    std::source_location::current(), result.problem);
+                                    std::source_location::current(), context);
         }
     }
-
-    for (int i = 0; i < returned; ++i) {
-        const cudnnConvolutionFwdAlgoPerf_t& p = perf[static_cast<std::size_t>(i)];
-        algorithm_candidate c;
-        c.algorithm = static_cast<convolution_algorithm>(p.algo);
-        c.status = status_name(p.status);
-        c.workspace_bytes = p.memory;
-        if (timed && p.status == CUDNN_STATUS_SUCCESS && p.time >= 0.0F) {
-            c.time_ms = static_cast<double>(p.time);
-        }
-        c.deterministic = p.determinism == CUDNN_DETERMINISTIC;
-        // An entry cuDNN cannot run may carry a math type it never set; only a runnable one's
-        // must be known.
-        if (p.status == CUDNN_STATUS_SUCCESS ||
-            (static_cast<int>(p.mathType) >= static_cast<int>(CUDNN_DEFAULT_MATH) &&
-             static_cast<int>(p.mathType) <= static_cast<int>(CUDNN_FMA_MATH))) {
-            c.math = detail::from_cudnn(p.mathType);
-        }
-        if (p.status == CUDNN_STATUS_SUCCESS) {
+    std::vector<algorithm_candidate> candidates;
+    for (int i = 0; i < std::min(returned, capacity); ++i) {
+        algorithm_candidate c = candidate_from(perf[static_cast<std::size_t>(i)], timed);
+        if (c.status == "CUDNN_STATUS_SUCCESS") {
             // The plan allocates what cuDNN asks under this math type when that exceeds the
             // perf result's figure; the budget and explain() must see what will be allocated.
             const workspace_query query = forward_workspace(h, input_, filter_, convolution_,
@@ -630,66 +869,50 @@ convolution_explanation convolution::search(handle& h, const void* x, const void
                            " from cudnnGetConvolutionForwardWorkspaceSize";
             }
         }
-        result.candidates.push_back(std::move(c));
+        candidates.push_back(std::move(c));
     }
-    const detail::selection_rules rules{options_.search, result.deterministic_only,
-                                        result.allow_tf32, problem_.type, problem_.epilogue,
-                                        options_.workspace_budget_bytes};
+    return candidates;
+}
 
-    // cuDNN ranks and times algorithms for the plain convolution; the fused bias epilogue may
-    // refuse some of them. Try the choice once on scratch data (as PyTorch's AlgoIterator tries
-    // each algorithm in turn) and fall back to the next candidate, saying why; when the fused call
-    // refuses every one, the epilogue runs unfused, in the steps of PyTorch's unfused fallback.
-    device_buffer<std::byte> trial_bias;
-    const detail::fused_trial try_fused =
-        [&](const algorithm_candidate& c) -> std::optional<std::string> {
-        if (trial_bias.empty()) {
-            ensure_tensors();
-            trial_bias = device_buffer<std::byte>(
-                static_cast<std::size_t>(problem_.filter[0]) * element_size(problem_.type), stream);
-            trial_bias.fill_zero_async(stream);
-        }
-        const workspace_query query = forward_workspace(h, input_, filter_, convolution_, output_,
-                                                        c.algorithm, c.math);
-        cudnnStatus_t status = query.status;
-        if (status == CUDNN_STATUS_SUCCESS) {
-            device_buffer<std::byte> workspace(std::max(query.bytes, c.workspace_bytes), stream);
-            const float one = 1.0F;
-            const float zero = 0.0F;
-            status = cudnnConvolutionBiasActivationForward(
-                h.get(), &one, input_.get(), x, filter_.get(), w, convolution_.get(),
-                static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm), workspace.data(),
-                workspace.size(), &zero, output_.get(), y, bias_.get(), trial_bias.data(),
-                activation_.get(), output_.get(), y);
-        }
-        if (status == CUDNN_STATUS_SUCCESS) {
-            return std::nullopt;
-        }
-        // BAD_PARAM (2xxx) and NOT_SUPPORTED (3xxx) are refusals; anything else is a failure.
-        const int category = static_cast<int>(status) / 1000;
-        if (category != 2 && category != 3) {
-            detail::throw_dnn_error(status, "cudnnConvolutionBiasActivationForward",
-                                    std::source_location::current(), result.problem);
-        }
-        static_cast<void>(take_last_error_string());
-        return status_name(status);
-    };
-    const detail::epilogue_selection selection =
-        detail::select_with_epilogue(result.candidates, rules, try_fused);
-    const std::optional<std::size_t> chosen = selection.chosen;
-    result.epilogue = problem_.epilogue;
-    result.execution = selection.execution;
-    result.unfused_reason = selection.unfused_reason;
-    if (!chosen) {
-        throw no_algorithm_error(result);
+std::optional<std::string> convolution::try_candidate(handle& h, planning_buffers& buffers,
+                                                      const algorithm_candidate& c, bool fused)
+{
+    const stream_ref stream = h.stream();
+    buffers.ensure(*this, stream);
+    const cudnnConvolutionFwdAlgo_t algo = static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm);
+    // Under the candidate's math type, as the forward will run it (this sets it on the descriptor).
+    const workspace_query query = forward_workspace(h, input_, filter_, convolution_, output_,
+                                                    c.algorithm, c.math);
+    if (query.status != CUDNN_STATUS_SUCCESS) {
+        return "its workspace size query said " + status_name(query.status) + " (" +
+               std::to_string(static_cast<int>(query.status)) + ")";
     }
-    const algorithm_candidate& winner = result.candidates[*chosen];
-    result.algorithm = winner.algorithm;
-    result.math = winner.math;
-    result.workspace_bytes = winner.workspace_bytes;
-    result.time_ms = winner.time_ms;
-    result.deterministic = winner.deterministic;
-    return result;
+    device_buffer<std::byte> workspace(std::max(query.bytes, c.workspace_bytes), stream);
+    const float one = 1.0F;
+    const float zero = 0.0F;
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+    if (fused) {
+        if (buffers.bias.empty()) {
+            buffers.bias = device_buffer<std::byte>(
+                static_cast<std::size_t>(problem_.filter[0]) * element_size(problem_.type), stream);
+            buffers.bias.fill_zero_async(stream);
+        }
+        // z is the output with alpha2 = 0, but cuDNN may still read it, and NaN * 0 is NaN (a
+        // caller's y may hold anything): zeroed before each trial.
+        GPU_CUDA_CHECK(cudaMemsetAsync(buffers.y, 0, buffers.y_bytes, stream.get()));
+        status = cudnnConvolutionBiasActivationForward(
+            h.get(), &one, input_.get(), buffers.x, filter_.get(), buffers.w, convolution_.get(),
+            algo, workspace.data(), workspace.size(), &zero, output_.get(), buffers.y, bias_.get(),
+            buffers.bias.data(), activation_.get(), output_.get(), buffers.y);
+    } else {
+        status = cudnnConvolutionForward(h.get(), &one, input_.get(), buffers.x, filter_.get(),
+                                         buffers.w, convolution_.get(), algo, workspace.data(),
+                                         workspace.size(), &zero, output_.get(), buffers.y);
+    }
+    return trial_verdict(status, stream,
+                         std::string(fused ? "cudnnConvolutionBiasActivationForward"
+                                           : "cudnnConvolutionForward") +
+                             " (trial of " + std::string(to_string(c.algorithm)) + ")");
 }
 
 // ---- running --------------------------------------------------------------------------------

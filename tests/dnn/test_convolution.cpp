@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -432,6 +433,230 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
         CHECK(fused.tried.empty());
         CHECK_THAT(c[0].reason, Contains("over the budget"));
     }
+}
+
+namespace {
+
+// A stand-in for a trial of the plain or the fused call: refuses the first `refuse_first`
+// candidates it is tried on with `status`, and records every candidate it is tried on.
+struct refusing_trial {
+    std::size_t refuse_first = 0;
+    std::string status = "CUDNN_STATUS_NOT_SUPPORTED (3000)";
+    std::vector<convolution_algorithm> tried{};
+
+    gpu::dnn::detail::candidate_trial trial()
+    {
+        return [this](const algorithm_candidate& c) -> std::optional<std::string> {
+            tried.push_back(c.algorithm);
+            if (tried.size() <= refuse_first) {
+                return status;
+            }
+            return std::nullopt;
+        };
+    }
+};
+
+} // namespace
+
+TEST_CASE("a plain plan's choice is tried, and a candidate cuDNN refuses is rejected for the next",
+          "[dnn]")
+{
+    std::vector<algorithm_candidate> c{
+        candidate(convolution_algorithm::winograd, 0, {}, true, math_type::fma, "CUDNN_STATUS_NOT_SUPPORTED"),
+        candidate(convolution_algorithm::implicit_gemm, 0),
+        candidate(convolution_algorithm::fft, std::size_t{8} << 30),
+        candidate(convolution_algorithm::implicit_precomp_gemm, 4096),
+        candidate(convolution_algorithm::direct, 0),
+    };
+    gpu::dnn::detail::selection_rules rules;
+    rules.workspace_budget_bytes = std::size_t{1} << 30;
+    refusing_trial plain{2};
+    refusing_trial fused;
+    SECTION("through select_tried")
+    {
+        CHECK(gpu::dnn::detail::select_tried(c, rules, plain.trial()) == std::optional<std::size_t>(4));
+    }
+    SECTION("through select_with_epilogue, without an epilogue (the fused call is never tried)")
+    {
+        const auto selection =
+            gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
+        CHECK(selection.chosen == std::optional<std::size_t>(4));
+        CHECK(selection.execution == gpu::dnn::epilogue_execution::none);
+        CHECK(fused.tried.empty());
+    }
+    // Only candidates the policy admits are tried, once each, in cuDNN's order.
+    CHECK(plain.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                                            convolution_algorithm::implicit_precomp_gemm,
+                                                            convolution_algorithm::direct});
+    CHECK(c[4].chosen);
+    for (const std::size_t refused : {std::size_t{1}, std::size_t{3}}) {
+        CHECK(c[refused].rejected);
+        CHECK(c[refused].status == "CUDNN_STATUS_NOT_SUPPORTED (3000) from cudnnConvolutionForward");
+        CHECK(c[refused].reason ==
+              "refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) from cudnnConvolutionForward");
+    }
+    CHECK_THAT(c[0].reason, Contains("cuDNN cannot run it for this problem"));
+    CHECK_THAT(c[2].reason, Contains("over the budget"));
+
+    gpu::dnn::convolution_explanation e;
+    e.problem = article_problem().to_string();
+    e.candidates = c;
+    CHECK_THAT(e.to_string(), Contains("rejected: refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) "
+                                       "from cudnnConvolutionForward\n"));
+}
+
+TEST_CASE("when cuDNN refuses every candidate at trial, nothing is chosen and the error says why",
+          "[dnn]")
+{
+    gpu::dnn::convolution_explanation e;
+    e.problem = article_problem().to_string();
+    e.candidates = {candidate(convolution_algorithm::implicit_gemm, 0),
+                    candidate(convolution_algorithm::gemm, std::size_t{2} << 30),
+                    candidate(convolution_algorithm::implicit_precomp_gemm, 4096)};
+    gpu::dnn::detail::selection_rules rules;
+    rules.workspace_budget_bytes = std::size_t{1} << 30;
+    refusing_trial plain{100, "CUDNN_STATUS_EXECUTION_FAILED (5000)"};
+    CHECK_FALSE(gpu::dnn::detail::select_tried(e.candidates, rules, plain.trial()).has_value());
+    CHECK(plain.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                                            convolution_algorithm::implicit_precomp_gemm});
+    const gpu::dnn::no_algorithm_error error(e);
+    const std::string what = error.what();
+    CHECK_THAT(what, Contains("no algorithm fits the policy and the workspace budget, or cuDNN "
+                              "refused at trial every one that does"));
+    CHECK_THAT(what, Contains("implicit_gemm          fma        0 B         -            rejected: "
+                              "refused at trial: CUDNN_STATUS_EXECUTION_FAILED (5000) from "
+                              "cudnnConvolutionForward\n"));
+    CHECK_THAT(what, Contains("rejected: needs 2.00 GiB of workspace"));
+    for (const algorithm_candidate& c : error.explanation().candidates) {
+        CHECK(c.rejected);
+        CHECK_FALSE(c.chosen);
+    }
+    // Without a refusal the message does not mention trials.
+    gpu::dnn::convolution_explanation budget_only;
+    budget_only.candidates = {candidate(convolution_algorithm::gemm, 1 << 20)};
+    CHECK_FALSE(gpu::dnn::detail::select_algorithm(budget_only.candidates, {}).has_value());
+    CHECK_THAT(std::string(gpu::dnn::no_algorithm_error(budget_only).what()), !Contains("trial"));
+}
+
+TEST_CASE("an empty trial tries nothing: the exhaustive search has run every candidate", "[dnn]")
+{
+    std::vector<algorithm_candidate> c{candidate(convolution_algorithm::implicit_gemm, 0, 2.0),
+                                       candidate(convolution_algorithm::implicit_precomp_gemm, 2048, 1.5)};
+    gpu::dnn::detail::selection_rules rules;
+    rules.search = algorithm_search::exhaustive;
+    rules.workspace_budget_bytes = gpu::dnn::default_workspace_budget;
+    CHECK(gpu::dnn::detail::select_tried(c, rules, {}) == std::optional<std::size_t>(1));
+    CHECK_THAT(c[0].reason, Contains("usable; slower"));
+    refusing_trial fused;
+    CHECK(gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial()).chosen ==
+          std::optional<std::size_t>(1));
+}
+
+TEST_CASE("an epilogue that runs fused never tries the plain call, one that runs unfused does",
+          "[dnn]")
+{
+    gpu::dnn::detail::selection_rules rules;
+    rules.type = data_type::fp16;
+    rules.epilogue = convolution_epilogue::bias_relu;
+    rules.workspace_budget_bytes = std::size_t{1} << 30;
+    std::vector<algorithm_candidate> c{
+        candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
+        candidate(convolution_algorithm::implicit_precomp_gemm, 4096, {}, true, math_type::tensor_op),
+    };
+    SECTION("fused")
+    {
+        refusing_trial fused{1};
+        refusing_trial plain{100};
+        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
+        CHECK(selection.execution == gpu::dnn::epilogue_execution::fused);
+        CHECK(selection.chosen == std::optional<std::size_t>(1));
+        CHECK(plain.tried.empty());
+        CHECK(c[0].reason == "refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) from "
+                             "cudnnConvolutionBiasActivationForward");
+    }
+    SECTION("unfused: the plain call's choice is tried too")
+    {
+        refusing_trial fused{100, "CUDNN_STATUS_BAD_PARAM (2000)"};
+        refusing_trial plain{1};
+        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
+        CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
+        // The fused call's refusals make the reason; the plain call's show in the candidates.
+        CHECK(selection.unfused_reason ==
+              "cudnnConvolutionBiasActivationForward refused implicit_gemm (CUDNN_STATUS_BAD_PARAM "
+              "(2000)), implicit_precomp_gemm (CUDNN_STATUS_BAD_PARAM (2000))");
+        CHECK(fused.tried.size() == 2);
+        CHECK(plain.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                                                convolution_algorithm::implicit_precomp_gemm});
+        CHECK(selection.chosen == std::optional<std::size_t>(1));
+        CHECK(c[0].reason ==
+              "refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) from cudnnConvolutionForward");
+        CHECK(c[1].status == "CUDNN_STATUS_SUCCESS");
+    }
+    SECTION("unfused, and the plain call refuses every candidate too: no choice")
+    {
+        refusing_trial fused{100};
+        refusing_trial plain{100};
+        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
+        CHECK_FALSE(selection.chosen.has_value());
+        for (const algorithm_candidate& candidate : c) {
+            CHECK_THAT(candidate.reason, Contains("refused at trial"));
+        }
+    }
+}
+
+namespace {
+
+// The values of `seeded_scratch_values` as floats.
+std::vector<float> decode(const std::vector<std::byte>& bytes, data_type type)
+{
+    const std::size_t size = gpu::dnn::element_size(type);
+    std::vector<float> values(bytes.size() / size);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const std::byte* in = bytes.data() + i * size;
+        if (type == data_type::fp16) {
+            __half h;
+            std::memcpy(&h, in, size);
+            values[i] = __half2float(h);
+        } else if (type == data_type::bf16) {
+            __nv_bfloat16 b;
+            std::memcpy(&b, in, size);
+            values[i] = __bfloat162float(b);
+        } else {
+            std::memcpy(&values[i], in, size);
+        }
+    }
+    return values;
+}
+
+} // namespace
+
+TEST_CASE("planning scratch values are seeded, never zero, denormal or non-finite", "[dnn]")
+{
+    for (const data_type type : {data_type::fp32, data_type::fp16, data_type::bf16}) {
+        INFO(gpu::dnn::to_string(type));
+        const std::vector<std::byte> bytes = gpu::dnn::detail::seeded_scratch_values(type, 10000, 1);
+        REQUIRE(bytes.size() == 10000 * gpu::dnn::element_size(type));
+        const std::vector<float> values = decode(bytes, type);
+        std::size_t negative = 0;
+        for (const float v : values) {
+            REQUIRE(std::isfinite(v));
+            REQUIRE(std::fabs(v) >= 0.25F);
+            REQUIRE(std::fabs(v) <= 1.0F);
+            negative += v < 0.0F ? 1 : 0;
+        }
+        CHECK(negative > 4000);
+        CHECK(negative < 6000);
+        CHECK(gpu::dnn::detail::seeded_scratch_values(type, 10000, 1) == bytes); // seeded
+        CHECK(gpu::dnn::detail::seeded_scratch_values(type, 10000, 2) != bytes); // per seed
+    }
+    CHECK(gpu::dnn::detail::seeded_scratch_values(data_type::fp32, 0, 1).empty());
+    CHECK_THROWS_AS(gpu::dnn::detail::seeded_scratch_values(data_type::fp32,
+                                                            std::numeric_limits<std::size_t>::max() / 2, 1),
+                    std::invalid_argument);
+    // Nothing to fill asks nothing of CUDA (this runs without a GPU); a null address is refused.
+    gpu::dnn::detail::fill_seeded_scratch(nullptr, 0, data_type::fp32, 1, {});
+    CHECK_THROWS_AS(gpu::dnn::detail::fill_seeded_scratch(nullptr, 4, data_type::fp32, 1, {}),
+                    std::invalid_argument);
 }
 
 TEST_CASE("a fused epilogue is named in the explanation", "[dnn]")
@@ -1004,4 +1229,141 @@ TEST_CASE("forward refuses buffers that do not fit the plan", "[dnn][gpu]")
     CHECK_THROWS_AS(plan.forward(h, data.x, data.w, data.y), std::logic_error); // NOLINT(bugprone-use-after-move)
     moved.forward(h, data.x, data.w, data.y);
     CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+}
+
+TEST_CASE("planning scratch is filled on the device with the seeded non-zero values", "[dnn][gpu]")
+{
+    gpu::stream s;
+    for (const data_type type : {data_type::fp32, data_type::fp16, data_type::bf16}) {
+        INFO(gpu::dnn::to_string(type));
+        // Three periods and a bit: the host block, then device copies that double it, then a tail.
+        const std::size_t period = std::size_t{1} << 16;
+        const std::size_t elements = 3 * period + 5;
+        const std::size_t size = gpu::dnn::element_size(type);
+        gpu::device_buffer<std::byte> buffer(elements * size, s);
+        buffer.fill_zero_async(s);
+        gpu::dnn::detail::fill_seeded_scratch(buffer.data(), elements, type, 7, s);
+        const std::vector<std::byte> device = buffer.to_host();
+        const std::vector<std::byte> block = gpu::dnn::detail::seeded_scratch_values(type, period, 7);
+        for (std::size_t i = 0; i < elements; ++i) {
+            REQUIRE(std::memcmp(device.data() + i * size, block.data() + (i % period) * size, size) == 0);
+        }
+        for (const float v : decode(device, type)) {
+            REQUIRE(v != 0.0F);
+        }
+    }
+}
+
+namespace {
+
+// Shapes whose heuristic choice cuDNN might refuse at run time: the small problems, a 1x1
+// filter, a depthwise convolution and a strided 7x7 filter.
+std::vector<convolution_problem> trial_problems()
+{
+    std::vector<convolution_problem> problems = small_problems();
+    problems.push_back({.input = {1, 5, 7, 13}, .filter = {6, 5, 1, 1}, .geometry = {}});
+    problems.push_back({.input = {2, 16, 17, 17}, .filter = {16, 1, 3, 3},
+                        .geometry = {.padding = {1, 1}, .groups = 16}});
+    problems.push_back({.input = {1, 3, 31, 31}, .filter = {8, 3, 7, 7},
+                        .geometry = {.padding = {3, 3}, .stride = {2, 2}}});
+    return problems;
+}
+
+// What a plan's explanation must say about its trials: a refused candidate is rejected with
+// cuDNN's status, and the chosen one was not refused. Returns the number of refusals.
+std::size_t check_trial_verdicts(const gpu::dnn::convolution_explanation& e)
+{
+    std::size_t refusals = 0;
+    for (const algorithm_candidate& c : e.candidates) {
+        if (c.reason.starts_with("refused at trial: ")) {
+            ++refusals;
+            CHECK(c.rejected);
+            CHECK_FALSE(c.chosen);
+            CHECK_THAT(c.reason, Contains("CUDNN_STATUS_"));
+            CHECK_THAT(c.reason, Contains(" from cudnnConvolution"));
+        }
+    }
+    return refusals;
+}
+
+// Plans every trial problem in T under the heuristic and deterministic policies (no cache: each
+// plan searches and tries) and runs one forward: it must never throw, and it must match the
+// reference. Planning may throw no_algorithm_error only when every candidate was rejected with a
+// reason. Returns the number of candidates cuDNN refused at trial.
+template <class T>
+std::size_t check_tried_plans(gpu::dnn::handle& h, gpu::stream_ref s)
+{
+    std::size_t refusals = 0;
+    for (const tensor_layout layout : {tensor_layout::nchw, tensor_layout::nhwc}) {
+        for (convolution_problem p : trial_problems()) {
+            p.type = type_of<T>();
+            p.layout = layout;
+            conv_data<T> data(p, 13, s);
+            const std::vector<double> ref = data.reference();
+            for (const algorithm_search search : {algorithm_search::heuristic, algorithm_search::deterministic}) {
+                INFO(p.to_string() << ", policy " << gpu::to_string(search));
+                gpu::dnn::clear_plan_cache();
+                convolution_options options;
+                options.search = search;
+                std::optional<convolution> plan;
+                try {
+                    plan.emplace(h, p, options);
+                } catch (const gpu::dnn::no_algorithm_error& e) {
+                    INFO(e.what());
+                    refusals += check_trial_verdicts(e.explanation());
+                    for (const algorithm_candidate& c : e.explanation().candidates) {
+                        CHECK(c.rejected);
+                        CHECK_FALSE(c.reason.empty());
+                    }
+                    continue;
+                }
+                INFO(plan->explain().to_string());
+                refusals += check_trial_verdicts(plan->explain());
+                data.poison();
+                CHECK_NOTHROW(plan->forward(h, data.x, data.w, data.y));
+                CHECK(error_of(data.result(s), ref) < tolerance(p.type, false));
+            }
+        }
+    }
+    return refusals;
+}
+
+} // namespace
+
+TEST_CASE("a plan tried at planning never meets a refusal at its first forward", "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    const std::size_t refusals = check_tried_plans<float>(h, s) + check_tried_plans<__half>(h, s) +
+                                 check_tried_plans<__nv_bfloat16>(h, s);
+    // Not an assertion (whether cuDNN refuses any of these depends on the GPU and cuDNN); the
+    // count goes in the log so that a GPU run shows whether the trial path was exercised.
+    WARN("cuDNN refused " << refusals << " candidate(s) at trial across the trial problems");
+    gpu::dnn::clear_plan_cache();
+}
+
+TEST_CASE("planning on the caller's buffers zeroes the fused call's z: a NaN in y does not survive",
+          "[dnn][gpu]")
+{
+    gpu::stream s;
+    gpu::dnn::handle h(s);
+    convolution_problem p = small_problems()[0];
+    p.epilogue = convolution_epilogue::bias_relu;
+    for (const algorithm_search search : {algorithm_search::heuristic, algorithm_search::exhaustive}) {
+        INFO("policy " << gpu::to_string(search));
+        gpu::dnn::clear_plan_cache();
+        conv_data<float> data(p, 17, s); // y holds NaN
+        convolution_options options;
+        options.search = search;
+        convolution plan(h, p, options, data.x, data.w, data.y);
+        INFO(plan.explain().to_string());
+        s.synchronize();
+        for (const float v : data.y.to_host()) {
+            REQUIRE(std::isfinite(v));
+        }
+        data.poison();
+        plan.forward(h, data.x, data.w, data.b, data.y);
+        CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+    }
+    gpu::dnn::clear_plan_cache();
 }

@@ -30,6 +30,7 @@
 
 #include <compare>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -197,8 +198,9 @@ struct convolution_explanation {
     [[nodiscard]] std::string to_string() const;
 };
 
-/// @brief No algorithm fits the policy and the budget (or cuDNN supports none): the
-/// explanation lists every candidate with the reason it was rejected.
+/// @brief No algorithm fits the policy and the budget (or cuDNN supports none, or refused at
+/// trial every one that fits): the explanation lists every candidate with the reason it was
+/// rejected.
 class no_algorithm_error : public std::runtime_error {
 public:
     /// @brief Builds the error from the search's explanation.
@@ -261,9 +263,25 @@ struct selection_rules {
 [[nodiscard]] std::optional<std::size_t> select_algorithm(std::vector<algorithm_candidate>& candidates,
                                                           const selection_rules& rules);
 
-/// @brief The fused call's verdict on one candidate, tried once on scratch data: empty when it
-/// ran, otherwise cuDNN's status for the refusal (e.g. `CUDNN_STATUS_NOT_SUPPORTED`).
-using fused_trial = std::function<std::optional<std::string>(const algorithm_candidate&)>;
+/// @brief One call of a candidate, tried once at planning (the plain `cudnnConvolutionForward`
+/// or the fused `cudnnConvolutionBiasActivationForward`): empty when it ran, otherwise why cuDNN
+/// refused it, e.g. `CUDNN_STATUS_NOT_SUPPORTED (3000)`. A failure of the CUDA context (a sticky
+/// error such as an illegal address) is no refusal: the trial throws it.
+using candidate_trial = std::function<std::optional<std::string>(const algorithm_candidate&)>;
+
+/// @brief The fused call's trial: a `candidate_trial` of `cudnnConvolutionBiasActivationForward`.
+using fused_trial = candidate_trial;
+
+/// @brief Chooses as `select_algorithm`, then runs @p try_plain on the choice, as PyTorch's
+/// `AlgoIterator::try_all` runs each algorithm in turn: a refusal rejects that candidate
+/// (status `<why> from cudnnConvolutionForward`, reason `refused at trial: <why> from
+/// cudnnConvolutionForward`) and the next choice is tried, until one runs or none is left.
+/// An empty @p try_plain tries nothing (the exhaustive search has already run every candidate).
+/// @return the index of the candidate that ran, or empty when none is usable or every usable one
+/// was refused (their reasons say so)
+[[nodiscard]] std::optional<std::size_t> select_tried(std::vector<algorithm_candidate>& candidates,
+                                                      const selection_rules& rules,
+                                                      const candidate_trial& try_plain);
 
 /// @brief What `select_with_epilogue` decided.
 struct epilogue_selection {
@@ -274,17 +292,34 @@ struct epilogue_selection {
 
 /// @brief Chooses the algorithm of a problem with or without an epilogue.
 ///
-/// Without an epilogue this is `select_algorithm`. With one, @p try_fused runs the fused call on
-/// the candidate `select_algorithm` chooses under @p rules; a refusal marks that candidate
-/// rejected (status `<status> from cudnnConvolutionBiasActivationForward`) and the next choice is
-/// tried. When the fused call runs none, the refused candidates get their status back and the
-/// choice is made again under the plain convolution's rules (no `implicit_precomp_gemm` rule):
-/// the epilogue then runs unfused, and the reason names every refusal.
+/// Without an epilogue this is `select_tried` with @p try_plain. With one, @p try_fused runs the
+/// fused call on the candidate `select_algorithm` chooses under @p rules; a refusal marks that
+/// candidate rejected (status `<why> from cudnnConvolutionBiasActivationForward`) and the next
+/// choice is tried. When the fused call runs none, the refused candidates get their status back
+/// and the choice is made again under the plain convolution's rules (no `implicit_precomp_gemm`
+/// rule), by `select_tried` with @p try_plain: the epilogue then runs unfused, and the reason
+/// names every refusal of the fused call.
 /// @return the choice, how the epilogue runs, and why unfused; `chosen` is empty only when no
-/// candidate fits even the plain convolution
+/// candidate fits even the plain convolution or the plain call refused every one that does
 [[nodiscard]] epilogue_selection select_with_epilogue(std::vector<algorithm_candidate>& candidates,
                                                       const selection_rules& rules,
-                                                      const fused_trial& try_fused);
+                                                      const fused_trial& try_fused,
+                                                      const candidate_trial& try_plain = {});
+
+/// @brief The values planning fills its scratch input and filter with: @p elements of @p type
+/// (as bytes, in the type's encoding), each of magnitude in [0.25, 1) with a random sign, from
+/// `std::mt19937(seed)`. Never zero, denormal or non-finite: zeros run measurably faster on some
+/// GPUs (Hopper) and would skew the exhaustive search's timings.
+[[nodiscard]] std::vector<std::byte> seeded_scratch_values(data_type type, std::size_t elements,
+                                                           std::uint32_t seed);
+
+/// @brief Fills @p elements of @p type at the device address @p data with
+/// `seeded_scratch_values`, repeated with a period of 65536 elements, on @p stream (one
+/// host-to-device copy, then device-to-device copies that double the filled part); returns when
+/// the stream has finished them. What planning fills its scratch input and filter with.
+/// @throws gpu::cuda_error from the copies or the synchronisation
+void fill_seeded_scratch(void* data, std::size_t elements, data_type type, std::uint32_t seed,
+                         stream_ref stream);
 
 /// @brief The size and kind of a buffer's element type, checked against a plan's data type.
 struct element_info {
@@ -306,11 +341,17 @@ template <class T>
 /// Planning validates the problem (bad shapes throw `std::invalid_argument` before anything is
 /// allocated), builds the descriptors, and chooses the algorithm under the options' policy and
 /// workspace budget, or takes the choice from the process-wide plan cache without searching.
-/// A plan with a bias epilogue also runs its choice once on scratch data, because the fused
-/// call may refuse an algorithm that cuDNN ranked for the plain convolution; it then falls back
-/// to the next candidate and `explain()` says why. When the fused call refuses every candidate,
-/// the plan runs the plain convolution and the epilogue unfused (`epilogue_execution::unfused`:
-/// `cudnnAddTensor`, then `cudnnActivationForward`), and `explain()` says that and why.
+/// cuDNN's heuristic ranks algorithms without running them, and some it ranks it then refuses
+/// at run time; so under the `heuristic` and `deterministic` policies a plan runs its choice
+/// once at planning, on scratch data, and takes the next candidate when cuDNN refuses it (as
+/// PyTorch's `try_all` does), with the status in `explain()`: a forward never meets a refusal
+/// that planning could have seen. (The `exhaustive` search has run every candidate already.)
+/// A plan with a bias epilogue likewise runs the fused call once, because it may refuse an
+/// algorithm that cuDNN ranked for the plain convolution. When the fused call refuses every
+/// candidate, the plan runs the plain convolution and the epilogue unfused
+/// (`epilogue_execution::unfused`: `cudnnAddTensor`, then `cudnnActivationForward`), and
+/// `explain()` says that and why. Trials run on the handle's stream and synchronise it; a
+/// sticky CUDA error during a trial is thrown, never taken for a refusal.
 /// The workspace is a stream-ordered `device_buffer` on the handle's stream; when a forward
 /// runs on another stream, the workspace moves there (freed on the old stream, allocated on
 /// the new one).
@@ -320,8 +361,9 @@ template <class T>
 /// cache).
 class convolution {
 public:
-    /// @brief Plans @p problem. The `exhaustive` search times the algorithms on scratch buffers
-    /// that it allocates (zero-filled) and frees; give real buffers with the other constructor.
+    /// @brief Plans @p problem. The search and the trials run on scratch tensors that planning
+    /// allocates on the handle's stream and frees (input and filter filled with seeded non-zero
+    /// values, the output zeroed); give real buffers with the other constructor.
     /// @param h the cuDNN handle; its stream orders the search and the workspace
     /// @param problem shapes, types, layout, epilogue
     /// @param options policy, budget, TF32, determinism, checks
@@ -331,8 +373,8 @@ public:
     convolution(handle& h, const convolution_problem& problem,
                 const convolution_options& options = {});
 
-    /// @brief Plans @p problem, timing the algorithms (if the search is `exhaustive`) on these
-    /// buffers, as `cudnn.benchmark` does; @p y is overwritten.
+    /// @brief Plans @p problem, timing the algorithms (if the search is `exhaustive`) and trying
+    /// the choice on these buffers, as `cudnn.benchmark` does; @p y is overwritten.
     /// @throws std::invalid_argument also when a buffer's size or element type does not match
     template <class T>
     convolution(handle& h, const convolution_problem& problem, const convolution_options& options,
@@ -424,9 +466,14 @@ private:
     static void check_buffers(const element_counts& expected, const convolution_problem& problem,
                               detail::element_info element, std::size_t x, std::size_t w,
                               std::optional<std::size_t> bias, std::size_t y, bool running);
+    struct planning_buffers; // the tensors the search and the trials run on
     void plan(handle& h, const convolution_problem& problem, const convolution_options& options,
               const void* x, const void* w, void* y);
     convolution_explanation search(handle& h, const void* x, const void* w, void* y);
+    std::vector<algorithm_candidate> find_candidates(handle& h, planning_buffers& buffers,
+                                                     const std::string& context);
+    std::optional<std::string> try_candidate(handle& h, planning_buffers& buffers,
+                                             const algorithm_candidate& candidate, bool fused);
     void run(handle& h, const void* x, const void* w, const void* bias, void* y);
 
     convolution_problem problem_;
