@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <source_location>
 #include <utility>
 
 namespace gpu {
@@ -86,10 +87,14 @@ public:
     /// @brief Creates a stream on the current device.
     /// @param flags whether it synchronises with the legacy default stream
     /// @param priority a value in `stream_priorities()`; 0 is the default priority
-    /// @throws gpu::cuda_error when CUDA is unavailable or the stream cannot be created
+    /// @param where the caller's source location, for errors
+    /// @throws gpu::cuda_error when CUDA is unavailable or the stream cannot be created; its
+    /// `api()` names the request, then the CUDA call that failed, e.g.
+    /// `gpu::stream(non_blocking, priority 0): cudaDeviceGetStreamPriorityRange`
     /// @throws std::invalid_argument when @p priority is outside `stream_priorities()` (CUDA
     /// would clamp it silently)
-    explicit stream(stream_flags flags = stream_flags::blocking, int priority = 0);
+    explicit stream(stream_flags flags = stream_flags::blocking, int priority = 0,
+                    std::source_location where = std::source_location::current());
 
     /// @brief Adopts a stream created elsewhere; it will be destroyed with this object.
     [[nodiscard]] static stream from_native_handle(cudaStream_t handle) noexcept
