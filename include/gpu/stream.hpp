@@ -16,8 +16,21 @@ class event_ref;
 
 /// @brief A non-owning reference to a CUDA stream; cheap to copy, what functions take by value.
 ///
-/// A default-constructed `stream_ref` is the legacy default stream (handle 0), so every
-/// stream-ordered function of cudagap works without a stream argument.
+/// A default-constructed `stream_ref` is the legacy default stream (handle 0).
+///
+/// Which stream cudagap's work runs on, everywhere:
+/// - a function given a `stream_ref` runs there;
+/// - otherwise a function that takes a `device_buffer` runs on the buffer's stream
+///   (`device_buffer::stream()`): `fill_uniform`, `converted`, `check_finite`, `copy_to_host`;
+///   one that writes a buffer from another (`blas::convert(from, to)`) runs on the output's;
+/// - an object with a stream of its own runs there: a `blas::handle` (GEMMs), a `dnn::handle`
+///   (convolutions), a `blas::random_generator` (its fills);
+/// - raw pointers and matrix views carry no stream, so functions on them take one explicitly.
+///
+/// Nothing falls back to the legacy default stream unless it was asked for: an owner made
+/// without a stream (`device_buffer(n)`, `blas::handle()`) lives on it, visibly. When a call
+/// reads data that other streams wrote, the caller orders those streams before it (an event, or
+/// one stream for all), as with any CUDA library.
 class stream_ref {
 public:
     /// @brief The legacy default stream.

@@ -150,7 +150,7 @@ namespace detail {
 allocation allocate(std::size_t bytes, stream_ref stream, std::source_location where)
 {
     if (bytes == 0) {
-        return {};
+        return {nullptr, 0, stream.get(), false};
     }
     int device = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice(&device)", where);

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 using Catch::Matchers::Contains;
@@ -127,6 +128,23 @@ TEST_CASE("releasing or retargeting an empty buffer changes nothing", "[memory]"
     empty.set_stream(gpu::stream_ref{});
     CHECK(empty.release() == nullptr);
     CHECK(empty.empty());
+}
+
+TEST_CASE("an empty buffer keeps the stream it was made for", "[memory]")
+{
+    // No CUDA call is made for 0 elements, so a stand-in handle is never used.
+    const gpu::stream_ref s(reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000}));
+    gpu::device_buffer<float> empty(0, s);
+    CHECK(empty.empty());
+    CHECK(empty.data() == nullptr);
+    CHECK(empty.stream() == s); // what functions that default to the buffer's stream use
+    gpu::device_buffer<float> moved_to(std::move(empty));
+    CHECK(moved_to.stream() == s);
+    CHECK(empty.stream().is_default()); // NOLINT(bugprone-use-after-move): the documented state
+    gpu::device_buffer<float> retargeted;
+    retargeted.set_stream(s);
+    CHECK(retargeted.stream() == s);
+    CHECK(gpu::device_buffer<int>().stream().is_default());
 }
 
 TEST_CASE("pool_info reports the cached bytes", "[memory]")
