@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -210,6 +211,36 @@ TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allo
     }
     CHECK(gpu::allocation_statistics().current_bytes == before.current_bytes);
     gpu::device_buffer<float> after(1 << 18);
+    after.fill_zero();
+    CHECK(cudaGetLastError() == cudaSuccess);
+}
+
+TEST_CASE("before reporting out of memory, the pool's cached memory goes back to the device", "[memory][gpu]")
+{
+    const gpu::device dev = gpu::current_device();
+    if (!gpu::memory_pool_info(dev).supported) {
+        SUCCEED("this device has no memory pools: allocations use cudaMalloc, with no cache to trim");
+        return;
+    }
+    constexpr std::size_t gib = std::size_t{1} << 30;
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    {
+        const gpu::device_buffer<std::byte> cached(gib, s); // freed on s: the pool keeps the GiB
+    }
+    s.synchronize();
+    REQUIRE(gpu::memory_pool_info(dev).cached_bytes() >= gib);
+    try {
+        gpu::device_buffer<char> huge(std::size_t{1} << 50, s);
+        FAIL("a 1 PiB allocation succeeded");
+    } catch (const gpu::out_of_memory& e) {
+        // The retry was made after the trim, and the numbers were read after it too.
+        CHECK_THAT(e.api(), Contains("cudaMallocAsync") && Contains("cudaMemPoolTrimTo"));
+        CHECK(gpu::memory_pool_info(dev).cached_bytes() < gib);
+        CHECK(e.free_bytes() <= e.total_bytes());
+        CHECK_THAT(e.hint(), !Contains("its pool caches 1.00 GiB"));
+        CHECK_FALSE(e.is_sticky());
+    }
+    gpu::device_buffer<float> after(1 << 18, s);
     after.fill_zero();
     CHECK(cudaGetLastError() == cudaSuccess);
 }
