@@ -131,10 +131,58 @@ double relative_difference(const std::vector<float>& x, const std::vector<float>
     return norm > 0.0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
-json timing(const gpu::statistics& stats, double flops)
+// The profile's checks that cudagap runs inside every GPU call the demo times (the development
+// profile has both): they synchronise after each call, so they are part of the GPU timings.
+// Named as the profile's fields; empty when the profile has none.
+std::vector<std::string> timed_checks(const gpu::profile& profile)
+{
+    std::vector<std::string> checks;
+    if (profile.synchronous_checks) {
+        checks.emplace_back("synchronous_checks");
+    }
+    if (profile.check_numerics) {
+        checks.emplace_back("check_numerics");
+    }
+    return checks;
+}
+
+// The line that says so, printed next to the GPU timings (without a GPU: what they would
+// include); empty when the profile has no such checks.
+std::string timed_checks_note(const gpu::profile& profile, bool gpu_ran)
+{
+    std::vector<std::string> parts;
+    if (profile.synchronous_checks) {
+        parts.emplace_back("synchronous error checks after every call");
+    }
+    if (profile.check_numerics) {
+        parts.emplace_back("NaN/Inf checks of every output");
+    }
+    if (parts.empty()) {
+        return {};
+    }
+    std::string text = std::string("GPU timings ") + (gpu_ran ? "include" : "would include") + " the " +
+                       profile.name + " profile's " + parts.front();
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+        text += " and " + parts[i];
+    }
+    return text + " (each synchronises: the GPU runs faster without them; --profile production or "
+                  "testing times without them)";
+}
+
+void say_timed_checks(const gpu::profile& profile, bool gpu_ran)
+{
+    const std::string note = timed_checks_note(profile, gpu_ran);
+    if (!note.empty()) {
+        say(" Note: %s\n", note.c_str());
+    }
+}
+
+// A timing as JSON, with GFLOP/s and whether the profile's checks ran inside it.
+json timing(const gpu::statistics& stats, double flops, bool includes_profile_checks)
 {
     json j = stats;
     j["gflops"] = gpu::gflops(flops, stats.median_ms);
+    j["includes_profile_checks"] = includes_profile_checks;
     return j;
 }
 
@@ -224,6 +272,8 @@ json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed
     } else {
         say("GPU: skipped (no usable GPU)\n");
     }
+    say_timed_checks(profile, gpu_ok);
+    const bool checks_timed = !timed_checks(profile).empty();
     std::mt19937 engine(static_cast<std::uint32_t>(seed));
     std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
     for (const int n : opts.sizes) {
@@ -240,7 +290,7 @@ json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed
         const gpu::statistics cpu = gpu::benchmark(
             [&] { gpu::host_blas::gemm(view(std::as_const(a)), view(std::as_const(b)), view(c)); },
             {.warmup = 1, .repetitions = 3, .min_time = 300ms, .max_repetitions = 20});
-        json row = {{"size", n}, {"cpu", timing(cpu, flops)}, {"gpu", nullptr},
+        json row = {{"size", n}, {"cpu", timing(cpu, flops, false)}, {"gpu", nullptr},
                     {"speedup", nullptr}, {"relative_difference", nullptr}};
         say(" %dx%d Matrix:\n", n, n);
         say(" CPU: %10.2f ms %9.1f GFLOP/s  (median of %zu, spread %.0f%%)\n", cpu.median_ms,
@@ -255,7 +305,7 @@ json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed
                 *stream, [&] { gpu::blas::gemm(*handle, view(da), view(db), view(dc)); },
                 {.warmup = 3, .repetitions = 10, .calls_per_repetition = calls});
             const double difference = relative_difference(dc.to_host(), c);
-            row["gpu"] = timing(gpu_stats, flops);
+            row["gpu"] = timing(gpu_stats, flops, checks_timed);
             row["speedup"] = cpu.median_ms / gpu_stats.median_ms;
             row["relative_difference"] = difference;
             say(" CUDA: %9.3f ms %9.2f TFLOP/s (median of %zu x %d calls, spread %.0f%%)\n",
@@ -309,7 +359,7 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
                                                  {.warmup = 3, .repetitions = 10, .calls_per_repetition = 10});
     const double images_per_second = problem.input[0] / (stats.median_ms / 1000.0);
     const gpu::dnn::convolution_explanation& why = conv.explain();
-    j["gpu"] = {{"timing", timing(stats, problem.flops())},
+    j["gpu"] = {{"timing", timing(stats, problem.flops(), !timed_checks(profile).empty())},
                 {"ms_per_batch", stats.median_ms},
                 {"images_per_second", images_per_second},
                 {"algorithm", std::string(gpu::dnn::to_string(why.algorithm))},
@@ -320,6 +370,7 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
     say(" Average Time: %.3f ms/batch (median of %zu samples of 10 calls, after warm-up), %.1f TFLOP/s\n",
         stats.median_ms, stats.count, gpu::tflops(problem.flops(), stats.median_ms));
     say(" Throughput: %.0f images/sec\n", images_per_second);
+    say_timed_checks(profile, true);
     say(" Algorithm: %s, chosen by the %s search. cuDNN's candidates, from explain():\n",
         std::string(gpu::dnn::to_string(why.algorithm)).c_str(), std::string(gpu::to_string(why.search)).c_str());
     std::istringstream lines(why.to_string());
@@ -364,6 +415,7 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
     gpu::device_buffer<float> c(count, stream);
     const auto view = [n](auto& storage) { return gpu::blas::row_major(storage, n, n); };
     say(" %dx%d Matrix Multiply (median of 10 samples of 5 calls):\n", n, n);
+    say_timed_checks(profile, true);
 
     std::vector<float> reference;
     double fp32_ms = 0.0;
@@ -385,7 +437,8 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
         }
         const double tflops = gpu::tflops(flops, stats.median_ms);
         const double difference = relative_difference(result, reference);
-        json row = {{"precision", name}, {"timing", timing(stats, flops)}, {"tflops", tflops},
+        json row = {{"precision", name}, {"timing", timing(stats, flops, !timed_checks(profile).empty())},
+                    {"tflops", tflops},
                     {"speedup_over_fp32", fp32_ms / stats.median_ms},
                     {"relative_difference_from_fp32", difference},
                     {"peak_tflops", info.peak_tflops ? json(*info.peak_tflops) : json(nullptr)}, {"skipped", nullptr}};
@@ -440,6 +493,9 @@ int main(int argc, char* argv[])
         json report = {{"cudagap_version", gpu::library_version()}, {"profile", profile}, {"seed", seed},
                        {"gpu_parts_skipped_because",
                         gpu::is_available() ? json(nullptr) : json("no usable GPU: " + gpu::unavailable_reason())}};
+        const std::string note = timed_checks_note(profile, gpu::is_available());
+        report["gpu_timings_include"] = timed_checks(profile);
+        report["gpu_timings_note"] = note.empty() ? json(nullptr) : json(note);
         report["status"] = status();
         say("Profile: %s\n", profile.name.c_str());
         report["matmul"] = matmul(opts, profile, seed);

@@ -73,7 +73,14 @@ struct allocation {
 };
 
 /// @brief Allocates @p bytes on the current device, ordered on @p stream; counts the bytes.
+///
+/// 0 bytes allocate nothing and make no CUDA call, but the result still names @p stream, so that
+/// an empty buffer's work (none) and its successors stay on the stream it was made for.
+/// A pooled allocation that fails is retried once, after waiting for the device (frees queued
+/// on other streams return their blocks) and trimming the pool it came from (its cached,
+/// unused memory goes back to the device): unless the stream is being captured into a graph.
 /// @throws gpu::out_of_memory with requested, free and total bytes when the device is full
+/// (the numbers are read after the trim)
 [[nodiscard]] allocation allocate(std::size_t bytes, stream_ref stream, std::source_location where);
 
 /// @brief Frees an allocation on its stream; failures are reported, never thrown.
@@ -137,11 +144,13 @@ struct pinned_deleter {
 
 /// @brief An owning, typed, stream-ordered array in device memory. Move-only.
 ///
-/// Allocated with `cudaMallocAsync` from the device's default memory pool where the device
+/// Allocated with `cudaMallocAsync` from the device's current memory pool (its default pool
+/// unless `cudaDeviceSetMemPool` chose another) where the device
 /// supports memory pools (every GPU CUDA 13 runs on, except some integrated ones), with plain
 /// `cudaMalloc` otherwise. The memory is uninitialised. The buffer is freed on the stream it
-/// was allocated on, so it must not outlive that stream (or call `set_stream` first).
-/// The pool keeps freed memory for reuse (like PyTorch's caching allocator); `trim_memory_pool`
+/// was allocated on, so it must not outlive that stream (or call `set_stream` first). That stream
+/// is also where cudagap's functions that take the buffer run unless told otherwise (see
+/// `stream_ref` for the whole rule). The pool keeps freed memory for reuse (like PyTorch's caching allocator); `trim_memory_pool`
 /// returns it to the device.
 ///
 /// @tparam T a trivially copyable element type (`float`, `__half`, ...)
@@ -156,9 +165,12 @@ public:
     /// @brief An empty buffer: no memory, size 0.
     device_buffer() noexcept = default;
 
-    /// @brief Allocates @p count elements on the current device, ordered on @p stream.
+    /// @brief Allocates @p count elements on the current device, ordered on @p stream (also
+    /// when @p count is 0: the empty buffer still reports @p stream, so functions that default
+    /// to the buffer's stream use it).
     /// @throws gpu::out_of_memory when the device cannot hold them, even after waiting once for
-    /// frees still pending on other streams (the process can go on)
+    /// frees still pending on other streams and returning the pool's cached memory to the
+    /// device (the process can go on)
     /// @throws std::invalid_argument when the byte count overflows
     /// @throws gpu::cuda_error when CUDA is unavailable
     explicit device_buffer(std::size_t count, stream_ref stream = {},
@@ -189,19 +201,20 @@ public:
     [[nodiscard]] const T* data() const noexcept { return static_cast<const T*>(block_.get().pointer); }
     /// @brief The raw device pointer, same as `data()`.
     [[nodiscard]] T* get() const noexcept { return static_cast<T*>(block_.get().pointer); }
-    /// @brief The stream the buffer is ordered on and will be freed on.
+    /// @brief The stream the buffer is ordered on and will be freed on; the stream cudagap's
+    /// functions that take this buffer run on unless they are given another one (see
+    /// `stream_ref`). The legacy default stream for a default-constructed or moved-from buffer.
     [[nodiscard]] stream_ref stream() const noexcept { return stream_ref(block_.get().stream); }
     /// @brief Whether the memory comes from the stream-ordered pool (`cudaMallocAsync`).
     [[nodiscard]] bool is_pooled() const noexcept { return block_.get().pooled; }
 
-    /// @brief Orders the buffer's eventual free on @p stream instead (the caller makes sure
-    /// that the work using the buffer on the old stream is ordered before).
+    /// @brief Orders the buffer's eventual free, and the work of functions that default to the
+    /// buffer's stream, on @p stream instead (the caller makes sure that the work using the
+    /// buffer on the old stream is ordered before).
     void set_stream(stream_ref stream) noexcept
     {
         detail::allocation block = block_.release();
-        if (block.pointer != nullptr) {
-            block.stream = stream.get();
-        }
+        block.stream = stream.get();
         block_.reset(block);
     }
 

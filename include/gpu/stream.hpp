@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <source_location>
 #include <utility>
 
 namespace gpu {
@@ -15,8 +16,21 @@ class event_ref;
 
 /// @brief A non-owning reference to a CUDA stream; cheap to copy, what functions take by value.
 ///
-/// A default-constructed `stream_ref` is the legacy default stream (handle 0), so every
-/// stream-ordered function of cudagap works without a stream argument.
+/// A default-constructed `stream_ref` is the legacy default stream (handle 0).
+///
+/// Which stream cudagap's work runs on, everywhere:
+/// - a function given a `stream_ref` runs there;
+/// - otherwise a function that takes a `device_buffer` runs on the buffer's stream
+///   (`device_buffer::stream()`): `fill_uniform`, `converted`, `check_finite`, `copy_to_host`;
+///   one that writes a buffer from another (`blas::convert(from, to)`) runs on the output's;
+/// - an object with a stream of its own runs there: a `blas::handle` (GEMMs), a `dnn::handle`
+///   (convolutions), a `blas::random_generator` (its fills);
+/// - raw pointers and matrix views carry no stream, so functions on them take one explicitly.
+///
+/// Nothing falls back to the legacy default stream unless it was asked for: an owner made
+/// without a stream (`device_buffer(n)`, `blas::handle()`) lives on it, visibly. When a call
+/// reads data that other streams wrote, the caller orders those streams before it (an event, or
+/// one stream for all), as with any CUDA library.
 class stream_ref {
 public:
     /// @brief The legacy default stream.
@@ -86,10 +100,14 @@ public:
     /// @brief Creates a stream on the current device.
     /// @param flags whether it synchronises with the legacy default stream
     /// @param priority a value in `stream_priorities()`; 0 is the default priority
-    /// @throws gpu::cuda_error when CUDA is unavailable or the stream cannot be created
+    /// @param where the caller's source location, for errors
+    /// @throws gpu::cuda_error when CUDA is unavailable or the stream cannot be created; its
+    /// `api()` names the request, then the CUDA call that failed, e.g.
+    /// `gpu::stream(non_blocking, priority 0): cudaDeviceGetStreamPriorityRange`
     /// @throws std::invalid_argument when @p priority is outside `stream_priorities()` (CUDA
     /// would clamp it silently)
-    explicit stream(stream_flags flags = stream_flags::blocking, int priority = 0);
+    explicit stream(stream_flags flags = stream_flags::blocking, int priority = 0,
+                    std::source_location where = std::source_location::current());
 
     /// @brief Adopts a stream created elsewhere; it will be destroyed with this object.
     [[nodiscard]] static stream from_native_handle(cudaStream_t handle) noexcept

@@ -67,11 +67,14 @@ bool uses_pool(int device)
 }
 
 // A pooled allocation can fail while frees queued on other streams have not yet returned their
-// blocks to the pool (the pool reuses a block across streams only once its free has completed).
-// Like RMM and PyTorch's caching allocator, wait for the device once and let the caller retry,
-// so that "out of memory" means out of memory. Not while the stream is being captured into a
-// graph: synchronising would invalidate the capture.
-bool retry_after_pending_frees(stream_ref stream) noexcept
+// blocks to the pool (the pool reuses a block across streams only once its free has completed),
+// or while the pool caches memory in chunks that cannot serve this request (its release
+// threshold is "keep everything", see uses_pool). Like RMM and PyTorch's caching allocator
+// (which frees its cached blocks and retries), wait for the device once, give the pool's unused
+// memory back to the device, and let the caller retry, so that "out of memory" means out of
+// memory. Not while the stream is being captured into a graph: synchronising would invalidate
+// the capture. Returns whether a retry makes sense.
+bool release_cached_memory(stream_ref stream, int device) noexcept
 {
     static_cast<void>(cudaGetLastError());
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -80,11 +83,29 @@ bool retry_after_pending_frees(stream_ref stream) noexcept
         static_cast<void>(cudaGetLastError());
         return false;
     }
-    if (cudaDeviceSynchronize() != cudaSuccess) {
+    // cudaMallocAsync takes from the current pool of the stream's device (the default pool
+    // unless cudaDeviceSetMemPool chose another), so that is the pool to trim.
+    int pool_device = device;
+    if (cudaStreamGetDevice(stream.get(), &pool_device) != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        pool_device = device;
+    }
+    cudaMemPool_t pool = nullptr;
+    // Frees queued with cudaFreeAsync count as outstanding for cudaMemPoolTrimTo until the host
+    // has observed their completion, so synchronise first.
+    const bool switch_device = pool_device != device;
+    const bool ok = (!switch_device || cudaSetDevice(pool_device) == cudaSuccess) &&
+                    cudaDeviceSynchronize() == cudaSuccess &&
+                    cudaDeviceGetMemPool(&pool, pool_device) == cudaSuccess &&
+                    cudaMemPoolTrimTo(pool, 0) == cudaSuccess;
+    if (switch_device && cudaSetDevice(device) != cudaSuccess) {
         static_cast<void>(cudaGetLastError());
         return false;
     }
-    return true;
+    if (!ok) {
+        static_cast<void>(cudaGetLastError());
+    }
+    return ok;
 }
 
 std::size_t pool_attribute(cudaMemPool_t pool, cudaMemPoolAttr which, const char* name)
@@ -150,7 +171,7 @@ namespace detail {
 allocation allocate(std::size_t bytes, stream_ref stream, std::source_location where)
 {
     if (bytes == 0) {
-        return {};
+        return {nullptr, 0, stream.get(), false};
     }
     int device = 0;
     check_cuda(cudaGetDevice(&device), "cudaGetDevice(&device)", where);
@@ -159,7 +180,9 @@ allocation allocate(std::size_t bytes, stream_ref stream, std::source_location w
     cudaError_t status =
         pooled ? cudaMallocAsync(&pointer, bytes, stream.get()) : cudaMalloc(&pointer, bytes);
     const char* api = pooled ? "cudaMallocAsync(&pointer, bytes, stream)" : "cudaMalloc(&pointer, bytes)";
-    if (status == cudaErrorMemoryAllocation && pooled && retry_after_pending_frees(stream)) {
+    if (status == cudaErrorMemoryAllocation && pooled && release_cached_memory(stream, device)) {
+        api = "cudaMallocAsync(&pointer, bytes, stream), retried after cudaDeviceSynchronize and "
+              "cudaMemPoolTrimTo(pool, 0)";
         status = cudaMallocAsync(&pointer, bytes, stream.get());
     }
     if (status == cudaErrorMemoryAllocation) {

@@ -20,10 +20,30 @@ stream_priority_range stream_priorities()
     return range;
 }
 
-stream::stream(stream_flags flags, int priority)
+namespace {
+
+// What the user asked for, to put before the failing CUDA call: creating a stream runs a
+// priority query first, and "cudaDeviceGetStreamPriorityRange failed" alone would not say that
+// the failure was about making a stream.
+[[noreturn]] void throw_creation_error(cudaError_t status, stream_flags flags, int priority,
+                                       const char* call, std::source_location where)
+{
+    const std::string api = std::string("gpu::stream(") +
+                            (flags == stream_flags::non_blocking ? "non_blocking" : "blocking") +
+                            ", priority " + std::to_string(priority) + "): " + call;
+    detail::throw_cuda_error(status, api.c_str(), where);
+}
+
+} // namespace
+
+stream::stream(stream_flags flags, int priority, std::source_location where)
 {
     // CUDA clamps an out-of-range priority silently; say so instead.
-    const stream_priority_range range = stream_priorities();
+    stream_priority_range range;
+    const cudaError_t queried = cudaDeviceGetStreamPriorityRange(&range.least, &range.greatest);
+    if (queried != cudaSuccess) {
+        throw_creation_error(queried, flags, priority, "cudaDeviceGetStreamPriorityRange", where);
+    }
     if (priority > range.least || priority < range.greatest) {
         throw std::invalid_argument("gpu::stream: priority " + std::to_string(priority) +
                                     " is outside this device's range [" +
@@ -31,7 +51,11 @@ stream::stream(stream_flags flags, int priority)
                                     std::to_string(range.least) + " (lowest)]");
     }
     cudaStream_t handle = nullptr;
-    GPU_CUDA_CHECK(cudaStreamCreateWithPriority(&handle, static_cast<unsigned>(flags), priority));
+    const cudaError_t created =
+        cudaStreamCreateWithPriority(&handle, static_cast<unsigned>(flags), priority);
+    if (created != cudaSuccess) {
+        throw_creation_error(created, flags, priority, "cudaStreamCreateWithPriority", where);
+    }
     handle_.reset(handle);
 }
 

@@ -5,8 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <gpu/memory.hpp>
+#include <gpu/stream.hpp>
+
+#include "stream_gate.hpp"
+#include "test_support.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -29,17 +34,44 @@ bool same_bits(const T& a, const T& b)
 {
     return std::memcmp(&a, &b, sizeof(T)) == 0;
 }
+
+// Whether blas::convert can be called with these arguments.
+template <class... Args>
+concept convert_callable = requires(Args... args) { blas::convert(args...); };
+
+// A stream handle for buffers that stay empty: they make no CUDA call, so it is never used.
+gpu::stream_ref fake_stream(std::uintptr_t value)
+{
+    return gpu::stream_ref(reinterpret_cast<cudaStream_t>(value));
+}
 } // namespace
+
+TEST_CASE("raw pointers carry no stream, so converting them takes one explicitly", "[blas]")
+{
+    STATIC_REQUIRE_FALSE(convert_callable<const float*, __half*, std::size_t>);
+    STATIC_REQUIRE(convert_callable<const float*, __half*, std::size_t, gpu::stream_ref>);
+    STATIC_REQUIRE(convert_callable<const gpu::device_buffer<float>&, gpu::device_buffer<__half>&>);
+}
+
+TEST_CASE("converted makes its buffer on the source's stream unless given one", "[blas]")
+{
+    const gpu::stream_ref home = fake_stream(0x1000);
+    const gpu::stream_ref other = fake_stream(0x2000);
+    const gpu::device_buffer<float> source(0, home); // empty: no CUDA call, but it names its stream
+    REQUIRE(source.stream() == home);
+    CHECK(blas::converted<__half>(source).stream() == home);
+    CHECK(blas::converted<__nv_bfloat16>(source, other).stream() == other);
+}
 
 TEST_CASE("convert rejects null pointers before any launch and ignores empty ranges", "[blas]")
 {
     float* const nothing = nullptr;
     __half* const no_half = nullptr;
-    CHECK_NOTHROW(blas::convert(nothing, no_half, 0));
-    CHECK_THROWS_WITH(blas::convert(nothing, reinterpret_cast<__half*>(std::uintptr_t{0x1000}), 5),
+    CHECK_NOTHROW(blas::convert(nothing, no_half, 0, gpu::stream_ref{}));
+    CHECK_THROWS_WITH(blas::convert(nothing, reinterpret_cast<__half*>(std::uintptr_t{0x1000}), 5, gpu::stream_ref{}),
                       Contains("gpu::blas::convert: FP32 to FP16 of 5 elements with a null source"));
     CHECK_THROWS_WITH(blas::convert(reinterpret_cast<const double*>(std::uintptr_t{0x1000}),
-                                    static_cast<__nv_bfloat16*>(nullptr), 3),
+                                    static_cast<__nv_bfloat16*>(nullptr), 3, gpu::stream_ref{}),
                       Contains("FP64 to BF16 of 3 elements with a null target"));
     gpu::device_buffer<float> empty_float;
     gpu::device_buffer<__half> empty_half;
@@ -103,4 +135,39 @@ TEST_CASE("buffers of different sizes are rejected with both sizes", "[blas][gpu
     gpu::device_buffer<float> from(10);
     gpu::device_buffer<__half> to(9);
     CHECK_THROWS_WITH(blas::convert(from, to), Contains("gpu::blas::convert") && Contains("10") && Contains("9"));
+}
+
+TEST_CASE("convert and converted queue on the buffers' stream, not the legacy default stream", "[blas][gpu]")
+{
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    gpu::stream reader(gpu::stream_flags::non_blocking);
+    const std::vector<float> values = gpu::test::random_floats(std::size_t{1} << 16, 5);
+    const auto source = gpu::device_buffer<float>::from_host(values, s);
+    gpu::device_buffer<__half> target(values.size(), s);
+    const std::vector<__half> poison(values.size(), __float2half(std::numeric_limits<float>::quiet_NaN()));
+    target.copy_from_host(poison);
+    gpu::device_buffer<__half> made;
+    {
+        gpu::test::stream_gate gate(s);
+        blas::convert(source, target); // the output's stream: s, held by the gate
+        made = blas::converted<__half>(source);
+        CHECK(made.stream() == s.ref());
+        // Work queued on the legacy default stream would be done after this; s's is not.
+        gpu::stream_ref{}.synchronize();
+        CHECK_FALSE(s.is_ready());
+        // Nothing on s can write target while the gate holds it, so reading it elsewhere is safe.
+        std::vector<__half> early(values.size());
+        target.copy_to_host_async(early, reader);
+        reader.synchronize();
+        CHECK(std::isnan(__half2float(early.front())));
+        CHECK(std::isnan(__half2float(early.back())));
+        gate.open();
+    }
+    const std::vector<__half> converted = target.to_host();
+    const std::vector<__half> made_host = made.to_host();
+    for (std::size_t i = 0; i < values.size(); i += 997) {
+        INFO("element " << i);
+        CHECK(same_bits(converted[i], __float2half(values[i])));
+        CHECK(same_bits(made_host[i], __float2half(values[i])));
+    }
 }

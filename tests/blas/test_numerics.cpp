@@ -7,7 +7,14 @@
 
 #include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
+#include <gpu/stream.hpp>
 
+#include "stream_gate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <future>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -22,7 +29,7 @@ namespace blas = gpu::blas;
 TEST_CASE("check_finite reports in the shared core type that numerics_error carries", "[blas]")
 {
     // The wing has no report or error of its own: what it counts is what the core words.
-    STATIC_REQUIRE(std::is_same_v<decltype(blas::check_finite(static_cast<const float*>(nullptr), 0)),
+    STATIC_REQUIRE(std::is_same_v<decltype(blas::check_finite(static_cast<const float*>(nullptr), 0, gpu::stream_ref{})),
                                   gpu::non_finite_report>);
     const gpu::non_finite_report bad{.elements = 1000000, .nan_count = 3, .inf_count = 1, .first_index = 42};
     const gpu::numerics_error e("gpu::blas::gemm (FP16 inputs)", bad, 0);
@@ -32,13 +39,29 @@ TEST_CASE("check_finite reports in the shared core type that numerics_error carr
                    Contains("65504") && Contains("gpu::blas::check_finite"));
 }
 
+namespace {
+// Whether blas::check_finite can be called with these arguments.
+template <class... Args>
+concept check_finite_callable = requires(Args... args) { blas::check_finite(args...); };
+} // namespace
+
+TEST_CASE("pointers and views carry no stream, so checking them takes one explicitly", "[blas]")
+{
+    STATIC_REQUIRE_FALSE(check_finite_callable<const float*, std::size_t>);
+    STATIC_REQUIRE_FALSE(check_finite_callable<blas::matrix_view<const float>>);
+    STATIC_REQUIRE(check_finite_callable<const float*, std::size_t, gpu::stream_ref>);
+    STATIC_REQUIRE(check_finite_callable<blas::matrix_view<const float>, gpu::stream_ref>);
+    STATIC_REQUIRE(check_finite_callable<const gpu::device_buffer<float>&>); // the buffer's stream
+}
+
 TEST_CASE("check_finite rejects bad views and null data before touching the GPU", "[blas]")
 {
-    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, 3, 4, 2, blas::layout::row_major)),
+    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, 3, 4, 2, blas::layout::row_major),
+                                          gpu::stream_ref{}),
                       Contains("gpu::blas::check_finite: invalid matrix 3x4 row-major (ld 2)"));
-    CHECK_THROWS_WITH(blas::check_finite(static_cast<const float*>(nullptr), 10),
+    CHECK_THROWS_WITH(blas::check_finite(static_cast<const float*>(nullptr), 10, gpu::stream_ref{}),
                       Contains("null data for 10 elements"));
-    const auto empty = blas::check_finite(static_cast<const double*>(nullptr), 0);
+    const auto empty = blas::check_finite(static_cast<const double*>(nullptr), 0, gpu::stream_ref{});
     CHECK(empty.all_finite());
     CHECK(empty.elements == 0u);
     CHECK_FALSE(empty.first_index.has_value());
@@ -81,14 +104,35 @@ TEST_CASE("check_finite on a matrix reads its elements, not its padding", "[blas
     }
     auto buffer = gpu::device_buffer<float>::from_host(host);
     const blas::matrix_view<const float> matrix(buffer.data(), 3, 4, 6, blas::layout::row_major);
-    CHECK(blas::check_finite(matrix).all_finite());
-    CHECK(blas::check_finite(matrix).elements == 12u);
+    CHECK(blas::check_finite(matrix, buffer.stream()).all_finite());
+    CHECK(blas::check_finite(matrix, buffer.stream()).elements == 12u);
     CHECK(blas::check_finite(buffer).nan_count == 6u);
     host[13] = std::numeric_limits<float>::infinity(); // row 2, column 1
     buffer.copy_from_host(host);
-    const auto report = blas::check_finite(matrix);
+    const auto report = blas::check_finite(matrix, buffer.stream());
     CHECK(report.inf_count == 1u);
     CHECK(report.first_index == std::optional<std::size_t>(13));
     // The same memory as a column-major 4x3 matrix (its transpose) gives the same answer.
-    CHECK(blas::check_finite(matrix.transposed()).first_index == std::optional<std::size_t>(13));
+    CHECK(blas::check_finite(matrix.transposed(), buffer.stream()).first_index == std::optional<std::size_t>(13));
+}
+
+TEST_CASE("check_finite of a buffer waits for the buffer's stream, not the legacy one", "[blas][gpu]")
+{
+    using namespace std::chrono_literals;
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    gpu::pinned_buffer<float> host(4096); // pinned: the copy below is queued, not staged at once
+    std::fill(host.begin(), host.end(), 1.0F);
+    host[100] = std::numeric_limits<float>::quiet_NaN();
+    gpu::device_buffer<float> buffer(host.size(), s);
+    std::future<gpu::non_finite_report> checked;
+    {
+        gpu::test::stream_gate gate(s);
+        buffer.copy_from_host_async(host.span(), s); // held: the check must come after it
+        checked = std::async(std::launch::async, [&] { return blas::check_finite(buffer); });
+        CHECK(checked.wait_for(500ms) == std::future_status::timeout);
+        gate.open();
+        const gpu::non_finite_report report = checked.get();
+        CHECK(report.nan_count == 1u);
+        CHECK(report.first_index == std::optional<std::size_t>(100));
+    }
 }

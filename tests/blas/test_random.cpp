@@ -8,8 +8,14 @@
 #include <gpu/memory.hpp>
 #include <gpu/profile.hpp>
 
+#include <gpu/stream.hpp>
+
+#include "stream_gate.hpp"
+
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -172,4 +178,35 @@ TEST_CASE("bad fill arguments are rejected with the values", "[blas][gpu]")
     CHECK_THROWS_AS(rng.uniform(buffer, 0.0, INFINITY), std::invalid_argument);
     CHECK_THROWS_WITH(rng.uniform(static_cast<float*>(nullptr), 4), Contains("null data for 4 elements"));
     CHECK_NOTHROW(rng.uniform(static_cast<float*>(nullptr), 0));
+}
+
+TEST_CASE("fill_uniform and fill_normal run on the buffer's stream unless given one", "[blas][gpu]")
+{
+    using namespace std::chrono_literals;
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    gpu::device_buffer<float> a(4096, s);
+    gpu::device_buffer<float> b(4096, s);
+    gpu::device_buffer<float> warm(16);
+    blas::fill_uniform(warm, 1); // cuRAND's first use loads modules: keep that out of the timing below
+    s.synchronize();
+    std::future<void> filled;
+    {
+        gpu::test::stream_gate gate(s);
+        // The fills return when their values are written; on s, held by the gate, that must wait.
+        // (On the legacy default stream, which does not wait for s, they would finish at once.)
+        filled = std::async(std::launch::async, [&] {
+            blas::fill_uniform(a, 42);
+            blas::fill_normal(b, 42);
+        });
+        CHECK(filled.wait_for(500ms) == std::future_status::timeout);
+        gate.open();
+        filled.get();
+    }
+    // The explicit stream wins: the same seed on another stream draws the same values.
+    gpu::stream other(gpu::stream_flags::non_blocking);
+    gpu::device_buffer<float> again(4096, other);
+    blas::fill_uniform(again, 42, -1.0, 1.0, other);
+    CHECK(bitwise_equal(a, again));
+    blas::fill_normal(again, 42, 0.0, 1.0, other);
+    CHECK(bitwise_equal(b, again));
 }

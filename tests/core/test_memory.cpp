@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -14,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 using Catch::Matchers::Contains;
@@ -129,6 +131,23 @@ TEST_CASE("releasing or retargeting an empty buffer changes nothing", "[memory]"
     CHECK(empty.empty());
 }
 
+TEST_CASE("an empty buffer keeps the stream it was made for", "[memory]")
+{
+    // No CUDA call is made for 0 elements, so a stand-in handle is never used.
+    const gpu::stream_ref s(reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000}));
+    gpu::device_buffer<float> empty(0, s);
+    CHECK(empty.empty());
+    CHECK(empty.data() == nullptr);
+    CHECK(empty.stream() == s); // what functions that default to the buffer's stream use
+    gpu::device_buffer<float> moved_to(std::move(empty));
+    CHECK(moved_to.stream() == s);
+    CHECK(empty.stream().is_default()); // NOLINT(bugprone-use-after-move): the documented state
+    gpu::device_buffer<float> retargeted;
+    retargeted.set_stream(s);
+    CHECK(retargeted.stream() == s);
+    CHECK(gpu::device_buffer<int>().stream().is_default());
+}
+
 TEST_CASE("pool_info reports the cached bytes", "[memory]")
 {
     gpu::pool_info info;
@@ -192,6 +211,36 @@ TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allo
     }
     CHECK(gpu::allocation_statistics().current_bytes == before.current_bytes);
     gpu::device_buffer<float> after(1 << 18);
+    after.fill_zero();
+    CHECK(cudaGetLastError() == cudaSuccess);
+}
+
+TEST_CASE("before reporting out of memory, the pool's cached memory goes back to the device", "[memory][gpu]")
+{
+    const gpu::device dev = gpu::current_device();
+    if (!gpu::memory_pool_info(dev).supported) {
+        SUCCEED("this device has no memory pools: allocations use cudaMalloc, with no cache to trim");
+        return;
+    }
+    constexpr std::size_t gib = std::size_t{1} << 30;
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    {
+        const gpu::device_buffer<std::byte> cached(gib, s); // freed on s: the pool keeps the GiB
+    }
+    s.synchronize();
+    REQUIRE(gpu::memory_pool_info(dev).cached_bytes() >= gib);
+    try {
+        gpu::device_buffer<char> huge(std::size_t{1} << 50, s);
+        FAIL("a 1 PiB allocation succeeded");
+    } catch (const gpu::out_of_memory& e) {
+        // The retry was made after the trim, and the numbers were read after it too.
+        CHECK_THAT(e.api(), Contains("cudaMallocAsync") && Contains("cudaMemPoolTrimTo"));
+        CHECK(gpu::memory_pool_info(dev).cached_bytes() < gib);
+        CHECK(e.free_bytes() <= e.total_bytes());
+        CHECK_THAT(e.hint(), !Contains("its pool caches 1.00 GiB"));
+        CHECK_FALSE(e.is_sticky());
+    }
+    gpu::device_buffer<float> after(1 << 18, s);
     after.fill_zero();
     CHECK(cudaGetLastError() == cudaSuccess);
 }

@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 
 TEST_CASE("a default stream_ref is the legacy default stream", "[stream]")
 {
@@ -61,6 +63,38 @@ TEST_CASE("creating a stream without CUDA throws the CUDA error", "[stream]")
     CHECK_THROWS_AS(gpu::stream(), gpu::cuda_error);
     CHECK_THROWS_AS(gpu::stream_priorities(), gpu::cuda_error);
     CHECK_THROWS_AS(gpu::stream_ref{}.synchronize(), gpu::cuda_error);
+}
+
+TEST_CASE("a stream that cannot be created names the request, then the CUDA call", "[stream]")
+{
+    if (gpu::is_available()) {
+        SUCCEED("CUDA is available here; creation is covered by the [gpu] tests");
+        return;
+    }
+    try {
+        const gpu::stream s(gpu::stream_flags::non_blocking);
+        FAIL("a stream was created without a usable GPU");
+    } catch (const gpu::cuda_error& e) {
+        // The priority query is an implementation detail: the user asked for a stream.
+        CHECK(e.api() == "gpu::stream(non_blocking, priority 0): cudaDeviceGetStreamPriorityRange");
+        CHECK_THAT(std::string(e.what()),
+                   StartsWith("gpu::stream(non_blocking, priority 0): cudaDeviceGetStreamPriorityRange: "));
+        CHECK_FALSE(e.hint().empty());
+        CHECK_THAT(std::string(e.where().file_name()), Contains("test_stream.cpp")); // the caller
+    }
+    try {
+        const gpu::stream s;
+        FAIL("a stream was created without a usable GPU");
+    } catch (const gpu::cuda_error& e) {
+        CHECK(e.api() == "gpu::stream(blocking, priority 0): cudaDeviceGetStreamPriorityRange");
+    }
+    // Asking for the priorities themselves names that call alone.
+    try {
+        static_cast<void>(gpu::stream_priorities());
+        FAIL("priorities were read without a usable GPU");
+    } catch (const gpu::cuda_error& e) {
+        CHECK_THAT(e.api(), StartsWith("cudaDeviceGetStreamPriorityRange"));
+    }
 }
 
 TEST_CASE("a stream runs work, synchronizes and reports readiness", "[stream][gpu]")

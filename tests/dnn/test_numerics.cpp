@@ -71,13 +71,13 @@ TEST_CASE("a scan refuses a span shorter than the elements it is asked for", "[d
     const std::vector<std::uint16_t> two{0, 0};
     CHECK_THROWS_WITH(gpu::dnn::find_non_finite_on_host(bytes_of(two), 2, data_type::fp32),
                       Contains("2 fp32 elements need 8 bytes, the span has 4"));
-    CHECK_THROWS_AS(gpu::dnn::find_non_finite(nullptr, 5, data_type::fp32), std::invalid_argument);
-    CHECK(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp16).elements == 0);
+    CHECK_THROWS_AS(gpu::dnn::find_non_finite(nullptr, 5, data_type::fp32, gpu::stream_ref{}), std::invalid_argument);
+    CHECK(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp16, gpu::stream_ref{}).elements == 0);
 }
 
 TEST_CASE("scans answer in the core's report, which numerics_error carries", "[dnn]")
 {
-    STATIC_REQUIRE(std::is_same_v<decltype(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp32)),
+    STATIC_REQUIRE(std::is_same_v<decltype(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp32, gpu::stream_ref{})),
                                   gpu::non_finite_report>);
     const std::vector<std::uint16_t> half{0x3C00, 0x3C00, 0x7E00}; // 1, 1, NaN
     const gpu::non_finite_report report =
@@ -98,7 +98,7 @@ TEST_CASE("device scans find NaN across chunk boundaries", "[dnn][gpu]")
     host[(std::size_t{1} << 20) + 5] = std::numeric_limits<float>::quiet_NaN();
     host[count - 1] = std::numeric_limits<float>::infinity();
     const auto device = gpu::device_buffer<float>::from_host(host);
-    const auto report = gpu::dnn::find_non_finite(device.data(), count, data_type::fp32);
+    const auto report = gpu::dnn::find_non_finite(device.data(), count, data_type::fp32, device.stream());
     CHECK(report.elements == count);
     CHECK(report.nan_count == 1);
     CHECK(report.inf_count == 1);

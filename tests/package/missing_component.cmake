@@ -1,8 +1,11 @@
-# find_package(cudagap COMPONENTS dnn) where cuDNN is missing: a REQUIRED request fails with the
-# component's reason (set CUDNN_ROOT) instead of CMake's bare "set cudagap_FOUND to FALSE", and
-# an OPTIONAL one succeeds without cudagap::dnn.
-# -D SOURCE_DIR=... -D BINARY_DIR=... -D GENERATOR=... -D CONFIGURE_ARGS=<joined by '|'>
-# -D INSTALL_FROM=<cudagap build dir> -D INSTALL_PREFIX=<dir>
+# find_package(cudagap COMPONENTS <component>) where the component's dependency is missing: a
+# REQUIRED request fails with the component's reason (what is missing, how to fix it) instead of
+# CMake's bare "set cudagap_FOUND to FALSE" or a link-interface error at generate time, and an
+# OPTIONAL one succeeds without the component, generating and building the rest.
+# -D COMPONENT=dnn|blas -D SOURCE_DIR=... -D BINARY_DIR=... -D GENERATOR=...
+# -D CONFIGURE_ARGS=<joined by '|'> -D INSTALL_FROM=<cudagap build dir> -D INSTALL_PREFIX=<dir>
+# blas also needs -D TOOLKIT_INCLUDE_DIR=... -D TOOLKIT_LIBRARY_DIR=... -D TOOLKIT_VERSION=...
+# -D MAKE_PROGRAM=<the generator's build tool>
 string(REPLACE "|" ";" CONFIGURE_ARGS "${CONFIGURE_ARGS}")
 file(REMOVE_RECURSE "${BINARY_DIR}" "${INSTALL_PREFIX}")
 execute_process(COMMAND "${CMAKE_COMMAND}" --install "${INSTALL_FROM}" --prefix "${INSTALL_PREFIX}"
@@ -10,26 +13,73 @@ execute_process(COMMAND "${CMAKE_COMMAND}" --install "${INSTALL_FROM}" --prefix 
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "install failed (${result}): ${err}")
 endif()
-set(common -S "${SOURCE_DIR}" -G "${GENERATOR}" ${CONFIGURE_ARGS}
-    "-DCMAKE_PREFIX_PATH=${INSTALL_PREFIX}" -DCMAKE_DISABLE_FIND_PACKAGE_CUDNN=TRUE)
 
-execute_process(COMMAND "${CMAKE_COMMAND}" ${common} -B "${BINARY_DIR}/required" -DREQUIRE=ON
-                RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(result EQUAL 0)
-  message(FATAL_ERROR "find_package(cudagap REQUIRED COMPONENTS dnn) succeeded without cuDNN:\n${out}")
+set(environment "")
+if(COMPONENT STREQUAL "dnn")
+  list(APPEND CONFIGURE_ARGS -DCMAKE_DISABLE_FIND_PACKAGE_CUDNN=TRUE)
+  set(expected_reason "dnn: cuDNN was not found: set CUDNN_ROOT to the folder holding include/cudnn.h and lib/")
+elseif(COMPONENT STREQUAL "blas")
+  # A CUDA Toolkit without cuBLAS and cuRAND, as a minimal install or a container image with
+  # only the runtime has: the real toolkit's headers and libraries, linked one by one, minus
+  # cublas* and curand*, and its version in version.txt, the file FindCUDAToolkit takes for a
+  # toolkit root when there is no nvcc. FindCUDAToolkit must not find the real libraries some
+  # other way: no PATH-derived or system prefixes, no CUDA_PATH.
+  set(toolkit "${BINARY_DIR}/toolkit-without-cublas")
+  file(MAKE_DIRECTORY "${toolkit}/bin" "${toolkit}/include" "${toolkit}/lib64")
+  file(WRITE "${toolkit}/version.txt" "CUDA Version ${TOOLKIT_VERSION}\n")
+  foreach(pair IN ITEMS "include|${TOOLKIT_INCLUDE_DIR}" "lib64|${TOOLKIT_LIBRARY_DIR}")
+    string(REPLACE "|" ";" pair "${pair}")
+    list(GET pair 0 folder)
+    list(GET pair 1 real)
+    file(GLOB entries RELATIVE "${real}" "${real}/*")
+    foreach(entry IN LISTS entries)
+      if(NOT entry MATCHES "^(lib)?(cublas|curand)")
+        file(CREATE_LINK "${real}/${entry}" "${toolkit}/${folder}/${entry}" SYMBOLIC)
+      endif()
+    endforeach()
+  endforeach()
+  list(FILTER CONFIGURE_ARGS EXCLUDE REGEX "^-DCUDAToolkit_ROOT=")
+  # (With those searches off, the build tool must be named: CMake would look for it on PATH.)
+  list(APPEND CONFIGURE_ARGS "-DCUDAToolkit_ROOT=${toolkit}" -DCMAKE_FIND_USE_SYSTEM_ENVIRONMENT_PATH=OFF
+              -DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF -DCMAKE_FIND_USE_CMAKE_ENVIRONMENT_PATH=OFF
+              "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
+  set(environment "${CMAKE_COMMAND}" -E env --unset=CUDA_PATH --unset=CUDAToolkit_ROOT)
+  set(expected_reason "blas: the CUDA Toolkit ${TOOLKIT_VERSION} found at ${toolkit}/lib64 has no libcublas (CUDA::cublas) and libcurand (CUDA::curand): install its cuBLAS and cuRAND libraries")
+else()
+  message(FATAL_ERROR "COMPONENT must be dnn or blas, not '${COMPONENT}'")
 endif()
-foreach(expected "required components are missing"
-                 "dnn: cuDNN was not found: set CUDNN_ROOT to the folder holding include/cudnn.h and lib/"
-                 "no_such_component: no such component")
-  string(FIND "${err}" "${expected}" at)
+set(common -S "${SOURCE_DIR}" -G "${GENERATOR}" ${CONFIGURE_ARGS} "-DCMAKE_PREFIX_PATH=${INSTALL_PREFIX}"
+    "-DCOMPONENT=${COMPONENT}")
+
+execute_process(COMMAND ${environment} "${CMAKE_COMMAND}" ${common} -B "${BINARY_DIR}/required" -DREQUIRE=ON
+                RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE required_err)
+if(result EQUAL 0)
+  message(FATAL_ERROR "find_package(cudagap REQUIRED COMPONENTS ${COMPONENT}) succeeded without its dependency:\n${out}\n${required_err}")
+endif()
+foreach(expected "required components are missing" "${expected_reason}" "no_such_component: no such component")
+  string(FIND "${required_err}" "${expected}" at)
   if(at EQUAL -1)
-    message(FATAL_ERROR "the failure does not say '${expected}':\n${err}")
+    message(FATAL_ERROR "the failure does not say '${expected}':\n${required_err}")
   endif()
 endforeach()
 
-execute_process(COMMAND "${CMAKE_COMMAND}" ${common} -B "${BINARY_DIR}/optional" -DREQUIRE=OFF
+execute_process(COMMAND ${environment} "${CMAKE_COMMAND}" ${common} -B "${BINARY_DIR}/optional" -DREQUIRE=OFF
                 RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT result EQUAL 0)
-  message(FATAL_ERROR "find_package(cudagap OPTIONAL_COMPONENTS dnn) failed without cuDNN:\n${out}\n${err}")
+  message(FATAL_ERROR "find_package(cudagap OPTIONAL_COMPONENTS ${COMPONENT}) failed without its dependency:\n${out}\n${err}")
 endif()
-message(STATUS "a missing cuDNN is reported, and optional without it:\n${err}")
+if(COMPONENT STREQUAL "blas")
+  # The simulation must be what it claims: a toolkit with a runtime and without cuBLAS/cuRAND.
+  foreach(expected "CUDA::cudart present" "CUDA::cublas absent" "CUDA::curand absent")
+    string(FIND "${out}" "toolkit check: ${expected}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "the toolkit without cuBLAS is not one: no 'toolkit check: ${expected}':\n${out}")
+    endif()
+  endforeach()
+endif()
+execute_process(COMMAND "${CMAKE_COMMAND}" --build "${BINARY_DIR}/optional"
+                RESULT_VARIABLE result OUTPUT_VARIABLE build_out ERROR_VARIABLE build_err)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "the consumer without ${COMPONENT} did not build:\n${build_out}\n${build_err}")
+endif()
+message(STATUS "a missing ${COMPONENT} is reported:\n${required_err}\nand optional without it:\n${err}\n${out}")

@@ -15,7 +15,7 @@
 /// call; `bench/gemm` measures it.
 ///
 /// @code
-/// gpu::blas::handle h(stream);
+/// gpu::blas::handle h(stream);                                 // a, b, c live on `stream` too
 /// gpu::blas::gemm(h, gpu::blas::row_major(a, m, k), gpu::blas::row_major(b, k, n),
 ///                 gpu::blas::row_major(c, m, n));              // c = a·b, row-major
 /// gpu::blas::gemm(h, A.transposed(), B, C, 2.0F, 1.0F);        // C = 2·Aᵀ·B + C
@@ -90,6 +90,8 @@ void gemm(handle& h, const matrix_view<TA>& a, const matrix_view<TB>& b, const m
 ///
 /// The views say the layouts (`row_major` / `column_major`, or `transposed()` for a transpose);
 /// cudagap maps them onto cuBLAS's column-major convention. When @p beta is 0, `c` is not read.
+/// Views carry no stream, so the handle's decides: make the handle on the buffers' stream (as
+/// below), or order the streams that wrote `a`, `b` and `c` before this call.
 /// @param h the handle: its stream, math mode and checks apply
 /// @param a the left operand, m x k, in device memory
 /// @param b the right operand, k x n, in device memory

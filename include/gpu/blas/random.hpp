@@ -3,9 +3,9 @@
 /// normal values of any of the wing's element types, for demos, tests and benchmarks.
 ///
 /// @code
-/// gpu::device_buffer<__half> a(n * n);
-/// gpu::blas::fill_uniform(a, 42);                  // the same values for the same seed
-/// gpu::blas::random_generator rng(gpu::profile::testing());   // the profile's seed (42)
+/// gpu::device_buffer<__half> a(n * n, stream);
+/// gpu::blas::fill_uniform(a, 42);                  // the same values for the same seed, on a's stream
+/// gpu::blas::random_generator rng(gpu::profile::testing(), stream);   // the profile's seed (42)
 /// rng.normal(b, 0.0, 0.02);                         // consecutive fills continue the sequence
 /// @endcode
 ///
@@ -57,6 +57,13 @@ struct curand_generator_deleter {
 ///
 /// Each fill continues the sequence: two generators with the same seed that make the same fills
 /// in the same order produce the same values.
+///
+/// Like a `gpu::blas::handle`, the generator has a stream of its own (set when it is made, or
+/// with `set_stream`): every fill runs there, also a fill of a buffer that lives on another
+/// stream, because cuRAND launches a generator's work on the one stream set with
+/// `curandSetStream`. Make the generator on the
+/// buffers' stream (`random_generator rng(seed, buffer.stream())`), or order the streams
+/// yourself; `fill_uniform` and `fill_normal` use the buffer's stream.
 class random_generator {
 public:
     /// @brief Creates a generator seeded with @p seed whose fills run on @p stream.
@@ -91,7 +98,8 @@ public:
         fill(detail::element_type_of<T>, data, count, false, low, high);
     }
 
-    /// @brief Fills a device buffer with values uniform in (@p low, @p high].
+    /// @brief Fills a device buffer with values uniform in (@p low, @p high], on the
+    /// generator's stream (see the class).
     template <blas_element T>
     void uniform(device_buffer<T>& buffer, double low = -1.0, double high = 1.0)
     {
@@ -108,7 +116,8 @@ public:
         fill(detail::element_type_of<T>, data, count, true, mean, stddev);
     }
 
-    /// @brief Fills a device buffer with normally distributed values.
+    /// @brief Fills a device buffer with normally distributed values, on the generator's stream
+    /// (see the class).
     template <blas_element T>
     void normal(device_buffer<T>& buffer, double mean = 0.0, double stddev = 1.0)
     {
@@ -136,23 +145,45 @@ private:
 };
 
 /// @brief Fills a device buffer with values uniform in (@p low, @p high] from a fresh generator
-/// seeded with @p seed: the same seed gives the same values. Returns when they are written.
+/// seeded with @p seed, on @p stream: the same seed gives the same values. Returns when they
+/// are written. The caller orders the buffer's own stream with @p stream.
 /// @throws gpu::blas::random_error when cuRAND cannot initialise
 template <blas_element T>
-void fill_uniform(device_buffer<T>& buffer, std::uint64_t seed, double low = -1.0, double high = 1.0,
-                  stream_ref stream = {})
+void fill_uniform(device_buffer<T>& buffer, std::uint64_t seed, double low, double high,
+                  stream_ref stream)
 {
     random_generator(seed, stream).uniform(buffer, low, high);
 }
 
-/// @brief Fills a device buffer with normally distributed values from a fresh generator seeded
-/// with @p seed: the same seed gives the same values. Returns when they are written.
+/// @brief Fills a device buffer with values uniform in (@p low, @p high] from a fresh generator
+/// seeded with @p seed, on the buffer's stream (after the work already queued there, such as
+/// its allocation): the same seed gives the same values. Returns when they are written.
 /// @throws gpu::blas::random_error when cuRAND cannot initialise
 template <blas_element T>
-void fill_normal(device_buffer<T>& buffer, std::uint64_t seed, double mean = 0.0, double stddev = 1.0,
-                 stream_ref stream = {})
+void fill_uniform(device_buffer<T>& buffer, std::uint64_t seed, double low = -1.0, double high = 1.0)
+{
+    fill_uniform(buffer, seed, low, high, buffer.stream());
+}
+
+/// @brief Fills a device buffer with normally distributed values from a fresh generator seeded
+/// with @p seed, on @p stream: the same seed gives the same values. Returns when they are
+/// written. The caller orders the buffer's own stream with @p stream.
+/// @throws gpu::blas::random_error when cuRAND cannot initialise
+template <blas_element T>
+void fill_normal(device_buffer<T>& buffer, std::uint64_t seed, double mean, double stddev,
+                 stream_ref stream)
 {
     random_generator(seed, stream).normal(buffer, mean, stddev);
+}
+
+/// @brief Fills a device buffer with normally distributed values from a fresh generator seeded
+/// with @p seed, on the buffer's stream: the same seed gives the same values. Returns when they
+/// are written.
+/// @throws gpu::blas::random_error when cuRAND cannot initialise
+template <blas_element T>
+void fill_normal(device_buffer<T>& buffer, std::uint64_t seed, double mean = 0.0, double stddev = 1.0)
+{
+    fill_normal(buffer, seed, mean, stddev, buffer.stream());
 }
 
 } // namespace gpu::blas

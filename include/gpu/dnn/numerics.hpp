@@ -31,10 +31,11 @@ namespace gpu::dnn {
 /// @param device_data the device address of the first element
 /// @param count the number of elements
 /// @param type their element type
-/// @param stream the stream whose work must finish before the scan (and that copies)
+/// @param stream the stream whose work must finish before the scan (and that copies); required,
+/// since a pointer carries no stream to default to
 /// @throws std::invalid_argument for a null pointer with a non-zero count
 /// @throws gpu::cuda_error when a copy fails
 [[nodiscard]] gpu::non_finite_report find_non_finite(const void* device_data, std::size_t count,
-                                                     data_type type, stream_ref stream = {});
+                                                     data_type type, stream_ref stream);
 
 } // namespace gpu::dnn
