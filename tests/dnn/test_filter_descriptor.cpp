@@ -72,7 +72,11 @@ TEST_CASE("an adopted filter's element count does not wrap around size_t", "[dnn
     GPU_CUDNN_CHECK(cudnnCreateFilterDescriptor(&raw));
     const filter_descriptor w = filter_descriptor::from_native_handle(raw);
     const std::vector<int> dims(8, INT_MAX);
-    GPU_CUDNN_CHECK(cudnnSetFilterNdDescriptor(raw, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 8, dims.data()));
+    if (cudnnSetFilterNdDescriptor(raw, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 8, dims.data()) !=
+        CUDNN_STATUS_SUCCESS) {
+        WARN("this cuDNN refuses a filter of 8 x INT_MAX (cuDNN 9.19 accepts it): nothing to read");
+        return;
+    }
     CHECK(w.dims() == dims);
     CHECK_THROWS_WITH(w.element_count(), Contains("does not fit in size_t"));
     CHECK_THROWS_AS(w.element_count(), std::domain_error);

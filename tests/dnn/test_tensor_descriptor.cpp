@@ -199,7 +199,11 @@ TEST_CASE("an adopted descriptor with other strides or types is read honestly", 
     // layout (and no signed overflow on the way to that answer).
     const std::array<int, 4> dims{4, 65536, 65536, 1};
     const std::array<int, 4> ones{1, 1, 1, 1};
-    GPU_CUDNN_CHECK(cudnnSetTensorNdDescriptor(raw, CUDNN_DATA_FLOAT, 4, dims.data(), ones.data()));
+    if (cudnnSetTensorNdDescriptor(raw, CUDNN_DATA_FLOAT, 4, dims.data(), ones.data()) !=
+        CUDNN_STATUS_SUCCESS) {
+        WARN("this cuDNN refuses overlapping strides over 2^34 elements (cuDNN 9.19 accepts them)");
+        return;
+    }
     CHECK_FALSE(t.layout().has_value());
     CHECK(t.element_count() == std::size_t{1} << 34);
     CHECK_THAT(t.to_string(), Contains("strides [1, 1, 1, 1]"));
