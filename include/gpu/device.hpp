@@ -86,8 +86,8 @@ enum class kernel_image {
 /// clocks and the memory-pool flag are read as device attributes.
 struct device_properties {
     int id = -1;                            ///< the device ordinal
-    std::string name;                       ///< e.g. `NVIDIA H200`
-    compute_capability capability;          ///< e.g. 9.0
+    std::string name{};                     ///< e.g. `NVIDIA H200`
+    compute_capability capability{};        ///< e.g. 9.0
     std::size_t total_memory_bytes = 0;     ///< global memory
     int multiprocessor_count = 0;           ///< streaming multiprocessors (SMs)
     int clock_rate_khz = 0;                 ///< peak SM clock
@@ -99,7 +99,7 @@ struct device_properties {
     bool memory_pools_supported = false;    ///< `cudaMallocAsync` and memory pools work
     bool integrated = false;                ///< shares memory with the host (Jetson and such)
     bool ecc_enabled = false;               ///< error-correcting memory is on
-    std::string pci_bus_id;                 ///< e.g. `0000:3B:00.0`
+    std::string pci_bus_id{};               ///< e.g. `0000:3B:00.0`
 
     /// @brief Theoretical peak memory bandwidth in GB/s (10^9 bytes per second) from the
     /// memory clock and bus width (double data rate); an upper bound, not a measurement.

@@ -61,7 +61,7 @@ void record_failure(diagnostic& check, const error& failure);
 
 /// @brief The report of `gpu::diagnose()`: the checks in the order they ran.
 struct diagnosis {
-    std::vector<diagnostic> checks; ///< every check, core ones first, then the wings', then platforms
+    std::vector<diagnostic> checks{}; ///< every check, core ones first, then the wings', then platforms
 
     /// @brief The first check called @p name, or null.
     [[nodiscard]] const diagnostic* find(std::string_view name) const noexcept;
@@ -121,9 +121,9 @@ struct diagnose_options {
 
 /// @brief One file of a shared library found on the loader's search path.
 struct library_copy {
-    std::string path;          ///< where it was found, e.g. `/usr/local/cuda/lib64/libcudnn.so.9`
-    std::string resolved_path; ///< the file it is after following links
-    std::string soname_version;///< the version in the file name after `.so.`, e.g. `9` or `9.1.0`
+    std::string path{};        ///< where it was found, e.g. `/usr/local/cuda/lib64/libcudnn.so.9`
+    std::string resolved_path{}; ///< the file it is after following links
+    std::string soname_version{};///< the version in the file name after `.so.`, e.g. `9` or `9.1.0`
     bool loaded = false;       ///< this process has this file loaded
 
     /// @brief Copies compare equal field by field.

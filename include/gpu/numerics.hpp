@@ -34,7 +34,7 @@ struct non_finite_report {
     std::size_t inf_count = 0; ///< +Inf or -Inf among them
     /// The first NaN or Inf, counted in elements from the start of the data as it lies in memory
     /// (for a padded matrix the padding counts); empty when every element is finite.
-    std::optional<std::size_t> first_index;
+    std::optional<std::size_t> first_index{};
 
     /// @brief No NaN and no Inf.
     [[nodiscard]] bool all_finite() const noexcept { return nan_count == 0 && inf_count == 0; }

@@ -62,7 +62,7 @@ struct profile {
     /// Bitwise-reproducible results: cuBLAS without atomics, deterministic cuDNN algorithms.
     bool deterministic = false;
     /// A fixed seed for random fills; empty means "seed from the clock".
-    std::optional<std::uint64_t> seed;
+    std::optional<std::uint64_t> seed{};
 
     /// @brief Fields compare equal one by one.
     friend bool operator==(const profile&, const profile&) = default;

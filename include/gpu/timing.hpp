@@ -31,7 +31,7 @@ struct statistics {
     double mean_ms = 0;     ///< arithmetic mean
     double max_ms = 0;      ///< slowest sample
     double stddev_ms = 0;   ///< sample standard deviation (0 for one sample)
-    std::vector<double> samples_ms; ///< the samples, in the order they were taken
+    std::vector<double> samples_ms{}; ///< the samples, in the order they were taken
 
     /// @brief `(max - min) / median`: how noisy the run was (0 for one sample).
     [[nodiscard]] double relative_spread() const noexcept

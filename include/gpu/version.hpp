@@ -69,9 +69,9 @@ struct cuda_version {
 /// @brief What the installed NVIDIA driver supports, or why nothing is known.
 struct driver_info {
     /// The newest CUDA version the driver supports, 0.0 when no driver is installed.
-    cuda_version supported_cuda;
+    cuda_version supported_cuda{};
     /// Empty when a driver was found; otherwise why there is none and what to do.
-    std::string reason;
+    std::string reason{};
 
     /// @brief Whether a driver was found.
     [[nodiscard]] bool installed() const noexcept { return supported_cuda.known(); }
@@ -100,7 +100,7 @@ struct cuda_architecture {
     int sm = 0;               ///< compute capability as an integer, e.g. 90 for 9.0
     bool has_sass = false;    ///< machine code for this architecture is embedded (`-real`)
     bool has_ptx = false;     ///< PTX for this architecture is embedded (`-virtual`), JIT-able
-    std::string suffix;       ///< architecture-specific feature suffix such as `a`, else empty
+    std::string suffix{};     ///< architecture-specific feature suffix such as `a`, else empty
 
     /// @brief Architectures compare equal when every field does.
     friend bool operator==(const cuda_architecture&, const cuda_architecture&) = default;

@@ -53,13 +53,13 @@ enum class vram_tier {
 /// @brief What to run with on a card: the article's `setup_for_limited_vram()` result.
 struct vram_advice {
     std::size_t total_bytes = 0;                    ///< the memory the advice is for
-    std::optional<compute_capability> capability;   ///< the GPU's, when known
+    std::optional<compute_capability> capability{}; ///< the GPU's, when known
     vram_tier tier = vram_tier::under_8gb;          ///< the memory class
     preferred_precision precision = preferred_precision::fp32; ///< element type for weights and activations
     int batch_size = 1;                             ///< a starting batch size for training
     bool gradient_checkpointing = false;            ///< recompute activations instead of storing them
     bool allow_tf32 = false;                        ///< TF32 tensor cores for the FP32 math (Ampere+)
-    std::vector<std::string> notes;                 ///< why, and what else helps
+    std::vector<std::string> notes{};               ///< why, and what else helps
 
     /// @brief @p base with this advice's precision and TF32 setting applied (the rest kept).
     [[nodiscard]] profile apply_to(profile base) const;
@@ -82,9 +82,9 @@ struct vram_advice {
 /// views kept apart (see docs/vram.md).
 struct vram_usage {
     int device_id = -1;            ///< the device looked at
-    allocation_stats allocated;    ///< held by this process's cudagap buffers (all devices)
-    pool_info pool;                ///< the device's default pool: reserved, in use, cached
-    memory_info device_memory;     ///< the driver's view: every process, the driver, the pools
+    allocation_stats allocated{};  ///< held by this process's cudagap buffers (all devices)
+    pool_info pool{};              ///< the device's default pool: reserved, in use, cached
+    memory_info device_memory{};   ///< the driver's view: every process, the driver, the pools
 
     /// The used fraction of device memory above which `warning()` speaks (the article's 0.9).
     static constexpr double high_usage_fraction = 0.9;
@@ -105,8 +105,8 @@ struct vram_usage {
 
 /// @brief The views before and after `clear_vram`.
 struct vram_clear_result {
-    vram_usage before; ///< just before trimming
-    vram_usage after;  ///< just after
+    vram_usage before{}; ///< just before trimming
+    vram_usage after{};  ///< just after
 
     /// @brief How much device memory the trim returned, by the pool's count.
     [[nodiscard]] std::size_t released_bytes() const noexcept

@@ -5,6 +5,7 @@
 #include <gpu/dnn/convolution_descriptor.hpp>
 
 #include <array>
+#include <climits>
 #include <stdexcept>
 #include <string>
 
@@ -56,7 +57,78 @@ void validate(const convolution_geometry& g)
     if (g.groups <= 0) {
         reject("groups is " + std::to_string(g.groups) + "; it must be at least 1");
     }
+    detail::require_named("gpu::dnn convolution", "convolution_mode", g.mode);
 }
+
+namespace {
+
+// One spatial dimension of a convolution, in 64 bits: cuDNN computes these in int.
+struct spatial_window {
+    long long padded; // input + 2 x padding
+    long long span;   // dilation x (filter - 1) + 1
+};
+
+spatial_window window_of(const std::vector<int>& input, const std::vector<int>& filter,
+                         const convolution_geometry& g, std::size_t i)
+{
+    return {static_cast<long long>(input[i + 2]) + 2LL * g.padding[i],
+            static_cast<long long>(g.dilation[i]) * (filter[i + 2] - 1LL) + 1};
+}
+
+void check_channels(const std::vector<int>& input, const std::vector<int>& filter,
+                    const convolution_geometry& g)
+{
+    const int channels = input[1];
+    const int outputs = filter[0];
+    if (channels % g.groups != 0) {
+        reject("groups " + std::to_string(g.groups) + " does not divide the input's " +
+               std::to_string(channels) + " channels (input " + to_string(input) + ")");
+    }
+    if (outputs % g.groups != 0) {
+        reject("groups " + std::to_string(g.groups) + " does not divide the filter's " +
+               std::to_string(outputs) + " output channels (filter " + to_string(filter) + ")");
+    }
+    const long long taken = static_cast<long long>(filter[1]) * g.groups;
+    if (taken != channels) {
+        reject("the input has " + std::to_string(channels) + " channels but the filter " +
+               to_string(filter) + " takes " + std::to_string(filter[1]) + " per group x " +
+               std::to_string(g.groups) + (g.groups == 1 ? " group" : " groups") + " = " +
+               std::to_string(taken));
+    }
+}
+
+void check_window(const std::vector<int>& input, const std::vector<int>& filter,
+                  const convolution_geometry& g, std::size_t i)
+{
+    const spatial_window w = window_of(input, filter, g, i);
+    const std::string padded = std::to_string(w.padded) + " (size " + std::to_string(input[i + 2]) +
+                               " + 2 x padding " + std::to_string(g.padding[i]) + ")";
+    if (w.padded > INT_MAX) {
+        reject("in spatial dimension " + std::to_string(i) + " the padded input is " + padded +
+               ", more than INT_MAX (2^31 - 1); cuDNN computes the output size in 32-bit int");
+    }
+    if (w.span > w.padded) {
+        reject("in spatial dimension " + std::to_string(i) + " the filter spans " +
+               std::to_string(w.span) + " (size " + std::to_string(filter[i + 2]) +
+               ", dilation " + std::to_string(g.dilation[i]) + ") but the padded input is only " +
+               padded);
+    }
+}
+
+// N, K, then the textbook formula per spatial dimension; after the checks above every term
+// fits in int (the output is at most the padded input).
+std::vector<int> output_of(const std::vector<int>& input, const std::vector<int>& filter,
+                           const convolution_geometry& g)
+{
+    std::vector<int> output{input[0], filter[0]};
+    for (std::size_t i = 0; i < static_cast<std::size_t>(g.spatial_rank()); ++i) {
+        const spatial_window w = window_of(input, filter, g, i);
+        output.push_back(static_cast<int>((w.padded - w.span) / g.stride[i] + 1));
+    }
+    return output;
+}
+
+} // namespace
 
 void validate_convolution(const std::vector<int>& input, const std::vector<int>& filter,
                           const convolution_geometry& g)
@@ -72,34 +144,13 @@ void validate_convolution(const std::vector<int>& input, const std::vector<int>&
     }
     detail::validate_dims("gpu::dnn convolution input", input, 3, CUDNN_DIM_MAX);
     detail::validate_dims("gpu::dnn convolution filter", filter, 3, CUDNN_DIM_MAX);
-    const int channels = input[1];
-    const int outputs = filter[0];
-    if (channels % g.groups != 0) {
-        reject("groups " + std::to_string(g.groups) + " does not divide the input's " +
-               std::to_string(channels) + " channels (input " + to_string(input) + ")");
-    }
-    if (outputs % g.groups != 0) {
-        reject("groups " + std::to_string(g.groups) + " does not divide the filter's " +
-               std::to_string(outputs) + " output channels (filter " + to_string(filter) + ")");
-    }
-    if (filter[1] * g.groups != channels) {
-        reject("the input has " + std::to_string(channels) + " channels but the filter " +
-               to_string(filter) + " takes " + std::to_string(filter[1]) + " per group x " +
-               std::to_string(g.groups) + (g.groups == 1 ? " group" : " groups") + " = " +
-               std::to_string(filter[1] * g.groups));
-    }
+    check_channels(input, filter, g);
     for (std::size_t i = 0; i < static_cast<std::size_t>(g.spatial_rank()); ++i) {
-        const long long padded = static_cast<long long>(input[i + 2]) + 2LL * g.padding[i];
-        const long long extent = static_cast<long long>(g.dilation[i]) * (filter[i + 2] - 1) + 1;
-        if (extent > padded) {
-            reject("in spatial dimension " + std::to_string(i) + " the filter spans " +
-                   std::to_string(extent) + " (size " + std::to_string(filter[i + 2]) +
-                   ", dilation " + std::to_string(g.dilation[i]) +
-                   ") but the padded input is only " + std::to_string(padded) + " (size " +
-                   std::to_string(input[i + 2]) + " + 2 x padding " +
-                   std::to_string(g.padding[i]) + ")");
-        }
+        check_window(input, filter, g, i);
     }
+    // The output tensor must be one cuDNN can describe and index, like the input.
+    detail::validate_dims("gpu::dnn convolution output", output_of(input, filter, g), 3,
+                          CUDNN_DIM_MAX);
 }
 
 std::vector<int> convolution_output_dims(const std::vector<int>& input,
@@ -107,12 +158,7 @@ std::vector<int> convolution_output_dims(const std::vector<int>& input,
                                          const convolution_geometry& g)
 {
     validate_convolution(input, filter, g);
-    std::vector<int> output{input[0], filter[0]};
-    for (std::size_t i = 0; i < static_cast<std::size_t>(g.spatial_rank()); ++i) {
-        const int extent = g.dilation[i] * (filter[i + 2] - 1) + 1;
-        output.push_back((input[i + 2] + 2 * g.padding[i] - extent) / g.stride[i] + 1);
-    }
-    return output;
+    return output_of(input, filter, g);
 }
 
 // ---- convolution_descriptor -----------------------------------------------------------------
@@ -156,6 +202,8 @@ convolution_descriptor::convolution_descriptor(const convolution_geometry& geome
                                                data_type compute, math_type math)
 {
     validate(geometry);
+    detail::require_named("gpu::dnn::convolution_descriptor", "data_type", compute);
+    detail::require_named("gpu::dnn::convolution_descriptor", "math_type", math);
     if (compute == data_type::bf16) {
         throw std::invalid_argument("gpu::dnn::convolution_descriptor: compute type bf16 does not "
                                     "exist in cuDNN; BF16 data accumulates in fp32");
@@ -198,6 +246,7 @@ void convolution_descriptor::set_math(math_type math)
     if (get() == nullptr) {
         detail::throw_empty("gpu::dnn::convolution_descriptor");
     }
+    detail::require_named("gpu::dnn::convolution_descriptor::set_math", "math_type", math);
     GPU_CUDNN_CHECK(cudnnSetConvolutionMathType(get(), detail::to_cudnn(math)));
 }
 

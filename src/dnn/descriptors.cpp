@@ -7,8 +7,10 @@
 #include <gpu/dnn/tensor_descriptor.hpp>
 
 #include <array>
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <source_location>
 #include <stdexcept>
 #include <string>
@@ -16,8 +18,6 @@
 namespace gpu::dnn {
 
 namespace {
-
-// Calls a cuDNN setter; on failure throws the dnn_error with what was being described.
 
 struct tensor_readback {
     data_type type;
@@ -68,30 +68,71 @@ std::string describe(data_type type, tensor_layout layout, const std::vector<int
 
 } // namespace
 
+namespace {
+
+// Why a packed stride cannot be given to cuDNN: a dimension that is not positive, or a stride
+// beyond int. `dimension` is the index of the offending dimension.
+struct stride_failure {
+    std::size_t dimension;
+    long long stride; // the stride that does not fit, when the dimension itself is positive
+};
+
+// The packed strides of `dims` in `layout`, computed in 64 bits. The running product is checked
+// against INT_MAX before each multiplication, so it never exceeds INT_MAX * INT_MAX < 2^63 and
+// the last product (which no stride uses) may be as large as it likes.
+std::optional<stride_failure> fill_packed_strides(const std::vector<int>& dims,
+                                                  tensor_layout layout, std::vector<int>& strides)
+{
+    // Innermost first: NCHW from the last dimension to N; channels last C, then the spatial
+    // dimensions from the last, then N.
+    std::vector<std::size_t> order;
+    if (layout == tensor_layout::nhwc) {
+        order.push_back(1);
+    }
+    for (std::size_t i = dims.size(); i-- > 2;) {
+        order.push_back(i);
+    }
+    if (layout != tensor_layout::nhwc) {
+        order.push_back(1);
+    }
+    order.push_back(0);
+    strides.assign(dims.size(), 0);
+    long long stride = 1;
+    for (const std::size_t i : order) {
+        if (dims[i] <= 0) {
+            return stride_failure{i, 0};
+        }
+        if (stride > INT_MAX) {
+            return stride_failure{i, stride};
+        }
+        strides[i] = static_cast<int>(stride);
+        stride *= dims[i];
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 std::vector<int> packed_strides(const std::vector<int>& dims, tensor_layout layout)
 {
     if (dims.size() < 2) {
         throw std::invalid_argument("gpu::dnn::packed_strides: " + to_string(dims) +
                                     " has fewer than 2 dimensions (N and C)");
     }
-    std::vector<int> strides(dims.size());
-    if (layout == tensor_layout::nchw) {
-        int stride = 1;
-        for (std::size_t i = dims.size(); i-- > 0;) {
-            strides[i] = stride;
-            stride *= dims[i];
+    detail::require_named("gpu::dnn::packed_strides", "tensor_layout", layout);
+    std::vector<int> strides;
+    if (const std::optional<stride_failure> failure = fill_packed_strides(dims, layout, strides)) {
+        const std::string where = "gpu::dnn::packed_strides: dimension " +
+                                  std::to_string(failure->dimension) + " of " + to_string(dims);
+        if (failure->stride == 0) {
+            throw std::invalid_argument(where + " is " + std::to_string(dims[failure->dimension]) +
+                                        "; every dimension must be positive");
         }
-        return strides;
+        throw std::invalid_argument(where + " would have the " + std::string(to_string(layout)) +
+                                    " stride " + std::to_string(failure->stride) +
+                                    ", more than INT_MAX (2^31 - 1), which cuDNN's strides "
+                                    "cannot hold");
     }
-    // Channels last: C is contiguous, then the spatial dimensions from the last, then N.
-    int stride = 1;
-    strides[1] = stride;
-    stride *= dims[1];
-    for (std::size_t i = dims.size(); i-- > 2;) {
-        strides[i] = stride;
-        stride *= dims[i];
-    }
-    strides[0] = stride;
     return strides;
 }
 
@@ -100,13 +141,21 @@ std::vector<int> packed_strides(const std::vector<int>& dims, tensor_layout layo
 tensor_descriptor::tensor_descriptor(const std::vector<int>& dims, data_type type,
                                      tensor_layout layout)
 {
-    detail::validate_dims("gpu::dnn::tensor_descriptor", dims, 2, max_tensor_rank);
+    // cuDNN's n-d tensors have 3 to 8 dimensions ("do not use 2 dimensions"); given 2 in NHWC,
+    // cudnnSetTensorNdDescriptorEx returns success and leaves N's stride uninitialised. The
+    // strides are therefore computed here (in 64 bits, bounded by the element count) and set
+    // explicitly, as PyTorch does, so cuDNN holds exactly the packed strides of every rank.
+    detail::validate_dims("gpu::dnn::tensor_descriptor", dims, 3, max_tensor_rank);
+    detail::require_named("gpu::dnn::tensor_descriptor", "data_type", type);
+    detail::require_named("gpu::dnn::tensor_descriptor", "tensor_layout", layout);
+    const std::vector<int> strides = packed_strides(dims, layout);
     cudnnTensorDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateTensorDescriptor(&raw));
     handle_.reset(raw);
-    detail::check_set(cudnnSetTensorNdDescriptorEx(raw, detail::to_cudnn(layout), detail::to_cudnn(type),
-                                           static_cast<int>(dims.size()), dims.data()),
-              "cudnnSetTensorNdDescriptorEx", "tensor " + describe(type, layout, dims));
+    detail::check_set(cudnnSetTensorNdDescriptor(raw, detail::to_cudnn(type),
+                                                 static_cast<int>(dims.size()), dims.data(),
+                                                 strides.data()),
+                      "cudnnSetTensorNdDescriptor", "tensor " + describe(type, layout, dims));
 }
 
 int tensor_descriptor::rank() const { return static_cast<int>(read_tensor(get()).dims.size()); }
@@ -120,8 +169,11 @@ data_type tensor_descriptor::type() const { return read_tensor(get()).type; }
 std::optional<tensor_layout> tensor_descriptor::layout() const
 {
     const tensor_readback t = read_tensor(get());
+    std::vector<int> packed;
     for (const tensor_layout candidate : {tensor_layout::nchw, tensor_layout::nhwc}) {
-        if (packed_strides(t.dims, candidate) == t.strides) {
+        // An adopted descriptor's dims may have no packed strides in int: then it is not packed.
+        if (t.dims.size() >= 2 && !fill_packed_strides(t.dims, candidate, packed) &&
+            packed == t.strides) {
             return candidate;
         }
     }
@@ -155,6 +207,8 @@ filter_descriptor::filter_descriptor(const std::vector<int>& dims, data_type typ
                                      tensor_layout layout)
 {
     detail::validate_dims("gpu::dnn::filter_descriptor", dims, 3, max_tensor_rank);
+    detail::require_named("gpu::dnn::filter_descriptor", "data_type", type);
+    detail::require_named("gpu::dnn::filter_descriptor", "tensor_layout", layout);
     cudnnFilterDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateFilterDescriptor(&raw));
     handle_.reset(raw);
@@ -214,6 +268,7 @@ activation_readback read_activation(cudnnActivationDescriptor_t raw)
 activation_descriptor::activation_descriptor(activation_mode mode, double coefficient,
                                              bool propagate_nan)
 {
+    detail::require_named("gpu::dnn::activation_descriptor", "activation_mode", mode);
     if (!std::isfinite(coefficient)) {
         throw std::invalid_argument("gpu::dnn::activation_descriptor: the coefficient of " +
                                     std::string(dnn::to_string(mode)) + " is " +

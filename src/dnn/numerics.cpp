@@ -1,12 +1,16 @@
 // NaN/Inf scans by bit pattern, on host bytes or on device memory copied over in chunks. Bit
 // patterns rather than std::isfinite on converted values: FP16 and BF16 need no conversion
 // library, and a signalling NaN is found as reliably as a quiet one.
+#include "translate.hpp"
+
 #include <gpu/dnn/numerics.hpp>
 #include <gpu/error.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <vector>
 
 namespace gpu::dnn {
@@ -58,16 +62,27 @@ void scan(const std::byte* bytes, std::size_t count, data_type type, std::size_t
     report.elements += count;
 }
 
+// count * element size for a message, exact even when it does not fit size_t.
+std::string byte_count(std::size_t count, data_type type)
+{
+    std::size_t bytes = 0;
+    if (__builtin_mul_overflow(count, element_size(type), &bytes)) {
+        return std::to_string(count) + " x " + std::to_string(element_size(type));
+    }
+    return std::to_string(bytes);
+}
+
 } // namespace
 
 gpu::non_finite_report find_non_finite_on_host(std::span<const std::byte> host, std::size_t count,
                                                data_type type)
 {
-    const std::size_t needed = count * element_size(type);
-    if (host.size() < needed) {
+    detail::require_named("gpu::dnn::find_non_finite_on_host", "data_type", type);
+    // Compared by division: count * size could wrap around and pass a short span.
+    if (count > host.size() / element_size(type)) {
         throw std::invalid_argument("gpu::dnn::find_non_finite_on_host: " + std::to_string(count) +
                                     " " + std::string(to_string(type)) + " elements need " +
-                                    std::to_string(needed) + " bytes, the span has " +
+                                    byte_count(count, type) + " bytes, the span has " +
                                     std::to_string(host.size()));
     }
     gpu::non_finite_report report;
@@ -81,6 +96,13 @@ gpu::non_finite_report find_non_finite(const void* device_data, std::size_t coun
     if (device_data == nullptr && count != 0) {
         throw std::invalid_argument("gpu::dnn::find_non_finite: null device pointer for " +
                                     std::to_string(count) + " elements");
+    }
+    detail::require_named("gpu::dnn::find_non_finite", "data_type", type);
+    if (count > std::numeric_limits<std::size_t>::max() / element_size(type)) {
+        throw std::invalid_argument("gpu::dnn::find_non_finite: " + std::to_string(count) + " " +
+                                    std::string(to_string(type)) + " elements need " +
+                                    byte_count(count, type) +
+                                    " bytes, more than the address space holds");
     }
     // 4 MiB chunks: enough to keep the copies efficient, small enough not to double the memory
     // of a program that checks a large activation.

@@ -30,8 +30,23 @@ activation_mode from_cudnn(cudnnActivationMode_t mode);
 // (cuDNN's legacy API indexes with 32-bit integers).
 void validate_dims(const char* what, const std::vector<int>& dims, int min_rank, int max_rank);
 
-// The product of the dimensions (after validate_dims, which bounds it).
-std::size_t product(const std::vector<int>& dims) noexcept;
+// The product of the dimensions. Bounded after validate_dims; on dimensions read back from an
+// adopted descriptor (cuDNN accepts filters of 8 x INT_MAX) it throws std::domain_error for a
+// dimension that is not positive or a product beyond size_t, instead of wrapping around.
+std::size_t product(const std::vector<int>& dims);
+
+[[noreturn]] void throw_unnamed_enumerator(const char* what, const char* type, int value);
+
+// Throws std::invalid_argument when `value` is none of the enumerators cudagap names (an
+// integer cast to the enum): to_cudnn would otherwise map it silently to a default. Every
+// to_string of the wing's enums answers "unknown" for exactly those values.
+template <class Enum>
+void require_named(const char* what, const char* type, Enum value)
+{
+    if (to_string(value) == "unknown") {
+        throw_unnamed_enumerator(what, type, static_cast<int>(value));
+    }
+}
 
 // Checks a cuDNN setter; on failure throws the dnn_error with `context` (what was being
 // described) in its hint.

@@ -206,13 +206,25 @@ void validate_dims(const char* what, const std::vector<int>& dims, int min_rank,
     }
 }
 
-std::size_t product(const std::vector<int>& dims) noexcept
+std::size_t product(const std::vector<int>& dims)
 {
     std::size_t count = 1;
     for (const int d : dims) {
-        count *= static_cast<std::size_t>(d);
+        if (d <= 0 || __builtin_mul_overflow(count, static_cast<std::size_t>(d), &count)) {
+            throw std::domain_error("gpu::dnn: the descriptor holds dimensions " +
+                                    dnn::to_string(dims) +
+                                    (d <= 0 ? " with one that is not positive"
+                                            : " whose product does not fit in size_t"));
+        }
     }
     return count;
+}
+
+void throw_unnamed_enumerator(const char* what, const char* type, int value)
+{
+    throw std::invalid_argument(std::string(what) + ": " + type + " value " +
+                                std::to_string(value) + " is none of the enumerators cudagap "
+                                "names (an integer cast to the enum?)");
 }
 
 void check_set(cudnnStatus_t status, const char* api, const std::string& context,

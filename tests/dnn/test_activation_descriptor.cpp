@@ -46,6 +46,8 @@ TEST_CASE("bad activation coefficients are refused with the value", "[dnn]")
     CHECK_THROWS_AS(activation_descriptor(activation_mode::elu,
                                           std::numeric_limits<double>::quiet_NaN()),
                     std::invalid_argument);
+    CHECK_THROWS_WITH(activation_descriptor(static_cast<activation_mode>(42)),
+                      Contains("activation_mode value 42"));
 }
 
 TEST_CASE("activation descriptors move and leave an empty source", "[dnn]")

@@ -107,6 +107,33 @@ TEST_CASE("bad problems are refused with their values, before any handle is used
     CHECK_THROWS_WITH(convolution(empty, article_problem()), Contains("handle holds nothing"));
 }
 
+TEST_CASE("nothing is computed from an invalid problem", "[dnn]")
+{
+    // Every accessor checks first: no product of negative dimensions, no filter.at(0) of an
+    // empty filter (std::out_of_range), only std::invalid_argument with the values.
+    const convolution_problem no_filter{.input = {1, 3, 8, 8}};
+    CHECK_THROWS_WITH(no_filter.flops(), Contains("filter [] 0"));
+    CHECK_THROWS_AS(no_filter.minimum_bytes(), std::invalid_argument);
+    convolution_problem negative = article_problem();
+    negative.input[0] = -32;
+    CHECK_THROWS_WITH(negative.input_elements(), Contains("dimension 0 of [-32, 3, 224, 224]"));
+    CHECK_THROWS_AS(negative.filter_elements(), std::invalid_argument);
+    CHECK_THROWS_AS(negative.output_elements(), std::invalid_argument);
+    // Padding so large that the padded input does not fit int, reported before any handle.
+    convolution_problem padded = article_problem();
+    padded.geometry.padding = {1 << 30, 1};
+    CHECK_THROWS_WITH(padded.output(), Contains("padded input is 2147483872"));
+    gpu::dnn::handle empty = gpu::dnn::handle::from_native_handle(nullptr);
+    CHECK_THROWS_WITH(convolution(empty, padded), Contains("more than INT_MAX"));
+    // Enumerators cast from integers.
+    convolution_problem cast = article_problem();
+    cast.epilogue = static_cast<convolution_epilogue>(3);
+    CHECK_THROWS_WITH(cast.validate(), Contains("convolution_epilogue value 3"));
+    cast = article_problem();
+    cast.type = static_cast<gpu::dnn::data_type>(-1);
+    CHECK_THROWS_WITH(cast.output(), Contains("data_type value -1"));
+}
+
 TEST_CASE("convolution options follow the article's three profiles", "[dnn]")
 {
     const convolution_options dev = convolution_options::from(gpu::profile::development());

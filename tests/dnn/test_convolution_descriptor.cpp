@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <climits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -188,6 +189,71 @@ TEST_CASE("shapes that do not make a convolution are refused with their values",
     CHECK_THROWS_WITH(conv.output_dims(tensor_descriptor({1, 3, 8, 8}, data_type::fp32),
                                        filter_descriptor({8, 3, 3, 3}, data_type::fp16)),
                       Contains("the input is fp32 but the filter is fp16"));
+}
+
+TEST_CASE("shape arithmetic near 2^31 is done in 64 bits and refused beyond int", "[dnn]")
+{
+    using gpu::dnn::convolution_output_dims;
+    const auto refused_by_both = [](const std::vector<int>& x, const std::vector<int>& w,
+                                    const convolution_geometry& g, const std::string& text) {
+        INFO("input " << gpu::dnn::to_string(x) << ", filter " << gpu::dnn::to_string(w) << ", "
+                      << g.to_string());
+        CHECK_THROWS_WITH(convolution_output_dims(x, w, g), Contains(text));
+        // cuDNN's own call is never reached: it would answer BAD_PARAM without the value, or
+        // (padding 2^31 - 1) a wrong size.
+        const convolution_descriptor conv(g);
+        CHECK_THROWS_WITH(conv.output_dims(tensor_descriptor(x, data_type::fp32),
+                                           filter_descriptor(w, data_type::fp32)),
+                          Contains(text));
+    };
+    // The padded input exceeds int: 8 + 2 x 2^30, and 8 + 2 x (2^31 - 1).
+    refused_by_both({1, 1, 8, 8}, {1, 1, 3, 3}, geometry2({1 << 30, 1}),
+                    "the padded input is 2147483656 (size 8 + 2 x padding 1073741824), more "
+                    "than INT_MAX");
+    refused_by_both({1, 1, 8, 8}, {1, 1, 3, 3}, geometry2({1, INT_MAX}, {INT_MAX, INT_MAX}),
+                    "the padded input is 4294967302");
+    refused_by_both({1, 1, INT_MAX, 1}, {1, 1, 1, 1}, geometry2({1, 0}, {INT_MAX, 1}),
+                    "the padded input is 2147483649");
+    // A dilated filter far beyond int: (2^31 - 1) x 2 + 1 (cuDNN's int arithmetic wraps it
+    // around and answers an output of 12 rows).
+    refused_by_both({1, 1, 8, 8}, {1, 1, 3, 3}, geometry2({1, 1}, {1, 1}, {INT_MAX, 1}),
+                    "the filter spans 4294967295 (size 3, dilation 2147483647)");
+    // An output of more than INT_MAX elements made by padding alone.
+    refused_by_both({1, 1, 1, 1}, {1, 1, 1, 1}, geometry2({40000, 40000}),
+                    "[1, 1, 80001, 80001] has more than INT_MAX");
+
+    // At the limit: a padded input of exactly INT_MAX gives an output of INT_MAX - 2 rows, and
+    // cuDNN agrees.
+    const std::vector<int> x{1, 1, 9, 1};
+    const std::vector<int> w{1, 1, 3, 1};
+    const convolution_geometry edge = geometry2({(INT_MAX - 9) / 2, 0});
+    const std::vector<int> expected{1, 1, INT_MAX - 2, 1};
+    CHECK(convolution_output_dims(x, w, edge) == expected);
+    CHECK(convolution_descriptor(edge).output_dims(tensor_descriptor(x, data_type::fp32),
+                                                   filter_descriptor(w, data_type::fp32)) ==
+          expected);
+    refused_by_both(x, w, geometry2({(INT_MAX - 9) / 2 + 1, 0}), "more than INT_MAX");
+    // The largest stride and dilation that fit.
+    const convolution_geometry far = geometry2({1, 1}, {INT_MAX, 1}, {1, 3});
+    CHECK(convolution_output_dims({2, 3, 8, 8}, {4, 3, 3, 3}, far) == std::vector<int>{2, 4, 1, 4});
+    CHECK(convolution_descriptor(far).output_dims(tensor_descriptor({2, 3, 8, 8}, data_type::fp32),
+                                                  filter_descriptor({4, 3, 3, 3}, data_type::fp32)) ==
+          std::vector<int>{2, 4, 1, 4});
+}
+
+TEST_CASE("enumerators that cudagap does not name are refused", "[dnn]")
+{
+    convolution_geometry g = geometry2({1, 1});
+    g.mode = static_cast<convolution_mode>(2);
+    CHECK_THROWS_WITH(gpu::dnn::validate(g), Contains("convolution_mode value 2"));
+    CHECK_THROWS_WITH(convolution_descriptor(geometry2({1, 1}), static_cast<data_type>(9)),
+                      Contains("data_type value 9"));
+    CHECK_THROWS_WITH(convolution_descriptor(geometry2({1, 1}), data_type::fp32,
+                                             static_cast<math_type>(-3)),
+                      Contains("math_type value -3"));
+    convolution_descriptor conv(geometry2({1, 1}));
+    CHECK_THROWS_AS(conv.set_math(static_cast<math_type>(4)), std::invalid_argument);
+    CHECK(conv.math() == math_type::default_math);
 }
 
 TEST_CASE("convolution descriptors move and leave an empty source", "[dnn]")

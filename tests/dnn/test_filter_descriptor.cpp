@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <climits>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -55,6 +56,30 @@ TEST_CASE("bad filter shapes are refused before cuDNN, with the values", "[dnn]"
                       Contains("dimension 2 of [64, 3, 0, 3] is 0"));
     CHECK_THROWS_WITH(filter_descriptor({64, 3}, data_type::fp32), Contains("2 dimensions [64, 3]"));
     CHECK_THROWS_AS(filter_descriptor({64, -3, 3, 3}, data_type::fp16), std::invalid_argument);
+    CHECK_THROWS_WITH(filter_descriptor({65536, 65536, 1}, data_type::fp16), Contains("INT_MAX"));
+    CHECK_THROWS_WITH(filter_descriptor({1, 1, 1, 1, 1, 1, 1, 1, 1}, data_type::fp32),
+                      Contains("9 dimensions"));
+    CHECK_THROWS_WITH(filter_descriptor({8, 3, 3, 3}, static_cast<data_type>(5)),
+                      Contains("data_type value 5"));
+    CHECK_THROWS_WITH(filter_descriptor({8, 3, 3, 3}, data_type::fp32, static_cast<tensor_layout>(2)),
+                      Contains("tensor_layout value 2"));
+}
+
+TEST_CASE("an adopted filter's element count does not wrap around size_t", "[dnn]")
+{
+    // cuDNN accepts a filter of 8 x INT_MAX, whose element count (about 2^248) no integer holds.
+    cudnnFilterDescriptor_t raw = nullptr;
+    GPU_CUDNN_CHECK(cudnnCreateFilterDescriptor(&raw));
+    const filter_descriptor w = filter_descriptor::from_native_handle(raw);
+    const std::vector<int> dims(8, INT_MAX);
+    if (cudnnSetFilterNdDescriptor(raw, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 8, dims.data()) !=
+        CUDNN_STATUS_SUCCESS) {
+        WARN("this cuDNN refuses a filter of 8 x INT_MAX (cuDNN 9.19 accepts it): nothing to read");
+        return;
+    }
+    CHECK(w.dims() == dims);
+    CHECK_THROWS_WITH(w.element_count(), Contains("does not fit in size_t"));
+    CHECK_THROWS_AS(w.element_count(), std::domain_error);
 }
 
 TEST_CASE("filter descriptors move and leave an empty source", "[dnn]")

@@ -75,6 +75,22 @@ TEST_CASE("a scan refuses a span shorter than the elements it is asked for", "[d
     CHECK(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp16, gpu::stream_ref{}).elements == 0);
 }
 
+TEST_CASE("a scan's byte count cannot wrap around", "[dnn]")
+{
+    // count * 4 wraps to 8: a multiplication would let a 16-byte span pass and scan far beyond.
+    const std::vector<std::uint16_t> eight(8, 0);
+    const std::size_t wrapping = std::numeric_limits<std::size_t>::max() / 4 + 3;
+    CHECK_THROWS_WITH(gpu::dnn::find_non_finite_on_host(bytes_of(eight), wrapping, data_type::fp32),
+                      Contains(std::to_string(wrapping) + " x 4 bytes, the span has 16"));
+    // On the device the count is refused before any copy or synchronisation.
+    const std::uint16_t somewhere = 0;
+    CHECK_THROWS_WITH(gpu::dnn::find_non_finite(&somewhere, wrapping, data_type::fp32, gpu::stream_ref{}),
+                      Contains("more than the address space holds"));
+    CHECK_THROWS_WITH(gpu::dnn::find_non_finite_on_host(bytes_of(eight), 1,
+                                                        static_cast<data_type>(3)),
+                      Contains("data_type value 3"));
+}
+
 TEST_CASE("scans answer in the core's report, which numerics_error carries", "[dnn]")
 {
     STATIC_REQUIRE(std::is_same_v<decltype(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp32, gpu::stream_ref{})),

@@ -53,7 +53,7 @@ namespace detail {
 /// @brief Everything the compiled part needs for one `cublasGemmEx` or
 /// `cublasGemmStridedBatchedEx` call, without the element types in the signature.
 struct gemm_call {
-    gemm_plan plan;              ///< the checked column-major call
+    gemm_plan plan{};            ///< the checked column-major call
     const void* first = nullptr; ///< cuBLAS's A
     const void* second = nullptr; ///< cuBLAS's B
     void* c = nullptr;           ///< C

@@ -35,8 +35,8 @@ public:
     /// @param coefficient the ceiling of `clipped_relu` (must be positive) or the alpha of
     /// `elu`; ignored by the other modes
     /// @param propagate_nan whether NaN inputs give NaN (true) or are treated as numbers
-    /// @throws std::invalid_argument for a `clipped_relu` ceiling that is not positive, or a
-    /// coefficient that is not finite (values named)
+    /// @throws std::invalid_argument for a `clipped_relu` ceiling that is not positive, a
+    /// coefficient that is not finite, or a @p mode that is not a named enumerator (values named)
     /// @throws gpu::dnn_error when cuDNN rejects the descriptor
     explicit activation_descriptor(activation_mode mode = activation_mode::relu,
                                    double coefficient = 0.0, bool propagate_nan = true);

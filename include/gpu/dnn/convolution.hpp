@@ -93,25 +93,27 @@ enum class epilogue_execution {
 /// @brief A forward convolution's shapes, types and layout: what a plan is made for, and the
 /// key of the plan cache (with the options that change the choice). Plain data.
 struct convolution_problem {
-    std::vector<int> input;        ///< N, C, spatial... (logical order, whatever the layout)
-    std::vector<int> filter;       ///< K, C / groups, spatial...
-    convolution_geometry geometry; ///< padding, stride, dilation, groups, mode
+    std::vector<int> input{};        ///< N, C, spatial... (logical order, whatever the layout)
+    std::vector<int> filter{};       ///< K, C / groups, spatial...
+    convolution_geometry geometry{}; ///< padding, stride, dilation, groups, mode
     data_type type = data_type::fp32;            ///< element type of input, filter, output, bias
     tensor_layout layout = tensor_layout::nchw;  ///< layout of input, filter and output
     convolution_epilogue epilogue = convolution_epilogue::none; ///< bias and ReLU, if any
 
     /// @brief Checks that the problem makes a convolution whose tensors cuDNN can index.
-    /// @throws std::invalid_argument as `validate_convolution`, or when the output has more than
-    /// INT_MAX elements (values named)
+    /// @throws std::invalid_argument as `validate_convolution` (which includes an output of
+    /// more than INT_MAX elements), or when `type`, `layout` or `epilogue` is not a named
+    /// enumerator (values named)
     void validate() const;
     /// @brief N, K, output spatial...
-    /// @throws std::invalid_argument as `validate`
+    /// @throws std::invalid_argument as `validate` (this holds for every member function below
+    /// except `to_string`: none computes anything from an invalid problem)
     [[nodiscard]] std::vector<int> output() const;
-    /// @brief Elements of the input tensor.
+    /// @brief Elements of the input tensor (at most INT_MAX).
     [[nodiscard]] std::size_t input_elements() const;
-    /// @brief Elements of the filter.
+    /// @brief Elements of the filter (at most INT_MAX).
     [[nodiscard]] std::size_t filter_elements() const;
-    /// @brief Elements of the output tensor.
+    /// @brief Elements of the output tensor (at most INT_MAX).
     [[nodiscard]] std::size_t output_elements() const;
     /// @brief Floating-point operations of one forward (2 per multiply-add, epilogue ignored).
     [[nodiscard]] double flops() const;
@@ -162,19 +164,19 @@ struct convolution_options {
 /// @brief One algorithm cuDNN offered for a problem, and what the plan made of it.
 struct algorithm_candidate {
     convolution_algorithm algorithm = convolution_algorithm::implicit_gemm; ///< the algorithm
-    std::string status;            ///< cuDNN's status for it, e.g. `CUDNN_STATUS_SUCCESS`
+    std::string status{};          ///< cuDNN's status for it, e.g. `CUDNN_STATUS_SUCCESS`
     std::size_t workspace_bytes = 0;   ///< workspace it needs
-    std::optional<double> time_ms;     ///< measured time (exhaustive search only)
+    std::optional<double> time_ms{};   ///< measured time (exhaustive search only)
     bool deterministic = false;        ///< cuDNN marks it `CUDNN_DETERMINISTIC`
     math_type math = math_type::default_math; ///< the math type it runs with
     bool rejected = false;             ///< excluded by the policy, the budget or cuDNN
     bool chosen = false;               ///< the one the plan runs
-    std::string reason;                ///< why rejected, or why a usable one was not chosen
+    std::string reason{};              ///< why rejected, or why a usable one was not chosen
 };
 
 /// @brief Why a plan runs the algorithm it runs: `convolution::explain()`.
 struct convolution_explanation {
-    std::string problem;                      ///< `convolution_problem::to_string()`
+    std::string problem{};                    ///< `convolution_problem::to_string()`
     algorithm_search search = algorithm_search::heuristic; ///< the policy
     bool deterministic_only = false;          ///< only deterministic algorithms were allowed
     bool allow_tf32 = false;                  ///< TF32 was allowed for FP32 data
@@ -182,7 +184,7 @@ struct convolution_explanation {
     convolution_algorithm algorithm = convolution_algorithm::implicit_gemm; ///< the chosen one
     math_type math = math_type::default_math; ///< its math type
     std::size_t workspace_bytes = 0;          ///< its workspace
-    std::optional<double> time_ms;            ///< its measured time, when the search timed it
+    std::optional<double> time_ms{};          ///< its measured time, when the search timed it
     bool deterministic = false;               ///< whether it is deterministic
     bool from_cache = false;                  ///< the plan came from the cache: no search ran
     convolution_epilogue epilogue = convolution_epilogue::none; ///< the problem's epilogue
@@ -190,8 +192,8 @@ struct convolution_explanation {
     /// Why the epilogue runs unfused: the algorithms the fused call refused, with cuDNN's status,
     /// and for `bias` the rule that limits the fused call to `implicit_precomp_gemm`. Empty
     /// unless `execution` is `unfused`.
-    std::string unfused_reason;
-    std::vector<algorithm_candidate> candidates; ///< every candidate, in cuDNN's order
+    std::string unfused_reason{};
+    std::vector<algorithm_candidate> candidates{}; ///< every candidate, in cuDNN's order
 
     /// @brief A readable report: the problem, the policy, the choice, then one line per
     /// candidate with its verdict.
@@ -232,7 +234,7 @@ namespace detail {
 /// choice, normalised (TF32 matters only for FP32 data; the checks change nothing).
 struct plan_key {
     int device = -1;                 ///< CUDA device ordinal
-    convolution_problem problem;     ///< shapes, types, layout, epilogue
+    convolution_problem problem{};   ///< shapes, types, layout, epilogue
     algorithm_search search = algorithm_search::heuristic; ///< the policy
     bool deterministic_only = false; ///< deterministic algorithms only
     bool allow_tf32 = false;         ///< TF32 allowed (always false for FP16/BF16)
@@ -285,9 +287,9 @@ using fused_trial = candidate_trial;
 
 /// @brief What `select_with_epilogue` decided.
 struct epilogue_selection {
-    std::optional<std::size_t> chosen; ///< the candidate the plan runs; empty when none fits
+    std::optional<std::size_t> chosen{}; ///< the candidate the plan runs; empty when none fits
     epilogue_execution execution = epilogue_execution::none; ///< how the epilogue runs
-    std::string unfused_reason;        ///< why unfused; see `convolution_explanation`
+    std::string unfused_reason{};      ///< why unfused; see `convolution_explanation`
 };
 
 /// @brief Chooses the algorithm of a problem with or without an epilogue.
@@ -323,8 +325,8 @@ void fill_seeded_scratch(void* data, std::size_t elements, data_type type, std::
 
 /// @brief The size and kind of a buffer's element type, checked against a plan's data type.
 struct element_info {
-    std::size_t size;  ///< `sizeof(T)`
-    bool is_float;     ///< `T` is `float`
+    std::size_t size{};  ///< `sizeof(T)`
+    bool is_float{};   ///< `T` is `float`
 };
 
 /// @brief `element_info` of @p T.

@@ -44,24 +44,31 @@ struct convolution_geometry {
 
 /// @brief Checks a geometry on its own.
 /// @throws std::invalid_argument when padding, stride and dilation differ in length or have no
-/// entry or more than 6, a padding is negative, a stride or dilation is not positive, or
-/// `groups` is not positive; the message names the values
+/// entry or more than 6, a padding is negative, a stride or dilation is not positive,
+/// `groups` is not positive, or `mode` is not a named enumerator; the message names the values
 void validate(const convolution_geometry& geometry);
 
-/// @brief Checks that an input, a filter and a geometry make a convolution, before any
-/// allocation or cuDNN call.
+/// @brief Checks that an input, a filter and a geometry make a convolution that cuDNN can
+/// describe, before any allocation or cuDNN call.
+///
+/// The arithmetic is done in 64 bits, and everything cuDNN receives or computes as `int` must
+/// fit in one: cuDNN's own output-size computation overflows silently (padding 2^31 - 1 gives
+/// it a wrong size) or answers `CUDNN_STATUS_BAD_PARAM` without saying which value.
 /// @param input N, C, spatial...
 /// @param filter K, C / groups, spatial...
 /// @param geometry padding, stride, dilation, groups
 /// @throws std::invalid_argument naming the values when: the geometry is invalid; the ranks
-/// differ; a dimension is not positive; `groups` does not divide C or K; the filter's channels
-/// times `groups` are not C; or the dilated filter is larger than the padded input
+/// differ; a dimension is not positive; the input or filter has more than INT_MAX elements;
+/// `groups` does not divide C or K; the filter's channels times `groups` are not C; a padded
+/// input (`in + 2 * padding`) exceeds INT_MAX; the dilated filter
+/// (`dilation * (filter - 1) + 1`) is larger than the padded input; or the output has more
+/// than INT_MAX elements
 void validate_convolution(const std::vector<int>& input, const std::vector<int>& filter,
                           const convolution_geometry& geometry);
 
-/// @brief The output shape by the textbook formula, computed on the host:
+/// @brief The output shape by the textbook formula, computed on the host in 64 bits:
 /// N, K, then `(in + 2 * padding - dilation * (filter - 1) - 1) / stride + 1` per spatial
-/// dimension (rounded down).
+/// dimension (rounded down). Every entry is positive and fits in `int`.
 /// @throws std::invalid_argument as `validate_convolution`
 [[nodiscard]] std::vector<int> convolution_output_dims(const std::vector<int>& input,
                                                        const std::vector<int>& filter,
@@ -87,8 +94,8 @@ public:
     /// `fp16` (half accumulation, faster on some GPUs, less accurate); cuDNN has no BF16
     /// accumulation
     /// @param math which arithmetic cuDNN may use (tensor cores, TF32; see `math_type`)
-    /// @throws std::invalid_argument for an invalid geometry or a `bf16` compute type (values
-    /// named)
+    /// @throws std::invalid_argument for an invalid geometry, a `bf16` compute type, or a
+    /// compute or math type that is not a named enumerator (values named)
     /// @throws gpu::dnn_error when cuDNN rejects the descriptor
     explicit convolution_descriptor(const convolution_geometry& geometry,
                                     data_type compute = data_type::fp32,
@@ -118,11 +125,14 @@ public:
     [[nodiscard]] math_type math() const;
     /// @brief Changes the math type (an algorithm search reports the math type each algorithm
     /// ran with, and the convolution must then run with that one).
+    /// @throws std::invalid_argument when @p math is not a named enumerator
     void set_math(math_type math);
 
     /// @brief The output shape for @p input and @p filter, as cuDNN computes it
     /// (`cudnnGetConvolutionNdForwardOutputDim`), after `validate_convolution` has checked the
-    /// shapes on the host.
+    /// shapes on the host, so that every shape cuDNN would refuse or get wrong in its 32-bit
+    /// arithmetic is refused first with its values; the answer equals
+    /// `convolution_output_dims`.
     /// @throws std::invalid_argument as `validate_convolution`, or when the element types of
     /// @p input and @p filter differ
     [[nodiscard]] std::vector<int> output_dims(const tensor_descriptor& input,

@@ -56,9 +56,9 @@ namespace detail {
 /// none).
 struct hint_facts {
     bool gpu_available = false;      ///< `gpu::is_available()`
-    std::string unavailable_reason;  ///< `gpu::unavailable_reason()` when no GPU is usable
-    version_info cudnn;              ///< cuDNN compiled against, loaded, and its CUDA
-    cuda_version runtime;            ///< the CUDA runtime loaded in this process
+    std::string unavailable_reason{};  ///< `gpu::unavailable_reason()` when no GPU is usable
+    version_info cudnn{};            ///< cuDNN compiled against, loaded, and its CUDA
+    cuda_version runtime{};          ///< the CUDA runtime loaded in this process
     std::size_t free_bytes = 0;      ///< free memory of the current device, 0 when unknown
     std::size_t total_bytes = 0;     ///< total memory of the current device, 0 when unknown
 };

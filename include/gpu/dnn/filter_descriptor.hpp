@@ -39,7 +39,8 @@ public:
     /// @param type the element type
     /// @param layout `nchw` stores KCRS (PyTorch's default), `nhwc` stores KRSC (channels last)
     /// @throws std::invalid_argument when a dimension is not positive, the rank is outside
-    /// [3, 8], or the element count does not fit 32-bit indexing (values named)
+    /// [3, 8], the element count exceeds INT_MAX (32-bit indexing), or @p type or @p layout is
+    /// not a named enumerator (values named)
     /// @throws gpu::dnn_error when cuDNN rejects the descriptor
     filter_descriptor(const std::vector<int>& dims, data_type type,
                       tensor_layout layout = tensor_layout::nchw);
@@ -69,6 +70,8 @@ public:
     /// @brief The layout: `nchw` for KCRS, `nhwc` for KRSC.
     [[nodiscard]] tensor_layout layout() const;
     /// @brief The product of the dimensions.
+    /// @throws std::domain_error when an adopted descriptor's product does not fit `size_t`
+    /// (cuDNN itself accepts filters of 8 x INT_MAX)
     [[nodiscard]] std::size_t element_count() const;
     /// @brief The bytes the weights occupy.
     [[nodiscard]] std::size_t size_bytes() const;

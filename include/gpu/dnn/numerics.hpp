@@ -22,7 +22,8 @@ namespace gpu::dnn {
 /// @param host the raw bytes, at least `count * element_size(type)` of them
 /// @param count the number of elements
 /// @param type their element type
-/// @throws std::invalid_argument when @p host is shorter than that (both sizes named)
+/// @throws std::invalid_argument when @p host is shorter than that (both sizes named; the
+/// comparison cannot wrap around), or @p type is not a named enumerator
 [[nodiscard]] gpu::non_finite_report find_non_finite_on_host(std::span<const std::byte> host,
                                                              std::size_t count, data_type type);
 
@@ -33,7 +34,8 @@ namespace gpu::dnn {
 /// @param type their element type
 /// @param stream the stream whose work must finish before the scan (and that copies); required,
 /// since a pointer carries no stream to default to
-/// @throws std::invalid_argument for a null pointer with a non-zero count
+/// @throws std::invalid_argument for a null pointer with a non-zero count, a count whose bytes
+/// exceed `size_t`, or a @p type that is not a named enumerator
 /// @throws gpu::cuda_error when a copy fails
 [[nodiscard]] gpu::non_finite_report find_non_finite(const void* device_data, std::size_t count,
                                                      data_type type, stream_ref stream);

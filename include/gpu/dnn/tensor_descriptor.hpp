@@ -1,6 +1,6 @@
 /// @file tensor_descriptor.hpp
 /// @brief `gpu::dnn::tensor_descriptor`: the owner of a `cudnnTensorDescriptor_t` describing a
-/// packed 4-d or n-d tensor in NCHW or NHWC layout, FP32, FP16 or BF16; it reads back what it
+/// packed 3-d to 8-d tensor in NCHW or NHWC layout, FP32, FP16 or BF16; it reads back what it
 /// was set to.
 ///
 /// @code
@@ -27,8 +27,11 @@ namespace gpu::dnn {
 inline constexpr int max_tensor_rank = CUDNN_DIM_MAX;
 
 /// @brief The strides, in elements, of a packed tensor of @p dims (logical order N, C,
-/// spatial...) in @p layout: for NCHW the last dimension is contiguous, for NHWC the channels.
-/// @throws std::invalid_argument when @p dims has fewer than 2 entries
+/// spatial...) in @p layout: for NCHW the last dimension is contiguous, for NHWC the channels,
+/// then the spatial dimensions from the last, with N outermost. Computed in 64 bits.
+/// @throws std::invalid_argument when @p dims has fewer than 2 entries, a dimension is not
+/// positive, a stride would exceed INT_MAX (cuDNN takes strides as `int`), or @p layout is not
+/// a named enumerator (values named)
 [[nodiscard]] std::vector<int> packed_strides(const std::vector<int>& dims, tensor_layout layout);
 
 namespace detail {
@@ -48,12 +51,18 @@ struct tensor_descriptor_deleter {
 class tensor_descriptor {
 public:
     /// @brief Describes a packed tensor.
-    /// @param dims the dimensions in logical order N, C, spatial... (2 to 8 of them; 4 for
-    /// images, 5 for volumes), whatever the layout
+    ///
+    /// The strides are `packed_strides(dims, layout)`, set explicitly
+    /// (`cudnnSetTensorNdDescriptor`), so cuDNN holds exactly these for every rank and layout;
+    /// `nhwc` of another rank than 4 means channels innermost and N outermost (NWC, NDHWC...).
+    /// @param dims the dimensions in logical order N, C, spatial... (3 to 8 of them, cuDNN's
+    /// n-d range; 4 for images, 5 for volumes; a matrix is `{rows, columns, 1}`), whatever the
+    /// layout
     /// @param type the element type
     /// @param layout where the channels lie: `nchw` (channels first) or `nhwc` (channels last)
     /// @throws std::invalid_argument when a dimension is not positive, the rank is outside
-    /// [2, 8], or the element count does not fit cuDNN's 32-bit indexing (values named)
+    /// [3, 8], the element count exceeds INT_MAX (cuDNN's 32-bit indexing), or @p type or
+    /// @p layout is not a named enumerator (values named)
     /// @throws gpu::dnn_error when cuDNN rejects the descriptor
     tensor_descriptor(const std::vector<int>& dims, data_type type,
                       tensor_layout layout = tensor_layout::nchw);
@@ -86,6 +95,7 @@ public:
     /// descriptor with padding, say).
     [[nodiscard]] std::optional<tensor_layout> layout() const;
     /// @brief The product of the dimensions.
+    /// @throws std::domain_error when an adopted descriptor's product does not fit `size_t`
     [[nodiscard]] std::size_t element_count() const;
     /// @brief The bytes the tensor occupies, as cuDNN computes them.
     [[nodiscard]] std::size_t size_bytes() const;

@@ -1,0 +1,121 @@
+// Compiled, never run: every aggregate of the public headers filled with designated initializers
+// the way a user writes them, under -Wall -Wextra -Wpedantic -Werror (g++ in the build, clang++
+// in the test "headers: designated initializers under clang++"). A member without a default
+// member initializer makes -Wmissing-field-initializers fire on these lines.
+//
+// Each aggregate is filled twice, naming only its first member and only its last, so that every
+// member is left out once. tests/headers/check_aggregates.cmake fails when a header gains an
+// aggregate (a namespace-scope `struct` other than a deleter) that this file does not fill.
+#include <gpu/gpu.hpp>
+
+#if CUDAGAP_TEST_BLAS
+#include <gpu/blas.hpp>
+#endif
+#if CUDAGAP_TEST_DNN
+#include <gpu/dnn.hpp>
+#endif
+#if CUDAGAP_TEST_HOST_BLAS
+#include <gpu/host_blas.hpp>
+#endif
+
+#include <string>
+#include <vector>
+
+// Names the first member only, then the last member only.
+#define CUDAGAP_FILL(type, first, last)                 \
+    {                                                   \
+        [[maybe_unused]] const type by_first{.first = {}}; \
+        [[maybe_unused]] const type by_last{.last = {}};   \
+    }
+
+namespace {
+
+// What users write, as in README.md and docs/.
+[[maybe_unused]] void as_documented()
+{
+    [[maybe_unused]] const gpu::benchmark_options options{.warmup = 3, .repetitions = 10};
+    [[maybe_unused]] const gpu::semantic_version version{.major = 9, .minor = 1};
+    [[maybe_unused]] const gpu::diagnose_options diagnose{.search_path = {"/usr/lib"}};
+#if CUDAGAP_TEST_DNN
+    // The report: `convolution_problem{.input = ..., .filter = ...}` warned.
+    [[maybe_unused]] const gpu::dnn::convolution_problem problem{
+        .input = {32, 3, 224, 224},
+        .filter = {64, 3, 3, 3},
+        .geometry = {.padding = {1, 1}},
+    };
+    [[maybe_unused]] const gpu::dnn::convolution_options dnn_options{
+        .search = gpu::dnn::algorithm_search::exhaustive, .allow_tf32 = true};
+#endif
+#if CUDAGAP_TEST_BLAS
+    [[maybe_unused]] const gpu::blas::handle_options blas_options{.synchronous_checks = true};
+#endif
+}
+
+[[maybe_unused]] void core_aggregates()
+{
+    CUDAGAP_FILL(gpu::compute_capability, major, minor)
+    CUDAGAP_FILL(gpu::device_properties, id, pci_bus_id)
+    CUDAGAP_FILL(gpu::memory_info, free_bytes, total_bytes)
+    CUDAGAP_FILL(gpu::diagnostic, name, caused_by)
+    CUDAGAP_FILL(gpu::diagnosis, checks, checks)
+    CUDAGAP_FILL(gpu::diagnose_options, sources, tool_timeout)
+    CUDAGAP_FILL(gpu::library_copy, path, loaded)
+    CUDAGAP_FILL(gpu::allocation_stats, current_bytes, total_allocations)
+    CUDAGAP_FILL(gpu::pool_info, supported, release_threshold_bytes)
+    CUDAGAP_FILL(gpu::detail::allocation, pointer, pooled)
+    CUDAGAP_FILL(gpu::detail::pinned_allocation, pointer, bytes)
+    CUDAGAP_FILL(gpu::non_finite_report, elements, first_index)
+    CUDAGAP_FILL(gpu::profile, name, seed)
+    CUDAGAP_FILL(gpu::stream_priority_range, least, greatest)
+    CUDAGAP_FILL(gpu::statistics, count, samples_ms)
+    CUDAGAP_FILL(gpu::benchmark_options, warmup, max_repetitions)
+    CUDAGAP_FILL(gpu::semantic_version, major, patch)
+    CUDAGAP_FILL(gpu::cuda_version, major, minor)
+    CUDAGAP_FILL(gpu::driver_info, supported_cuda, reason)
+    CUDAGAP_FILL(gpu::cuda_architecture, sm, suffix)
+    CUDAGAP_FILL(gpu::vram_advice, total_bytes, notes)
+    CUDAGAP_FILL(gpu::vram_usage, device_id, device_memory)
+    CUDAGAP_FILL(gpu::vram_clear_result, before, after)
+}
+
+#if CUDAGAP_TEST_BLAS
+[[maybe_unused]] void blas_aggregates()
+{
+    CUDAGAP_FILL(gpu::blas::precision_info, which, note)
+    CUDAGAP_FILL(gpu::blas::detail::hint_facts, gpu_available, cuda_error)
+    CUDAGAP_FILL(gpu::blas::detail::gemm_call, plan, batched)
+    CUDAGAP_FILL(gpu::blas::strided_batch, count, stride_c)
+    CUDAGAP_FILL(gpu::blas::gemm_plan, op_first, batch_count)
+    CUDAGAP_FILL(gpu::blas::detail::operand_shape, name, order)
+    CUDAGAP_FILL(gpu::blas::handle_options, math, check_numerics)
+    CUDAGAP_FILL(gpu::blas::version_info, compiled, loaded)
+}
+#endif
+
+#if CUDAGAP_TEST_DNN
+[[maybe_unused]] void dnn_aggregates()
+{
+    CUDAGAP_FILL(gpu::dnn::convolution_geometry, padding, mode)
+    CUDAGAP_FILL(gpu::dnn::convolution_problem, input, epilogue)
+    CUDAGAP_FILL(gpu::dnn::convolution_options, search, check_numerics)
+    CUDAGAP_FILL(gpu::dnn::algorithm_candidate, algorithm, reason)
+    CUDAGAP_FILL(gpu::dnn::convolution_explanation, problem, candidates)
+    CUDAGAP_FILL(gpu::dnn::plan_cache_stats, entries, misses)
+    CUDAGAP_FILL(gpu::dnn::detail::plan_key, device, workspace_budget_bytes)
+    CUDAGAP_FILL(gpu::dnn::detail::selection_rules, search, workspace_budget_bytes)
+    CUDAGAP_FILL(gpu::dnn::detail::epilogue_selection, chosen, unfused_reason)
+    CUDAGAP_FILL(gpu::dnn::detail::element_info, size, is_float)
+    CUDAGAP_FILL(gpu::dnn::detail::hint_facts, gpu_available, total_bytes)
+    CUDAGAP_FILL(gpu::dnn::version_info, compiled, loaded_for_cuda)
+}
+#endif
+
+#if CUDAGAP_TEST_HOST_BLAS
+[[maybe_unused]] void host_blas_aggregates()
+{
+    CUDAGAP_FILL(gpu::host_blas::cpu_features, model, avx512vl)
+    CUDAGAP_FILL(gpu::host_blas::library_info, kind, threads)
+}
+#endif
+
+} // namespace
