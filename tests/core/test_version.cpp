@@ -112,6 +112,19 @@ TEST_CASE("unresolvable or malformed architecture entries are rejected with the 
     CHECK_THROWS_WITH(gpu::parse_cuda_architectures("90-fast"), Contains("unknown suffix '-fast'"));
 }
 
+TEST_CASE("an architecture number beyond int is std::invalid_argument, as documented", "[version]")
+{
+    // std::stoi threw std::out_of_range (not an invalid_argument) for these.
+    CHECK_THROWS_AS(gpu::parse_cuda_architectures("99999999999"), std::invalid_argument);
+    CHECK_THROWS_WITH(gpu::parse_cuda_architectures("80;2147483648-real"),
+                      Contains("'2147483648-real'") && Contains("beyond int"));
+    CHECK(gpu::parse_cuda_architectures("2147483647")[0].sm == std::numeric_limits<int>::max());
+    CHECK(gpu::parse_cuda_architectures("0090a-real")[0] == gpu::cuda_architecture{90, true, false, "a"});
+    // A long run of letters is one suffix, read in one pass.
+    const std::string letters(100000, 'a');
+    CHECK(gpu::parse_cuda_architectures("90" + letters)[0].suffix == letters);
+}
+
 TEST_CASE("the built architectures are what CMake was configured with", "[version]")
 {
     std::string expected = EXPECTED_CUDA_ARCHITECTURES;
