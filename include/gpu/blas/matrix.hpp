@@ -162,8 +162,8 @@ public:
 
     /// @brief The number of elements the matrix spans in memory, from the first to one past the
     /// last: `(outer - 1) * ld + inner`, 0 when empty.
-    /// @throws std::invalid_argument when that number does not fit in 64 bits (no memory holds
-    /// such a matrix)
+    /// @throws std::invalid_argument when the product or the sum does not fit in 64 bits (no
+    /// memory holds such a matrix)
     [[nodiscard]] constexpr std::int64_t extent() const
     {
         if (empty()) {
