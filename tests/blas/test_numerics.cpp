@@ -8,6 +8,7 @@
 #include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
 
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -38,6 +39,10 @@ TEST_CASE("check_finite rejects bad views and null data before touching the GPU"
                       Contains("gpu::blas::check_finite: invalid matrix 3x4 row-major (ld 2)"));
     CHECK_THROWS_WITH(blas::check_finite(static_cast<const float*>(nullptr), 10),
                       Contains("null data for 10 elements"));
+    // 2^40 x 2^40 elements: the count overflowed to 0 and the matrix was reported all finite.
+    const std::int64_t big = std::int64_t{1} << 40;
+    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, big, big)),
+                      Contains("more than 64 bits can count"));
     const auto empty = blas::check_finite(static_cast<const double*>(nullptr), 0);
     CHECK(empty.all_finite());
     CHECK(empty.elements == 0u);
