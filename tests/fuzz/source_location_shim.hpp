@@ -1,0 +1,44 @@
+// Force-included into every file of the fuzz build (see CMakeLists.txt). Debian 12's clang 14
+// compiles against libstdc++ 12, whose <source_location> needs __builtin_source_location, which
+// clang gained only in version 15: std::source_location, which <gpu/error.hpp> uses, is then
+// missing. This supplies the same interface from the older builtins that clang 14 has. Nothing
+// outside the fuzz build sees it, and with a newer clang or libc++ it does nothing.
+#pragma once
+
+#include <version>
+
+#if defined(__clang__) && !defined(__cpp_lib_source_location)
+#include <cstdint>
+#include <source_location> // empty here; included now so that a later include adds nothing
+
+namespace std { // NOLINT(cert-dcl58-cpp): the standard type this library lacks
+
+struct source_location {
+    static consteval source_location current(const char* file = __builtin_FILE(),
+                                             const char* function = __builtin_FUNCTION(),
+                                             uint_least32_t line = __builtin_LINE(),
+                                             uint_least32_t column = __builtin_COLUMN()) noexcept
+    {
+        source_location here;
+        here.file_ = file;
+        here.function_ = function;
+        here.line_ = line;
+        here.column_ = column;
+        return here;
+    }
+
+    constexpr source_location() noexcept = default;
+    [[nodiscard]] constexpr uint_least32_t line() const noexcept { return line_; }
+    [[nodiscard]] constexpr uint_least32_t column() const noexcept { return column_; }
+    [[nodiscard]] constexpr const char* file_name() const noexcept { return file_; }
+    [[nodiscard]] constexpr const char* function_name() const noexcept { return function_; }
+
+private:
+    const char* file_ = "";
+    const char* function_ = "";
+    uint_least32_t line_ = 0;
+    uint_least32_t column_ = 0;
+};
+
+} // namespace std
+#endif
