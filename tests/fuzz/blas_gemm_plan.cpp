@@ -7,6 +7,7 @@
 
 #include "fuzz_support.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,6 +59,28 @@ operand take_operand(fuzz::input& in, std::int64_t rows, std::int64_t cols, std:
     return op;
 }
 
+std::int64_t extent_guess(const operand& op); // below
+
+// A stride near where batches start or stop overlapping: 0 (a broadcast), just past one
+// matrix's extent, a few leading dimensions plus a little, or anything.
+std::int64_t take_stride(fuzz::input& in, const operand& op)
+{
+    const std::uint8_t mode = in.take<std::uint8_t>();
+    const wide small = static_cast<std::int8_t>(in.take<std::uint8_t>());
+    wide stride = 0;
+    if (mode < 40) {
+        return 0;
+    }
+    if (mode < 110) {
+        stride = extent_guess(op) + small;
+    } else if (mode < 200) {
+        stride = static_cast<wide>(op.ld) * (mode % 8) + small;
+    } else {
+        return in.take_edgy();
+    }
+    return static_cast<std::int64_t>(std::clamp<wide>(stride, 0, std::numeric_limits<std::int64_t>::max()));
+}
+
 // --- the reference ---------------------------------------------------------------------------
 
 wide extent_of(const operand& op)
@@ -67,6 +90,12 @@ wide extent_of(const operand& op)
     }
     const bool row = op.order == blas::layout::row_major;
     return (static_cast<wide>(row ? op.rows : op.cols) - 1) * op.ld + (row ? op.cols : op.rows);
+}
+
+std::int64_t extent_guess(const operand& op)
+{
+    const wide extent = op.rows < 0 || op.cols < 0 ? 0 : extent_of(op);
+    return static_cast<std::int64_t>(std::clamp<wide>(extent, 0, std::numeric_limits<std::int64_t>::max()));
 }
 
 bool operand_valid(const operand& op)
@@ -237,9 +266,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const operand c = take_operand(in, m, n, size_c);
     blas::strided_batch batch;
     batch.count = in.take<std::uint8_t>() < 128 ? in.take<std::uint8_t>() : in.take_edgy();
-    batch.stride_a = in.take_edgy();
-    batch.stride_b = in.take_edgy();
-    batch.stride_c = in.take_edgy();
+    batch.stride_a = take_stride(in, a);
+    batch.stride_b = take_stride(in, b);
+    batch.stride_c = take_stride(in, c);
     switch (types & 7U) {
     case 0: plan_and_check<float, float, float>(a, b, c, batch, batched); break;
     case 1: plan_and_check<double, float, float>(a, b, c, batch, batched); break;
