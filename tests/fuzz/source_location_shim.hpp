@@ -14,7 +14,10 @@
 namespace std { // NOLINT(cert-dcl58-cpp): the standard type this library lacks
 
 struct source_location {
-    static consteval source_location current(const char* file = __builtin_FILE(),
+    // constexpr, not consteval as in the standard: clang 14 refuses a consteval call in a
+    // default argument of a template ("cannot take address of consteval function"), which is
+    // how cudagap's functions take their caller's location.
+    static constexpr source_location current(const char* file = __builtin_FILE(),
                                              const char* function = __builtin_FUNCTION(),
                                              uint_least32_t line = __builtin_LINE(),
                                              uint_least32_t column = __builtin_COLUMN()) noexcept
