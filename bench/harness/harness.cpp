@@ -543,7 +543,9 @@ int run(std::span<const std::string_view> args, const suite& benchmark, std::ost
     r.print(out);
     if (!settings.json_path.empty()) {
         std::ofstream file(settings.json_path);
-        file << r.to_json().dump(2) << '\n';
+        // replace: a case name or an error message quoting bytes that are not UTF-8 (a path, a
+        // tool's output) must not make dump() throw and lose the whole report.
+        file << r.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         file.close();
         if (!file) {
             std::cerr << "cudagap-bench-" << benchmark.name << ": could not write the JSON report to '"

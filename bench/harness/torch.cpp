@@ -8,8 +8,10 @@
 
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -109,6 +111,26 @@ T required(const nlohmann::json& object, const char* key, const char* where)
     }
 }
 
+// An integer field, read exactly: get<int>() would cast 3e9 or 1e300 to int, which is undefined
+// behaviour, and silently truncate 2.5.
+int required_int(const nlohmann::json& object, const char* key, const char* where)
+{
+    const auto value = required<nlohmann::json>(object, key, where);
+    constexpr auto max = static_cast<std::int64_t>(std::numeric_limits<int>::max());
+    constexpr auto min = static_cast<std::int64_t>(std::numeric_limits<int>::min());
+    if (value.is_number_unsigned() && value.get<std::uint64_t>() <= static_cast<std::uint64_t>(max)) {
+        return static_cast<int>(value.get<std::uint64_t>());
+    }
+    if (value.is_number_integer() && !value.is_number_unsigned() && value.get<std::int64_t>() >= min &&
+        value.get<std::int64_t>() <= max) {
+        return static_cast<int>(value.get<std::int64_t>());
+    }
+    throw std::invalid_argument(std::string("compare_torch.py output: ") + where + "'s \"" + key +
+                                "\" is " +
+                                value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                                ", not a whole number in the range of int");
+}
+
 } // namespace
 
 measurement torch_case::to_measurement(math_mode math, std::string timing) const
@@ -141,7 +163,8 @@ torch_run torch_run::parse(std::string_view text)
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
+        // Not only parse_error: a number beyond double is out_of_range (406), for one.
         throw std::invalid_argument(std::string("compare_torch.py output is not JSON: ") + e.what());
     }
     if (!doc.is_object()) {
@@ -165,8 +188,8 @@ torch_run torch_run::parse(std::string_view text)
         c.median_ms = required<double>(item, "median_ms", "a result");
         c.min_ms = required<double>(item, "min_ms", "a result");
         c.max_ms = required<double>(item, "max_ms", "a result");
-        c.repetitions = required<int>(item, "repetitions", "a result");
-        c.calls_per_repetition = required<int>(item, "calls_per_repetition", "a result");
+        c.repetitions = required_int(item, "repetitions", "a result");
+        c.calls_per_repetition = required_int(item, "calls_per_repetition", "a result");
         c.fields = item;
         run.cases.push_back(std::move(c));
     }
@@ -201,7 +224,9 @@ torch_run run_compare_torch(const std::vector<std::string>& arguments)
     }
     try {
         return torch_run::parse(child.stdout_text);
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) {
+        // invalid_argument for output that is not what the script writes; anything else
+        // (bad_alloc) must not escape either: this function is documented never to throw.
         run.reason = e.what();
         return run;
     }

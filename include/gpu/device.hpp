@@ -7,6 +7,8 @@
 
 #include <compare>
 #include <cstddef>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,13 +33,38 @@ struct compute_capability {
     int minor = 0; ///< e.g. 0
 
     /// @brief Decodes the integer form used by `CMAKE_CUDA_ARCHITECTURES`: 86 is 8.6.
-    [[nodiscard]] static constexpr compute_capability from_int(int sm) noexcept
+    /// @throws std::invalid_argument when @p sm is negative
+    [[nodiscard]] static constexpr compute_capability from_int(int sm)
     {
+        if (sm < 0) {
+            throw std::invalid_argument("gpu::compute_capability::from_int: negative compute "
+                                        "capability " + std::to_string(sm));
+        }
         return {sm / 10, sm % 10};
     }
 
+    /// @brief Whether the capability has an integer form: `major >= 0`, `minor` in [0, 9] (8.10
+    /// would read as 9.0) and `major * 10 + minor` fits an `int`. Every real GPU's does.
+    [[nodiscard]] constexpr bool has_int_form() const noexcept
+    {
+        return major >= 0 && minor >= 0 && minor <= 9 &&
+               major <= (std::numeric_limits<int>::max() - minor) / 10;
+    }
+
     /// @brief The integer form, e.g. 86 for 8.6.
-    [[nodiscard]] constexpr int as_int() const noexcept { return major * 10 + minor; }
+    /// @throws std::invalid_argument naming major and minor when `has_int_form()` is false (a
+    /// capability read from a tool's garbled output, say), instead of overflowing
+    [[nodiscard]] constexpr int as_int() const
+    {
+        if (!has_int_form()) {
+            throw std::invalid_argument("gpu::compute_capability::as_int: " + to_string() +
+                                        " (major " + std::to_string(major) + ", minor " +
+                                        std::to_string(minor) +
+                                        ") has no integer form: minor must be 0 to 9 and "
+                                        "neither may be negative or beyond int");
+        }
+        return major * 10 + minor;
+    }
 
     /// @brief Capabilities order by major, then minor.
     friend constexpr auto operator<=>(const compute_capability&, const compute_capability&) = default;
@@ -52,7 +79,7 @@ struct compute_capability {
     [[nodiscard]] constexpr bool has_bf16() const noexcept { return major >= 8; }
 
     /// @brief FP8 tensor-core math: Ada (8.9), Hopper (9.0) and newer.
-    [[nodiscard]] constexpr bool has_fp8() const noexcept { return as_int() >= 89; }
+    [[nodiscard]] constexpr bool has_fp8() const noexcept { return *this >= compute_capability{8, 9}; }
 
     /// @brief The architecture's marketing name: Volta, Turing, Ampere, Ada, Hopper, Blackwell.
     [[nodiscard]] std::string_view architecture_name() const noexcept;

@@ -84,6 +84,7 @@ struct diagnosis {
 
     /// @brief The report as text lines: one `[ OK ]`, `[INFO]`, `[SKIP]`, `[WARN]` or `[FAIL]`
     /// line per check with its detail (and fix, indented), then the numbered recommendations.
+    /// A status outside the enumeration (cast from a number) reads `[ ?? ]`.
     [[nodiscard]] std::vector<std::string> describe() const;
 };
 

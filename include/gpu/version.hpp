@@ -8,6 +8,8 @@
 #include <cuda_runtime_api.h>
 
 #include <compare>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,13 +40,37 @@ struct cuda_version {
     int minor = 0; ///< e.g. 0
 
     /// @brief Decodes CUDA's integer form: 13000 is 13.0, 12040 is 12.4.
-    [[nodiscard]] static constexpr cuda_version from_int(int encoded) noexcept
+    /// @throws std::invalid_argument when @p encoded is negative
+    [[nodiscard]] static constexpr cuda_version from_int(int encoded)
     {
+        if (encoded < 0) {
+            throw std::invalid_argument("gpu::cuda_version::from_int: negative CUDA version " +
+                                        std::to_string(encoded));
+        }
         return {encoded / 1000, (encoded % 1000) / 10};
     }
 
+    /// @brief Whether the version has CUDA's integer form: `major >= 0`, `minor` in [0, 99]
+    /// and `1000 * major + 10 * minor` fits an `int`.
+    [[nodiscard]] constexpr bool has_int_form() const noexcept
+    {
+        return major >= 0 && minor >= 0 && minor <= 99 &&
+               major <= (std::numeric_limits<int>::max() - 10 * minor) / 1000;
+    }
+
     /// @brief CUDA's integer form, e.g. 13000.
-    [[nodiscard]] constexpr int as_int() const noexcept { return major * 1000 + minor * 10; }
+    /// @throws std::invalid_argument naming major and minor when `has_int_form()` is false,
+    /// instead of overflowing
+    [[nodiscard]] constexpr int as_int() const
+    {
+        if (!has_int_form()) {
+            throw std::invalid_argument("gpu::cuda_version::as_int: major " + std::to_string(major) +
+                                        ", minor " + std::to_string(minor) +
+                                        " has no integer form: minor must be 0 to 99 and "
+                                        "neither may be negative or beyond int");
+        }
+        return major * 1000 + minor * 10;
+    }
 
     /// @brief False for the 0.0 that stands for "none" (no driver).
     [[nodiscard]] constexpr bool known() const noexcept { return major != 0 || minor != 0; }

@@ -22,6 +22,16 @@ std::string_view to_string(precision p) noexcept
     return "unknown";
 }
 
+namespace {
+
+// The capability's integer form, or 0 (which no table row names) for one that has none.
+int sm_of(compute_capability capability) noexcept
+{
+    return capability.has_int_form() ? capability.as_int() : 0;
+}
+
+} // namespace
+
 // Dense FLOP per clock per SM (an FMA counts 2). Sources, NVIDIA's architecture whitepapers:
 // - Volta GV100 (7.0): 64 FP32 and 32 FP64 lanes per SM; 8 tensor cores x 64 FP16 FMA/clock
 //   (V100: 80 SMs x 1024 x 1.53 GHz = 125 TFLOP/s FP16).
@@ -40,7 +50,7 @@ std::string_view to_string(precision p) noexcept
 // rather than guessed.
 int dense_flops_per_clock_per_sm(precision p, compute_capability capability) noexcept
 {
-    const int sm = capability.as_int();
+    const int sm = sm_of(capability);
     const bool ga10x_or_ada = sm == 86 || sm == 89;
     switch (p) {
     case precision::fp32:
@@ -69,7 +79,7 @@ std::optional<double> estimated_peak_tflops(precision p, const device_properties
 precision_info precision_support(precision p, const device_properties& device)
 {
     const compute_capability cc = device.capability;
-    const int sm = cc.as_int();
+    const int sm = sm_of(cc);
     precision_info info;
     info.which = p;
     switch (p) {

@@ -20,7 +20,15 @@ gpu::non_finite_report count_non_finite(element_type type, const void* data, std
                                     ", " + std::to_string(outer) + " runs of " +
                                     std::to_string(inner) + ", ld " + std::to_string(ld) + ")");
     }
-    report.elements = static_cast<std::size_t>(batch * outer * inner);
+    // Checked: a view of 2^40 x 2^40 elements wrapped round to 0 and was reported all finite.
+    std::int64_t runs = 0;
+    std::int64_t elements = 0;
+    if (!checked_multiply(batch, outer, runs) || !checked_multiply(runs, inner, elements)) {
+        throw std::invalid_argument("gpu::blas::check_finite: " + std::to_string(batch) + " x " +
+                                    std::to_string(outer) + " runs of " + std::to_string(inner) +
+                                    " elements are more than 64 bits can count");
+    }
+    report.elements = static_cast<std::size_t>(elements);
     if (report.elements == 0) {
         return report;
     }

@@ -6,6 +6,7 @@
 #include <gpu/error.hpp>
 #include <gpu/version.hpp>
 
+#include "parse.hpp"
 #include "system_tools.hpp"
 
 #include <cuda_runtime_api.h>
@@ -62,78 +63,21 @@ cuda_version effective_runtime()
 
 // --- nvidia-smi -------------------------------------------------------------------------
 
-struct smi_gpu {
-    std::string name;
-    std::string driver;
-    std::string memory;
-    std::optional<compute_capability> capability;
-};
+using detail::parse_major_minor;
+using detail::parse_smi_rows;
+using detail::smi_gpu;
+using detail::split;
+using detail::trim;
 
 struct smi_result {
     diagnostic check;
     std::vector<smi_gpu> gpus;
 };
 
-std::string trim(std::string text)
-{
-    const auto not_space = [](unsigned char c) { return std::isspace(c) == 0; };
-    text.erase(text.begin(), std::find_if(text.begin(), text.end(), not_space));
-    text.erase(std::find_if(text.rbegin(), text.rend(), not_space).base(), text.end());
-    return text;
-}
-
-std::vector<std::string> split(const std::string& text, char separator)
-{
-    std::vector<std::string> parts;
-    std::string part;
-    std::istringstream stream(text);
-    while (std::getline(stream, part, separator)) {
-        parts.push_back(part);
-    }
-    return parts;
-}
-
 std::string first_line(const std::string& text)
 {
     const std::string line = trim(text.substr(0, text.find('\n')));
     return line.empty() ? std::string("no output") : line;
-}
-
-// "9.0" or "13.0": major and minor, or nothing when the text is not of that form.
-std::optional<std::pair<int, int>> parse_major_minor(const std::string& text)
-{
-    const std::size_t dot = text.find('.');
-    if (dot == std::string::npos || dot == 0 || dot + 1 >= text.size()) {
-        return std::nullopt;
-    }
-    try {
-        return std::pair{std::stoi(text.substr(0, dot)), std::stoi(text.substr(dot + 1))};
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
-
-std::optional<compute_capability> parse_capability(const std::string& text)
-{
-    const auto parsed = parse_major_minor(text);
-    return parsed ? std::optional<compute_capability>({parsed->first, parsed->second}) : std::nullopt;
-}
-
-std::vector<smi_gpu> parse_smi_rows(const std::string& output, bool with_capability)
-{
-    std::vector<smi_gpu> gpus;
-    for (const std::string& line : split(output, '\n')) {
-        std::vector<std::string> fields = split(line, ',');
-        if (fields.size() < (with_capability ? 4U : 3U)) {
-            continue;
-        }
-        smi_gpu gpu{trim(fields[0]), trim(fields[1]), trim(fields[2]), std::nullopt};
-        if (with_capability) {
-            gpu.capability = parse_capability(trim(fields[3]));
-        }
-        gpus.push_back(std::move(gpu));
-    }
-    return gpus;
 }
 
 smi_result check_nvidia_smi(const std::string& search_path, std::chrono::milliseconds timeout,
@@ -618,6 +562,25 @@ std::optional<std::string> soname_version(const std::string& file_name, std::str
 
 std::string major_of(const std::string& version) { return version.substr(0, version.find('.')); }
 
+// A switch, not a table indexed by the status: a status cast from an out-of-range number (a
+// report read back from elsewhere) must not read past the table.
+std::string_view tag(diagnostic_status status) noexcept
+{
+    switch (status) {
+    case diagnostic_status::ok:
+        return "[ OK ]";
+    case diagnostic_status::info:
+        return "[INFO]";
+    case diagnostic_status::skipped:
+        return "[SKIP]";
+    case diagnostic_status::warning:
+        return "[WARN]";
+    case diagnostic_status::error:
+        return "[FAIL]";
+    }
+    return "[ ?? ]";
+}
+
 } // namespace
 
 std::string_view to_string(diagnostic_status status) noexcept
@@ -692,9 +655,7 @@ std::vector<std::string> diagnosis::describe() const
 {
     std::vector<std::string> lines;
     for (const diagnostic& check : checks) {
-        static constexpr const char* tags[] = {"[ OK ]", "[INFO]", "[SKIP]", "[WARN]", "[FAIL]"};
-        lines.push_back(std::string(tags[static_cast<int>(check.status)]) + " " + check.name +
-                        ": " + check.detail);
+        lines.push_back(std::string(tag(check.status)) + " " + check.name + ": " + check.detail);
         if (!check.caused_by.empty()) {
             lines.push_back("       (follows from: " + check.caused_by + ")");
         } else if (!check.fix.empty() && check.status != diagnostic_status::ok) {

@@ -17,6 +17,44 @@ void require_positive_time(const char* function, double milliseconds)
                                     "finite, got " + std::to_string(milliseconds) + " ms");
     }
 }
+// The mean of @p sorted (ascending, finite, not negative), within [min, max]: a sum of huge
+// samples that overflows is redone on samples scaled into [0, 1], and rounding (three samples
+// of 0.1 sum to 0.30000000000000004) never takes the mean past the extremes.
+double mean_of(const std::vector<double>& sorted)
+{
+    const auto n = static_cast<double>(sorted.size());
+    double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / n;
+    if (!std::isfinite(mean)) {
+        const double scale = sorted.back();
+        double scaled = 0.0;
+        for (const double sample : sorted) {
+            scaled += sample / scale;
+        }
+        mean = scaled / n * scale;
+    }
+    return std::clamp(mean, sorted.front(), sorted.back());
+}
+
+// The sample standard deviation of @p sorted (at least two samples) around @p mean; squares that
+// overflow are redone on deviations scaled by the range.
+double standard_deviation(const std::vector<double>& sorted, double mean)
+{
+    const auto degrees = static_cast<double>(sorted.size() - 1);
+    double squares = 0.0;
+    for (const double sample : sorted) {
+        squares += (sample - mean) * (sample - mean);
+    }
+    if (std::isfinite(squares)) {
+        return std::sqrt(squares / degrees);
+    }
+    const double range = sorted.back() - sorted.front();
+    double scaled = 0.0;
+    for (const double sample : sorted) {
+        scaled += ((sample - mean) / range) * ((sample - mean) / range);
+    }
+    return std::sqrt(scaled / degrees) * range;
+}
+
 } // namespace
 
 statistics summarize(std::span<const double> samples_ms)
@@ -39,14 +77,11 @@ statistics summarize(std::span<const double> samples_ms)
     stats.count = n;
     stats.min_ms = sorted.front();
     stats.max_ms = sorted.back();
-    stats.median_ms = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
-    stats.mean_ms = std::accumulate(sorted.begin(), sorted.end(), 0.0) / static_cast<double>(n);
+    // std::midpoint: (a + b) / 2 overflows to infinity for two samples near DBL_MAX.
+    stats.median_ms = n % 2 == 1 ? sorted[n / 2] : std::midpoint(sorted[n / 2 - 1], sorted[n / 2]);
+    stats.mean_ms = mean_of(sorted);
     if (n > 1) {
-        double squares = 0.0;
-        for (const double sample : sorted) {
-            squares += (sample - stats.mean_ms) * (sample - stats.mean_ms);
-        }
-        stats.stddev_ms = std::sqrt(squares / static_cast<double>(n - 1));
+        stats.stddev_ms = standard_deviation(sorted, stats.mean_ms);
     }
     return stats;
 }

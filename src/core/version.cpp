@@ -1,8 +1,11 @@
 // Versions of cudagap, the CUDA runtime and driver, and the GPU architectures of this build.
 #include <gpu/version.hpp>
 
+#include "parse.hpp"
+
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -28,7 +31,7 @@ std::string cuda_version::to_string() const
 cuda_version runtime_version() noexcept
 {
     int encoded = 0;
-    if (cudaRuntimeGetVersion(&encoded) != cudaSuccess) {
+    if (cudaRuntimeGetVersion(&encoded) != cudaSuccess || encoded < 0) {
         static_cast<void>(cudaGetLastError());
         return {};
     }
@@ -43,7 +46,7 @@ driver_info driver_version()
         static_cast<void>(cudaGetLastError());
         return {{}, std::string("cudaDriverGetVersion failed: ") + cudaGetErrorName(status)};
     }
-    if (encoded == 0) {
+    if (encoded <= 0) {
         // The runtime reports 0 when it cannot load libcuda.so, the driver's user-space part.
         return {{},
                 "no NVIDIA driver found: the CUDA runtime could not load libcuda.so (install the "
@@ -89,13 +92,20 @@ std::vector<cuda_architecture> parse_cuda_architectures(const std::string& list)
                 "' does not start with a compute capability (expected e.g. 86, 90a-real, "
                 "75-virtual; 'all', 'all-major' and 'native' cannot be resolved here)");
         }
-        cuda_architecture arch;
-        arch.sm = std::stoi(entry.substr(0, digits));
-        std::string rest = entry.substr(digits);
-        while (!rest.empty() && std::isalpha(static_cast<unsigned char>(rest.front())) != 0) {
-            arch.suffix += rest.front();
-            rest.erase(0, 1);
+        // std::stoi would throw std::out_of_range for more digits than an int holds.
+        const std::optional<int> sm = detail::parse_decimal(std::string_view(entry).substr(0, digits));
+        if (!sm) {
+            throw std::invalid_argument("parse_cuda_architectures: entry '" + entry + "' of '" +
+                                        list + "' has a compute capability beyond int");
         }
+        cuda_architecture arch;
+        arch.sm = *sm;
+        std::size_t letters = digits;
+        while (letters < entry.size() && std::isalpha(static_cast<unsigned char>(entry[letters])) != 0) {
+            ++letters;
+        }
+        arch.suffix = entry.substr(digits, letters - digits);
+        const std::string rest = entry.substr(letters);
         if (rest.empty()) {
             arch.has_sass = true;
             arch.has_ptx = true;

@@ -387,6 +387,29 @@ TEST_CASE("compare_torch.py's output parses, and malformed output is named", "[b
                       Contains("\"median_ms\" has the wrong type"));
 }
 
+TEST_CASE("compare_torch.py's numbers are read exactly: out-of-range is invalid_argument", "[bench]")
+{
+    // get<int>() cast 3e9 or 1e300 to int (undefined behaviour); a number beyond double threw
+    // nlohmann's out_of_range, which escaped parse() and run_compare_torch().
+    const auto result_with = [](const std::string& repetitions) {
+        return R"({"ok": true, "torch": "2", "device": "d", "results": [{"case": "x", "median_ms": 1,
+            "min_ms": 1, "max_ms": 1, "calls_per_repetition": 1, "repetitions": )" +
+               repetitions + "}]}";
+    };
+    CHECK(bench::torch_run::parse(result_with("2147483647")).cases[0].repetitions == 2147483647);
+    CHECK(bench::torch_run::parse(result_with("-2147483648")).cases[0].repetitions == -2147483647 - 1);
+    for (const char* bad : {"2147483648", "-2147483649", "3e9", "1e300", "2.5", "18446744073709551615",
+                            "true", "\"7\""}) {
+        INFO(bad);
+        CHECK_THROWS_WITH(bench::torch_run::parse(result_with(bad)),
+                          Contains("\"repetitions\"") && Contains("a result"));
+        CHECK_THROWS_AS(bench::torch_run::parse(result_with(bad)), std::invalid_argument);
+    }
+    CHECK_THROWS_AS(bench::torch_run::parse(R"({"ok": true, "torch": "2", "device": "d",
+        "results": [{"case": "x", "median_ms": 1e999}]})"), std::invalid_argument);
+    CHECK_THROWS_WITH(bench::torch_run::parse("[1e999]"), Contains("not JSON"));
+}
+
 TEST_CASE("the PyTorch side runs as a child process, and its failures become reasons", "[bench]")
 {
     temp_dir dir;

@@ -232,3 +232,69 @@ TEST_CASE("outputs that interleave through each other's padding are a valid batc
     // A stride of 0 overlaps whenever there is more than one output.
     CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{2, 0, 0, 0}), std::invalid_argument);
 }
+
+TEST_CASE("the batch overlap check is quick and right with 2^31 outputs", "[blas]")
+{
+    // c: two rows of one element, 2^31 - 2 apart. Outputs 1 element apart first meet when the
+    // second row of the first is the first row of the last of 2^31 - 1: the old check tried
+    // each of the 2^31 - 2 distances in turn to find that out.
+    const std::int64_t ld = std::numeric_limits<std::int32_t>::max() - 1;
+    const blas::matrix_view<const float> a(a_data, 2, 1, row);
+    const blas::matrix_view<const float> b(b_data, 1, 1, row);
+    const blas::matrix_view<float> c(c_data, 2, 1, ld, row);
+    CHECK_THROWS_WITH(blas::plan_gemm(a, b, c, blas::strided_batch{ld + 1, 0, 0, 1}),
+                      Contains("the outputs of the batch would overlap"));
+    CHECK(blas::plan_gemm(a, b, c, blas::strided_batch{ld, 0, 0, 1}).batch_count == ld);
+}
+
+TEST_CASE("the batch overlap check agrees with comparing every element of every output", "[blas]")
+{
+    // Every small shape, leading dimension, stride and count against a brute-force reference.
+    for (const auto order : {row, col}) {
+        for (std::int64_t outer = 1; outer <= 4; ++outer) {
+            for (std::int64_t inner = 1; inner <= 4; ++inner) {
+                for (std::int64_t ld = inner; ld <= inner + 5; ++ld) {
+                    const blas::detail::operand_shape shape{
+                        "c",   0x1000, sizeof(float), order == row ? outer : inner,
+                        order == row ? inner : outer, ld, order};
+                    std::vector<std::int64_t> offsets; // of one matrix's elements
+                    for (std::int64_t q = 0; q < outer; ++q) {
+                        for (std::int64_t r = 0; r < inner; ++r) {
+                            offsets.push_back(q * ld + r);
+                        }
+                    }
+                    const std::int64_t extent = (outer - 1) * ld + inner;
+                    for (std::int64_t stride = 0; stride <= extent; ++stride) {
+                        for (std::int64_t count = 0; count <= 12; ++count) {
+                            std::vector<int> hits(static_cast<std::size_t>(12 * extent + extent), 0);
+                            bool expected = false;
+                            for (std::int64_t t = 0; t < count; ++t) {
+                                for (const std::int64_t offset : offsets) {
+                                    expected |= ++hits[static_cast<std::size_t>(t * stride + offset)] > 1;
+                                }
+                            }
+                            INFO("outer " << outer << " inner " << inner << " ld " << ld
+                                          << " stride " << stride << " count " << count);
+                            REQUIRE(blas::detail::batch_overlaps(shape, count, stride) == expected);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("a matrix spanning more bytes than an address holds is refused, not wrapped", "[blas]")
+{
+    // (2^30 + 1) * (2^31 - 1) + 1 elements of 8 bytes are 2^64 + 2^33 bytes: the overlap check
+    // used to wrap that round to 8 GiB.
+    const std::int64_t rows = (std::int64_t{1} << 30) + 2;
+    const std::int64_t ld = std::numeric_limits<std::int32_t>::max();
+    auto* const a = reinterpret_cast<const double*>(std::uintptr_t{0x100000});
+    auto* const b = reinterpret_cast<const double*>(std::uintptr_t{0x200000});
+    auto* const c = reinterpret_cast<double*>(std::uintptr_t{0x300000});
+    CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const double>(a, rows, 1, ld, row),
+                                      blas::matrix_view<const double>(b, 1, 1, row),
+                                      blas::matrix_view<double>(c, rows, 1, row)),
+                      Contains("1 matrix a") && Contains("span more memory than exists"));
+}

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <cstdint>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -76,4 +77,45 @@ TEST_CASE("the container factories check the container holds the matrix", "[blas
     CHECK_THROWS_WITH(blas::row_major(storage, -1, 4), Contains("negative size -1x4"));
     std::array<float, 4> fixed{};
     CHECK(blas::column_major(fixed, 2, 2).size() == 4);
+}
+
+TEST_CASE("a shape whose span overflows 64 bits is refused, not wrapped to a small number", "[blas]")
+{
+    // (outer - 1) * ld + inner wraps round to a few elements in 64-bit arithmetic for these, so
+    // before the span was computed with overflow checks each seemed to fit a 12-element vector.
+    std::vector<float> storage(12);
+    constexpr std::int64_t big = std::int64_t{1} << 62;
+    CHECK_THROWS_WITH(blas::row_major(storage, 5, 1, big),
+                      Contains("gpu::blas::row_major") && Contains("more than 2^63") &&
+                          Contains("the storage holds 12"));
+    CHECK_THROWS_WITH(blas::column_major(storage, 1, 5, big),
+                      Contains("gpu::blas::column_major") && Contains("more than 2^63"));
+    CHECK_THROWS_AS(blas::row_major(storage, big, big), std::invalid_argument);
+    CHECK_THROWS_AS(blas::row_major(storage, INT64_MAX, 1), std::invalid_argument);
+    // The unchecked constructor stores anything; the queries then refuse instead of overflowing.
+    const blas::matrix_view<float> huge(storage.data(), big, big);
+    CHECK_THROWS_WITH(huge.size(), Contains("more elements than 64 bits can count"));
+    CHECK_THROWS_WITH(huge.extent(), Contains("spans more elements than 64 bits can count"));
+    const blas::matrix_view<float> wide(storage.data(), 3, 2, INT64_MAX, blas::layout::row_major);
+    CHECK_THROWS_AS(wide.extent(), std::invalid_argument);
+    CHECK(blas::matrix_view<float>(storage.data(), 1, 2, INT64_MAX, blas::layout::row_major).extent() == 2);
+}
+
+TEST_CASE("the checked arithmetic agrees with the compiler's overflow built-ins at the edges", "[blas]")
+{
+    const std::int64_t edges[] = {INT64_MIN, INT64_MIN + 1, -(std::int64_t{1} << 32), -3, -1, 0, 1, 2, 3,
+                                  std::int64_t{1} << 31, (std::int64_t{1} << 32) + 1, INT64_MAX - 1,
+                                  INT64_MAX};
+    for (const std::int64_t a : edges) {
+        for (const std::int64_t b : edges) {
+            std::int64_t reference = 0;
+            std::int64_t result = 0;
+            const bool product_fits = !__builtin_mul_overflow(a, b, &reference);
+            REQUIRE(blas::detail::checked_multiply(a, b, result) == product_fits);
+            CHECK((!product_fits || result == reference));
+            const bool sum_fits = !__builtin_add_overflow(a, b, &reference);
+            REQUIRE(blas::detail::checked_add(a, b, result) == sum_fits);
+            CHECK((!sum_fits || result == reference));
+        }
+    }
 }

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <future>
 #include <limits>
 #include <optional>
@@ -61,6 +62,10 @@ TEST_CASE("check_finite rejects bad views and null data before touching the GPU"
                       Contains("gpu::blas::check_finite: invalid matrix 3x4 row-major (ld 2)"));
     CHECK_THROWS_WITH(blas::check_finite(static_cast<const float*>(nullptr), 10, gpu::stream_ref{}),
                       Contains("null data for 10 elements"));
+    // 2^40 x 2^40 elements: the count overflowed to 0 and the matrix was reported all finite.
+    const std::int64_t big = std::int64_t{1} << 40;
+    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, big, big), gpu::stream_ref{}),
+                      Contains("more than 64 bits can count"));
     const auto empty = blas::check_finite(static_cast<const double*>(nullptr), 0, gpu::stream_ref{});
     CHECK(empty.all_finite());
     CHECK(empty.elements == 0u);

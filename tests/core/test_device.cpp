@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -67,6 +68,28 @@ TEST_CASE("compute capabilities convert to and from CMake's integers", "[device]
     STATIC_REQUIRE(compute_capability::from_int(120) == compute_capability{12, 0});
     STATIC_REQUIRE(compute_capability{9, 0}.as_int() == 90);
     CHECK(compute_capability{8, 9}.to_string() == "8.9");
+}
+
+TEST_CASE("a capability without an integer form is refused, not overflowed", "[device]")
+{
+    // nvidia-smi's answer or a user's numbers can be anything; as_int() overflowed for them.
+    constexpr int max = std::numeric_limits<int>::max();
+    STATIC_REQUIRE(compute_capability{max / 10, max % 10}.as_int() == max);
+    STATIC_REQUIRE(compute_capability{9, 0}.has_int_form());
+    STATIC_REQUIRE_FALSE(compute_capability{max / 10, max % 10 + 1}.has_int_form());
+    STATIC_REQUIRE_FALSE(compute_capability{8, 10}.has_int_form()); // would read as 9.0
+    STATIC_REQUIRE_FALSE(compute_capability{-1, 0}.has_int_form());
+    STATIC_REQUIRE_FALSE(compute_capability{9, -1}.has_int_form());
+    CHECK_THROWS_WITH(compute_capability({max, 9}).as_int(),
+                      Contains("compute_capability::as_int") && Contains(std::to_string(max)) &&
+                          Contains("no integer form"));
+    CHECK_THROWS_AS(compute_capability({8, 10}).as_int(), std::invalid_argument);
+    CHECK_THROWS_AS(compute_capability({std::numeric_limits<int>::min(), 0}).as_int(), std::invalid_argument);
+    CHECK_THROWS_WITH(compute_capability::from_int(-86), Contains("negative compute capability -86"));
+    STATIC_REQUIRE(compute_capability::from_int(max) == compute_capability{max / 10, max % 10});
+    // The derived features compare capabilities, so they hold for any values.
+    STATIC_REQUIRE(compute_capability{max, 9}.has_fp8());
+    STATIC_REQUIRE_FALSE(compute_capability{-5, 0}.has_tensor_cores());
 }
 
 TEST_CASE("derived capabilities follow the architecture generations", "[device]")

@@ -301,6 +301,37 @@ TEST_CASE("a GPU the build has no image for is predicted from nvidia-smi's capab
     }
 }
 
+TEST_CASE("a garbled compute capability from nvidia-smi is left out, never overflowed", "[diagnose]")
+{
+    // std::stoi read "214748365.9" as 214748365, and as_int() then overflowed (undefined
+    // behaviour) predicting kernel images; a sign, spaces, trailing text or a two-digit minor
+    // were read too. Now only digits.digits that have an integer form are a capability.
+    const temporary_folder tools;
+    tools.tool("nvidia-smi", "echo 'GPU A, 570.1, 1 MiB, 214748365.9'\n"
+                             "echo 'GPU B, 570.1, 1 MiB, 99999999999.0'\n"
+                             "echo 'GPU C, 570.1, 1 MiB, -1.5'\n"
+                             "echo 'GPU D, 570.1, 1 MiB, 8.10'\n"
+                             "echo 'GPU E, 570.1, 1 MiB, +9.0'\n"
+                             "echo 'GPU F, 570.1, 1 MiB, 9.0x'\n"
+                             "echo 'GPU G, 570.1, 1 MiB, [N/A]'\n"
+                             "echo 'GPU H, 570.1, 1 MiB, 9.0'");
+    const gpu::diagnosis report = diagnose_with_tools(tools);
+    const gpu::diagnostic smi = require_check(report, "nvidia-smi");
+    INFO(smi.detail);
+    CHECK(smi.status == gpu::diagnostic_status::ok);
+    CHECK_THAT(smi.detail, Contains("8 GPU(s): GPU A, driver 570.1, 1 MiB; GPU B, driver 570.1, 1 MiB; "));
+    CHECK_THAT(smi.detail, Contains("GPU G, driver 570.1, 1 MiB; GPU H, driver 570.1, 1 MiB, "
+                                    "compute capability 9.0"));
+    CHECK(smi.detail.find("compute capability") == smi.detail.rfind("compute capability"));
+    const gpu::diagnostic images = require_check(report, "kernel images");
+    INFO(images.detail);
+    CHECK(images.detail.find("GPU A") == std::string::npos);
+    CHECK(images.detail.find("-1") == std::string::npos);
+    if (!gpu::is_available() && !gpu::built_cuda_architectures_string().empty()) {
+        CHECK_THAT(images.detail, Contains("nvidia-smi GPU 7 (GPU H), compute capability 9.0"));
+    }
+}
+
 TEST_CASE("a failing or hanging nvidia-smi is an error with what it said", "[diagnose]")
 {
     const temporary_folder tools;
@@ -434,6 +465,23 @@ TEST_CASE("recommendations lead with root causes, errors first, each fix once", 
     CHECK(clean.recommendations().empty());
     CHECK(clean.describe().back() == "Your CUDA environment is ready.");
     CHECK(gpu::to_string(gpu::diagnostic_status::skipped) == "skipped");
+}
+
+TEST_CASE("a status outside the enumeration is described, not looked up past a table", "[diagnose]")
+{
+    // describe() indexed a five-entry table with the status: a status cast from a number (a
+    // report read back from JSON, say) read past its end.
+    gpu::diagnosis report;
+    report.checks = {{"odd", static_cast<gpu::diagnostic_status>(7), "seven", "fix it", ""},
+                     {"negative", static_cast<gpu::diagnostic_status>(-1), "minus one", "", ""},
+                     {"fine", gpu::diagnostic_status::ok, "ok", "", ""}};
+    const std::vector<std::string> lines = report.describe();
+    REQUIRE(lines.size() >= 4);
+    CHECK(lines[0] == "[ ?? ] odd: seven");
+    CHECK(lines[1] == "       fix: fix it");
+    CHECK(lines[2] == "[ ?? ] negative: minus one");
+    CHECK(lines[3] == "[ OK ] fine: ok");
+    CHECK(gpu::to_string(static_cast<gpu::diagnostic_status>(7)) == "unknown");
 }
 
 TEST_CASE("library copies: one per file, duplicates of a version warn with the fix", "[diagnose]")

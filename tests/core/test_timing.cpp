@@ -53,6 +53,23 @@ TEST_CASE("summarize rejects empty, negative and non-finite samples, naming them
                     std::invalid_argument);
 }
 
+TEST_CASE("statistics of huge or repeated samples stay finite and within the samples' range", "[timing]")
+{
+    // Found by fuzzing: (a + b) / 2 and the sums of the mean and the squares overflowed to
+    // infinity for samples near DBL_MAX, and rounding put the mean of three 0.1 above 0.1.
+    const double big = std::numeric_limits<double>::max();
+    const gpu::statistics huge = gpu::summarize(std::vector<double>{big, big});
+    CHECK(huge.median_ms == big);
+    CHECK(huge.mean_ms == big);
+    CHECK(huge.stddev_ms == 0.0);
+    const gpu::statistics spread = gpu::summarize(std::vector<double>{0.0, 1e308});
+    CHECK(spread.mean_ms == Approx(5e307));
+    CHECK(spread.stddev_ms == Approx(1e308 / std::sqrt(2.0)));
+    const gpu::statistics same = gpu::summarize(std::vector<double>{0.1, 0.1, 0.1});
+    CHECK(same.mean_ms == 0.1);
+    CHECK(same.stddev_ms < 1e-16);
+}
+
 TEST_CASE("benchmark options are checked field by field", "[timing]")
 {
     CHECK_NOTHROW(gpu::validate(gpu::benchmark_options{}));

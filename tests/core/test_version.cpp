@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -31,6 +32,20 @@ TEST_CASE("CUDA's integer versions decode and encode", "[version]")
     CHECK(gpu::cuda_version{}.to_string() == "none");
     CHECK_FALSE(gpu::cuda_version{}.known());
     CHECK(gpu::cuda_version{12, 4} < gpu::cuda_version{13, 0});
+}
+
+TEST_CASE("a CUDA version without CUDA's integer form is refused, not overflowed", "[version]")
+{
+    constexpr int max = std::numeric_limits<int>::max();
+    STATIC_REQUIRE(gpu::cuda_version{max / 1000, 0}.has_int_form());
+    STATIC_REQUIRE_FALSE(gpu::cuda_version{max / 1000 + 1, 0}.has_int_form());
+    STATIC_REQUIRE_FALSE(gpu::cuda_version{12, 100}.has_int_form()); // would read as 13.0
+    STATIC_REQUIRE_FALSE(gpu::cuda_version{-1, 0}.has_int_form());
+    CHECK_THROWS_WITH(gpu::cuda_version({max, max}).as_int(),
+                      Contains("cuda_version::as_int") && Contains("no integer form"));
+    CHECK_THROWS_WITH(gpu::cuda_version::from_int(-13000), Contains("negative CUDA version -13000"));
+    const gpu::cuda_version largest = gpu::cuda_version::from_int(max);
+    CHECK(largest.as_int() == max / 10 * 10);
 }
 
 TEST_CASE("the compiled-against runtime version is CUDART_VERSION", "[version]")
@@ -95,6 +110,19 @@ TEST_CASE("unresolvable or malformed architecture entries are rejected with the 
     CHECK_THROWS_WITH(gpu::parse_cuda_architectures("native"), Contains("'native'"));
     CHECK_THROWS_WITH(gpu::parse_cuda_architectures("80-real;all-major"), Contains("'all-major'"));
     CHECK_THROWS_WITH(gpu::parse_cuda_architectures("90-fast"), Contains("unknown suffix '-fast'"));
+}
+
+TEST_CASE("an architecture number beyond int is std::invalid_argument, as documented", "[version]")
+{
+    // std::stoi threw std::out_of_range (not an invalid_argument) for these.
+    CHECK_THROWS_AS(gpu::parse_cuda_architectures("99999999999"), std::invalid_argument);
+    CHECK_THROWS_WITH(gpu::parse_cuda_architectures("80;2147483648-real"),
+                      Contains("'2147483648-real'") && Contains("beyond int"));
+    CHECK(gpu::parse_cuda_architectures("2147483647")[0].sm == std::numeric_limits<int>::max());
+    CHECK(gpu::parse_cuda_architectures("0090a-real")[0] == gpu::cuda_architecture{90, true, false, "a"});
+    // A long run of letters is one suffix, read in one pass.
+    const std::string letters(100000, 'a');
+    CHECK(gpu::parse_cuda_architectures("90" + letters)[0].suffix == letters);
 }
 
 TEST_CASE("the built architectures are what CMake was configured with", "[version]")

@@ -2,26 +2,27 @@
 // __builtin_source_location (clang 15 and later): without it no cudagap header compiles there.
 //
 // Force-included (-include) by the clang-only builds of the tests: the designated-initializer
-// check and the fuzz targets. Those compile every cudagap source they use with this same
-// definition; never link them with objects built against the real one (the layouts differ).
-// Where the library has std::source_location this header only includes it.
+// check (tests/headers) and the fuzz build (tests/fuzz). Those compile every cudagap source they
+// use with this same definition; never link them with objects built against the real one (the
+// layouts differ). With a newer clang, or with g++, this header does nothing.
 #pragma once
 
 #include <version>
-#if __has_include(<source_location>)
-#include <source_location>
-#endif
 
-#if !defined(__cpp_lib_source_location)
-namespace std { // NOLINT(cert-dcl58-cpp): stands in for the missing standard type
+#if defined(__clang__) && !defined(__cpp_lib_source_location)
+#include <cstdint>
+#include <source_location> // empty here; included now so that a later include adds nothing
 
-/// @brief The call site, from the compiler builtins clang 14 has.
+namespace std { // NOLINT(cert-dcl58-cpp): the standard type this library lacks
+
 struct source_location {
-    /// @brief The location of the caller (of the call whose default argument this is).
+    // constexpr, not consteval as in the standard: clang 14 refuses a consteval call in a
+    // default argument of a template ("cannot take address of consteval function"), which is
+    // how cudagap's functions take their caller's location.
     static constexpr source_location current(const char* file = __builtin_FILE(),
                                              const char* function = __builtin_FUNCTION(),
-                                             unsigned line = __builtin_LINE(),
-                                             unsigned column = __builtin_COLUMN()) noexcept
+                                             uint_least32_t line = __builtin_LINE(),
+                                             uint_least32_t column = __builtin_COLUMN()) noexcept
     {
         source_location here;
         here.file_ = file;
@@ -32,16 +33,16 @@ struct source_location {
     }
 
     constexpr source_location() noexcept = default;
+    [[nodiscard]] constexpr uint_least32_t line() const noexcept { return line_; }
+    [[nodiscard]] constexpr uint_least32_t column() const noexcept { return column_; }
     [[nodiscard]] constexpr const char* file_name() const noexcept { return file_; }
     [[nodiscard]] constexpr const char* function_name() const noexcept { return function_; }
-    [[nodiscard]] constexpr unsigned line() const noexcept { return line_; }
-    [[nodiscard]] constexpr unsigned column() const noexcept { return column_; }
 
 private:
     const char* file_ = "";
     const char* function_ = "";
-    unsigned line_ = 0;
-    unsigned column_ = 0;
+    uint_least32_t line_ = 0;
+    uint_least32_t column_ = 0;
 };
 
 } // namespace std

@@ -170,28 +170,67 @@ inline void check_operand(std::string_view function, const operand_shape& s)
     return static_cast<std::uintptr_t>((count - 1) * stride + extent) * s.element_size;
 }
 
-/// @brief Throws when @p count matrices @p stride elements apart span more bytes than an
-/// address can hold (a stride that is surely a mistake).
+/// @brief Throws when @p count matrices of shape @p s, @p stride elements apart, span more bytes
+/// than a 64-bit signed integer holds (more memory than exists: a shape or stride that is surely
+/// a mistake). Checked for one matrix too, since `span_bytes` must not wrap round.
 inline void check_batch_span(std::string_view function, const operand_shape& s, std::int64_t count,
                              std::int64_t stride)
 {
     const std::int64_t extent = extent_elements(s);
-    if (count <= 1 || stride == 0 || extent == 0) {
+    if (extent == 0 || count == 0) {
         return;
     }
     const std::int64_t limit = std::numeric_limits<std::int64_t>::max() /
                                static_cast<std::int64_t>(s.element_size == 0 ? 1 : s.element_size);
-    if (stride > (limit - extent) / (count - 1)) {
-        throw_gemm_argument(function, std::to_string(count) + " matrices " + s.name + " " +
+    const bool too_large = extent > limit || (count > 1 && stride > (limit - extent) / (count - 1));
+    if (too_large) {
+        throw_gemm_argument(function, std::to_string(count) + (count == 1 ? " matrix " : " matrices ") +
+                                          s.name + " (" + s.describe() + ") " +
                                           std::to_string(stride) +
                                           " elements apart span more memory than exists");
     }
+}
+
+/// @brief The smallest distance between `t * stride` and a multiple of @p ld over
+/// `1 <= t <= last` (requires `0 < stride`, `0 < ld <= 2³¹` and `last >= 1`).
+///
+/// `t * stride / ld` is best approximated by whole numbers at the denominators of the
+/// continued fraction of `stride / ld` (Lagrange: for `1 <= t < q[k+1]`, `t * stride` is no
+/// closer to a multiple of @p ld than `q[k] * stride` is), so only those denominators up to
+/// @p last are tried: O(log ld) steps however large @p last is.
+[[nodiscard]] inline std::int64_t closest_to_multiple(std::int64_t stride, std::int64_t ld,
+                                                      std::int64_t last) noexcept
+{
+    const auto distance = [&](std::int64_t t) {
+        const std::int64_t r = (t % ld) * (stride % ld) % ld; // both factors below 2³¹
+        return std::min(r, ld - r);
+    };
+    std::int64_t best = distance(1); // q[0] = 1
+    std::int64_t q_before = 0;       // q[-1]
+    std::int64_t q = 1;
+    std::int64_t numerator = ld;     // Euclid's algorithm on ld and stride % ld gives the
+    std::int64_t denominator = stride % ld; // partial quotients a[1], a[2], ...
+    while (denominator != 0 && best != 0) {
+        const std::int64_t a = numerator / denominator;
+        const std::int64_t remainder = numerator % denominator;
+        numerator = denominator;
+        denominator = remainder;
+        const std::int64_t next = a * q + q_before; // at most ld / gcd(stride, ld)
+        if (next > last) {
+            break;
+        }
+        best = std::min(best, distance(next));
+        q_before = q;
+        q = next;
+    }
+    return best;
 }
 
 /// @brief Whether @p count matrices of shape @p s, @p stride elements apart, share an element
 /// (their padding does not count). A stride below one matrix's extent is fine when the matrices
 /// interleave through each other's padding, as the batch of a `[rows, batch, cols]` tensor does
 /// (stride `cols`, leading dimension `batch * cols`); cuBLAS computes those correctly.
+/// Requires `check_operand` and `check_batch_span` to have passed.
 [[nodiscard]] inline bool batch_overlaps(const operand_shape& s, std::int64_t count,
                                          std::int64_t stride) noexcept
 {
@@ -202,21 +241,13 @@ inline void check_batch_span(std::string_view function, const operand_shape& s, 
     if (stride == 0) {
         return true;
     }
-    const std::int64_t outer = s.order == layout::row_major ? s.rows : s.cols;
     const std::int64_t inner = s.order == layout::row_major ? s.cols : s.rows;
     // Matrices t apart share an element when d = t * stride is the distance between two elements
-    // of one matrix, q * ld + r with |q| < outer and |r| < inner. As ld >= inner, only
-    // q = d / ld (r = d % ld) and q + 1 (r = d % ld - ld) can do; d >= extent never can.
+    // of one matrix, q * ld + r with 0 <= q < outer and |r| < inner. Every d < extent has such a
+    // q, and in the last row r >= 0 already, so d is one exactly when it lies within inner - 1 of
+    // a multiple of ld; d >= extent never is.
     const std::int64_t last = std::min(count - 1, (extent - 1) / stride);
-    for (std::int64_t t = 1; t <= last; ++t) {
-        const std::int64_t d = t * stride;
-        const std::int64_t q = d / s.ld;
-        const std::int64_t r = d % s.ld;
-        if ((q < outer && r < inner) || (q + 1 < outer && s.ld - r < inner)) {
-            return true;
-        }
-    }
-    return false;
+    return closest_to_multiple(stride, s.ld, last) < inner;
 }
 
 /// @brief Throws when the output's memory overlaps an input's (BLAS results are undefined then).
@@ -229,7 +260,11 @@ inline void check_no_overlap(std::string_view function, const operand_shape& inp
     if (in_bytes == 0 || out_bytes == 0) {
         return;
     }
-    if (input.address < output.address + out_bytes && output.address < input.address + in_bytes) {
+    // Differences, not sums: an address near the top of the address space must not wrap round.
+    const bool overlaps = input.address >= output.address
+                              ? input.address - output.address < out_bytes
+                              : output.address - input.address < in_bytes;
+    if (overlaps) {
         throw_gemm_argument(function, std::string(output.name) + " overlaps " + input.name +
                                           " in memory; the output must not alias an input "
                                           "(the result would be undefined)");
@@ -321,8 +356,9 @@ template <class TA, class TB, class TC>
 /// @brief `plan_gemm` for a strided batch of `batch.count` GEMMs whose first matrices are the
 /// views @p a, @p b and @p c.
 ///
-/// Also checks: the count is in [0, 2³¹), strides are not negative, and no two outputs of the
-/// batch share an element. A `c` stride below one `c`'s extent is accepted when the outputs
+/// Also checks: the count is in [0, 2³¹), strides are not negative, each operand's batch spans
+/// fewer bytes than a 64-bit signed integer holds, and no two outputs of the batch share an
+/// element (decided in O(log ld) steps, whatever the count). A `c` stride below one `c`'s extent is accepted when the outputs
 /// interleave through the padding without touching (e.g. `c` stride `n` and leading dimension
 /// `count * n` for a row-major `[m, count, n]` tensor), as cuBLAS allows.
 /// @param a the first left operand, m x k

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -40,6 +41,47 @@ enum class layout {
 {
     return order == layout::row_major ? "row-major" : "column-major";
 }
+
+namespace detail {
+
+/// @brief `result = a * b` when the product fits in `std::int64_t`; false (and @p result
+/// untouched) when it would overflow. Any signs: a view stores what it was given, checked or not.
+[[nodiscard]] constexpr bool checked_multiply(std::int64_t a, std::int64_t b, std::int64_t& result) noexcept
+{
+    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    constexpr std::int64_t min = std::numeric_limits<std::int64_t>::min();
+    const bool overflows = a > 0 ? (b > 0 ? a > max / b : b < min / a)
+                                 : (b > 0 ? a < min / b : a != 0 && b < max / a);
+    if (overflows) {
+        return false;
+    }
+    result = a * b;
+    return true;
+}
+
+/// @brief `result = a + b` when the sum fits in `std::int64_t`; false otherwise.
+[[nodiscard]] constexpr bool checked_add(std::int64_t a, std::int64_t b, std::int64_t& result) noexcept
+{
+    constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+    constexpr std::int64_t min = std::numeric_limits<std::int64_t>::min();
+    if ((b > 0 && a > max - b) || (b < 0 && a < min - b)) {
+        return false;
+    }
+    result = a + b;
+    return true;
+}
+
+/// @brief `result = (outer - 1) * ld + inner`, the elements a matrix of @p outer rows (row-major;
+/// columns when column-major) of @p inner elements @p ld apart spans; false on overflow.
+[[nodiscard]] constexpr bool checked_extent(std::int64_t outer, std::int64_t inner, std::int64_t ld,
+                                            std::int64_t& result) noexcept
+{
+    std::int64_t before_last = 0;
+    return outer > std::numeric_limits<std::int64_t>::min() &&
+           checked_multiply(outer - 1, ld, before_last) && checked_add(before_last, inner, result);
+}
+
+} // namespace detail
 
 /// @brief A non-owning view of a dense `rows x cols` matrix; cheap to copy.
 ///
@@ -96,7 +138,17 @@ public:
     [[nodiscard]] constexpr layout order() const noexcept { return order_; }
 
     /// @brief `rows() * cols()`: the number of elements of the matrix.
-    [[nodiscard]] constexpr std::int64_t size() const noexcept { return rows_ * cols_; }
+    /// @throws std::invalid_argument when the product does not fit in 64 bits (no memory holds
+    /// such a matrix)
+    [[nodiscard]] constexpr std::int64_t size() const
+    {
+        std::int64_t count = 0;
+        if (!detail::checked_multiply(rows_, cols_, count)) {
+            throw std::invalid_argument("gpu::blas::matrix_view::size: a " + describe() +
+                                        " matrix has more elements than 64 bits can count");
+        }
+        return count;
+    }
 
     /// @brief Whether the matrix has no elements.
     [[nodiscard]] constexpr bool empty() const noexcept { return rows_ <= 0 || cols_ <= 0; }
@@ -110,14 +162,21 @@ public:
 
     /// @brief The number of elements the matrix spans in memory, from the first to one past the
     /// last: `(outer - 1) * ld + inner`, 0 when empty.
-    [[nodiscard]] constexpr std::int64_t extent() const noexcept
+    /// @throws std::invalid_argument when the product or the sum does not fit in 64 bits (no
+    /// memory holds such a matrix)
+    [[nodiscard]] constexpr std::int64_t extent() const
     {
         if (empty()) {
             return 0;
         }
         const std::int64_t outer = order_ == layout::row_major ? rows_ : cols_;
         const std::int64_t inner = order_ == layout::row_major ? cols_ : rows_;
-        return (outer - 1) * ld_ + inner;
+        std::int64_t span = 0;
+        if (!detail::checked_extent(outer, inner, ld_, span)) {
+            throw std::invalid_argument("gpu::blas::matrix_view::extent: a " + describe() +
+                                        " matrix spans more elements than 64 bits can count");
+        }
+        return span;
     }
 
     /// @brief The transpose as a view of the same memory: `cols x rows`, the other layout,
@@ -177,10 +236,17 @@ constexpr auto checked_view(Storage& storage, std::int64_t rows, std::int64_t co
                                     " (at least " + std::to_string(view.min_leading_dimension()) +
                                     ")");
     }
+    // Computed without overflow: a shape whose span does not even fit in 64 bits must be
+    // refused, not wrapped round to a small number that the storage seems to hold.
     const std::size_t available = std::size(storage);
-    if (static_cast<std::uint64_t>(view.extent()) > available) {
+    const std::int64_t outer = order == layout::row_major ? rows : cols;
+    const std::int64_t inner = order == layout::row_major ? cols : rows;
+    std::int64_t span = 0;
+    const bool fits = view.empty() || checked_extent(outer, inner, view.leading_dimension(), span);
+    if (!fits || static_cast<std::uint64_t>(span) > available) {
         throw std::invalid_argument(std::string(factory) + ": a " + view.describe() +
-                                    " matrix spans " + std::to_string(view.extent()) +
+                                    " matrix spans " +
+                                    (fits ? std::to_string(span) : std::string("more than 2^63")) +
                                     " elements but the storage holds " +
                                     std::to_string(available));
     }
