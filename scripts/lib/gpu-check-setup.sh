@@ -27,18 +27,21 @@ find_toolkit() {
 # the benchmarks, and usually NVIDIA's cuDNN wheel with it), looking on PATH and in /opt's
 # virtual environments; else the first python3 at all. Its folder goes first on PATH, so that
 # CMake (FindPython3, FindCUDNN's wheel lookup) and the benchmarks use the same one.
+# Sets python and python_torch (1 when it imports torch).
 find_python() {
   local candidate first="" candidates=()
   python=""
+  python_torch=0
   if [[ -n "${PYTHON:-}" ]]; then
     python="$(command -v "$PYTHON" || true)"
+    [[ -n "$python" ]] && "$python" -c 'import torch' >/dev/null 2>&1 && python_torch=1
   else
     mapfile -t candidates < <(type -ap python3)
     candidates+=(/opt/*/.venv/bin/python3 /opt/*/venv/bin/python3)
     for candidate in "${candidates[@]}"; do
       [[ -x "$candidate" ]] || continue
       [[ -z "$first" ]] && first="$candidate"
-      if "$candidate" -c 'import torch' >/dev/null 2>&1; then python="$candidate"; break; fi
+      if "$candidate" -c 'import torch' >/dev/null 2>&1; then python="$candidate"; python_torch=1; break; fi
     done
     [[ -n "$python" ]] || python="$first"
   fi
@@ -173,7 +176,7 @@ preflight() {
     return 1
   fi
   note="python3 $("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
-  "$python" -c 'import torch' >/dev/null 2>&1 && note+=" with torch" || note+=" (no torch)"
+  ((python_torch)) && note+=" with torch" || note+=" (no torch)"
   note+=", .deps: $( [[ -d "$deps" ]] && echo yes || echo no)"
   if [[ -f "$deps/lib/libopenblas.so.0" ]] && ((!openblas_loads)); then
     note+="; the bundled OpenBLAS does not load here (see logs/preflight.log): the CPU baseline may be a naive loop"

@@ -33,7 +33,7 @@ target_exists() {
 configure_note() {
   local cache="$build/CMakeCache.txt" log="$work/logs/configure.log" package dir line parts=()
   for package in Catch2 nlohmann_json; do
-    dir="$(sed -n "s/^${package}_DIR:PATH=//p" "$cache")"
+    dir="$(sed -n "s/^${package}_DIR:[A-Z]*=//p" "$cache")"
     case "$dir" in
       "$deps"/*) parts+=("$package from .deps") ;;
       "" | *NOTFOUND) parts+=("$package NOT FOUND") ;;
@@ -102,10 +102,11 @@ build_step() {
   build_command=(cmake --build "$build" -j "$jobs")
   ((${#targets[@]})) && build_command+=(--target "${targets[@]}")
   run_logged build "$(min 900 "$(required_left 90 60)")" "${build_command[@]}"
-  if ((last_rc != 0)); then
-    note="$(grep -m1 -E 'error|FAILED' "$work/logs/build.log" | cut -c1-160)"
-    ((last_rc == 124 || last_rc == 137)) && note="timed out after ${last_seconds}s; $note"
-    record build FAIL "$last_seconds" "$note"
+  if ((last_rc == 124 || last_rc == 137)); then
+    record build FAIL "$last_seconds" "timed out after ${last_seconds}s, at $(grep -E '^\[[0-9]+/[0-9]+\]' "$work/logs/build.log" | tail -1 | cut -d' ' -f1)"
+    return 1
+  elif ((last_rc != 0)); then
+    record build FAIL "$last_seconds" "$(grep -m1 -E 'error:|FAILED:|Error ' "$work/logs/build.log" | cut -c1-160)"
     return 1
   fi
   note="$(grep -c -E '^\[[0-9]+/[0-9]+\]' "$work/logs/build.log") build steps"
@@ -147,7 +148,9 @@ tests_step() {
 
 # ---- benchmarks (before the sanitizer: they matter more when time is short) --------------
 
-# One benchmark, once: full size when the budget still has its full time, else --quick.
+# One benchmark, once: full size when the budget still has its full time, else --quick. Without
+# a GPU only its CPU part runs (--quick, seconds): the budget, which is there for GPU time, does
+# not stop it, the hard end does.
 bench_step() {
   local name="$1" program full_cap quick_cap left cap flags=() mode_note="" json targets
   program="$build/bench/$name/cudagap-bench-$name"
@@ -155,8 +158,9 @@ bench_step() {
     record "bench-$name" FAIL 0 "$program was not built (was nlohmann-json found? see logs/configure.log)"
     return
   fi
-  case "$name" in gemm | conv) full_cap=150; quick_cap=60 ;; *) full_cap=60; quick_cap=30 ;; esac
+  case "$name" in gemm | conv) full_cap=120; quick_cap=60 ;; *) full_cap=45; quick_cap=30 ;; esac
   left="$(remaining)"
+  ((have_gpu)) || left=$((hard_end - $(elapsed) - 15))
   if ((left < 15)); then
     record "bench-$name" SKIP 0 "not run: the ${budget}s time budget is spent"
     return

@@ -13,10 +13,12 @@ made of [A-Za-z0-9._-]; the tree it sends is at most 64 MiB.
       packed again with a smaller cut. Prints one line per cut file. Exit 0, or 1 when even
       the smallest cut does not fit.
 
-  gpu_check_tools.py check-out DIR [--max-files 8] [--max-depth 2]
+  gpu_check_tools.py check-out DIR [--max-files 8] [--max-depth 2] [--gpu-check]
       checks that DIR holds what the lending tool brings back: the count, plain files only (no
-      links, nothing else), the depth, the names, the sizes. Prints each problem; exit 0 when
-      there is none, 1 otherwise.
+      links, nothing else), the depth, the names, the sizes. With --gpu-check, also that it is
+      a whole gpu-check output: no folders, summary.md and summary.json, and the archive with
+      the log of every step that ran. Prints each problem; exit 0 when there is none, 1
+      otherwise.
 
   gpu_check_tools.py size ROOT [--carry DIR]... [--limit-mib 64]
       how much the tree that travels comes to: git's tracked and untracked-but-not-ignored
@@ -44,6 +46,7 @@ NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 LIMIT_FILES = 8
 LIMIT_FILE_BYTES = 16 * MIB
 LIMIT_TOTAL_BYTES = 64 * MIB
+ARCHIVE = "gpu-check-files.tar.gz"
 
 
 def cut_text(data, keep):
@@ -133,12 +136,37 @@ def layout_problems(folder, max_files=LIMIT_FILES, max_depth=2):
     return problems
 
 
+def gpu_check_problems(folder):
+    """What a gpu-check output folder lacks: its summary, its archive, a step's log."""
+    problems = [f"no {name}" for name in ("summary.md", "summary.json", ARCHIVE)
+                if not (folder / name).is_file()]
+    if problems:
+        return problems
+    steps = json.loads((folder / "summary.json").read_text())["steps"]
+    with tarfile.open(folder / ARCHIVE) as archive:
+        logs = {Path(name).name for name in archive.getnames() if "/logs/" in name}
+    for step in steps:
+        name, status = step["step"], step["status"]
+        if status == "SKIP" or (status == "FAIL" and step["seconds"] == 0 and name != "preflight"):
+            continue  # not run, so nothing logged (a SKIP that ran has its log too, not needed)
+        wanted = f"{name}.log"
+        if name.startswith("sanitizer-") and name != "sanitizer-probe":
+            found = any(log.startswith(f"{name}-") for log in logs)  # one log per suite
+        else:
+            found = wanted in logs
+        if not found:
+            problems.append(f"the archive has no log of the step {name} ({status})")
+    return problems
+
+
 def command_check_out(args):
     folder = Path(args.dir)
     if not folder.is_dir():
         print(f"{folder} is not a folder", file=sys.stderr)
         return 1
-    problems = layout_problems(folder, args.max_files, args.max_depth)
+    problems = layout_problems(folder, args.max_files, 0 if args.gpu_check else args.max_depth)
+    if args.gpu_check:
+        problems += gpu_check_problems(folder)
     for problem in problems:
         print(f"check-out: {problem}", file=sys.stderr)
     count = sum(1 for p in folder.rglob("*") if p.is_file())
@@ -212,6 +240,7 @@ def main(argv=None):
     check.add_argument("dir")
     check.add_argument("--max-files", type=int, default=LIMIT_FILES)
     check.add_argument("--max-depth", type=int, default=2)
+    check.add_argument("--gpu-check", action="store_true", help="a whole gpu-check output")
     size = sub.add_parser("size", help="how many MiB travel")
     size.add_argument("root")
     size.add_argument("--carry", action="append", default=[])

@@ -616,6 +616,50 @@ class GpuCheckOutputTests(unittest.TestCase):
         self.assertNotIn("from an earlier run", summary)
 
 
+class CtestRegistrationTests(unittest.TestCase):
+    """How the tests are registered for a GPU host: a [gpu][serial] test (it reads the device's
+    free memory, which other processes change) runs alone; the README's example runs with the
+    examples; the copied example's configure is told where this build found its packages; the
+    rehearsal runs alone with its time limit."""
+
+    @classmethod
+    def setUpClass(cls):
+        if BUILD is None:
+            raise unittest.SkipTest("CUDAGAP_BUILD_DIR is not set")
+        shown = run(["ctest", "--test-dir", BUILD, "--show-only=json-v1"])
+        if shown.returncode != 0:
+            raise AssertionError(shown.stderr)
+        cls.tests = {t["name"]: t for t in json.loads(shown.stdout)["tests"]}
+
+    def properties(self, name):
+        self.assertIn(name, self.tests)
+        return {p["name"]: p["value"] for p in self.tests[name].get("properties", [])}
+
+    def test_serial_gpu_tests_run_alone_and_no_other(self):
+        binary = BUILD / "tests" / "core" / "cudagap_core_tests"
+        serial = {f"core/{name}" for name in list_tests(binary, "[gpu][serial]")}
+        self.assertIn("core/monitoring sees a buffer in all three views, and clearing returns the cache", serial)
+        for name in serial:
+            properties = self.properties(name)
+            self.assertTrue(properties.get("RUN_SERIAL"), name)
+            self.assertEqual(properties.get("LABELS"), ["gpu"])
+        running_alone = {n for n, t in self.tests.items() if self.properties(n).get("RUN_SERIAL")}
+        self.assertEqual({n for n in running_alone if n.startswith("core/")}, serial)
+
+    def test_what_the_gpu_host_runs(self):
+        readme = self.properties("readme: the short example builds and runs")
+        self.assertIn("examples", readme["LABELS"])
+        copied = [t for n, t in self.tests.items() if n.startswith("example: a copy of")]
+        self.assertEqual(len(copied), 1)
+        command = " ".join(copied[0]["command"])
+        self.assertIn("-Dnlohmann_json_DIR=", command)
+        self.assertIn("EXTRA_PREFIX_PATH=", command)
+        rehearsal = self.properties("gpu-check rehearsal: a lent GPU host's run, on this machine")
+        self.assertTrue(rehearsal["RUN_SERIAL"])
+        self.assertEqual(rehearsal["TIMEOUT"], 600)
+        self.assertEqual(rehearsal["LABELS"], ["host"])
+
+
 class GpuCheckToolsTests(unittest.TestCase):
     """scripts/lib/gpu_check_tools.py: the archive, the layout check, the size of what travels."""
 
