@@ -24,9 +24,10 @@ required_left() { # reserve floor
   ((left > $2)) && echo "$left" || echo "$2"
 }
 
-record() { # name status seconds note
-  step_names+=("$1"); step_status+=("$2"); step_seconds+=("$3"); step_notes+=("$4")
-  say "$(printf '%-24s %-6s %4ss  %s' "$1" "$2" "$3" "$4")"
+record() { # name status seconds note (one line: newlines and tabs become spaces)
+  local note="${4//[$'\n\t']/ }"
+  step_names+=("$1"); step_status+=("$2"); step_seconds+=("$3"); step_notes+=("$note")
+  say "$(printf '%-24s %-6s %4ss  %s' "$1" "$2" "$3" "$note")"
   pack_files
   write_summary "" "INCOMPLETE: gpu-check had not finished when this was written (last step: $1)"
 }
