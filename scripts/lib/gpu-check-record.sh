@@ -114,7 +114,7 @@ verdict_of() { # sets code and verdict
     verdict="FAILED: see the steps marked FAIL, and their logs in $archive_name"
   elif ((!have_gpu)); then
     code=3
-    verdict="NO GPU here ($no_gpu_reason): the build, the examples and the benchmarks' CPU parts ran and passed; the [gpu] tests were Skipped, the sanitizer and the GPU benchmarks did not run"
+    verdict="NO GPU here ($no_gpu_reason): the build, the examples and the benchmarks' CPU parts ran and passed; the [gpu] tests, the sanitizer and the GPU benchmarks did not run"
   else
     verdict="PASSED: everything that ran on $(printf '%s' "$gpu_names" | head -1) passed"
     for i in "${!step_names[@]}"; do

@@ -4,11 +4,16 @@
 
 # ---- configure and build ------------------------------------------------------------------
 
-# The targets the selected steps need, one a line; "all" when they need everything (the tests:
-# every suite, example and probe).
+# The targets the selected steps need, one a line: "all" for the tests on a GPU (every suite);
+# "programs" for the tests without a GPU: every program (the examples, the benchmarks), the
+# probe, the README's example and the Catch2 runner (no [gpu] suite could run here, and the
+# runner alone proves that Catch2 from .deps/ compiles); else the names.
 build_targets() {
   local name spec
-  if selected tests && ((!skip_tests)); then echo all; return 0; fi
+  if selected tests && ((!skip_tests)); then
+    ((have_gpu)) && echo all || echo programs
+    return 0
+  fi
   for name in "${bench_order[@]}"; do
     selected "bench-$name" && echo "cudagap-bench-$name"
   done
@@ -20,13 +25,26 @@ build_targets() {
   fi
 }
 
-# Whether the configured build defines <target>.
-target_exists() {
+# The targets of the configured build, one a line.
+build_target_names() {
   if [[ "$generator" == Ninja ]]; then
-    ninja -C "$build" -t targets all 2>/dev/null | grep -q "^$1: "
+    ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\([A-Za-z0-9_.+-]*\): phony$/\1/p'
   else
-    make -C "$build" help 2>/dev/null | grep -q "^\.\.\. $1\( \|$\)"
+    make -C "$build" help 2>/dev/null | sed -n 's/^\.\.\. \([A-Za-z0-9_.+-]*\).*/\1/p'
   fi
+}
+
+# build_targets with "programs" spelled out (cudagap-<name> are the tree's programs).
+expand_targets() {
+  local target
+  while read -r target; do
+    if [[ "$target" == programs ]]; then
+      build_target_names | grep -E '^cudagap-[a-z0-9-]+$'
+      printf '%s\n' cudagap_gpu_probe cudagap_readme_example cudagap_test_main
+    else
+      echo "$target"
+    fi
+  done < <(build_targets)
 }
 
 # Where the configured build found what it uses, in one line for the summary.
@@ -85,15 +103,16 @@ configure_step() {
 }
 
 build_step() {
-  local wanted=() targets=() absent=() target note build_command=()
-  mapfile -t wanted < <(build_targets)
+  local wanted=() known targets=() absent=() target note build_command=()
+  mapfile -t wanted < <(expand_targets)
   if ((${#wanted[@]} == 0)); then
     record build SKIP 0 "the selected steps need nothing built here"
     return 0
   fi
+  known=" $(build_target_names | paste -sd' ' -) "
   for target in "${wanted[@]}"; do
     [[ "$target" == all ]] && continue
-    if target_exists "$target"; then targets+=("$target"); else absent+=("$target"); fi
+    if [[ "$known" == *" $target "* ]]; then targets+=("$target"); else absent+=("$target"); fi
   done
   if [[ "${wanted[0]}" != all ]] && ((!${#targets[@]})); then
     record build FAIL 0 "none of the targets these steps need is in this build: ${absent[*]}"
@@ -110,7 +129,7 @@ build_step() {
     return 1
   fi
   note="$(grep -c -E '^\[[0-9]+/[0-9]+\]' "$work/logs/build.log") build steps"
-  ((${#targets[@]})) && note+=" for ${targets[*]}"
+  ((${#targets[@]})) && note+=" for ${#targets[@]} targets: $(printf '%s ' "${targets[@]}" | cut -c1-120)"
   ((${#absent[@]})) && note+="; not in this build: ${absent[*]}"
   record build PASS "$last_seconds" "$note"
 }
@@ -131,7 +150,9 @@ tests_step() {
   failed="$(sed -n 's/.*, \([0-9]*\) tests* failed out of.*/\1/p' "$log" | tail -1)"
   skipped="$(grep -c '(Skipped)' "$log" || true)"
   note="${total:-?} tests (labels gpu, examples): $((${total:-0} - ${failed:-0} - skipped)) passed, ${failed:-?} failed, $skipped skipped"
-  ((have_gpu)) || note+=" (the [gpu] ones: no GPU)"
+  if ((!have_gpu)); then
+    ((skipped)) && note+=" (the [gpu] ones: no GPU)" || note+=" (no GPU: the [gpu] suites are not built)"
+  fi
   if ((last_rc == 0 && ${total:-0} > 0)); then
     if ((have_gpu && skipped > 0)); then
       record tests FAIL "$last_seconds" "$note: on a GPU host nothing may be skipped"

@@ -416,7 +416,9 @@ class GpuCheckTests(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         for expected in ("GPU         none: --no-gpu was given", "configure          cmake -S",
                          "-DCUDAGAP_BUILD_DOCS=OFF", "-L '^(gpu|examples)$' --output-junit tests.xml",
-                         "(the [gpu] tests are Skipped: no GPU)", "--cpu-only", "--quick",
+                         "(no GPU: the [gpu] suites are not built, the examples run)",
+                         "--target <every cudagap-* program> cudagap_gpu_probe cudagap_readme_example cudagap_test_main",
+                         "--cpu-only", "--quick",
                          "archive            everything else"):
             self.assertIn(expected, result.stdout)
         # The benchmarks in order of value, each once.
@@ -601,7 +603,7 @@ class GpuCheckOutputTests(unittest.TestCase):
                           "--only", "tests,bench-alloc", "--out", out])
             self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
         (out / "mine.txt").unlink()
-        checked = run([sys.executable, TOOLS, "check-out", out, "--max-depth", "0"])
+        checked = run([sys.executable, TOOLS, "check-out", out, "--gpu-check"])
         self.assertEqual(checked.returncode, 0, checked.stderr)
         names = sorted(p.name for p in out.iterdir())
         self.assertEqual(names, ["gpu-check-files.tar.gz", "results.json", "results.md",
