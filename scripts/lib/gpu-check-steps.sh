@@ -138,10 +138,11 @@ build_step() {
 
 # What the GPU adds: the [gpu] tests (ctest label gpu) and the programs as a user runs them
 # (label examples). The host tests ran in CI. A hung test must not take the whole window: ctest
-# gets what is left up to the hard end, and its per-test limit stays inside that.
+# gets what is left up to the hard end less 45 s (the results, the plot and the last archive,
+# so that the whole run ends within about 475 s even then), and its per-test limit stays inside.
 tests_step() {
   local limit test_timeout log total failed skipped note first
-  limit="$(min 900 "$(required_left 20 60)")"
+  limit="$(min 900 "$(required_left 45 60)")"
   test_timeout=$((limit - 10 < 600 ? limit - 10 : 600))
   run_logged tests "$limit" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
     --timeout "$test_timeout" -L '^(gpu|examples)$' --output-junit "$work/tests.xml"
@@ -231,7 +232,7 @@ results_step() {
     record results SKIP 0 "no benchmark reports"
     return
   fi
-  run_logged results 30 "$python" "$root/bench/harness/results.py" merge --out "$out/results.md" \
+  run_logged results 20 "$python" "$root/bench/harness/results.py" merge --out "$out/results.md" \
     --json "$out/results.json" "${reports[@]}"
   if ((last_rc == 0)); then
     record results PASS "$last_seconds" "$(grep -m1 '^merged' "$work/logs/results.log")"
@@ -239,7 +240,7 @@ results_step() {
     record results FAIL "$last_seconds" "$(grep -m1 -v '^\$\|^(' "$work/logs/results.log" | cut -c1-140)"
   fi
   [[ -f "$out/results.json" ]] || return
-  run_logged plot 30 "$python" "$root/bench/plot_results.py" "$out/results.json" --out "$out/speedups.png"
+  run_logged plot 20 "$python" "$root/bench/plot_results.py" "$out/results.json" --out "$out/speedups.png"
   case "$last_rc" in
     0) record plot PASS "$last_seconds" "speedups.png" ;;
     3) record plot SKIP "$last_seconds" "matplotlib is not importable: no plot (pip install matplotlib)" ;;
