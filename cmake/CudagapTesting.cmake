@@ -1,10 +1,13 @@
 # cudagap_add_test_suite(<name> SOURCES <files...> LIBRARIES <targets...>)
 #
-# Builds one Catch2 executable, cudagap_<name>_tests, and registers its test cases with ctest
-# twice: those without the [gpu] tag get the label `host`; those with it get the label `gpu`,
-# run with --require-gpu, and are reported as Skipped (exit code 77, with the reason) on a
-# machine without a usable GPU. Every test name starts with "<name>/". (One label per
-# discovery: catch_discover_tests would split a list of labels into separate properties.)
+# Builds one Catch2 executable, cudagap_<name>_tests, and registers its test cases with ctest:
+# those without the [gpu] tag get the label `host`; those with it get the label `gpu`, run with
+# --require-gpu, and are reported as Skipped (exit code 77, with the reason) on a machine
+# without a usable GPU. A [gpu] test that also carries [serial] reads device-wide state that
+# other processes change (free device memory): ctest runs it alone (RUN_SERIAL), never beside
+# the other test processes of a parallel run. Every test name starts with "<name>/". (One
+# label per discovery: catch_discover_tests would split a list of labels into separate
+# properties.)
 include(Catch)
 
 function(cudagap_add_test_suite name)
@@ -21,10 +24,15 @@ function(cudagap_add_test_suite name)
     EXTRA_ARGS --warn NoTests
     PROPERTIES LABELS host)
   catch_discover_tests(${target}
-    TEST_SPEC "[gpu]"
+    TEST_SPEC "[gpu]~[serial]"
     TEST_PREFIX "${name}/"
     EXTRA_ARGS --require-gpu --warn NoTests
     PROPERTIES LABELS gpu SKIP_RETURN_CODE 77)
+  catch_discover_tests(${target}
+    TEST_SPEC "[gpu][serial]"
+    TEST_PREFIX "${name}/"
+    EXTRA_ARGS --require-gpu --warn NoTests
+    PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endfunction()
 
 # cudagap_add_status_list(<suite> HEADER <file> PATTERN <regex> OUTPUT <name.inc> [EXCLUDE <names>])

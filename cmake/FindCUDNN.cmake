@@ -57,8 +57,12 @@ find_path(CUDNN_INCLUDE_DIR
   PATH_SUFFIXES include
   DOC "Folder that holds cudnn.h and cudnn_version.h")
 
+# NAMES_PER_DIR: every name in one folder before the next folder, so that the wheel's
+# libcudnn.so.9 (a hint) wins over an unrelated libcudnn.so in a system folder, which would not
+# match the headers found beside it.
 find_library(CUDNN_LIBRARY
   NAMES cudnn libcudnn.so.9 libcudnn.so.8
+  NAMES_PER_DIR
   HINTS ${_cudnn_hints} ${CUDAToolkit_LIBRARY_DIR} ${_cudnn_wheel_hints}
   PATH_SUFFIXES lib64 lib lib/x64
   DOC "The cuDNN shared library")

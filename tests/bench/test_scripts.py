@@ -1,7 +1,8 @@
 """Tests of the benchmark and GPU-check scripts: bench/compare_torch.py (with a fake torch, so
 its measuring path runs without PyTorch or a GPU), bench/harness/results.py (check, run-check,
-merge), bench/plot_results.py, scripts/bundle-deps and scripts/gpu-check (its command line, its
-plan, and a real run in no-GPU mode against an existing build).
+merge), bench/plot_results.py, scripts/bundle-deps, scripts/gpu-check (its command line, its
+plan, its output's layout, and real runs in no-GPU mode against an existing build) and its
+helpers in scripts/lib/gpu_check_tools.py.
 
 ctest runs one class per test (tests/bench/CMakeLists.txt) with these in the environment:
 CUDAGAP_SOURCE_DIR, CUDAGAP_BUILD_DIR (a configured and built tree), CATCH2_CMAKE_DIR and
@@ -13,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unittest
 from pathlib import Path
@@ -24,6 +26,7 @@ RESULTS = SOURCE / "bench" / "harness" / "results.py"
 PLOT = SOURCE / "bench" / "plot_results.py"
 BUNDLE_DEPS = SOURCE / "scripts" / "bundle-deps"
 GPU_CHECK = SOURCE / "scripts" / "gpu-check"
+TOOLS = SOURCE / "scripts" / "lib" / "gpu_check_tools.py"
 FAKE_TORCH = Path(__file__).resolve().parent / "fake_torch"
 
 
@@ -344,7 +347,8 @@ def list_tests(binary, spec, *flags):
 
 def fake_gpu_tools(folder, calls=None):
     """A folder with stand-ins for nvidia-smi (one H200) and compute-sanitizer (records its
-    command line in @calls; memcheck of the core suite finds 3 errors, the rest none)."""
+    command line in @calls; memcheck of the core suite finds 3 errors, the rest none; with
+    FAKE_SANITIZER_REFUSES=1 in the environment it refuses the device as it does on gVisor)."""
     tools = folder / "bin"
     tools.mkdir()
     calls = calls or folder / "sanitizer-calls.txt"
@@ -360,6 +364,13 @@ def fake_gpu_tools(folder, calls=None):
         f'echo "$*" >> "{calls}"\n'
         'case "$*" in\n'
         '  *--version*) echo "fake compute-sanitizer"; exit 0 ;;\n'
+        "esac\n"
+        'if [ -n "$FAKE_SANITIZER_REFUSES" ]; then\n'
+        '  echo "========= Error: Device not supported"\n'
+        '  echo "error: cudaMalloc: unknown error (999)"\n'
+        '  echo "========= ERROR SUMMARY: 1 error"; exit 1\n'
+        "fi\n"
+        'case "$*" in\n'
         '  *cudagap_core_tests*) echo "========= ERROR SUMMARY: 3 errors"; exit 99 ;;\n'
         "esac\n"
         'echo "========= ERROR SUMMARY: 0 errors"\n')
@@ -368,8 +379,18 @@ def fake_gpu_tools(folder, calls=None):
     return tools
 
 
+def steps_of(out):
+    """The steps of a gpu-check summary.json, by name."""
+    return {s["step"]: s for s in json.loads((out / "summary.json").read_text())["steps"]}
+
+
+def archive_members(out):
+    with tarfile.open(out / "gpu-check-files.tar.gz") as archive:
+        return archive.getnames()
+
+
 class GpuCheckTests(unittest.TestCase):
-    """scripts/gpu-check: command line, plan, and a real no-GPU run on an existing build."""
+    """scripts/gpu-check: command line, plan, and real no-GPU runs on an existing build."""
 
     def setUp(self):
         self.dir = Path(tempfile.mkdtemp(prefix="cudagap-gpu-check-"))
@@ -381,7 +402,9 @@ class GpuCheckTests(unittest.TestCase):
         result = run([GPU_CHECK, "--help"])
         self.assertEqual(result.returncode, 0)
         self.assertIn("Exit code: 0 everything passed", result.stdout)
+        self.assertIn("--only STEPS", result.stdout)
         for args in (["--bogus"], ["--out"], ["--jobs", "0"], ["--budget", "x"],
+                     ["--only", "bench-nothing"], ["--only", "tests;rm"], ["--only="],
                      ["--no-build", "--build-dir", self.dir / "empty"]):
             with self.subTest(args=args):
                 bad = run([GPU_CHECK, *args])
@@ -392,11 +415,43 @@ class GpuCheckTests(unittest.TestCase):
         result = run([GPU_CHECK, "--dry-run", "--no-gpu", "--quick", "--out", self.dir / "out"])
         self.assertEqual(result.returncode, 0, result.stderr)
         for expected in ("GPU         none: --no-gpu was given", "configure          cmake -S",
-                         "-LE gpu (host tests only)", "bench-<name>", "--cpu-only", "--quick"):
+                         "-DCUDAGAP_BUILD_DOCS=OFF", "-L '^(gpu|examples)$' --output-junit tests.xml",
+                         "(no GPU: the [gpu] suites are not built, the examples run)",
+                         "--target <every cudagap-* program> cudagap_gpu_probe cudagap_readme_example cudagap_readme_gemm cudagap_test_main",
+                         "--cpu-only", "--quick",
+                         "archive            everything else"):
             self.assertIn(expected, result.stdout)
+        # The benchmarks in order of value, each once.
+        order = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  bench-")]
+        self.assertEqual(order[:4], ["bench-gemm", "bench-conv", "bench-alloc", "bench-overhead"])
+        self.assertEqual(len(order), len(set(order)))
         self.assertFalse((self.dir / "out").exists())  # nothing was run or written
         env_out = run([GPU_CHECK, "--dry-run"], env={"OUT": str(self.dir / "from-env")})
         self.assertIn(f"output      {self.dir / 'from-env'}", env_out.stdout)
+
+    def test_only_builds_and_runs_what_it_names(self):
+        result = run([GPU_CHECK, "--dry-run", "--no-gpu", "--only", "bench-alloc,bench-gemm"])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("--target cudagap-bench-gemm cudagap-bench-alloc", result.stdout)
+        self.assertNotIn("  tests ", result.stdout)
+        self.assertEqual([line.split()[0] for line in result.stdout.splitlines()
+                          if line.startswith("  bench-")], ["bench-gemm", "bench-alloc"])
+
+    def test_missing_tools_stop_the_run_at_once_with_the_fix(self):
+        out = self.dir / "out"
+        build = self.dir / "build"
+        result = run([GPU_CHECK, "--out", out, "--build-dir", build],
+                     env={"CUDAToolkit_ROOT": str(self.dir / "no-toolkit"), "CXX": "/nonexistent/c++"},
+                     timeout=60)
+        self.assertEqual(result.returncode, 4, result.stdout + result.stderr)
+        self.assertFalse((build / "CMakeCache.txt").exists())  # nothing was configured
+        preflight = steps_of(out)["preflight"]
+        self.assertEqual(preflight["status"], "FAIL")
+        self.assertIn("has no bin/nvcc", preflight["note"])
+        self.assertIn("CXX=/nonexistent/c++ is not a program here", preflight["note"])
+        self.assertNotIn("configure", steps_of(out))
+        self.assertIn("MISSING what the run needs", (out / "summary.md").read_text())
+        self.assertIn("gpu-check-files/logs/preflight.log", archive_members(out))
 
     @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
     def test_no_gpu_run_on_an_existing_build(self):
@@ -408,7 +463,8 @@ class GpuCheckTests(unittest.TestCase):
         self.assertIn("gpu-check: NO GPU here (--no-gpu was given)", last_lines[-1])
         summary = json.loads((out / "summary.json").read_text())
         self.assertEqual(summary["exit_code"], 3)
-        steps = {s["step"]: s for s in summary["steps"]}
+        self.assertEqual(summary["archive"], "gpu-check-files.tar.gz")
+        steps = steps_of(out)
         self.assertEqual(steps["tests"]["status"], "SKIP")
         self.assertEqual(steps["sanitizer"]["note"], "no GPU")
         self.assertEqual(steps["bench-alloc"]["status"], "SKIP")
@@ -419,25 +475,28 @@ class GpuCheckTests(unittest.TestCase):
         self.assertIn("## alloc", results_md)
         self.assertIn("GPU part skipped: --cpu-only was given", results_md)
         self.assertIn("| **not measured** |", results_md)
-        self.assertTrue((out / "logs" / "environment.log").is_file())
-        self.assertTrue((out / "bench" / "alloc.json").is_file())
+        members = archive_members(out)
+        for name in ("logs/environment.log", "logs/bench-alloc.log", "bench/alloc.json", "bench/gemm.json"):
+            self.assertIn(f"gpu-check-files/{name}", members)
         # The printed table comes last, after the steps' progress.
         self.assertIn("  step", result.stdout)
         self.assertLess(result.stdout.index("  step"), result.stdout.index("gpu-check: NO GPU"))
 
     @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
     def test_sanitizer_specs_each_match_tests(self):
-        """Every racecheck and initcheck filter of the full plan selects at least one test of
-        this build (a renamed test file or tag would otherwise fail the run on the GPU host)."""
+        """Every memcheck, racecheck and initcheck filter of the full and quick plans selects at
+        least one test of this build (a renamed test file or tag would otherwise fail the run on
+        the GPU host)."""
         tools = fake_gpu_tools(self.dir)
-        plan = run([GPU_CHECK, "--dry-run", "--build-dir", BUILD],
-                   env={"PATH": f"{tools}:{os.environ['PATH']}", "CUDA_VISIBLE_DEVICES": ""})
-        self.assertEqual(plan.returncode, 0, plan.stderr)
         specs = []
-        for line in plan.stdout.splitlines():
-            if line.strip().startswith(("sanitizer-racecheck", "sanitizer-initcheck")):
-                specs += line.split()[1:]
-        self.assertGreaterEqual(len(specs), 3, plan.stdout)
+        for quick in ([], ["--quick"]):
+            plan = run([GPU_CHECK, "--dry-run", "--build-dir", BUILD, *quick],
+                       env={"PATH": f"{tools}:{os.environ['PATH']}", "CUDA_VISIBLE_DEVICES": ""})
+            self.assertEqual(plan.returncode, 0, plan.stderr)
+            for line in plan.stdout.splitlines():
+                if line.strip().startswith(("sanitizer-memcheck", "sanitizer-racecheck", "sanitizer-initcheck")):
+                    specs += line.split()[1:]
+        self.assertGreaterEqual(len(specs), 6, specs)
         for spec in specs:
             suite, filters = spec.split(":", 1)
             binary = BUILD / "tests" / suite / f"cudagap_{suite}_tests"
@@ -450,9 +509,8 @@ class GpuCheckTests(unittest.TestCase):
     @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
     def test_gpu_mode_logic_with_fake_tools(self):
         """The GPU-host path, with stand-ins for nvidia-smi and compute-sanitizer: the
-        architecture comes from the GPU, every suite's [gpu] tests go through memcheck, the
-        subsets through racecheck and initcheck, sanitizer errors and benchmarks that skip
-        their GPU part on a GPU host are failures."""
+        architecture comes from the GPU, the sanitizer is probed once, memcheck runs the subset,
+        sanitizer errors and benchmarks that skip their GPU part on a GPU host are failures."""
         calls = self.dir / "sanitizer-calls.txt"
         tools = fake_gpu_tools(self.dir, calls)
         # The fakes say there is a GPU; CUDA must not find one, even on a real GPU host, so that
@@ -465,45 +523,222 @@ class GpuCheckTests(unittest.TestCase):
         result = run([GPU_CHECK, "--no-build", "--build-dir", BUILD, "--skip-tests", "--quick",
                       "--out", out], env=env)
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
-        steps = {s["step"]: s for s in json.loads((out / "summary.json").read_text())["steps"]}
+        steps = steps_of(out)
         self.assertEqual(steps["environment"]["note"], "NVIDIA H200, arch 90")
+        self.assertEqual(steps["sanitizer-probe"]["status"], "PASS")
         memcheck = steps["sanitizer-memcheck"]
         self.assertEqual(memcheck["status"], "FAIL")
         self.assertIn("core: 3 errors", memcheck["note"])
-        self.assertIn("bench: clean", memcheck["note"])
+        self.assertIn("blas: clean", memcheck["note"])
         self.assertEqual(steps["sanitizer-racecheck"]["status"], "PASS")
         self.assertIn("blas: clean", steps["sanitizer-racecheck"]["note"])
         self.assertEqual(steps["bench-alloc"]["status"], "FAIL")
         self.assertIn("GPU part skipped on a GPU host", steps["bench-alloc"]["note"])
         recorded = calls.read_text().splitlines()
-        memchecks = [c for c in recorded if "--tool memcheck" in c]
+        probes = [c for c in recorded if "cudagap_gpu_probe" in c]
+        self.assertEqual(len(probes), 1)
+        self.assertTrue(probes[0].endswith("cudagap_gpu_probe --exercise"), probes[0])
+        memchecks = [c for c in recorded if "--tool memcheck" in c and "cudagap_gpu_probe" not in c]
         suites = sorted(Path(c.split(" --require-gpu")[0].split()[-1]).name for c in memchecks)
-        # Every suite with [gpu] tests, and only those: Catch2 fails a filter that matches
-        # nothing (--warn NoTests), so a suite without any (host_blas) must be left out.
-        built = sorted(p.name for p in BUILD.glob("tests/*/cudagap_*_tests")
-                       if list_tests(p, "[gpu]"))
-        self.assertTrue(built)
-        self.assertEqual(suites, built)
+        self.assertEqual(suites, sorted(f"cudagap_{s}_tests" for s in ("core", "blas")
+                                        if (BUILD / "tests" / s / f"cudagap_{s}_tests").exists()))
         for call in memchecks:
             # API errors are off: the tests provoke some on purpose (an impossible allocation).
             self.assertIn("--leak-check full --report-api-errors no --error-exitcode 99", call)
-            self.assertTrue(call.endswith("--require-gpu -# --warn NoTests [gpu]"), call)
+            self.assertIn("--require-gpu -# --warn NoTests [", call)
         racecheck = [c for c in recorded if "--tool racecheck" in c]
         self.assertEqual(len(racecheck), 1)
         self.assertTrue(racecheck[0].endswith("cudagap_blas_tests --require-gpu -# --warn NoTests "
-                                              "[#test_numerics][gpu]"), racecheck[0])
+                                              "[#test_numerics][gpu],[#test_convert][gpu]"), racecheck[0])
 
         # Out of time: what is not run is reported as such, and is not a failure of cudagap.
         late = self.dir / "late"
         result = run([GPU_CHECK, "--no-build", "--build-dir", BUILD, "--skip-tests", "--quick",
                       "--budget", "1", "--out", late], env=env)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        steps = {s["step"]: s for s in json.loads((late / "summary.json").read_text())["steps"]}
+        steps = steps_of(late)
         self.assertEqual(steps["bench-alloc"]["status"], "SKIP")
         self.assertIn("time budget", steps["bench-alloc"]["note"])
-        self.assertEqual(steps["sanitizer-memcheck"]["status"], "SKIP")
-        self.assertIn("not run (time budget spent)", steps["sanitizer-memcheck"]["note"])
-        self.assertIn("not run for lack of time (--budget 1s): bench-alloc", result.stdout)
+        self.assertEqual(steps["sanitizer"]["status"], "SKIP")
+        self.assertIn("time budget is spent", steps["sanitizer"]["note"])
+        self.assertIn("not run or cut short for lack of time (--budget 1s): bench-gemm", result.stdout)
+
+    @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
+    def test_a_sanitizer_that_refuses_the_device_is_skipped(self):
+        """On gVisor hosts compute-sanitizer says "Device not supported": every sanitizer step
+        is SKIP with that reason, and the run does not fail for it."""
+        tools = fake_gpu_tools(self.dir)
+        env = {"PATH": f"{tools}:{os.environ['PATH']}", "CUDA_VISIBLE_DEVICES": "",
+               "FAKE_SANITIZER_REFUSES": "1"}
+        out = self.dir / "out"
+        result = run([GPU_CHECK, "--no-build", "--build-dir", BUILD, "--only", "sanitizer",
+                      "--out", out], env=env)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        steps = steps_of(out)
+        for name in ("sanitizer-probe", "sanitizer-memcheck", "sanitizer-racecheck", "sanitizer-initcheck"):
+            with self.subTest(step=name):
+                self.assertEqual(steps[name]["status"], "SKIP")
+                self.assertIn("Device not supported", steps[name]["note"])
+        self.assertNotIn("bench-gemm", steps)  # --only sanitizer
+
+
+class GpuCheckOutputTests(unittest.TestCase):
+    """What gpu-check leaves in its output folder fits what a lending tool brings back: at most 8
+    plain files, no folders, plain names, each under 16 MiB; everything else in one archive."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-gpu-check-out-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
+    def test_the_output_layout_of_a_no_gpu_run(self):
+        out = self.dir / "out"
+        out.mkdir()
+        (out / "summary.md").write_text("from an earlier run")
+        (out / "mine.txt").write_text("not gpu-check's: left alone")
+        for _ in range(2):  # a second run into the same folder replaces the first one's files
+            result = run([GPU_CHECK, "--no-gpu", "--no-build", "--build-dir", BUILD, "--skip-tests",
+                          "--only", "tests,bench-alloc", "--out", out])
+            self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
+        (out / "mine.txt").unlink()
+        checked = run([sys.executable, TOOLS, "check-out", out, "--gpu-check"])
+        self.assertEqual(checked.returncode, 0, checked.stderr)
+        names = sorted(p.name for p in out.iterdir())
+        self.assertEqual(names, ["gpu-check-files.tar.gz", "results.json", "results.md",
+                                 "summary.json", "summary.md"])
+        members = archive_members(out)
+        for name in ("logs/preflight.log", "logs/environment.log", "logs/bench-alloc.log",
+                     "logs/results.log", "bench/alloc.json"):
+            self.assertIn(f"gpu-check-files/{name}", members)
+        summary = (out / "summary.md").read_text()
+        self.assertIn("`tar -xzf gpu-check-files.tar.gz`", summary)
+        self.assertIn("--only tests,bench-alloc", summary)
+        self.assertNotIn("from an earlier run", summary)
+
+
+class CtestRegistrationTests(unittest.TestCase):
+    """How the tests are registered for a GPU host: a [gpu][serial] test (it reads the device's
+    free memory, which other processes change) runs alone; the README's example runs with the
+    examples; the copied example's configure is told where this build found its packages; the
+    rehearsal runs alone with its time limit."""
+
+    @classmethod
+    def setUpClass(cls):
+        if BUILD is None:
+            raise unittest.SkipTest("CUDAGAP_BUILD_DIR is not set")
+        shown = run(["ctest", "--test-dir", BUILD, "--show-only=json-v1"])
+        if shown.returncode != 0:
+            raise AssertionError(shown.stderr)
+        cls.tests = {t["name"]: t for t in json.loads(shown.stdout)["tests"]}
+
+    def properties(self, name):
+        self.assertIn(name, self.tests)
+        return {p["name"]: p["value"] for p in self.tests[name].get("properties", [])}
+
+    def test_serial_gpu_tests_run_alone_and_no_other(self):
+        binary = BUILD / "tests" / "core" / "cudagap_core_tests"
+        serial = {f"core/{name}" for name in list_tests(binary, "[gpu][serial]")}
+        self.assertIn("core/monitoring sees a buffer in all three views, and clearing returns the cache", serial)
+        for name in serial:
+            properties = self.properties(name)
+            self.assertTrue(properties.get("RUN_SERIAL"), name)
+            self.assertEqual(properties.get("LABELS"), ["gpu"])
+        running_alone = {n for n, t in self.tests.items() if self.properties(n).get("RUN_SERIAL")}
+        self.assertEqual({n for n in running_alone if n.startswith("core/")}, serial)
+
+    def test_what_the_gpu_host_runs(self):
+        readme = self.properties("readme: the short example builds and runs")
+        self.assertIn("examples", readme["LABELS"])
+        copied = [t for n, t in self.tests.items() if n.startswith("example: a copy of")]
+        self.assertEqual(len(copied), 1)
+        command = " ".join(copied[0]["command"])
+        self.assertIn("-Dnlohmann_json_DIR=", command)
+        self.assertIn("EXTRA_PREFIX_PATH=", command)
+        rehearsal = self.properties("gpu-check rehearsal: a lent GPU host's run, on this machine")
+        self.assertTrue(rehearsal["RUN_SERIAL"])
+        self.assertEqual(rehearsal["TIMEOUT"], 600)
+        self.assertEqual(rehearsal["LABELS"], ["host"])
+
+
+class GpuCheckToolsTests(unittest.TestCase):
+    """scripts/lib/gpu_check_tools.py: the archive, the layout check, the size of what travels."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-gpu-check-tools-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def tools(self, *args):
+        return run([sys.executable, TOOLS, *args])
+
+    def test_pack_cuts_huge_files_and_says_so(self):
+        work = self.dir / "gpu-check-files"
+        (work / "logs").mkdir(parents=True)
+        (work / "logs" / "small.log").write_text("small\n")
+        (work / "logs" / "huge.log").write_bytes(b"BEGIN" + os.urandom(300_000) + b"THE END")
+        archive = self.dir / "gpu-check-files.tar.gz"
+        result = self.tools("pack", work, archive, "--max-file-bytes", "100000")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("cut logs/huge.log to about 100000 bytes", result.stdout)
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["gpu-check-files", "gpu-check-files.tar.gz"])
+        with tarfile.open(archive) as packed:
+            self.assertEqual(packed.extractfile("gpu-check-files/logs/small.log").read(), b"small\n")
+            huge = packed.extractfile("gpu-check-files/logs/huge.log").read()
+        self.assertLess(len(huge), 101_000)
+        self.assertTrue(huge.startswith(b"BEGIN") and huge.endswith(b"THE END"))
+        self.assertIn(b"gpu-check cut", huge)
+        # An archive that stays too big is packed again with a smaller cut.
+        result = self.tools("pack", work, archive, "--max-file-bytes", "250000", "--max-archive-bytes", "150000")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertLessEqual(archive.stat().st_size, 150_000)
+        self.assertIn("cut logs/huge.log to about 62500 bytes", result.stdout)
+
+    def test_check_out_names_each_broken_rule(self):
+        out = self.dir / "out"
+        (out / "a" / "b" / "c").mkdir(parents=True)
+        for i in range(8):
+            (out / f"f{i}.txt").write_text("x")
+        (out / "bad name!.txt").write_text("x")
+        (out / "a" / "b" / "c" / "deep.txt").write_text("x")
+        (out / "link").symlink_to(out / "f0.txt")
+        with open(out / "big.bin", "wb") as big:
+            big.truncate(17 << 20)
+        result = self.tools("check-out", out)
+        self.assertEqual(result.returncode, 1)
+        for expected in ("11 files, more than 8", "bad name!.txt has a name outside",
+                         "a/b/c is a folder deeper than 2 levels", "a/b/c/deep.txt is deeper than 2 folders",
+                         "link is a symbolic link", "big.bin is 17.0 MiB, over 16 MiB"):
+            self.assertIn(expected, result.stderr)
+        flat = self.dir / "flat"
+        (flat / "sub").mkdir(parents=True)
+        (flat / "sub" / "x.txt").write_text("x")
+        self.assertEqual(self.tools("check-out", flat).returncode, 0)
+        nested = self.tools("check-out", flat, "--max-depth", "0")
+        self.assertEqual(nested.returncode, 1)
+        self.assertIn("sub is a folder deeper than 0 levels", nested.stderr)
+
+    def test_size_counts_the_tree_and_the_carried_folders(self):
+        tree = self.dir / "tree"
+        tree.mkdir()
+        self.assertEqual(run(["git", "init", "-q", tree]).returncode, 0)
+        (tree / ".gitignore").write_text("/.deps/\n/build/\n")
+        (tree / "tracked.txt").write_bytes(b"x" * (1 << 20))
+        (tree / "build").mkdir()
+        (tree / "build" / "ignored.bin").write_bytes(b"x" * (2 << 20))
+        (tree / ".deps").mkdir()
+        with open(tree / ".deps" / "big.so", "wb") as big:
+            big.truncate(70 << 20)
+        fits = self.tools("size", tree)
+        self.assertEqual(fits.returncode, 0, fits.stderr)
+        self.assertIn("tree           1.0 MiB  (2 files", fits.stdout)
+        over = self.tools("size", tree, "--carry", ".deps")
+        self.assertEqual(over.returncode, 1)
+        self.assertIn("carry         70.0 MiB  (.deps)", over.stdout)
+        self.assertIn("OVER THE LIMIT", over.stdout)
+        self.assertEqual(self.tools("size", self.dir).returncode, 2)  # not a git checkout
 
 
 if __name__ == "__main__":

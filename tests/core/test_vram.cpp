@@ -174,7 +174,9 @@ TEST_CASE("the advice for a real device uses its memory and capability", "[vram]
     CHECK(advice.tier == gpu::vram_tier_for(props.total_memory_bytes));
 }
 
-TEST_CASE("monitoring sees a buffer in all three views, and clearing returns the cache", "[vram][gpu]")
+// [serial]: it compares the device's free memory before and after, which any other process on
+// the GPU changes; ctest runs it alone.
+TEST_CASE("monitoring sees a buffer in all three views, and clearing returns the cache", "[vram][gpu][serial]")
 {
     const gpu::device dev = gpu::current_device();
     REQUIRE(dev.properties().memory_pools_supported);

@@ -3,6 +3,7 @@
 # it, and runs the program through run_example.cmake.
 #   -D INSTALL_FROM=<cudagap build dir> -D PREFIX=<install prefix> -D EXAMPLE=<example folder>
 #   -D WORK=<scratch folder> -D GENERATOR=... -D CONFIGURE_ARGS=<joined by '|'>
+#   -D EXTRA_PREFIX_PATH=<the build's CMAKE_PREFIX_PATH, joined by '|'; may be empty>
 #   -D PROGRAM_NAME=<executable> -D RUN_SCRIPT=<run_example.cmake> and its -D options
 #   (PROBE, ARGS, EXIT_NO_GPU, EXIT_GPU, EXPECT, JSON, JSON_CHECKS, ...) passed on.
 cmake_minimum_required(VERSION 3.24)
@@ -24,8 +25,14 @@ if(EXISTS "${source}/build")
 endif()
 
 string(REPLACE "|" ";" configure_args "${CONFIGURE_ARGS}")
+# The installed cudagap first, then where the build found its own packages (.deps/ on a GPU host).
+set(prefix_path "${PREFIX}")
+if(EXTRA_PREFIX_PATH)
+  string(REPLACE "|" ";" extra_prefix_path "${EXTRA_PREFIX_PATH}")
+  list(APPEND prefix_path ${extra_prefix_path})
+endif()
 run("configure" "${CMAKE_COMMAND}" -S "${source}" -B "${WORK}/build" -G "${GENERATOR}"
-    ${configure_args} "-DCMAKE_PREFIX_PATH=${PREFIX}")
+    ${configure_args} "-DCMAKE_PREFIX_PATH=${prefix_path}")
 run("build" "${CMAKE_COMMAND}" --build "${WORK}/build")
 
 set(forward)

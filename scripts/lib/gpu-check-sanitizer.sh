@@ -1,0 +1,154 @@
+# shellcheck shell=bash
+# scripts/gpu-check's compute-sanitizer steps: a probe first (on some virtual machines the tool
+# refuses the device: "Device not supported", then error 999 at the first allocation; that is
+# the host's limit, not a defect of cudagap, and every sanitizer step is then SKIP with the
+# reason), then memcheck, racecheck and initcheck, each on the tests where cudagap's own kernels
+# (src/blas/*.cu), its memory handling and its cuDNN convolution trials run, and each cut to the
+# time the budget has left.
+#
+# A spec is "<suite>:<Catch2 test spec>", with test files as tags ([#test_numerics]: Catch2's -#).
+
+sanitizer_specs() { # sets memcheck_specs, racecheck_specs, initcheck_specs
+  if ((quick)); then
+    memcheck_specs=("core:[memory][gpu]" "blas:[#test_numerics][gpu],[#test_convert][gpu]")
+    racecheck_specs=("blas:[#test_numerics][gpu],[#test_convert][gpu]")
+    initcheck_specs=("blas:[#test_numerics][gpu],[#test_convert][gpu]" "dnn:[#test_convolution][gpu]")
+  else
+    memcheck_specs=("core:[memory][gpu]" "blas:[#test_numerics][gpu],[#test_convert][gpu],[#test_gemm][gpu]"
+      "dnn:[#test_convolution][gpu]")
+    racecheck_specs=("blas:[#test_numerics][gpu],[#test_convert][gpu]"
+      "dnn:[#test_numerics][gpu],[#test_convolution][gpu]")
+    initcheck_specs=("core:[memory][gpu]" "blas:[#test_numerics][gpu],[#test_convert][gpu],[#test_gemm][gpu]"
+      "dnn:[#test_numerics][gpu],[#test_convolution][gpu]")
+  fi
+}
+
+# The most seconds one tool may take in all (its suites share it), before the budget's cut.
+sanitizer_cap() { case "$1" in memcheck) echo $((quick ? 60 : 150)) ;; *) echo $((quick ? 45 : 90)) ;; esac; }
+
+sanitizer_selected() {
+  ((skip_sanitizer)) && return 1
+  selected sanitizer-memcheck || selected sanitizer-racecheck || selected sanitizer-initcheck
+}
+
+# The line of a probe's log that says best why it failed: the tool's refusal first, then any error.
+probe_failure() {
+  local pattern lines
+  lines="$(grep -v -e '^\$ ' -e '^(' "$1")"
+  for pattern in 'not supported' '999|unknown error' 'error'; do
+    grep -m1 -iE "$pattern" <<< "$lines" && break
+  done | sed 's/^=* *//' | cut -c1-140
+}
+
+# Runs cudagap_gpu_probe --exercise (allocate, fill, free, synchronise) under memcheck. Returns
+# 0 when the sanitizer can work here; otherwise records why not and returns 1.
+sanitizer_probe() {
+  local probe="$build/tests/examples/cudagap_gpu_probe" reason log="$work/logs/sanitizer-probe.log"
+  if [[ ! -x "$probe" ]]; then
+    sanitizer_refused="the probe program $probe was not built"
+    record sanitizer-probe FAIL 0 "$sanitizer_refused"
+    return 1
+  fi
+  run_logged sanitizer-probe 60 "$sanitizer" --tool memcheck --error-exitcode 99 "$probe" --exercise
+  if ((last_rc == 0)) && grep -q 'ERROR SUMMARY: 0 errors' "$log"; then
+    record sanitizer-probe PASS "$last_seconds" "compute-sanitizer works on this GPU"
+    return 0
+  fi
+  reason="$(probe_failure "$log")"
+  if ! "$probe" --exercise >> "$log" 2>&1; then
+    sanitizer_refused="the probe fails without the sanitizer too: the GPU is not usable (${reason:-exit $last_rc})"
+  else
+    sanitizer_refused="compute-sanitizer cannot work on this host (the probe runs without it): ${reason:-exit $last_rc}"
+  fi
+  record sanitizer-probe SKIP "$last_seconds" "$sanitizer_refused"
+  return 1
+}
+
+# The outcome of one sanitizer run of a suite, from its exit code and log; adds to the caller's
+# notes, failed, out_of_time, total_errors.
+sanitizer_outcome() { # suite log limit cap
+  local suite="$1" log="$2" limit="$3" cap="$4" errors reports
+  # memcheck and initcheck end with "ERROR SUMMARY: N errors", racecheck with "RACECHECK
+  # SUMMARY: H hazards displayed (N errors, W warnings)".
+  errors="$(sed -n -e 's/^========= ERROR SUMMARY: \([0-9]*\) error.*/\1/p' \
+    -e 's/^========= RACECHECK SUMMARY: .*(\([0-9]*\) error.*/\1/p' "$log" | tail -1)"
+  total_errors=$((total_errors + ${errors:-0}))
+  case "$last_rc" in
+    0) notes+=("$suite: clean") ;;
+    99) notes+=("$suite: ${errors:-some} errors"); failed=1 ;;
+    124 | 137)
+      # Cut off by its time limit: a failure only when it had found something by then; a
+      # slow sanitizer run (cuDNN under memcheck is) is unfinished, not a defect of cudagap.
+      reports="$(grep -cE '^========= +(Invalid |Uninitialized |Race reported|Barrier error|Leaked |Program hit)' "$log" || true)"
+      if ((reports > 0)); then
+        notes+=("$suite: $reports error reports, then cut off after ${limit}s"); failed=1
+      else
+        notes+=("$suite: not finished in its ${limit}s ($( ((limit < cap)) && echo 'time budget' || echo 'time limit')), no error reported until then")
+        out_of_time=1
+      fi ;;
+    77) notes+=("$suite: no usable GPU"); failed=1 ;;
+    *) notes+=("$suite: tests failed (exit $last_rc)"); failed=1 ;;
+  esac
+}
+
+# sanitize <tool> <extra options> <spec...>: one run per "<suite>:<spec>", all within the
+# tool's cap and the budget.
+sanitize() {
+  local tool="$1" extra="$2"; shift 2
+  local name="sanitizer-$tool" total_errors=0 ran=0 failed=0 out_of_time=0 seconds=0 notes=()
+  local spec suite binary limit cap deadline joined
+  cap="$(sanitizer_cap "$tool")"
+  deadline=$(($(elapsed) + $(min "$cap" "$(remaining)")))
+  for spec in "$@"; do
+    suite="${spec%%:*}"
+    binary="$build/tests/$suite/cudagap_${suite}_tests"
+    [[ -x "$binary" ]] || { notes+=("$suite: not built"); continue; }
+    limit=$((deadline - $(elapsed)))
+    if ((limit < 20)); then
+      notes+=("$suite: not run (time budget spent)"); out_of_time=1; continue
+    fi
+    # --report-api-errors no: a failing CUDA API call counts as a sanitizer error otherwise, and
+    # the [gpu] tests provoke some on purpose (an impossible allocation must throw
+    # out_of_memory), as cuBLAS and cuDNN do when they probe; the tests check every status
+    # themselves, so the sanitizer is left to what only it sees (memory, races, leaks, uninit).
+    # --warn NoTests: a spec that matches no test fails instead of passing with nothing run.
+    # shellcheck disable=SC2086 # $extra is a list of options
+    run_logged "$name-$suite" "$limit" "$sanitizer" --tool "$tool" $extra --report-api-errors no \
+      --error-exitcode 99 --print-limit 20 "$binary" --require-gpu -# --warn NoTests "${spec#*:}"
+    seconds=$((seconds + last_seconds)); ran=$((ran + 1))
+    sanitizer_outcome "$suite" "$work/logs/$name-$suite.log" "$limit" "$cap"
+  done
+  joined="$(printf '%s; ' "${notes[@]}")"; joined="${joined%; }"
+  if ((failed)); then
+    record "$name" FAIL "$seconds" "$joined"
+  elif ((out_of_time)); then
+    record "$name" SKIP "$seconds" "$joined"
+  elif ((ran == 0)); then
+    record "$name" SKIP 0 "no test binaries: $joined"
+  else
+    record "$name" PASS "$seconds" "$total_errors errors; $joined"
+  fi
+}
+
+sanitizer_steps() {
+  local tool
+  sanitizer_selected || { ((skip_sanitizer)) && record sanitizer SKIP 0 "--skip-sanitizer"; return 0; }
+  if ((!have_gpu)); then
+    record sanitizer SKIP 0 "no GPU"
+  elif [[ -z "$sanitizer" ]]; then
+    record sanitizer SKIP 0 "compute-sanitizer is not installed"
+  elif ((!built)); then
+    record sanitizer SKIP 0 "nothing built"
+  elif (($(remaining) < 20)); then
+    record sanitizer SKIP 0 "not run: the ${budget}s time budget is spent"
+  elif ! sanitizer_probe; then
+    for tool in memcheck racecheck initcheck; do
+      selected "sanitizer-$tool" && record "sanitizer-$tool" SKIP 0 "$sanitizer_refused"
+    done
+  else
+    selected sanitizer-memcheck && sanitize memcheck "--leak-check full" "${memcheck_specs[@]}"
+    selected sanitizer-racecheck && sanitize racecheck "" "${racecheck_specs[@]}"
+    selected sanitizer-initcheck && sanitize initcheck "" "${initcheck_specs[@]}"
+  fi
+  return 0
+}

@@ -1,0 +1,251 @@
+# shellcheck shell=bash
+# scripts/gpu-check's steps after the preflight: configure, build, tests, benchmarks,
+# compute-sanitizer, results. Each records itself (scripts/lib/gpu-check-record.sh).
+
+# ---- configure and build ------------------------------------------------------------------
+
+# The targets the selected steps need, one a line: "all" for the tests on a GPU (every suite);
+# "programs" for the tests without a GPU: every program (the examples, the benchmarks), the
+# probe, the README's example and the Catch2 runner (no [gpu] suite could run here, and the
+# runner alone proves that Catch2 from .deps/ compiles); else the names.
+build_targets() {
+  local name spec
+  if selected tests && ((!skip_tests)); then
+    ((have_gpu)) && echo all || echo programs
+    return 0
+  fi
+  for name in "${bench_order[@]}"; do
+    selected "bench-$name" && echo "cudagap-bench-$name"
+  done
+  if ((have_gpu)) && sanitizer_selected; then
+    echo cudagap_gpu_probe
+    for spec in "${memcheck_specs[@]}" "${racecheck_specs[@]}" "${initcheck_specs[@]}"; do
+      echo "cudagap_${spec%%:*}_tests"
+    done | sort -u
+  fi
+}
+
+# The targets of the configured build, one a line.
+build_target_names() {
+  if [[ "$generator" == Ninja ]]; then
+    ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\([A-Za-z0-9_.+-]*\): phony$/\1/p'
+  else
+    make -C "$build" help 2>/dev/null | sed -n 's/^\.\.\. \([A-Za-z0-9_.+-]*\).*/\1/p'
+  fi
+}
+
+# build_targets with "programs" spelled out (cudagap-<name> are the tree's programs).
+expand_targets() {
+  local target
+  while read -r target; do
+    if [[ "$target" == programs ]]; then
+      # The programs, and the programs behind ctest entries of the labels gpu and examples that
+      # are not Catch2 suites (an entry whose program was not built fails as "Not Run").
+      build_target_names | grep -E '^(cudagap-[a-z0-9-]+|cudagap_gpu_probe|cudagap_readme_(example|gemm)|cudagap_test_main)$'
+    else
+      echo "$target"
+    fi
+  done < <(build_targets)
+}
+
+# Where the configured build found what it uses, in one line for the summary.
+configure_note() {
+  local cache="$build/CMakeCache.txt" log="$work/logs/configure.log" package dir line parts=()
+  for package in Catch2 nlohmann_json; do
+    dir="$(sed -n "s/^${package}_DIR:[A-Z]*=//p" "$cache")"
+    case "$dir" in
+      "$deps"/*) parts+=("$package from .deps") ;;
+      "" | *NOTFOUND) parts+=("$package NOT FOUND") ;;
+      *) parts+=("$package from $dir") ;;
+    esac
+  done
+  line="$(sed -n 's/^-- cudagap: CPU BLAS for cudagap::host_blas: //p' "$log" | head -1)"
+  case "$line" in
+    "") parts+=("no CPU BLAS (naive loop)") ;;
+    "$deps"/*) parts+=("OpenBLAS from .deps") ;;
+    *) parts+=("BLAS $line") ;;
+  esac
+  line="$(sed -n 's/^-- cudagap: cuDNN \([^ ]*\) at /\1 /p' "$log" | head -1)"
+  if [[ -n "$line" ]]; then parts+=("cuDNN ${line%% *} at ${line#* }"); else parts+=("NO cuDNN: the dnn wing is not built"); fi
+  printf '%s; ' "${parts[@]}" | sed 's/; $//'
+}
+
+configure_step() {
+  local cached source_cached status note cudnn_library
+  if [[ -f "$build/CMakeCache.txt" ]] && ((!clean)); then
+    cached="$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build/CMakeCache.txt")"
+    source_cached="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")"
+    if [[ "$cached" != "$archs" || "$source_cached" != "$root" ]]; then
+      say "the existing $build was made for '$cached' from '$source_cached': starting afresh"
+      clean=1
+    fi
+  fi
+  ((clean)) && rm -rf "$build"
+  run_logged configure "$(min 240 "$(required_left 150 60)")" cmake "${configure_args[@]}"
+  if ((last_rc != 0)); then
+    record configure FAIL "$last_seconds" "$(grep -m1 -A2 'CMake Error' "$work/logs/configure.log" | tail -1 | sed 's/^ *//' | cut -c1-160)"
+    return 1
+  fi
+  cp "$build/CMakeCache.txt" "$work/CMakeCache.txt" 2>/dev/null
+  note="$(configure_note)"
+  status=PASS
+  # On a GPU host a missing cuDNN loses every convolution test and benchmark: a failure to fix.
+  ((have_gpu)) && [[ "$note" == *"NO cuDNN"* ]] && status=FAIL
+  record configure "$status" "$last_seconds" "$note"
+  # cuDNN from NVIDIA's wheel loads its engine libraries by name at run time: let the loader
+  # find them next to the libcudnn.so.9 that CMake linked.
+  cudnn_library="$(sed -n 's/^CUDNN_LIBRARY:[A-Z]*=//p' "$build/CMakeCache.txt")"
+  if [[ "$cudnn_library" == */nvidia/cudnn/* ]]; then
+    LD_LIBRARY_PATH="$(dirname "$cudnn_library")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export LD_LIBRARY_PATH
+    say "cuDNN from the Python wheel: $(dirname "$cudnn_library") added to LD_LIBRARY_PATH"
+  fi
+  return 0
+}
+
+build_step() {
+  local wanted=() known targets=() absent=() target note build_command=()
+  mapfile -t wanted < <(expand_targets)
+  if ((${#wanted[@]} == 0)); then
+    record build SKIP 0 "the selected steps need nothing built here"
+    return 0
+  fi
+  known=" $(build_target_names | paste -sd' ' -) "
+  for target in "${wanted[@]}"; do
+    [[ "$target" == all ]] && continue
+    if [[ "$known" == *" $target "* ]]; then targets+=("$target"); else absent+=("$target"); fi
+  done
+  if [[ "${wanted[0]}" != all ]] && ((!${#targets[@]})); then
+    record build FAIL 0 "none of the targets these steps need is in this build: ${absent[*]}"
+    return 1
+  fi
+  build_command=(cmake --build "$build" -j "$jobs")
+  ((${#targets[@]})) && build_command+=(--target "${targets[@]}")
+  run_logged build "$(min 900 "$(required_left 90 60)")" "${build_command[@]}"
+  if ((last_rc == 124 || last_rc == 137)); then
+    record build FAIL "$last_seconds" "timed out after ${last_seconds}s, at $(grep -E '^\[[0-9]+/[0-9]+\]' "$work/logs/build.log" | tail -1 | cut -d' ' -f1)"
+    return 1
+  elif ((last_rc != 0)); then
+    record build FAIL "$last_seconds" "$(grep -m1 -E 'error:|FAILED:|Error ' "$work/logs/build.log" | cut -c1-160)"
+    return 1
+  fi
+  note="$(grep -c -E '^\[[0-9]+/[0-9]+\]' "$work/logs/build.log") build steps"
+  ((${#targets[@]})) && note+=" for ${#targets[@]} targets: $(printf '%s ' "${targets[@]}" | cut -c1-120)"
+  ((${#absent[@]})) && note+="; not in this build: ${absent[*]}"
+  record build PASS "$last_seconds" "$note"
+}
+
+# ---- tests ------------------------------------------------------------------------------------
+
+# What the GPU adds: the [gpu] tests (ctest label gpu) and the programs as a user runs them
+# (label examples). The host tests ran in CI. A hung test must not take the whole window: ctest
+# gets what is left up to the hard end less 45 s (the results, the plot and the last archive,
+# so that the whole run ends within about 475 s even then), and its per-test limit stays inside.
+tests_step() {
+  local limit test_timeout log total failed skipped note first
+  limit="$(min 900 "$(required_left 45 60)")"
+  test_timeout=$((limit - 10 < 600 ? limit - 10 : 600))
+  run_logged tests "$limit" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
+    --timeout "$test_timeout" -L '^(gpu|examples)$' --output-junit "$work/tests.xml"
+  log="$work/logs/tests.log"
+  total="$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)"
+  failed="$(sed -n 's/.*, \([0-9]*\) tests* failed out of.*/\1/p' "$log" | tail -1)"
+  skipped="$(grep -c '(Skipped)' "$log" || true)"
+  note="${total:-?} tests (labels gpu, examples): $((${total:-0} - ${failed:-0} - skipped)) passed, ${failed:-?} failed, $skipped skipped"
+  if ((!have_gpu)); then
+    ((skipped)) && note+=" (the [gpu] ones: no GPU)" || note+=" (no GPU: the [gpu] suites are not built)"
+  fi
+  if ((last_rc == 0 && ${total:-0} > 0)); then
+    if ((have_gpu && skipped > 0)); then
+      record tests FAIL "$last_seconds" "$note: on a GPU host nothing may be skipped"
+    else
+      record tests PASS "$last_seconds" "$note"
+    fi
+  else
+    first="$(grep -m1 -E '\*\*\*Failed|\*\*\*Timeout|\(Failed\)|\(Timeout\)' "$log" |
+      sed -E 's/^.*Test +#[0-9]+: //; s/ *\.{3,}.*//; s/^[ \t]*[0-9]+ - //' | cut -c1-100)"
+    ((last_rc == 124 || last_rc == 137)) && note+=", cut off after ${limit}s (logs/tests.log shows what still ran)"
+    record tests FAIL "$last_seconds" "$note${first:+; first: $first}"
+  fi
+}
+
+# ---- benchmarks (before the sanitizer: they matter more when time is short) --------------
+
+# One benchmark, once: full size when the budget still has its full time, else --quick. Without
+# a GPU only its CPU part runs (--quick, seconds): the budget, which is there for GPU time, does
+# not stop it, the hard end does.
+bench_step() {
+  local name="$1" program full_cap quick_cap left cap flags=() mode_note="" json targets
+  program="$build/bench/$name/cudagap-bench-$name"
+  if [[ ! -x "$program" ]]; then
+    record "bench-$name" FAIL 0 "$program was not built (was nlohmann-json found? see logs/configure.log)"
+    return
+  fi
+  case "$name" in gemm | conv) full_cap=120; quick_cap=60 ;; *) full_cap=45; quick_cap=30 ;; esac
+  left="$(remaining)"
+  ((have_gpu)) || left=$((hard_end - $(elapsed) - 15))
+  if ((left < 15)); then
+    record "bench-$name" SKIP 0 "not run: the ${budget}s time budget is spent"
+    return
+  fi
+  if ((quick || !have_gpu)); then
+    flags=(--quick); cap="$quick_cap"
+  elif ((left >= full_cap)); then
+    cap="$full_cap"
+  else
+    flags=(--quick); cap="$quick_cap"; mode_note="--quick: only ${left}s of the time budget were left; "
+  fi
+  ((force_no_gpu)) && flags+=(--cpu-only)
+  json="$work/bench/$name.json"
+  run_logged "bench-$name" "$(min "$cap" "$left")" "$program" "${flags[@]}" --json "$json"
+  targets=""
+  [[ -f "$json" ]] && targets="$("$python" "$root/bench/harness/results.py" brief "$json" 2>&1 | head -1)"
+  bench_verdict "$name" "$(min "$cap" "$left")" "$cap" "$mode_note$targets"
+}
+
+bench_verdict() { # name limit cap note
+  local name="$1" limit="$2" cap="$3" note="$4" log="$work/logs/bench-$1.log"
+  case "$last_rc" in
+    0) record "bench-$name" PASS "$last_seconds" "$note" ;;
+    77)
+      if ((have_gpu)); then
+        record "bench-$name" FAIL "$last_seconds" "GPU part skipped on a GPU host: $(grep -m1 'GPU part skipped' "$log" | cut -c1-140)"
+      else
+        record "bench-$name" SKIP "$last_seconds" "CPU part only (no GPU); $note"
+      fi ;;
+    124 | 137)
+      if ((limit < cap)); then  # cut short by the budget, not too slow by itself
+        record "bench-$name" SKIP "$last_seconds" "stopped after ${limit}s: the ${budget}s time budget is spent"
+      else
+        record "bench-$name" FAIL "$last_seconds" "timed out after ${limit}s"
+      fi ;;
+    *) record "bench-$name" FAIL "$last_seconds" "exit $last_rc: $(grep -A1 -m1 '^errors' "$log" | tail -1 | sed 's/^ *//' | cut -c1-140)" ;;
+  esac
+}
+
+# ---- results and plot -----------------------------------------------------------------------
+results_step() {
+  local reports=()
+  shopt -s nullglob
+  reports=("$work"/bench/*.json)
+  shopt -u nullglob
+  if ((${#reports[@]} == 0)); then
+    record results SKIP 0 "no benchmark reports"
+    return
+  fi
+  run_logged results 20 "$python" "$root/bench/harness/results.py" merge --out "$out/results.md" \
+    --json "$out/results.json" "${reports[@]}"
+  if ((last_rc == 0)); then
+    record results PASS "$last_seconds" "$(grep -m1 '^merged' "$work/logs/results.log")"
+  else
+    record results FAIL "$last_seconds" "$(grep -m1 -v '^\$\|^(' "$work/logs/results.log" | cut -c1-140)"
+  fi
+  [[ -f "$out/results.json" ]] || return
+  run_logged plot 20 "$python" "$root/bench/plot_results.py" "$out/results.json" --out "$out/speedups.png"
+  case "$last_rc" in
+    0) record plot PASS "$last_seconds" "speedups.png" ;;
+    3) record plot SKIP "$last_seconds" "matplotlib is not importable: no plot (pip install matplotlib)" ;;
+    4) record plot SKIP "$last_seconds" "no ratio to plot (the GPU parts did not run)" ;;
+    *) record plot FAIL "$last_seconds" "see logs/plot.log" ;;
+  esac
+}
