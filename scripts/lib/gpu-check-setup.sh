@@ -27,21 +27,24 @@ find_toolkit() {
 # the benchmarks, and usually NVIDIA's cuDNN wheel with it), looking on PATH and in /opt's
 # virtual environments; else the first python3 at all. Its folder goes first on PATH, so that
 # CMake (FindPython3, FindCUDNN's wheel lookup) and the benchmarks use the same one.
-# Sets python and python_torch (1 when it imports torch).
+# Whether <python> has torch, without importing it (an import takes seconds on a cold disk).
+has_torch() { "$1" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("torch") is None)' >/dev/null 2>&1; }
+
+# Sets python and python_torch (1 when it has torch).
 find_python() {
   local candidate first="" candidates=()
   python=""
   python_torch=0
   if [[ -n "${PYTHON:-}" ]]; then
     python="$(command -v "$PYTHON" || true)"
-    [[ -n "$python" ]] && "$python" -c 'import torch' >/dev/null 2>&1 && python_torch=1
+    [[ -n "$python" ]] && has_torch "$python" && python_torch=1
   else
     mapfile -t candidates < <(type -ap python3)
     candidates+=(/opt/*/.venv/bin/python3 /opt/*/venv/bin/python3)
     for candidate in "${candidates[@]}"; do
       [[ -x "$candidate" ]] || continue
       [[ -z "$first" ]] && first="$candidate"
-      if "$candidate" -c 'import torch' >/dev/null 2>&1; then python="$candidate"; python_torch=1; break; fi
+      if has_torch "$candidate"; then python="$candidate"; python_torch=1; break; fi
     done
     [[ -n "$python" ]] || python="$first"
   fi

@@ -73,8 +73,9 @@ bool uses_pool(int device)
 // (which frees its cached blocks and retries), wait for the device once, give the pool's unused
 // memory back to the device, and let the caller retry, so that "out of memory" means out of
 // memory. Not while the stream is being captured into a graph: synchronising would invalidate
-// the capture. Returns whether a retry makes sense.
-bool release_cached_memory(stream_ref stream, int device) noexcept
+// the capture. Returns whether a retry makes sense; throws the error when the wait finds the
+// context broken (a sticky error: the process must restart, which no smaller batch fixes).
+bool release_cached_memory(stream_ref stream, int device)
 {
     static_cast<void>(cudaGetLastError());
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -94,13 +95,18 @@ bool release_cached_memory(stream_ref stream, int device) noexcept
     // Frees queued with cudaFreeAsync count as outstanding for cudaMemPoolTrimTo until the host
     // has observed their completion, so synchronise first.
     const bool switch_device = pool_device != device;
+    cudaError_t synced = cudaErrorInvalidDevice;
     const bool ok = (!switch_device || cudaSetDevice(pool_device) == cudaSuccess) &&
-                    cudaDeviceSynchronize() == cudaSuccess &&
+                    (synced = cudaDeviceSynchronize()) == cudaSuccess &&
                     cudaDeviceGetMemPool(&pool, pool_device) == cudaSuccess &&
                     cudaMemPoolTrimTo(pool, 0) == cudaSuccess;
     if (switch_device && cudaSetDevice(device) != cudaSuccess) {
         static_cast<void>(cudaGetLastError());
         return false;
+    }
+    if (gpu::is_sticky(synced)) {
+        detail::throw_cuda_error(synced, "cudaDeviceSynchronize (before retrying an allocation)",
+                                 std::source_location::current());
     }
     if (!ok) {
         static_cast<void>(cudaGetLastError());

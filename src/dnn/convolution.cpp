@@ -635,7 +635,9 @@ void fill_seeded_scratch(void* data, std::size_t elements, data_type type, std::
                                        stream.get()));
         filled += count;
     }
-    // `block` is pageable host memory: the stream must be past the copy before it is freed.
+    // A copy from pageable memory returns once the bytes are staged, so freeing `block` is safe
+    // already; the wait is for the callers, which run cuDNN on this scratch right after and
+    // report a failed fill here rather than as a failed trial.
     stream.synchronize();
 }
 
@@ -908,8 +910,11 @@ std::optional<std::string> convolution::try_candidate(handle& h, planning_buffer
                 static_cast<std::size_t>(problem_.filter[0]) * element_size(problem_.type), stream);
             buffers.bias.fill_zero_async(stream);
         }
-        // z is the output with alpha2 = 0, but cuDNN may still read it, and NaN * 0 is NaN (a
-        // caller's y may hold anything): zeroed before each trial.
+        // z is the output with alpha2 = 0, as in run(), where cuDNN is expected not to read it
+        // (TensorFlow, XLA and PyTorch pass an unset output as z). Planning zeroes it anyway:
+        // a trial costs one memset, and a planning trial on a caller's NaN-poisoned y must not
+        // be what decides whether that expectation holds (the [gpu] test of run() on a poisoned
+        // y does).
         GPU_CUDA_CHECK(cudaMemsetAsync(buffers.y, 0, buffers.y_bytes, stream.get()));
         status = cudnnConvolutionBiasActivationForward(
             h.get(), &one, input_.get(), buffers.x, filter_.get(), buffers.w, convolution_.get(),

@@ -549,7 +549,13 @@ class GpuCheckTests(unittest.TestCase):
         racecheck = [c for c in recorded if "--tool racecheck" in c]
         self.assertEqual(len(racecheck), 1)
         self.assertTrue(racecheck[0].endswith("cudagap_blas_tests --require-gpu -# --warn NoTests "
-                                              "[#test_numerics][gpu],[#test_convert][gpu]"), racecheck[0])
+                                              "[#test_numerics][gpu]~[gate],[#test_convert][gpu]~[gate]"),
+                        racecheck[0])
+        # Memcheck runs between the two headline benchmarks and the others.
+        order = [step["step"] for step in json.loads((out / "summary.json").read_text())["steps"]]
+        self.assertLess(order.index("bench-conv"), order.index("sanitizer-memcheck"))
+        self.assertLess(order.index("sanitizer-memcheck"), order.index("bench-alloc"))
+        self.assertLess(order.index("bench-alloc"), order.index("sanitizer-racecheck"))
 
         # Out of time: what is not run is reported as such, and is not a failure of cudagap.
         late = self.dir / "late"

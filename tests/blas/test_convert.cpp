@@ -137,7 +137,7 @@ TEST_CASE("buffers of different sizes are rejected with both sizes", "[blas][gpu
     CHECK_THROWS_WITH(blas::convert(from, to), Contains("gpu::blas::convert") && Contains("10") && Contains("9"));
 }
 
-TEST_CASE("convert and converted queue on the buffers' stream, not the legacy default stream", "[blas][gpu]")
+TEST_CASE("convert and converted queue on the buffers' stream, not the legacy default stream", "[blas][gpu][gate]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
     gpu::stream reader(gpu::stream_flags::non_blocking);
@@ -162,6 +162,8 @@ TEST_CASE("convert and converted queue on the buffers' stream, not the legacy de
         CHECK(std::isnan(__half2float(early.front())));
         CHECK(std::isnan(__half2float(early.back())));
         gate.open();
+        s.synchronize();
+        CHECK_FALSE(gate.timed_out()); // the checks above ran while the gate held s
     }
     const std::vector<__half> converted = target.to_host();
     const std::vector<__half> made_host = made.to_host();

@@ -121,7 +121,7 @@ TEST_CASE("check_finite on a matrix reads its elements, not its padding", "[blas
     CHECK(blas::check_finite(matrix.transposed(), buffer.stream()).first_index == std::optional<std::size_t>(13));
 }
 
-TEST_CASE("check_finite of a buffer waits for the buffer's stream, not the legacy one", "[blas][gpu]")
+TEST_CASE("check_finite of a buffer waits for the buffer's stream, not the legacy one", "[blas][gpu][gate]")
 {
     using namespace std::chrono_literals;
     gpu::stream s(gpu::stream_flags::non_blocking);
@@ -137,6 +137,7 @@ TEST_CASE("check_finite of a buffer waits for the buffer's stream, not the legac
         CHECK(checked.wait_for(500ms) == std::future_status::timeout);
         gate.open();
         const gpu::non_finite_report report = checked.get();
+        CHECK_FALSE(gate.timed_out()); // the wait above ran while the gate held s
         CHECK(report.nan_count == 1u);
         CHECK(report.first_index == std::optional<std::size_t>(100));
     }

@@ -180,7 +180,7 @@ TEST_CASE("bad fill arguments are rejected with the values", "[blas][gpu]")
     CHECK_NOTHROW(rng.uniform(static_cast<float*>(nullptr), 0));
 }
 
-TEST_CASE("fill_uniform and fill_normal run on the buffer's stream unless given one", "[blas][gpu]")
+TEST_CASE("fill_uniform and fill_normal run on the buffer's stream unless given one", "[blas][gpu][gate]")
 {
     using namespace std::chrono_literals;
     gpu::stream s(gpu::stream_flags::non_blocking);
@@ -201,6 +201,7 @@ TEST_CASE("fill_uniform and fill_normal run on the buffer's stream unless given 
         CHECK(filled.wait_for(500ms) == std::future_status::timeout);
         gate.open();
         filled.get();
+        CHECK_FALSE(gate.timed_out()); // the wait above ran while the gate held s
     }
     // The explicit stream wins: the same seed on another stream draws the same values.
     gpu::stream other(gpu::stream_flags::non_blocking);
