@@ -284,14 +284,15 @@ struct pinned_deleter {
 
 /// @brief An owning, typed, stream-ordered array in device memory. Move-only.
 ///
-/// Allocated with `cudaMallocAsync` from the device's current memory pool (its default pool
-/// unless `cudaDeviceSetMemPool` chose another) where the device
-/// supports memory pools (every GPU CUDA 13 runs on, except some integrated ones), with plain
-/// `cudaMalloc` otherwise. The memory is uninitialised. The buffer is freed on the stream it
-/// was allocated on, so it must not outlive that stream (or call `set_stream` first). That stream
-/// is also where cudagap's functions that take the buffer run unless told otherwise (see
-/// `stream_ref` for the whole rule). The pool keeps freed memory for reuse (like PyTorch's caching allocator); `trim_memory_pool`
-/// returns it to the device.
+/// Allocated with `cudaMallocAsync` from the device's current memory pool (see `memory_pool`)
+/// where the device supports memory pools (every GPU CUDA 13 runs on, except some integrated
+/// ones), with plain `cudaMalloc` otherwise. The memory is uninitialised. Every buffer is made
+/// on a stream that the caller names (as RMM's `device_buffer` requires one): it is allocated
+/// and freed there, so it must not outlive that stream (or call `set_stream` first), and it is
+/// where cudagap's functions that take the buffer run unless told otherwise (see `stream_ref`
+/// for the whole rule). Freed memory goes back to the pool; whether the pool keeps it for reuse
+/// or returns it to the driver at the next synchronisation is the pool's release threshold,
+/// which you set (`memory_pool::set_release_threshold`); `trim_memory_pool` returns it now.
 ///
 /// @tparam T a trivially copyable element type (`float`, `__half`, ...)
 template <class T>
@@ -302,27 +303,29 @@ public:
     /// @brief The element type.
     using value_type = T;
 
-    /// @brief An empty buffer: no memory, size 0.
+    /// @brief An empty buffer: no memory, size 0, and no stream of its own (`stream()` is the
+    /// legacy default stream, but nothing is ever queued for a buffer without elements).
     device_buffer() noexcept = default;
 
     /// @brief Allocates @p count elements on the current device, ordered on @p stream (also
     /// when @p count is 0: the empty buffer still reports @p stream, so functions that default
-    /// to the buffer's stream use it).
+    /// to the buffer's stream use it). The stream is required: an allocation is stream-ordered
+    /// work, and none falls back to the legacy default stream unnamed.
     /// @throws gpu::out_of_memory when the device cannot hold them, even after waiting once for
     /// frees still pending on other streams and returning the pool's cached memory to the
     /// device (the process can go on)
     /// @throws std::invalid_argument when the byte count overflows
     /// @throws gpu::cuda_error when CUDA is unavailable
-    explicit device_buffer(std::size_t count, stream_ref stream = {},
+    explicit device_buffer(std::size_t count, stream_ref stream,
                            std::source_location where = std::source_location::current())
         : block_(detail::allocate(detail::checked_bytes("gpu::device_buffer", count, sizeof(T)),
                                   stream, where))
     {
     }
 
-    /// @brief Allocates a buffer the size of @p host and copies it in; returns when the copy is
-    /// complete.
-    [[nodiscard]] static device_buffer from_host(std::span<const T> host, stream_ref stream = {})
+    /// @brief Allocates a buffer the size of @p host on @p stream and copies it in there;
+    /// returns when the copy is complete.
+    [[nodiscard]] static device_buffer from_host(std::span<const T> host, stream_ref stream)
     {
         device_buffer buffer(host.size(), stream);
         buffer.copy_from_host(host);
@@ -340,10 +343,13 @@ public:
     /// @brief The device address (null when empty).
     [[nodiscard]] const T* data() const noexcept { return static_cast<const T*>(block_.get().pointer); }
     /// @brief The raw device pointer, same as `data()`.
-    [[nodiscard]] T* get() const noexcept { return static_cast<T*>(block_.get().pointer); }
+    [[nodiscard]] T* get() noexcept { return data(); }
+    /// @brief The raw device pointer, same as `data()`: to const, as the buffer is const.
+    [[nodiscard]] const T* get() const noexcept { return data(); }
     /// @brief The stream the buffer is ordered on and will be freed on; the stream cudagap's
     /// functions that take this buffer run on unless they are given another one (see
-    /// `stream_ref`). The legacy default stream for a default-constructed or moved-from buffer.
+    /// `stream_ref`). The legacy default stream for a default-constructed or moved-from buffer,
+    /// which holds no elements, so no work is ever queued there for it.
     [[nodiscard]] stream_ref stream() const noexcept { return stream_ref(block_.get().stream); }
     /// @brief Whether the memory comes from the stream-ordered pool (`cudaMallocAsync`).
     [[nodiscard]] bool is_pooled() const noexcept { return block_.get().pooled; }

@@ -81,9 +81,10 @@ private:
 /// @brief Times work on a stream with a pair of CUDA events (device time, not host time).
 class event_timer {
 public:
-    /// @brief Creates the two events on the current device.
+    /// @brief Creates the two events on the current device, to be recorded on @p stream (named:
+    /// recording is stream-ordered work).
     /// @throws gpu::cuda_error when CUDA is unavailable
-    explicit event_timer(stream_ref stream = {}) : stream_(stream) {}
+    explicit event_timer(stream_ref stream) : stream_(stream) {}
     /// @brief Records the start event on the stream.
     void start() { start_.record(stream_); }
     /// @brief Records the stop event on the stream.
