@@ -63,7 +63,8 @@ nlohmann::json blas_effect(const gpu::profile& p, const report& out)
                  j["atomics"].get<std::string>() + " (no GPU to create one)");
         return j;
     }
-    const gpu::blas::handle h(p);
+    const gpu::stream stream;
+    const gpu::blas::handle h(p, stream);
     j["math"] = std::string(gpu::blas::to_string(h.math()));
     j["atomics"] = std::string(gpu::blas::to_string(h.atomics()));
     j["read_back"] = true;
@@ -146,7 +147,8 @@ nlohmann::json dnn_effect(const gpu::profile& p, const report& out)
         out.line("cuDNN convolution plans would get: " + policy + " (no GPU to plan on)");
         return j;
     }
-    gpu::dnn::handle h;
+    const gpu::stream stream;
+    gpu::dnn::handle h(stream);
     const gpu::dnn::convolution conv(h, problem, options);
     const gpu::dnn::convolution_explanation& why = conv.explain();
     j["algorithm"] = std::string(gpu::dnn::to_string(why.algorithm));

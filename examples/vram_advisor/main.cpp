@@ -214,7 +214,11 @@ int main(int argc, char* argv[])
                     show("VRAM with the buffer allocated:");
                 }
                 stream.synchronize();
-                show("VRAM after freeing it (the pool keeps the memory for reuse):");
+                // What the pool kept depends on its release threshold (gpu::memory_pool).
+                const std::string threshold =
+                    gpu::format_bytes(gpu::memory_pool_info(dev).release_threshold_bytes);
+                show(("VRAM after freeing it (the pool keeps up to its release threshold, " +
+                      threshold + "):").c_str());
             }
             report["monitoring"] = snapshots;
             if (opts.clear) {

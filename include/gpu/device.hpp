@@ -3,7 +3,10 @@
 /// device and a guard that restores it.
 #pragma once
 
+#include <gpu/error.hpp>
 #include <gpu/version.hpp>
+
+#include <cuda_runtime_api.h>
 
 #include <compare>
 #include <cstddef>
@@ -15,17 +18,26 @@
 
 namespace gpu {
 
+/// @brief The number of visible CUDA devices (`cudaGetDeviceCount`); 0 when CUDA is
+/// unavailable. Never throws.
+[[nodiscard]] inline int device_count() noexcept
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        static_cast<void>(cudaGetLastError()); // not sticky: clear it for the next call
+        return 0;
+    }
+    return count;
+}
+
 /// @brief Whether at least one CUDA device can be used from this process. Never throws.
-[[nodiscard]] bool is_available() noexcept;
+[[nodiscard]] inline bool is_available() noexcept { return device_count() > 0; }
 
 /// @brief Why CUDA cannot be used, with the fix; empty when `is_available()`.
 ///
 /// On a machine with the CUDA toolkit but no NVIDIA driver this names the missing driver, the
 /// CUDA runtime version that needs one, and the driver branch to install.
 [[nodiscard]] std::string unavailable_reason();
-
-/// @brief The number of visible CUDA devices; 0 when CUDA is unavailable. Never throws.
-[[nodiscard]] int device_count() noexcept;
 
 /// @brief A GPU's compute capability (e.g. 9.0 for Hopper), ordered, with derived features.
 struct compute_capability {
@@ -156,8 +168,13 @@ public:
     /// @throws gpu::cuda_error when CUDA is unavailable (with the reason as hint)
     explicit device(int id);
 
-    /// @brief The device current on the calling thread.
-    [[nodiscard]] static device current();
+    /// @brief The device current on the calling thread (`cudaGetDevice`).
+    [[nodiscard]] static device current()
+    {
+        int id = 0;
+        GPU_CUDA_CHECK(cudaGetDevice(&id));
+        return device(id, unchecked{});
+    }
 
     /// @brief The device ordinal.
     [[nodiscard]] int id() const noexcept { return id_; }
@@ -171,10 +188,10 @@ public:
     /// @brief Free and total memory now (`cudaMemGetInfo` on this device).
     [[nodiscard]] memory_info memory() const;
 
-    /// @brief Makes this the current device of the calling thread.
-    void make_current() const;
+    /// @brief Makes this the current device of the calling thread (`cudaSetDevice`).
+    void make_current() const { GPU_CUDA_CHECK(cudaSetDevice(id_)); }
 
-    /// @brief Waits until all work on this device has finished.
+    /// @brief Waits until all work on this device has finished (`cudaDeviceSynchronize` on it).
     void synchronize() const;
 
     /// @brief Devices are equal when their ordinals are.
@@ -190,7 +207,7 @@ private:
 [[nodiscard]] std::vector<device> devices();
 
 /// @brief The current device of the calling thread (same as `device::current()`).
-[[nodiscard]] device current_device();
+[[nodiscard]] inline device current_device() { return device::current(); }
 
 /// @brief Makes @p dev the current device for the lifetime of the guard, then restores the
 /// device that was current before.
@@ -206,5 +223,19 @@ public:
 private:
     int previous_;
 };
+
+inline memory_info device::memory() const
+{
+    const scoped_device guard(*this);
+    memory_info info;
+    GPU_CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &info.total_bytes));
+    return info;
+}
+
+inline void device::synchronize() const
+{
+    const scoped_device guard(*this);
+    GPU_CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 } // namespace gpu

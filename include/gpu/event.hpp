@@ -9,34 +9,60 @@
 #include <cuda_runtime_api.h>
 
 #include <chrono>
+#include <stdexcept>
+#include <string>
 
 namespace gpu {
 
 /// @brief Milliseconds as a float, the resolution CUDA events measure in (about 0.5 µs).
 using event_duration = std::chrono::duration<float, std::milli>;
 
-/// @brief A non-owning reference to a CUDA event; cheap to copy.
-class event_ref {
+namespace detail {
+/// @brief @p handle, or the `std::logic_error` for an `event_ref` that refers to no event
+/// (CUDA would reject a null event only after the call was made, with a less clear error).
+[[nodiscard]] inline cudaEvent_t checked_event(cudaEvent_t handle, const char* operation)
+{
+    if (handle == nullptr) {
+        throw std::logic_error(std::string(operation) +
+                               ": the gpu::event_ref refers to no event (default-constructed, "
+                               "or made from a null handle)");
+    }
+    return handle;
+}
+} // namespace detail
+
+/// @brief The operations every event type offers, written once for `event_ref` and `event`.
+///
+/// Both derive from it (CRTP) and give it their handle through `ref()`, as with
+/// `stream_operations`: a moved-from `event` throws `std::logic_error` from `ref()` and from
+/// every operation, and an `event_ref` to no event throws it from every operation; neither ever
+/// passes a null handle to CUDA. Not used on its own.
+/// @tparam Self `event_ref` or `event`
+template <class Self>
+class event_operations {
 public:
-    /// @brief Refers to no event.
-    constexpr event_ref() noexcept = default;
+    /// @brief Captures the work queued on @p stream so far; the event completes after it
+    /// (`cudaEventRecord`). Recording is stream-ordered work: the stream is always named.
+    /// @throws std::logic_error on a moved-from `event` or an `event_ref` to no event
+    void record(stream_ref stream) const
+    {
+        const cudaEvent_t handle = native("gpu::event::record");
+        GPU_CUDA_CHECK(cudaEventRecord(handle, stream.get()));
+    }
 
-    /// @brief Refers to an event created elsewhere.
-    constexpr explicit event_ref(cudaEvent_t handle) noexcept : handle_(handle) {}
+    /// @brief Blocks until the event has completed (`cudaEventSynchronize`).
+    /// @throws std::logic_error on a moved-from `event` or an `event_ref` to no event
+    void synchronize() const
+    {
+        const cudaEvent_t handle = native("gpu::event::synchronize");
+        GPU_CUDA_CHECK(cudaEventSynchronize(handle));
+    }
 
-    /// @brief The raw handle.
-    [[nodiscard]] constexpr cudaEvent_t get() const noexcept { return handle_; }
-
-    /// @brief Captures the work queued on @p stream so far; the event completes after it.
-    void record(stream_ref stream = {}) const { GPU_CUDA_CHECK(cudaEventRecord(handle_, stream.get())); }
-
-    /// @brief Blocks until the event has completed.
-    void synchronize() const { GPU_CUDA_CHECK(cudaEventSynchronize(handle_)); }
-
-    /// @brief Whether the event has completed; does not block.
+    /// @brief Whether the event has completed; does not block (`cudaEventQuery`).
+    /// @throws std::logic_error on a moved-from `event` or an `event_ref` to no event
     [[nodiscard]] bool is_ready() const
     {
-        const cudaError_t status = cudaEventQuery(handle_);
+        const cudaError_t status = cudaEventQuery(native("gpu::event::is_ready"));
         if (status == cudaErrorNotReady) {
             return false;
         }
@@ -44,8 +70,34 @@ public:
         return true;
     }
 
+protected:
+    /// @brief Only as a base of `event_ref` and `event`.
+    constexpr event_operations() noexcept = default;
+
+private:
+    [[nodiscard]] cudaEvent_t native(const char* operation) const
+    {
+        return detail::checked_event(static_cast<const Self&>(*this).ref().get(), operation);
+    }
+};
+
+/// @brief A non-owning reference to a CUDA event; cheap to copy.
+class event_ref : public event_operations<event_ref> {
+public:
+    /// @brief Refers to no event: every operation throws `std::logic_error` until one is assigned.
+    constexpr event_ref() noexcept = default;
+
+    /// @brief Refers to an event created elsewhere.
+    constexpr explicit event_ref(cudaEvent_t handle) noexcept : handle_(handle) {}
+
+    /// @brief The raw handle (null for an `event_ref` to no event).
+    [[nodiscard]] constexpr cudaEvent_t get() const noexcept { return handle_; }
+
+    /// @brief Itself (what `event_operations` and generic code ask every event type for).
+    [[nodiscard]] constexpr event_ref ref() const noexcept { return *this; }
+
     /// @brief References are equal when they name the same event.
-    friend constexpr bool operator==(event_ref, event_ref) noexcept = default;
+    friend constexpr bool operator==(event_ref a, event_ref b) noexcept { return a.handle_ == b.handle_; }
 
 private:
     cudaEvent_t handle_ = nullptr;
@@ -75,9 +127,12 @@ struct event_deleter {
 } // namespace detail
 
 /// @brief An owning CUDA event. Move-only.
-class event {
+///
+/// Every operation of `event_ref` works on it too (both derive from `event_operations`), and an
+/// `event` converts to an `event_ref` wherever one is taken.
+class event : public event_operations<event> {
 public:
-    /// @brief Creates an event on the current device.
+    /// @brief Creates an event on the current device (`cudaEventCreateWithFlags`).
     /// @throws gpu::cuda_error when CUDA is unavailable
     explicit event(event_flags flags = event_flags::timing)
     {
@@ -93,30 +148,37 @@ public:
     }
 
     /// @brief A non-owning reference.
-    [[nodiscard]] event_ref ref() const noexcept { return event_ref(handle_.get()); }
+    /// @throws std::logic_error on a moved-from or released event, like `stream::ref()` (a null
+    /// `event_ref` would only fail later, inside CUDA)
+    [[nodiscard]] event_ref ref() const
+    {
+        if (!handle_) {
+            detail::throw_empty_owner("gpu::event", "event");
+        }
+        return event_ref(handle_.get());
+    }
 
     /// @brief Same as `ref()`, so that an `event` can be passed where an `event_ref` is taken.
-    operator event_ref() const noexcept { return ref(); } // NOLINT(google-explicit-constructor)
+    /// @throws std::logic_error on a moved-from or released event
+    operator event_ref() const { return ref(); } // NOLINT(google-explicit-constructor)
 
     /// @brief The raw handle, still owned (null after a move).
     [[nodiscard]] cudaEvent_t get() const noexcept { return handle_.get(); }
 
+    /// @brief Whether an event is owned (false after a move or `release`).
+    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
     /// @brief Gives up ownership; the caller must destroy the event.
-    /// @post this object is in the moved-from state.
+    /// @post this object is in the moved-from state: `get() == nullptr`, and every operation
+    /// throws `std::logic_error`.
     [[nodiscard]] cudaEvent_t release() noexcept { return handle_.release(); }
 
-    /// @brief Captures the work queued on @p stream so far.
-    void record(stream_ref stream = {}) const { ref().record(stream); }
-    /// @brief Blocks until the event has completed.
-    void synchronize() const { ref().synchronize(); }
-    /// @brief Whether the event has completed; does not block.
-    [[nodiscard]] bool is_ready() const { return ref().is_ready(); }
-
     /// @brief Moving leaves the source without an event.
-    /// @post `other.get() == nullptr`
+    /// @post `other.get() == nullptr`; using `other` (`ref()`, `record()`, ...) throws
+    /// `std::logic_error` until an event is assigned to it
     event(event&& other) noexcept = default;
     /// @brief Destroys the owned event and takes @p other's.
-    /// @post `other.get() == nullptr`
+    /// @post `other.get() == nullptr`, as after the move constructor
     event& operator=(event&& other) noexcept = default;
     event(const event&) = delete;
     event& operator=(const event&) = delete;
@@ -132,13 +194,24 @@ private:
 };
 
 /// @brief The time between two recorded timing events; waits for @p stop to complete.
+/// @throws std::logic_error when either refers to no event
 /// @throws gpu::cuda_error when either event was created with `disable_timing` or not recorded
 [[nodiscard]] inline event_duration elapsed(event_ref start, event_ref stop)
 {
-    GPU_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    const cudaEvent_t from = detail::checked_event(start.get(), "gpu::elapsed (start)");
+    const cudaEvent_t to = detail::checked_event(stop.get(), "gpu::elapsed (stop)");
+    GPU_CUDA_CHECK(cudaEventSynchronize(to));
     float milliseconds = 0.0F;
-    GPU_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, start.get(), stop.get()));
+    GPU_CUDA_CHECK(cudaEventElapsedTime(&milliseconds, from, to));
     return event_duration(milliseconds);
+}
+
+template <class Self>
+void stream_operations<Self>::wait(event_ref event) const
+{
+    const cudaStream_t handle = native();
+    const cudaEvent_t awaited = detail::checked_event(event.get(), "gpu::stream::wait");
+    GPU_CUDA_CHECK(cudaStreamWaitEvent(handle, awaited, 0));
 }
 
 } // namespace gpu

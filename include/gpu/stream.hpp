@@ -7,16 +7,94 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <source_location>
 #include <utility>
 
 namespace gpu {
 
 class event_ref;
+class stream_ref;
+
+/// @brief How a new stream synchronises with the legacy default stream.
+enum class stream_flags : unsigned {
+    blocking = cudaStreamDefault,          ///< waits for and is waited on by the default stream
+    non_blocking = cudaStreamNonBlocking,  ///< runs concurrently with the default stream
+};
+
+/// @brief The operations every stream type offers, written once for `stream_ref` and `stream`.
+///
+/// Both derive from it (CRTP) and give it their handle through `ref()`: a `stream_ref` is its
+/// own reference, a `stream` checks that it still owns a stream first. So each operation exists
+/// once, and a moved-from `stream` throws `std::logic_error` from every one of them instead of
+/// passing a null handle, which CUDA would read as the legacy default stream. (CCCL derives its
+/// `cuda::stream` from `cuda::stream_ref` and marks a moved-from stream with an invalid-handle
+/// sentinel; here null already means the default stream, hence the check through `ref()`.)
+/// Not used on its own.
+/// @tparam Self `stream_ref` or `stream`
+template <class Self>
+class stream_operations {
+public:
+    /// @brief Blocks until all work queued on the stream has finished.
+    /// @throws std::logic_error on a moved-from or released `stream`
+    void synchronize() const
+    {
+        const cudaStream_t handle = native();
+        GPU_CUDA_CHECK(cudaStreamSynchronize(handle));
+    }
+
+    /// @brief Whether all work queued on the stream has finished; does not block.
+    /// @throws std::logic_error on a moved-from or released `stream`
+    [[nodiscard]] bool is_ready() const
+    {
+        const cudaError_t status = cudaStreamQuery(native());
+        if (status == cudaErrorNotReady) {
+            return false;
+        }
+        GPU_CUDA_CHECK(status);
+        return true;
+    }
+
+    /// @brief Makes later work on this stream wait until @p event has completed
+    /// (`cudaStreamWaitEvent`; defined in `<gpu/event.hpp>`, which any caller holding an
+    /// `event_ref` has included).
+    /// @throws std::logic_error on a moved-from `stream` or an `event_ref` to no event
+    void wait(event_ref event) const;
+
+    /// @brief The stream's priority (`cudaStreamGetPriority`).
+    /// @throws std::logic_error on a moved-from or released `stream`
+    [[nodiscard]] int priority() const
+    {
+        int value = 0;
+        const cudaStream_t handle = native();
+        GPU_CUDA_CHECK(cudaStreamGetPriority(handle, &value));
+        return value;
+    }
+
+    /// @brief The flags the stream was created with (`cudaStreamGetFlags`).
+    /// @throws std::logic_error on a moved-from or released `stream`
+    [[nodiscard]] stream_flags flags() const
+    {
+        unsigned value = 0;
+        const cudaStream_t handle = native();
+        GPU_CUDA_CHECK(cudaStreamGetFlags(handle, &value));
+        return static_cast<stream_flags>(value & cudaStreamNonBlocking);
+    }
+
+protected:
+    /// @brief Only as a base of `stream_ref` and `stream`.
+    constexpr stream_operations() noexcept = default;
+
+private:
+    [[nodiscard]] cudaStream_t native() const;
+};
 
 /// @brief A non-owning reference to a CUDA stream; cheap to copy, what functions take by value.
 ///
-/// A default-constructed `stream_ref` is the legacy default stream (handle 0).
+/// It always names a stream: there is no default constructor, and neither `nullptr` nor `0`
+/// converts to one (as with CCCL's `cuda::stream_ref` and RMM's `cuda_stream_view`), because
+/// both would silently mean the legacy default stream. Name that stream as
+/// `gpu::legacy_default_stream` where it is really wanted.
 ///
 /// Which stream cudagap's work runs on, everywhere:
 /// - a function given a `stream_ref` runs there;
@@ -24,19 +102,25 @@ class event_ref;
 ///   (`device_buffer::stream()`): `fill_uniform`, `converted`, `check_finite`, `copy_to_host`;
 ///   one that writes a buffer from another (`blas::convert(from, to)`) runs on the output's;
 /// - an object with a stream of its own runs there: a `blas::handle` (GEMMs), a `dnn::handle`
-///   (convolutions), a `blas::random_generator` (its fills);
+///   (convolutions), a `blas::random_generator` (its fills); each is given its stream when it is
+///   made;
 /// - raw pointers and matrix views carry no stream, so functions on them take one explicitly.
 ///
-/// Nothing falls back to the legacy default stream unless it was asked for: an owner made
-/// without a stream (`device_buffer(n)`, `blas::handle()`) lives on it, visibly. When a call
-/// reads data that other streams wrote, the caller orders those streams before it (an event, or
-/// one stream for all), as with any CUDA library.
-class stream_ref {
+/// Nothing falls back to the legacy default stream: every allocation and every owner that queues
+/// work takes its stream when it is made. When a call reads data that other streams wrote, the
+/// caller orders those streams before it (an event, or one stream for all), as with any CUDA
+/// library.
+class stream_ref : public stream_operations<stream_ref> {
 public:
-    /// @brief The legacy default stream.
-    constexpr stream_ref() noexcept = default;
+    /// @brief No default: say which stream (`gpu::legacy_default_stream` for CUDA's default).
+    stream_ref() = delete;
+    /// @brief `0` would silently mean the legacy default stream.
+    stream_ref(int) = delete;
+    /// @brief `nullptr` would silently mean the legacy default stream.
+    stream_ref(std::nullptr_t) = delete;
 
-    /// @brief Refers to a stream created elsewhere (by a library, by raw CUDA code).
+    /// @brief Refers to a stream created elsewhere (by a library, by raw CUDA code). A null
+    /// `cudaStream_t` variable is the legacy default stream, as in CUDA.
     constexpr explicit stream_ref(cudaStream_t handle) noexcept : handle_(handle) {}
 
     /// @brief The raw handle (0 for the legacy default stream).
@@ -45,35 +129,23 @@ public:
     /// @brief Whether this is the legacy default stream.
     [[nodiscard]] constexpr bool is_default() const noexcept { return handle_ == nullptr; }
 
-    /// @brief Blocks until all work queued on the stream has finished.
-    void synchronize() const { GPU_CUDA_CHECK(cudaStreamSynchronize(handle_)); }
-
-    /// @brief Whether all work queued on the stream has finished; does not block.
-    [[nodiscard]] bool is_ready() const
-    {
-        const cudaError_t status = cudaStreamQuery(handle_);
-        if (status == cudaErrorNotReady) {
-            return false;
-        }
-        GPU_CUDA_CHECK(status);
-        return true;
-    }
-
-    /// @brief Makes later work on this stream wait until @p event has completed.
-    void wait(event_ref event) const;
+    /// @brief Itself (what `stream_operations` and generic code ask every stream type for).
+    [[nodiscard]] constexpr stream_ref ref() const noexcept { return *this; }
 
     /// @brief References are equal when they name the same stream.
-    friend constexpr bool operator==(stream_ref, stream_ref) noexcept = default;
+    friend constexpr bool operator==(stream_ref a, stream_ref b) noexcept
+    {
+        return a.handle_ == b.handle_;
+    }
 
 private:
-    cudaStream_t handle_ = nullptr;
+    cudaStream_t handle_;
 };
 
-/// @brief How a new stream synchronises with the legacy default stream.
-enum class stream_flags : unsigned {
-    blocking = cudaStreamDefault,          ///< waits for and is waited on by the default stream
-    non_blocking = cudaStreamNonBlocking,  ///< runs concurrently with the default stream
-};
+/// @brief CUDA's legacy default stream (handle 0), named: it synchronises with every blocking
+/// stream of the device, so work on it serialises with theirs. Pass it where that is what you
+/// mean (code that mixes with libraries using stream 0); cudagap never picks it for you.
+inline constexpr stream_ref legacy_default_stream{cudaStream_t{}};
 
 /// @brief The range of stream priorities the current device offers.
 struct stream_priority_range {
@@ -81,8 +153,15 @@ struct stream_priority_range {
     int greatest = 0; ///< the highest priority (numerically smallest)
 };
 
-/// @brief The priorities a new `stream` may have on the current device.
-[[nodiscard]] stream_priority_range stream_priorities();
+/// @brief The priorities a new `stream` may have on the current device
+/// (`cudaDeviceGetStreamPriorityRange`).
+/// @throws gpu::cuda_error when CUDA is unavailable
+[[nodiscard]] inline stream_priority_range stream_priorities()
+{
+    stream_priority_range range;
+    GPU_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&range.least, &range.greatest));
+    return range;
+}
 
 namespace detail {
 /// @brief Destroys a CUDA stream; failures are reported, never thrown.
@@ -95,7 +174,10 @@ struct stream_deleter {
 } // namespace detail
 
 /// @brief An owning CUDA stream on the device that was current when it was created. Move-only.
-class stream {
+///
+/// Every operation of `stream_ref` works on it too (both derive from `stream_operations`), and a
+/// `stream` converts to a `stream_ref` wherever one is taken.
+class stream : public stream_operations<stream> {
 public:
     /// @brief Creates a stream on the current device.
     /// @param flags whether it synchronises with the legacy default stream
@@ -116,40 +198,38 @@ public:
     }
 
     /// @brief A non-owning reference, to pass to functions.
-    /// @throws std::logic_error on a moved-from stream (which would otherwise silently name the
-    /// default stream)
-    [[nodiscard]] stream_ref ref() const;
+    /// @throws std::logic_error on a moved-from or released stream (which would otherwise
+    /// silently name the default stream)
+    [[nodiscard]] stream_ref ref() const
+    {
+        if (!handle_) {
+            detail::throw_empty_owner("gpu::stream", "stream; a null handle would silently mean "
+                                                     "the legacy default stream");
+        }
+        return stream_ref(handle_.get());
+    }
 
     /// @brief Same as `ref()`, so that a `stream` can be passed where a `stream_ref` is taken.
+    /// @throws std::logic_error on a moved-from or released stream
     operator stream_ref() const { return ref(); } // NOLINT(google-explicit-constructor)
 
     /// @brief The raw handle, still owned (null after a move).
     [[nodiscard]] cudaStream_t get() const noexcept { return handle_.get(); }
 
+    /// @brief Whether a stream is owned (false after a move or `release`).
+    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
     /// @brief Gives up ownership; the caller must destroy the stream.
-    /// @post this object is in the moved-from state.
+    /// @post this object is in the moved-from state: `get() == nullptr`, and every operation
+    /// throws `std::logic_error`.
     [[nodiscard]] cudaStream_t release() noexcept { return handle_.release(); }
 
-    /// @brief Blocks until all work queued on the stream has finished.
-    void synchronize() const { ref().synchronize(); }
-
-    /// @brief Whether all queued work has finished; does not block.
-    [[nodiscard]] bool is_ready() const { return ref().is_ready(); }
-
-    /// @brief Makes later work on this stream wait until @p event has completed.
-    void wait(event_ref event) const;
-
-    /// @brief The stream's priority.
-    [[nodiscard]] int priority() const;
-
-    /// @brief The flags it was created with.
-    [[nodiscard]] stream_flags flags() const;
-
     /// @brief Moving leaves the source without a stream.
-    /// @post `other.get() == nullptr`
+    /// @post `other.get() == nullptr`; using `other` (`ref()`, `synchronize()`, ...) throws
+    /// `std::logic_error` until a stream is assigned to it
     stream(stream&& other) noexcept = default;
     /// @brief Destroys the owned stream and takes @p other's.
-    /// @post `other.get() == nullptr`
+    /// @post `other.get() == nullptr`, as after the move constructor
     stream& operator=(stream&& other) noexcept = default;
     stream(const stream&) = delete;
     stream& operator=(const stream&) = delete;
@@ -163,5 +243,11 @@ private:
 
     detail::unique_handle<cudaStream_t, detail::stream_deleter> handle_;
 };
+
+template <class Self>
+cudaStream_t stream_operations<Self>::native() const
+{
+    return static_cast<const Self&>(*this).ref().get();
+}
 
 } // namespace gpu

@@ -81,9 +81,10 @@ private:
 /// @brief Times work on a stream with a pair of CUDA events (device time, not host time).
 class event_timer {
 public:
-    /// @brief Creates the two events on the current device.
+    /// @brief Creates the two events on the current device, to be recorded on @p stream (named:
+    /// recording is stream-ordered work).
     /// @throws gpu::cuda_error when CUDA is unavailable
-    explicit event_timer(stream_ref stream = {}) : stream_(stream) {}
+    explicit event_timer(stream_ref stream) : stream_(stream) {}
     /// @brief Records the start event on the stream.
     void start() { start_.record(stream_); }
     /// @brief Records the stop event on the stream.
@@ -157,20 +158,38 @@ template <class Work>
     return summarize(samples);
 }
 
+namespace detail {
+/// @brief Throws `std::invalid_argument` naming @p function and the time unless @p milliseconds
+/// is positive and finite.
+void require_positive_time(const char* function, double milliseconds);
+} // namespace detail
+
 /// @brief Throughput in TFLOP/s (10^12 floating-point operations per second).
 /// @param flops operations per call (2·m·n·k for a GEMM)
 /// @param milliseconds time per call
 /// @throws std::invalid_argument when @p milliseconds is not positive
-[[nodiscard]] double tflops(double flops, double milliseconds);
+[[nodiscard]] inline double tflops(double flops, double milliseconds)
+{
+    detail::require_positive_time("gpu::tflops", milliseconds);
+    return flops / (milliseconds * 1e-3) / 1e12;
+}
 
 /// @brief Throughput in GFLOP/s (10^9 floating-point operations per second).
 /// @throws std::invalid_argument when @p milliseconds is not positive
-[[nodiscard]] double gflops(double flops, double milliseconds);
+[[nodiscard]] inline double gflops(double flops, double milliseconds)
+{
+    detail::require_positive_time("gpu::gflops", milliseconds);
+    return flops / (milliseconds * 1e-3) / 1e9;
+}
 
 /// @brief Bandwidth in GB/s (10^9 bytes per second).
 /// @param bytes bytes moved per call (read plus written)
 /// @param milliseconds time per call
 /// @throws std::invalid_argument when @p milliseconds is not positive
-[[nodiscard]] double gbps(double bytes, double milliseconds);
+[[nodiscard]] inline double gbps(double bytes, double milliseconds)
+{
+    detail::require_positive_time("gpu::gbps", milliseconds);
+    return bytes / (milliseconds * 1e-3) / 1e9;
+}
 
 } // namespace gpu

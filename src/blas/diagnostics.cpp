@@ -53,7 +53,7 @@ diagnostic check_handle()
     diagnostic check;
     check.name = "cuBLAS handle";
     try {
-        const handle created;
+        const handle created(legacy_default_stream); // creates and frees; nothing else runs
         const device dev = current_device();
         check.status = diagnostic_status::ok;
         check.detail = "cublasCreate works on GPU " + std::to_string(dev.id()) + " (" +

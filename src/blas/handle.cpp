@@ -134,10 +134,10 @@ void handle::rebind(stream_ref stream)
     attach_workspace();
 }
 
-void handle::attach_workspace() const
+void handle::attach_workspace()
 {
     if (workspace_bytes_) {
-        GPU_CUBLAS_CHECK(cublasSetWorkspace(handle_.get(), workspace_.get(), workspace_.size_bytes()));
+        GPU_CUBLAS_CHECK(cublasSetWorkspace(handle_.get(), workspace_.data(), workspace_.size_bytes()));
     }
 }
 

@@ -1,4 +1,5 @@
-// Device discovery, properties and the current-device guard.
+// Device discovery, properties and the current-device guard: the parts with more than one
+// CUDA call (the one-call wrappers are inline in device.hpp).
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
 
@@ -20,18 +21,6 @@ int attribute(cudaDeviceAttr which, int device, const char* name)
 }
 
 } // namespace
-
-bool is_available() noexcept { return device_count() > 0; }
-
-int device_count() noexcept
-{
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess) {
-        static_cast<void>(cudaGetLastError());
-        return 0;
-    }
-    return count;
-}
 
 std::string unavailable_reason()
 {
@@ -137,13 +126,6 @@ device::device(int id) : id_(id)
     }
 }
 
-device device::current()
-{
-    int id = 0;
-    GPU_CUDA_CHECK(cudaGetDevice(&id));
-    return device(id, unchecked{});
-}
-
 device_properties device::properties() const
 {
     cudaDeviceProp raw{};
@@ -180,22 +162,6 @@ compute_capability device::capability() const
                       "cudaDeviceGetAttribute(cudaDevAttrComputeCapabilityMinor)")};
 }
 
-memory_info device::memory() const
-{
-    const scoped_device guard(*this);
-    memory_info info;
-    GPU_CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &info.total_bytes));
-    return info;
-}
-
-void device::make_current() const { GPU_CUDA_CHECK(cudaSetDevice(id_)); }
-
-void device::synchronize() const
-{
-    const scoped_device guard(*this);
-    GPU_CUDA_CHECK(cudaDeviceSynchronize());
-}
-
 std::vector<device> devices()
 {
     std::vector<device> all;
@@ -206,8 +172,6 @@ std::vector<device> devices()
     }
     return all;
 }
-
-device current_device() { return device::current(); }
 
 scoped_device::scoped_device(device dev) : previous_(device::current().id())
 {

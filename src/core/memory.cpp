@@ -4,9 +4,6 @@
 
 #include <array>
 #include <atomic>
-#include <cstdint>
-#include <limits>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -35,13 +32,11 @@ void count_free(std::size_t bytes) noexcept
     live_allocations.fetch_sub(1, std::memory_order_relaxed);
 }
 
-// Whether each device uses the pool: 0 unknown, 1 no, 2 yes. The first pooled allocation on a
-// device also raises its default pool's release threshold, so that freed memory stays cached
-// for reuse instead of going back to the driver at every synchronisation (what makes the
-// pooled path fast; PyTorch's caching allocator and RMM keep memory the same way).
+// Whether each device uses the pool: 0 unknown, 1 no, 2 yes, so that an allocation asks CUDA
+// once per device. Nothing about the pool is changed here: its release threshold is the user's
+// setting (gpu::memory_pool::set_release_threshold), CUDA's default until they set it.
 constexpr int max_tracked_devices = 64;
 std::array<std::atomic<int>, max_tracked_devices> pool_state{};
-std::mutex pool_setup_mutex;
 
 bool uses_pool(int device)
 {
@@ -52,15 +47,9 @@ bool uses_pool(int device)
     if (known != 0) {
         return known == 2;
     }
-    const std::lock_guard lock(pool_setup_mutex);
     int supported = 0;
     GPU_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device));
-    if (supported != 0) {
-        cudaMemPool_t pool = nullptr;
-        GPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
-        std::uint64_t keep_all = std::numeric_limits<std::uint64_t>::max();
-        GPU_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
-    }
+    // Two threads may both ask the first time; they store the same answer.
     pool_state[static_cast<std::size_t>(device)].store(supported != 0 ? 2 : 1,
                                                        std::memory_order_release);
     return supported != 0;
@@ -68,8 +57,8 @@ bool uses_pool(int device)
 
 // A pooled allocation can fail while frees queued on other streams have not yet returned their
 // blocks to the pool (the pool reuses a block across streams only once its free has completed),
-// or while the pool caches memory in chunks that cannot serve this request (its release
-// threshold is "keep everything", see uses_pool). Like RMM and PyTorch's caching allocator
+// or while the pool caches memory in chunks that cannot serve this request (when its release
+// threshold keeps memory, see gpu::memory_pool). Like RMM and PyTorch's caching allocator
 // (which frees its cached blocks and retries), wait for the device once, give the pool's unused
 // memory back to the device, and let the caller retry, so that "out of memory" means out of
 // memory. Not while the stream is being captured into a graph: synchronising would invalidate
@@ -114,14 +103,6 @@ bool release_cached_memory(stream_ref stream, int device)
     return ok;
 }
 
-std::size_t pool_attribute(cudaMemPool_t pool, cudaMemPoolAttr which, const char* name)
-{
-    std::uint64_t value = 0;
-    detail::check_cuda(cudaMemPoolGetAttribute(pool, which, &value), name,
-                       std::source_location::current());
-    return static_cast<std::size_t>(value);
-}
-
 } // namespace
 
 allocation_stats allocation_statistics() noexcept
@@ -136,40 +117,28 @@ void reset_peak_allocation() noexcept
     peak_bytes.store(current_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
-pool_info memory_pool_info(device dev)
+namespace {
+bool supports_pools(device dev)
 {
-    pool_info info;
     int supported = 0;
     GPU_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev.id()));
-    if (supported == 0) {
-        return info;
-    }
-    info.supported = true;
-    cudaMemPool_t pool = nullptr;
-    GPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev.id()));
-    info.reserved_bytes = pool_attribute(pool, cudaMemPoolAttrReservedMemCurrent,
-                                         "cudaMemPoolGetAttribute(ReservedMemCurrent)");
-    info.used_bytes = pool_attribute(pool, cudaMemPoolAttrUsedMemCurrent,
-                                     "cudaMemPoolGetAttribute(UsedMemCurrent)");
-    info.reserved_peak_bytes = pool_attribute(pool, cudaMemPoolAttrReservedMemHigh,
-                                              "cudaMemPoolGetAttribute(ReservedMemHigh)");
-    info.release_threshold_bytes = pool_attribute(pool, cudaMemPoolAttrReleaseThreshold,
-                                                  "cudaMemPoolGetAttribute(ReleaseThreshold)");
-    return info;
+    return supported != 0;
+}
+} // namespace
+
+pool_info memory_pool_info(device dev)
+{
+    return supports_pools(dev) ? memory_pool::device_default(dev).info() : pool_info{};
 }
 
 void trim_memory_pool(device dev, std::size_t keep_bytes)
 {
-    int supported = 0;
-    GPU_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, dev.id()));
-    if (supported == 0) {
+    if (!supports_pools(dev)) {
         return;
     }
     // Frees queued with cudaFreeAsync return to the pool only when the stream reaches them.
     dev.synchronize();
-    cudaMemPool_t pool = nullptr;
-    GPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev.id()));
-    GPU_CUDA_CHECK(cudaMemPoolTrimTo(pool, keep_bytes));
+    memory_pool::device_default(dev).trim_to(keep_bytes);
 }
 
 namespace detail {

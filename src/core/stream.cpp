@@ -1,24 +1,11 @@
-// The out-of-line parts of streams: creation, and waiting on events (which lets stream.hpp
-// stay below event.hpp in the layering).
-#include <gpu/event.hpp>
+// The out-of-line part of streams: creation, which validates the priority and names the request
+// in its errors. Every other stream operation is a one-call wrapper, inline in stream.hpp.
 #include <gpu/stream.hpp>
 
 #include <stdexcept>
 #include <string>
 
 namespace gpu {
-
-void stream_ref::wait(event_ref event) const
-{
-    GPU_CUDA_CHECK(cudaStreamWaitEvent(handle_, event.get(), 0));
-}
-
-stream_priority_range stream_priorities()
-{
-    stream_priority_range range;
-    GPU_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&range.least, &range.greatest));
-    return range;
-}
 
 namespace {
 
@@ -57,31 +44,6 @@ stream::stream(stream_flags flags, int priority, std::source_location where)
         throw_creation_error(created, flags, priority, "cudaStreamCreateWithPriority", where);
     }
     handle_.reset(handle);
-}
-
-stream_ref stream::ref() const
-{
-    if (!handle_) {
-        throw std::logic_error("gpu::stream: used after it was moved from or released (it holds "
-                               "no stream; a null handle would silently mean the default stream)");
-    }
-    return stream_ref(handle_.get());
-}
-
-void stream::wait(event_ref event) const { ref().wait(event); }
-
-int stream::priority() const
-{
-    int value = 0;
-    GPU_CUDA_CHECK(cudaStreamGetPriority(ref().get(), &value));
-    return value;
-}
-
-stream_flags stream::flags() const
-{
-    unsigned value = 0;
-    GPU_CUDA_CHECK(cudaStreamGetFlags(ref().get(), &value));
-    return static_cast<stream_flags>(value & cudaStreamNonBlocking);
 }
 
 } // namespace gpu

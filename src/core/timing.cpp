@@ -9,14 +9,15 @@
 
 namespace gpu {
 
-namespace {
-void require_positive_time(const char* function, double milliseconds)
+void detail::require_positive_time(const char* function, double milliseconds)
 {
     if (!(milliseconds > 0.0) || !std::isfinite(milliseconds)) {
         throw std::invalid_argument(std::string(function) + ": the time must be positive and "
                                     "finite, got " + std::to_string(milliseconds) + " ms");
     }
 }
+
+namespace {
 // The mean of @p sorted (ascending, finite, not negative), within [min, max]: a sum of huge
 // samples that overflows is redone on samples scaled into [0, 1], and rounding (three samples
 // of 0.1 sum to 0.30000000000000004) never takes the mean past the extremes.
@@ -108,24 +109,6 @@ void validate(const benchmark_options& options)
     if (options.min_time.count() < 0.0) {
         reject("min_time", std::to_string(options.min_time.count()) + " ms", "it must not be negative");
     }
-}
-
-double tflops(double flops, double milliseconds)
-{
-    require_positive_time("gpu::tflops", milliseconds);
-    return flops / (milliseconds * 1e-3) / 1e12;
-}
-
-double gflops(double flops, double milliseconds)
-{
-    require_positive_time("gpu::gflops", milliseconds);
-    return flops / (milliseconds * 1e-3) / 1e9;
-}
-
-double gbps(double bytes, double milliseconds)
-{
-    require_positive_time("gpu::gbps", milliseconds);
-    return bytes / (milliseconds * 1e-3) / 1e9;
 }
 
 } // namespace gpu

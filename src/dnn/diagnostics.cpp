@@ -53,7 +53,7 @@ diagnostic check_handle()
     diagnostic check;
     check.name = "cuDNN handle";
     try {
-        const handle created;
+        const handle created(legacy_default_stream); // creates and frees; nothing else runs
         check.status = diagnostic_status::ok;
         const device dev = current_device();
         check.detail = "cudnnCreate works on GPU " + std::to_string(dev.id()) + " (" +

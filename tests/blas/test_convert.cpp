@@ -67,11 +67,11 @@ TEST_CASE("convert rejects null pointers before any launch and ignores empty ran
 {
     float* const nothing = nullptr;
     __half* const no_half = nullptr;
-    CHECK_NOTHROW(blas::convert(nothing, no_half, 0, gpu::stream_ref{}));
-    CHECK_THROWS_WITH(blas::convert(nothing, reinterpret_cast<__half*>(std::uintptr_t{0x1000}), 5, gpu::stream_ref{}),
+    CHECK_NOTHROW(blas::convert(nothing, no_half, 0, gpu::legacy_default_stream));
+    CHECK_THROWS_WITH(blas::convert(nothing, reinterpret_cast<__half*>(std::uintptr_t{0x1000}), 5, gpu::legacy_default_stream),
                       Contains("gpu::blas::convert: FP32 to FP16 of 5 elements with a null source"));
     CHECK_THROWS_WITH(blas::convert(reinterpret_cast<const double*>(std::uintptr_t{0x1000}),
-                                    static_cast<__nv_bfloat16*>(nullptr), 3, gpu::stream_ref{}),
+                                    static_cast<__nv_bfloat16*>(nullptr), 3, gpu::legacy_default_stream),
                       Contains("FP64 to BF16 of 3 elements with a null target"));
     gpu::device_buffer<float> empty_float;
     gpu::device_buffer<__half> empty_half;
@@ -80,7 +80,7 @@ TEST_CASE("convert rejects null pointers before any launch and ignores empty ran
 
 TEST_CASE("FP32 to FP16 and BF16 rounds exactly as the host conversions", "[blas][gpu]")
 {
-    const auto source = gpu::device_buffer<float>::from_host(edges);
+    const auto source = gpu::device_buffer<float>::from_host(edges, gpu::legacy_default_stream);
     const auto half = blas::converted<__half>(source).to_host();
     const auto bf16 = blas::converted<__nv_bfloat16>(source).to_host();
     for (std::size_t i = 0; i < edges.size(); ++i) {
@@ -107,7 +107,7 @@ void check_widening(ToFloat to_float)
     for (const float v : edges) {
         narrow.push_back(T(v));
     }
-    const auto source = gpu::device_buffer<T>::from_host(narrow);
+    const auto source = gpu::device_buffer<T>::from_host(narrow, gpu::legacy_default_stream);
     const auto wide = blas::converted<float>(source).to_host();
     const auto as_double = blas::converted<double>(source).to_host();
     for (std::size_t i = 0; i < narrow.size(); ++i) {
@@ -132,8 +132,8 @@ TEST_CASE("FP16 and BF16 widen back to FP32 and FP64 exactly", "[blas][gpu]")
 
 TEST_CASE("buffers of different sizes are rejected with both sizes", "[blas][gpu]")
 {
-    gpu::device_buffer<float> from(10);
-    gpu::device_buffer<__half> to(9);
+    gpu::device_buffer<float> from(10, gpu::legacy_default_stream);
+    gpu::device_buffer<__half> to(9, gpu::legacy_default_stream);
     CHECK_THROWS_WITH(blas::convert(from, to), Contains("gpu::blas::convert") && Contains("10") && Contains("9"));
 }
 
@@ -153,7 +153,7 @@ TEST_CASE("convert and converted queue on the buffers' stream, not the legacy de
         made = blas::converted<__half>(source);
         CHECK(made.stream() == s.ref());
         // Work queued on the legacy default stream would be done after this; s's is not.
-        gpu::stream_ref{}.synchronize();
+        gpu::legacy_default_stream.synchronize();
         CHECK_FALSE(s.is_ready());
         // Nothing on s can write target while the gate holds it, so reading it elsewhere is safe.
         std::vector<__half> early(values.size());

@@ -96,7 +96,7 @@ struct device_matrix {
     gpu::device_buffer<T> buffer;
     blas::matrix_view<T> view;
     explicit device_matrix(const host_matrix<T>& host)
-        : buffer(gpu::device_buffer<T>::from_host(host.storage)),
+        : buffer(gpu::device_buffer<T>::from_host(host.storage, gpu::legacy_default_stream)),
           view(buffer.data(), host.rows, host.cols, host.ld, host.order)
     {
     }
@@ -157,7 +157,7 @@ void check_every_layout(blas::handle& h, double bound)
 
 TEST_CASE("gemm checks shapes before it touches the handle", "[blas]")
 {
-    blas::handle empty = blas::handle::from_native_handle(nullptr);
+    blas::handle empty = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
     const blas::matrix_view<const float> a(fake_a, 3, 4);
     const blas::matrix_view<const float> b(fake_b, 5, 2);
     CHECK_THROWS_AS(blas::gemm(empty, a, b, blas::matrix_view<float>(fake_c, 3, 2)), std::invalid_argument);
@@ -169,7 +169,7 @@ TEST_CASE("gemm checks shapes before it touches the handle", "[blas]")
 
 TEST_CASE("gemm on an empty handle throws logic_error instead of calling cuBLAS with null", "[blas]")
 {
-    blas::handle empty = blas::handle::from_native_handle(nullptr);
+    blas::handle empty = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
     const blas::matrix_view<const float> a(fake_a, 3, 4);
     const blas::matrix_view<const float> b(fake_b, 4, 2);
     CHECK_THROWS_WITH(blas::gemm(empty, a, b, blas::matrix_view<float>(fake_c, 3, 2)),
@@ -192,7 +192,7 @@ TEST_CASE("each element type and math mode has its compute type", "[blas]")
 
 TEST_CASE("FP32 gemm matches float64 for every layout and odd size", "[blas][gpu]")
 {
-    blas::handle h;
+    blas::handle h(gpu::legacy_default_stream);
     check_every_layout<float, float>(h, 1e-5);
     h.set_math(blas::math_mode::strict_fp32);
     check_every_layout<float, float>(h, 1e-5);
@@ -200,27 +200,27 @@ TEST_CASE("FP32 gemm matches float64 for every layout and odd size", "[blas][gpu
 
 TEST_CASE("FP64 gemm matches float64 for every layout and odd size", "[blas][gpu]")
 {
-    blas::handle h;
+    blas::handle h(gpu::legacy_default_stream);
     check_every_layout<double, double>(h, 1e-12);
 }
 
 TEST_CASE("FP16 gemm with FP32 accumulation, FP16 or FP32 output", "[blas][gpu]")
 {
-    blas::handle h;
+    blas::handle h(gpu::legacy_default_stream);
     check_every_layout<__half, __half>(h, 1e-2);
     check_every_layout<__half, float>(h, 1e-2);
 }
 
 TEST_CASE("BF16 gemm with FP32 accumulation, BF16 or FP32 output", "[blas][gpu]")
 {
-    blas::handle h;
+    blas::handle h(gpu::legacy_default_stream);
     check_every_layout<__nv_bfloat16, __nv_bfloat16>(h, 1e-2);
     check_every_layout<__nv_bfloat16, float>(h, 1e-2);
 }
 
 TEST_CASE("transposed views compute Aᵀ·Bᵀ", "[blas][gpu]")
 {
-    blas::handle h;
+    blas::handle h(gpu::legacy_default_stream);
     const std::int64_t m = 33;
     const std::int64_t n = 7;
     const std::int64_t k = 257;
@@ -242,7 +242,7 @@ TEST_CASE("TF32 on and off give errors in their expected ranges", "[blas][gpu]")
 {
     const shape s{1024, 1024, 1024};
     const auto row = blas::layout::row_major;
-    blas::handle h(gpu::stream_ref{}, {.math = blas::math_mode::tf32});
+    blas::handle h(gpu::legacy_default_stream, {.math = blas::math_mode::tf32});
     const double tf32 = gemm_error<float, float>(h, s, row, row, row);
     h.set_math(blas::math_mode::default_math);
     const double fp32 = gemm_error<float, float>(h, s, row, row, row);
@@ -257,7 +257,7 @@ TEST_CASE("TF32 on and off give errors in their expected ranges", "[blas][gpu]")
 
 TEST_CASE("strided batches match the reference and leave the gaps alone", "[blas][gpu]")
 {
-    blas::handle h;
+    blas::handle h(gpu::legacy_default_stream);
     const std::int64_t m = 33;
     const std::int64_t n = 17;
     const std::int64_t k = 9;
@@ -268,9 +268,9 @@ TEST_CASE("strided batches match the reference and leave the gaps alone", "[blas
     std::copy(random.begin(), random.end(), a_host.begin());
     const auto b_host = gpu::test::random_floats(static_cast<std::size_t>(k * n), 8);
     const auto c_host = gpu::test::poisoned<float>(static_cast<std::size_t>(count * batch.stride_c));
-    auto a = gpu::device_buffer<float>::from_host(a_host);
-    auto b = gpu::device_buffer<float>::from_host(b_host);
-    auto c = gpu::device_buffer<float>::from_host(c_host);
+    auto a = gpu::device_buffer<float>::from_host(a_host, gpu::legacy_default_stream);
+    auto b = gpu::device_buffer<float>::from_host(b_host, gpu::legacy_default_stream);
+    auto c = gpu::device_buffer<float>::from_host(c_host, gpu::legacy_default_stream);
     blas::gemm_strided_batched(h, blas::matrix_view<const float>(a.data(), m, k),
                                blas::matrix_view<const float>(b.data(), k, n),
                                blas::matrix_view<float>(c.data(), m, n), batch);
@@ -292,12 +292,12 @@ TEST_CASE("strided batches match the reference and leave the gaps alone", "[blas
 
 TEST_CASE("with atomics forbidden, repeated runs are bitwise identical", "[blas][gpu]")
 {
-    blas::handle h(gpu::profile::testing());
+    blas::handle h(gpu::profile::testing(), gpu::legacy_default_stream);
     REQUIRE(h.atomics() == blas::atomics_mode::forbidden);
     const std::int64_t n = 1500;
-    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1));
-    auto b = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 2));
-    gpu::device_buffer<float> c(static_cast<std::size_t>(n * n));
+    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
+    auto b = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 2), gpu::legacy_default_stream);
+    gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), gpu::legacy_default_stream);
     std::vector<std::vector<float>> runs;
     for (int run = 0; run < 3; ++run) {
         c.copy_from_host(gpu::test::poisoned<float>(c.size()));
@@ -313,10 +313,10 @@ TEST_CASE("with atomics forbidden, repeated runs are bitwise identical", "[blas]
 TEST_CASE("gemm on a given stream binds the handle to it", "[blas][gpu]")
 {
     gpu::stream other(gpu::stream_flags::non_blocking);
-    blas::handle h;
+    blas::handle h(gpu::legacy_default_stream);
     const std::int64_t n = 64;
-    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1));
-    auto c = gpu::device_buffer<float>::from_host(gpu::test::poisoned<float>(static_cast<std::size_t>(n * n)));
+    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
+    auto c = gpu::device_buffer<float>::from_host(gpu::test::poisoned<float>(static_cast<std::size_t>(n * n)), gpu::legacy_default_stream);
     blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
                blas::row_major(c, n, n), 1.0F, 0.0F, other);
     CHECK(h.stream() == other.ref());
@@ -328,12 +328,12 @@ TEST_CASE("gemm on a given stream binds the handle to it", "[blas][gpu]")
 
 TEST_CASE("the development profile throws at the gemm that produces NaN, naming it", "[blas][gpu]")
 {
-    blas::handle h(gpu::profile::development());
+    blas::handle h(gpu::profile::development(), gpu::legacy_default_stream);
     const std::int64_t n = 16;
     auto a_host = gpu::test::random_floats(static_cast<std::size_t>(n * n), 1);
     a_host[5] = std::numeric_limits<float>::quiet_NaN();
-    auto a = gpu::device_buffer<float>::from_host(a_host);
-    gpu::device_buffer<float> c(static_cast<std::size_t>(n * n));
+    auto a = gpu::device_buffer<float>::from_host(a_host, gpu::legacy_default_stream);
+    gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), gpu::legacy_default_stream);
     try {
         blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
                    blas::row_major(c, n, n));
@@ -357,10 +357,10 @@ TEST_CASE("the development profile throws at the gemm that produces NaN, naming 
 TEST_CASE("a handle in device pointer mode is refused instead of reading host scalars as addresses",
           "[blas][gpu]")
 {
-    blas::handle h;
+    blas::handle h(gpu::legacy_default_stream);
     const std::int64_t n = 8;
-    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1));
-    gpu::device_buffer<float> c(static_cast<std::size_t>(n * n));
+    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
+    gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), gpu::legacy_default_stream);
     REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_DEVICE) == CUBLAS_STATUS_SUCCESS);
     CHECK_THROWS_WITH(blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
                                  blas::row_major(c, n, n)),

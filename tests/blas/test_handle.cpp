@@ -23,16 +23,26 @@ static_assert(!std::is_copy_constructible_v<blas::handle>);
 static_assert(std::is_nothrow_move_constructible_v<blas::handle>);
 static_assert(std::is_nothrow_move_assignable_v<blas::handle>);
 
+TEST_CASE("a blas::handle is made on a named stream", "[blas]")
+{
+    // Its GEMMs and workspace are stream-ordered work: no constructor picks the default stream.
+    STATIC_REQUIRE_FALSE(std::is_default_constructible_v<blas::handle>);
+    STATIC_REQUIRE_FALSE(std::is_constructible_v<blas::handle, const gpu::profile&>);
+    STATIC_REQUIRE(std::is_constructible_v<blas::handle, gpu::stream_ref>);
+    STATIC_REQUIRE(std::is_constructible_v<blas::handle, const gpu::profile&, gpu::stream_ref>);
+    STATIC_REQUIRE_FALSE(std::is_invocable_v<decltype(&blas::handle::from_native_handle), cublasHandle_t>);
+}
+
 TEST_CASE("creating a handle without a usable GPU throws blas_error from cublasCreate with the reason",
           "[blas]")
 {
     if (gpu::is_available()) {
-        const blas::handle h;
+        const blas::handle h(gpu::legacy_default_stream);
         CHECK(h.get() != nullptr);
         return;
     }
     try {
-        const blas::handle h;
+        const blas::handle h(gpu::legacy_default_stream);
         FAIL("cublasCreate succeeded although no GPU is usable");
     } catch (const gpu::blas_error& e) {
         const std::string what = e.what();
@@ -80,7 +90,7 @@ TEST_CASE("modes have names and the workspace follows NVIDIA's recommendation", 
 
 TEST_CASE("an empty handle refuses to be used instead of passing null to cuBLAS", "[blas]")
 {
-    blas::handle h = blas::handle::from_native_handle(nullptr);
+    blas::handle h = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
     CHECK(h.get() == nullptr);
     CHECK(h.release() == nullptr);
     CHECK_THROWS_WITH(h.set_math(blas::math_mode::tf32),
@@ -88,7 +98,7 @@ TEST_CASE("an empty handle refuses to be used instead of passing null to cuBLAS"
     CHECK_THROWS_AS(h.math(), std::logic_error);
     CHECK_THROWS_AS(h.atomics(), std::logic_error);
     CHECK_THROWS_AS(h.set_workspace_size(1024), std::logic_error);
-    CHECK_THROWS_AS(h.set_stream(gpu::stream_ref{}), std::logic_error);
+    CHECK_THROWS_AS(h.set_stream(gpu::legacy_default_stream), std::logic_error);
     // The debugging switches are plain settings and work on any handle.
     h.set_check_numerics(true);
     h.set_synchronous_checks(true);
@@ -120,7 +130,7 @@ TEST_CASE("a handle is created with its options, which read back from cuBLAS", "
 
 TEST_CASE("a handle from a profile applies it, and configure re-applies", "[blas][gpu]")
 {
-    blas::handle h(gpu::profile::production());
+    blas::handle h(gpu::profile::production(), gpu::legacy_default_stream);
     CHECK(h.math() == blas::math_mode::tf32);
     CHECK(h.atomics() == blas::atomics_mode::allowed);
     CHECK_FALSE(h.check_numerics());
@@ -136,7 +146,7 @@ TEST_CASE("the workspace is a counted, resizable device buffer", "[blas][gpu]")
 {
     const auto before = gpu::allocation_statistics().current_bytes;
     {
-        blas::handle h(gpu::stream_ref{}, {.workspace_bytes = std::size_t{1} << 20});
+        blas::handle h(gpu::legacy_default_stream, {.workspace_bytes = std::size_t{1} << 20});
         CHECK(h.workspace_size() == std::size_t{1} << 20);
         CHECK(gpu::allocation_statistics().current_bytes == before + (std::size_t{1} << 20));
         h.set_workspace_size(0);
@@ -151,13 +161,13 @@ TEST_CASE("the workspace is a counted, resizable device buffer", "[blas][gpu]")
 
 TEST_CASE("moving a handle moves the cuBLAS handle and leaves the source empty", "[blas][gpu]")
 {
-    blas::handle a;
+    blas::handle a(gpu::legacy_default_stream);
     const cublasHandle_t raw = a.get();
     blas::handle b(std::move(a));
     CHECK(b.get() == raw);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
     CHECK_THROWS_AS(a.math(), std::logic_error);
-    blas::handle c;
+    blas::handle c(gpu::legacy_default_stream);
     c = std::move(b);
     CHECK(c.get() == raw);
     CHECK(c.math() == blas::math_mode::default_math);
@@ -180,11 +190,11 @@ TEST_CASE("binding another stream moves the handle and its workspace there", "[b
 
 TEST_CASE("a released cuBLAS handle stays usable and is adopted back", "[blas][gpu]")
 {
-    blas::handle h;
+    blas::handle h(gpu::legacy_default_stream);
     const cublasHandle_t raw = h.release();
     REQUIRE(raw != nullptr);
     CHECK(h.get() == nullptr);
-    blas::handle adopted = blas::handle::from_native_handle(raw);
+    blas::handle adopted = blas::handle::from_native_handle(raw, gpu::legacy_default_stream);
     CHECK(adopted.get() == raw);
     CHECK_FALSE(adopted.workspace_size().has_value());
     CHECK(adopted.math() == blas::math_mode::default_math);

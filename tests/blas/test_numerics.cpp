@@ -30,7 +30,7 @@ namespace blas = gpu::blas;
 TEST_CASE("check_finite reports in the shared core type that numerics_error carries", "[blas]")
 {
     // The wing has no report or error of its own: what it counts is what the core words.
-    STATIC_REQUIRE(std::is_same_v<decltype(blas::check_finite(static_cast<const float*>(nullptr), 0, gpu::stream_ref{})),
+    STATIC_REQUIRE(std::is_same_v<decltype(blas::check_finite(static_cast<const float*>(nullptr), 0, gpu::legacy_default_stream)),
                                   gpu::non_finite_report>);
     const gpu::non_finite_report bad{.elements = 1000000, .nan_count = 3, .inf_count = 1, .first_index = 42};
     const gpu::numerics_error e("gpu::blas::gemm (FP16 inputs)", bad, 0);
@@ -58,15 +58,15 @@ TEST_CASE("pointers and views carry no stream, so checking them takes one explic
 TEST_CASE("check_finite rejects bad views and null data before touching the GPU", "[blas]")
 {
     CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, 3, 4, 2, blas::layout::row_major),
-                                          gpu::stream_ref{}),
+                                          gpu::legacy_default_stream),
                       Contains("gpu::blas::check_finite: invalid matrix 3x4 row-major (ld 2)"));
-    CHECK_THROWS_WITH(blas::check_finite(static_cast<const float*>(nullptr), 10, gpu::stream_ref{}),
+    CHECK_THROWS_WITH(blas::check_finite(static_cast<const float*>(nullptr), 10, gpu::legacy_default_stream),
                       Contains("null data for 10 elements"));
     // 2^40 x 2^40 elements: the count overflowed to 0 and the matrix was reported all finite.
     const std::int64_t big = std::int64_t{1} << 40;
-    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, big, big), gpu::stream_ref{}),
+    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, big, big), gpu::legacy_default_stream),
                       Contains("more than 64 bits can count"));
-    const auto empty = blas::check_finite(static_cast<const double*>(nullptr), 0, gpu::stream_ref{});
+    const auto empty = blas::check_finite(static_cast<const double*>(nullptr), 0, gpu::legacy_default_stream);
     CHECK(empty.all_finite());
     CHECK(empty.elements == 0u);
     CHECK_FALSE(empty.first_index.has_value());
@@ -81,7 +81,7 @@ void check_counts()
     host[4000] = T(std::numeric_limits<float>::infinity());
     host[9999] = T(-std::numeric_limits<float>::infinity());
     host[5000] = T(std::numeric_limits<float>::quiet_NaN());
-    const auto buffer = gpu::device_buffer<T>::from_host(host);
+    const auto buffer = gpu::device_buffer<T>::from_host(host, gpu::legacy_default_stream);
     const gpu::non_finite_report report = blas::check_finite(buffer);
     CHECK(report.elements == 10000u);
     CHECK(report.nan_count == 2u);
@@ -107,7 +107,7 @@ TEST_CASE("check_finite on a matrix reads its elements, not its padding", "[blas
             host[static_cast<std::size_t>(row * 6 + col)] = 1.0F;
         }
     }
-    auto buffer = gpu::device_buffer<float>::from_host(host);
+    auto buffer = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
     const blas::matrix_view<const float> matrix(buffer.data(), 3, 4, 6, blas::layout::row_major);
     CHECK(blas::check_finite(matrix, buffer.stream()).all_finite());
     CHECK(blas::check_finite(matrix, buffer.stream()).elements == 12u);

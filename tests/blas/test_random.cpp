@@ -14,10 +14,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <future>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -55,9 +57,9 @@ template <class T>
 void check_reproducible_and_in_range()
 {
     constexpr std::size_t n = 100001; // odd: exercises the pair-wise normal generator's tail
-    gpu::device_buffer<T> a(n);
-    gpu::device_buffer<T> b(n);
-    gpu::device_buffer<T> c(n);
+    gpu::device_buffer<T> a(n, gpu::legacy_default_stream);
+    gpu::device_buffer<T> b(n, gpu::legacy_default_stream);
+    gpu::device_buffer<T> c(n, gpu::legacy_default_stream);
     blas::fill_uniform(a, 42, -2.0, 3.0);
     blas::fill_uniform(b, 42, -2.0, 3.0);
     blas::fill_uniform(c, 43, -2.0, 3.0);
@@ -91,6 +93,14 @@ void check_reproducible_and_in_range()
 }
 } // namespace
 
+TEST_CASE("a random_generator is made on a named stream", "[blas]")
+{
+    // Its fills are stream-ordered work: no constructor picks the default stream.
+    STATIC_REQUIRE_FALSE(std::is_constructible_v<blas::random_generator, std::uint64_t>);
+    STATIC_REQUIRE_FALSE(std::is_constructible_v<blas::random_generator, const gpu::profile&>);
+    STATIC_REQUIRE(std::is_constructible_v<blas::random_generator, std::uint64_t, gpu::stream_ref>);
+}
+
 TEST_CASE("every curandStatus_t of this toolkit has its symbolic name", "[blas]")
 {
     REQUIRE(every_curand_status.size() >= 13);
@@ -103,13 +113,13 @@ TEST_CASE("every curandStatus_t of this toolkit has its symbolic name", "[blas]"
 TEST_CASE("a generator without a usable GPU fails with cuRAND's status and the reason", "[blas]")
 {
     if (gpu::is_available()) {
-        const blas::random_generator rng(1);
+        const blas::random_generator rng(1, gpu::legacy_default_stream);
         CHECK(rng.get() != nullptr);
         CHECK(rng.seed() == 1u);
         return;
     }
     try {
-        const blas::random_generator rng(1);
+        const blas::random_generator rng(1, gpu::legacy_default_stream);
         FAIL("curandCreateGenerator succeeded although no GPU is usable");
     } catch (const blas::random_error& e) {
         CHECK_THAT(std::string(e.what()), StartsWith("curandCreateGenerator(&raw, CURAND_RNG_PSEUDO_PHILOX4_32_10): CURAND_STATUS_"));
@@ -141,14 +151,14 @@ TEST_CASE("FP16 and BF16 fills are reproducible by seed, in range, with the righ
 
 TEST_CASE("a generator continues its sequence and one with the same seed repeats it", "[blas][gpu]")
 {
-    gpu::device_buffer<float> first(1000);
-    gpu::device_buffer<float> second(1000);
-    gpu::device_buffer<float> again(1000);
-    blas::random_generator rng(gpu::profile::testing());
+    gpu::device_buffer<float> first(1000, gpu::legacy_default_stream);
+    gpu::device_buffer<float> second(1000, gpu::legacy_default_stream);
+    gpu::device_buffer<float> again(1000, gpu::legacy_default_stream);
+    blas::random_generator rng(gpu::profile::testing(), gpu::legacy_default_stream);
     CHECK(rng.seed() == 42u);
     rng.uniform(first);
     rng.uniform(second);
-    blas::random_generator replay(42);
+    blas::random_generator replay(42, gpu::legacy_default_stream);
     replay.uniform(again);
     gpu::current_device().synchronize();
     CHECK_FALSE(bitwise_equal(first, second));
@@ -157,9 +167,9 @@ TEST_CASE("a generator continues its sequence and one with the same seed repeats
 
 TEST_CASE("normal fills work at any count and alignment", "[blas][gpu]")
 {
-    gpu::device_buffer<float> buffer(1001);
+    gpu::device_buffer<float> buffer(1001, gpu::legacy_default_stream);
     buffer.copy_from_host(std::vector<float>(1001, std::nanf("")));
-    blas::random_generator rng(3);
+    blas::random_generator rng(3, gpu::legacy_default_stream);
     rng.normal(buffer.data() + 1, 999); // odd count, pointer not 8-byte aligned
     const auto host = buffer.to_host();
     CHECK(std::isnan(host[0]));
@@ -171,8 +181,8 @@ TEST_CASE("normal fills work at any count and alignment", "[blas][gpu]")
 
 TEST_CASE("bad fill arguments are rejected with the values", "[blas][gpu]")
 {
-    gpu::device_buffer<float> buffer(16);
-    blas::random_generator rng(1);
+    gpu::device_buffer<float> buffer(16, gpu::legacy_default_stream);
+    blas::random_generator rng(1, gpu::legacy_default_stream);
     CHECK_THROWS_WITH(rng.uniform(buffer, 1.0, 1.0), Contains("range (1.000000, 1.000000]"));
     CHECK_THROWS_WITH(rng.normal(buffer, 0.0, -1.0), Contains("stddev -1.000000"));
     CHECK_THROWS_AS(rng.uniform(buffer, 0.0, INFINITY), std::invalid_argument);
@@ -186,7 +196,7 @@ TEST_CASE("fill_uniform and fill_normal run on the buffer's stream unless given 
     gpu::stream s(gpu::stream_flags::non_blocking);
     gpu::device_buffer<float> a(4096, s);
     gpu::device_buffer<float> b(4096, s);
-    gpu::device_buffer<float> warm(16);
+    gpu::device_buffer<float> warm(16, gpu::legacy_default_stream);
     blas::fill_uniform(warm, 1); // cuRAND's first use loads modules: keep that out of the timing below
     s.synchronize();
     std::future<void> filled;

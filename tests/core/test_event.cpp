@@ -5,7 +5,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
 #include <type_traits>
+
+using Catch::Matchers::Contains;
 
 TEST_CASE("a default event_ref refers to no event", "[event]")
 {
@@ -35,14 +38,36 @@ TEST_CASE("creating an event without CUDA throws the CUDA error", "[event]")
         return;
     }
     CHECK_THROWS_AS(gpu::event(), gpu::cuda_error);
-    CHECK_THROWS_AS(gpu::elapsed(gpu::event_ref{}, gpu::event_ref{}), gpu::cuda_error);
 }
 
-TEST_CASE("an adopted null event is empty and its ref is null", "[event]")
+TEST_CASE("an event_ref to no event is refused before any CUDA call", "[event]")
+{
+    const gpu::event_ref none;
+    CHECK_THROWS_WITH(none.record(gpu::legacy_default_stream), Contains("refers to no event"));
+    CHECK_THROWS_AS(none.synchronize(), std::logic_error);
+    CHECK_THROWS_AS(none.is_ready(), std::logic_error);
+    CHECK_THROWS_WITH(gpu::elapsed(none, none), Contains("gpu::elapsed"));
+}
+
+TEST_CASE("an empty event refuses to hand out a null event_ref, like stream::ref()", "[event]")
 {
     const auto e = gpu::event::from_native_handle(nullptr);
     CHECK(e.get() == nullptr);
-    CHECK(e.ref() == gpu::event_ref{});
+    CHECK_FALSE(e);
+    CHECK_THROWS_WITH(e.ref(), Contains("gpu::event: used after it was moved from or released"));
+    CHECK_THROWS_AS(static_cast<gpu::event_ref>(e), std::logic_error);
+    CHECK_THROWS_AS(e.record(gpu::legacy_default_stream), std::logic_error);
+    CHECK_THROWS_AS(e.synchronize(), std::logic_error);
+    CHECK_THROWS_AS(e.is_ready(), std::logic_error);
+    CHECK_THROWS_AS(gpu::elapsed(e, e), std::logic_error);
+    CHECK_THROWS_AS(gpu::legacy_default_stream.wait(e), std::logic_error);
+}
+
+TEST_CASE("recording names its stream", "[event]")
+{
+    // record() has no default stream: recording is stream-ordered work.
+    STATIC_REQUIRE_FALSE(std::is_invocable_v<decltype(&gpu::event_ref::record), const gpu::event_ref&>);
+    STATIC_REQUIRE(std::is_invocable_v<decltype(&gpu::event_ref::record), const gpu::event_ref&, gpu::stream_ref>);
 }
 
 TEST_CASE("an event records, completes and reports readiness", "[event][gpu]")
@@ -74,8 +99,8 @@ TEST_CASE("elapsed refuses events without timing", "[event][gpu]")
 {
     gpu::event start(gpu::event_flags::disable_timing);
     gpu::event stop(gpu::event_flags::disable_timing);
-    start.record();
-    stop.record();
+    start.record(gpu::legacy_default_stream);
+    stop.record(gpu::legacy_default_stream);
     CHECK_THROWS_AS(gpu::elapsed(start, stop), gpu::cuda_error);
 }
 
@@ -86,6 +111,8 @@ TEST_CASE("moving an event transfers the handle and empties the source", "[event
     gpu::event b(std::move(a));
     CHECK(b.get() == handle);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
+    CHECK_THROWS_AS(a.ref(), std::logic_error);               // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(a.record(gpu::legacy_default_stream), std::logic_error); // NOLINT(bugprone-use-after-move)
     cudaEvent_t raw = b.release();
     CHECK(b.get() == nullptr);
     const gpu::event adopted = gpu::event::from_native_handle(raw);

@@ -2,6 +2,7 @@
 #include <gpu/device.hpp>
 #include <gpu/memory.hpp>
 
+#include "pool_threshold.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <source_location>
 #include <stdexcept>
 #include <string>
@@ -27,7 +29,7 @@ TEST_CASE("an empty device_buffer owns nothing and needs no GPU", "[memory]")
     CHECK(empty.size() == 0);
     CHECK(empty.size_bytes() == 0);
     CHECK(empty.data() == nullptr);
-    const gpu::device_buffer<float> zero(0);
+    const gpu::device_buffer<float> zero(0, gpu::legacy_default_stream); // no CUDA call for 0
     CHECK(zero.empty());
     CHECK(zero.data() == nullptr);
 }
@@ -48,24 +50,24 @@ TEST_CASE("a copy of the wrong size is rejected before any CUDA call, naming bot
     std::vector<float> out(3);
     CHECK_THROWS_WITH(empty.copy_from_host(three), Contains("the device buffer has 0 elements, the other side 3"));
     CHECK_THROWS_AS(empty.copy_to_host(out), std::invalid_argument);
-    CHECK_THROWS_WITH(empty.copy_to_host_async(out, {}), Contains("copy_to_host"));
-    CHECK_THROWS_WITH(empty.copy_from_host_async(three, {}), Contains("nothing was copied"));
+    CHECK_THROWS_WITH(empty.copy_to_host_async(out, gpu::legacy_default_stream), Contains("copy_to_host"));
+    CHECK_THROWS_WITH(empty.copy_from_host_async(three, gpu::legacy_default_stream), Contains("nothing was copied"));
 }
 
 TEST_CASE("copying between empty buffers and spans is a no-op", "[memory]")
 {
     gpu::device_buffer<float> empty;
     std::vector<float> none;
-    CHECK_NOTHROW(empty.copy_from_host_async(none, {}));
-    CHECK_NOTHROW(empty.copy_to_host_async(none, {}));
-    CHECK_NOTHROW(empty.fill_zero_async({}));
+    CHECK_NOTHROW(empty.copy_from_host_async(none, gpu::legacy_default_stream));
+    CHECK_NOTHROW(empty.copy_to_host_async(none, gpu::legacy_default_stream));
+    CHECK_NOTHROW(empty.fill_zero_async(gpu::legacy_default_stream));
     CHECK(empty.to_host().empty());
 }
 
 TEST_CASE("a byte count that overflows is rejected with the element count", "[memory]")
 {
     const std::size_t too_many = std::numeric_limits<std::size_t>::max() / 2;
-    CHECK_THROWS_WITH(gpu::device_buffer<double>(too_many), Contains("overflow"));
+    CHECK_THROWS_WITH(gpu::device_buffer<double>(too_many, gpu::legacy_default_stream), Contains("overflow"));
     CHECK_THROWS_WITH(gpu::pinned_buffer<double>(too_many), Contains(std::to_string(too_many)));
 }
 
@@ -77,7 +79,7 @@ TEST_CASE("allocating without CUDA throws the CUDA error, not out_of_memory", "[
     }
     const auto before = gpu::allocation_statistics();
     try {
-        gpu::device_buffer<float> buffer(1024);
+        gpu::device_buffer<float> buffer(1024, gpu::legacy_default_stream);
         FAIL("allocation succeeded without a usable GPU");
     } catch (const gpu::out_of_memory&) {
         FAIL("a missing driver was reported as out of memory");
@@ -126,7 +128,7 @@ TEST_CASE("an empty pinned_buffer is an empty range", "[memory]")
 TEST_CASE("releasing or retargeting an empty buffer changes nothing", "[memory]")
 {
     gpu::device_buffer<float> empty;
-    empty.set_stream(gpu::stream_ref{});
+    empty.set_stream(gpu::legacy_default_stream);
     CHECK(empty.release() == nullptr);
     CHECK(empty.empty());
 }
@@ -148,6 +150,30 @@ TEST_CASE("an empty buffer keeps the stream it was made for", "[memory]")
     CHECK(gpu::device_buffer<int>().stream().is_default());
 }
 
+TEST_CASE("a device_buffer is made on a named stream and a const one hands out const pointers", "[memory]")
+{
+    // An allocation is stream-ordered work: no constructor falls back to the default stream.
+    STATIC_REQUIRE_FALSE(std::is_constructible_v<gpu::device_buffer<float>, std::size_t>);
+    STATIC_REQUIRE(std::is_constructible_v<gpu::device_buffer<float>, std::size_t, gpu::stream_ref>);
+    STATIC_REQUIRE_FALSE(std::is_invocable_v<decltype(&gpu::device_buffer<float>::from_host),
+                                             std::span<const float>>);
+    STATIC_REQUIRE(std::is_same_v<decltype(std::declval<const gpu::device_buffer<float>&>().get()), const float*>);
+    STATIC_REQUIRE(std::is_same_v<decltype(std::declval<gpu::device_buffer<float>&>().get()), float*>);
+    STATIC_REQUIRE(std::is_same_v<decltype(std::declval<const gpu::device_buffer<float>&>().data()), const float*>);
+    const gpu::device_buffer<float> empty;
+    CHECK(empty.get() == empty.data());
+}
+
+TEST_CASE("a memory_pool names a pool: null is refused, keep_all keeps everything", "[memory]")
+{
+    CHECK_THROWS_AS(gpu::memory_pool(cudaMemPool_t{}), std::invalid_argument);
+    STATIC_REQUIRE(gpu::memory_pool::keep_all == std::numeric_limits<std::size_t>::max());
+    STATIC_REQUIRE_FALSE(std::is_default_constructible_v<gpu::memory_pool>);
+    auto* fake = reinterpret_cast<cudaMemPool_t>(std::uintptr_t{0x1000});
+    CHECK(gpu::memory_pool(fake).get() == fake); // a reference: no CUDA call to make one
+    CHECK(gpu::memory_pool(fake) == gpu::memory_pool(fake));
+}
+
 TEST_CASE("pool_info reports the cached bytes", "[memory]")
 {
     gpu::pool_info info;
@@ -159,7 +185,7 @@ TEST_CASE("pool_info reports the cached bytes", "[memory]")
 TEST_CASE("a buffer round-trips through the device", "[memory][gpu]")
 {
     const std::vector<float> host = gpu::test::random_floats(100'003, 1);
-    const auto buffer = gpu::device_buffer<float>::from_host(host);
+    const auto buffer = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
     CHECK(buffer.size() == host.size());
     CHECK(buffer.size_bytes() == host.size() * sizeof(float));
     CHECK(buffer.to_host() == host);
@@ -183,15 +209,15 @@ TEST_CASE("asynchronous copies through pinned memory on a stream", "[memory][gpu
 TEST_CASE("zero fill and device-to-device copy", "[memory][gpu]")
 {
     const std::vector<float> host = gpu::test::random_floats(4097, 2);
-    auto source = gpu::device_buffer<float>::from_host(host);
-    gpu::device_buffer<float> copy(host.size());
+    auto source = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
+    gpu::device_buffer<float> copy(host.size(), gpu::legacy_default_stream);
     copy.copy_from_async(source, copy.stream());
     CHECK(copy.to_host() == host);
     source.fill_zero();
     const std::vector<float> zeros = source.to_host();
     CHECK(std::all_of(zeros.begin(), zeros.end(), [](float v) { return v == 0.0F; }));
-    gpu::device_buffer<float> wrong(3);
-    CHECK_THROWS_AS(wrong.copy_from_async(source, {}), std::invalid_argument);
+    gpu::device_buffer<float> wrong(3, gpu::legacy_default_stream);
+    CHECK_THROWS_AS(wrong.copy_from_async(source, gpu::legacy_default_stream), std::invalid_argument);
 }
 
 TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allocation works", "[memory][gpu]")
@@ -199,7 +225,7 @@ TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allo
     constexpr std::size_t pib = std::size_t{1} << 50;
     const auto before = gpu::allocation_statistics();
     try {
-        gpu::device_buffer<char> huge(pib);
+        gpu::device_buffer<char> huge(pib, gpu::legacy_default_stream);
         FAIL("a 1 PiB allocation succeeded");
     } catch (const gpu::out_of_memory& e) {
         CHECK(e.requested_bytes() == pib);
@@ -210,7 +236,7 @@ TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allo
         CHECK_FALSE(e.is_sticky());
     }
     CHECK(gpu::allocation_statistics().current_bytes == before.current_bytes);
-    gpu::device_buffer<float> after(1 << 18);
+    gpu::device_buffer<float> after(1 << 18, gpu::legacy_default_stream);
     after.fill_zero();
     CHECK(cudaGetLastError() == cudaSuccess);
 }
@@ -223,6 +249,8 @@ TEST_CASE("before reporting out of memory, the pool's cached memory goes back to
         return;
     }
     constexpr std::size_t gib = std::size_t{1} << 30;
+    // The pool keeps freed memory only when its threshold says so; the trim must not depend on it.
+    const gpu::test::scoped_release_threshold keep(gpu::memory_pool::current(dev), gpu::memory_pool::keep_all);
     gpu::stream s(gpu::stream_flags::non_blocking);
     {
         const gpu::device_buffer<std::byte> cached(gib, s); // freed on s: the pool keeps the GiB
@@ -269,8 +297,8 @@ TEST_CASE("allocation counters follow live buffers and the peak", "[memory][gpu]
     gpu::reset_peak_allocation();
     const auto base = gpu::allocation_statistics();
     {
-        gpu::device_buffer<double> a(1000);
-        gpu::device_buffer<double> b(3000);
+        gpu::device_buffer<double> a(1000, gpu::legacy_default_stream);
+        gpu::device_buffer<double> b(3000, gpu::legacy_default_stream);
         const auto during = gpu::allocation_statistics();
         CHECK(during.current_bytes == base.current_bytes + 4000 * sizeof(double));
         CHECK(during.live_allocations == base.live_allocations + 2);
@@ -285,14 +313,14 @@ TEST_CASE("allocation counters follow live buffers and the peak", "[memory][gpu]
 
 TEST_CASE("moving a buffer moves the memory and empties the source", "[memory][gpu]")
 {
-    gpu::device_buffer<float> a(256);
+    gpu::device_buffer<float> a(256, gpu::legacy_default_stream);
     float* pointer = a.data();
     gpu::device_buffer<float> b(std::move(a));
     CHECK(b.data() == pointer);
     CHECK(b.size() == 256);
     CHECK(a.empty()); // NOLINT(bugprone-use-after-move): the documented moved-from state
     CHECK(a.data() == nullptr); // NOLINT(bugprone-use-after-move)
-    gpu::device_buffer<float> c(16);
+    gpu::device_buffer<float> c(16, gpu::legacy_default_stream);
     c = std::move(b);
     CHECK(c.data() == pointer);
     CHECK(b.empty()); // NOLINT(bugprone-use-after-move)
@@ -301,7 +329,7 @@ TEST_CASE("moving a buffer moves the memory and empties the source", "[memory][g
 TEST_CASE("release hands the memory over and stops counting it", "[memory][gpu]")
 {
     const auto base = gpu::allocation_statistics();
-    gpu::device_buffer<float> a(1024);
+    gpu::device_buffer<float> a(1024, gpu::legacy_default_stream);
     const bool pooled = a.is_pooled();
     const gpu::stream_ref s = a.stream();
     float* raw = a.release();
@@ -317,8 +345,10 @@ TEST_CASE("the pool caches freed memory and trimming returns it", "[memory][gpu]
         SUCCEED("this device has no memory pools");
         return;
     }
+    const gpu::test::scoped_release_threshold keep(gpu::memory_pool::device_default(dev),
+                                                   gpu::memory_pool::keep_all);
     {
-        gpu::device_buffer<char> block(std::size_t{64} << 20);
+        gpu::device_buffer<char> block(std::size_t{64} << 20, gpu::legacy_default_stream);
         CHECK(block.is_pooled());
         const gpu::pool_info during = gpu::memory_pool_info(dev);
         CHECK(during.supported);
@@ -332,4 +362,56 @@ TEST_CASE("the pool caches freed memory and trimming returns it", "[memory][gpu]
     const gpu::pool_info trimmed = gpu::memory_pool_info(dev);
     CHECK(trimmed.reserved_bytes < cached.reserved_bytes);
     CHECK(trimmed.cached_bytes() < cached.cached_bytes());
+}
+
+TEST_CASE("allocating leaves the pool's release threshold as the user set it", "[memory][gpu]")
+{
+    const gpu::device dev = gpu::current_device();
+    if (!dev.properties().memory_pools_supported) {
+        SUCCEED("this device has no memory pools");
+        return;
+    }
+    const gpu::memory_pool pool = gpu::memory_pool::current(dev);
+    constexpr std::size_t chosen = (std::size_t{3} << 20) + 12345; // an odd value nobody else sets
+    const gpu::test::scoped_release_threshold set(pool, chosen);
+    CHECK(pool.release_threshold() == chosen);
+    {
+        gpu::stream s;
+        const gpu::device_buffer<float> buffer(1 << 20, s);
+        CHECK(buffer.is_pooled());
+        s.synchronize();
+    }
+    CHECK(pool.release_threshold() == chosen);
+    CHECK(gpu::memory_pool_info(dev).release_threshold_bytes == chosen);
+}
+
+TEST_CASE("the release threshold decides whether freed memory survives a synchronisation", "[memory][gpu]")
+{
+    const gpu::device dev = gpu::current_device();
+    if (!dev.properties().memory_pools_supported) {
+        SUCCEED("this device has no memory pools");
+        return;
+    }
+    const gpu::memory_pool pool = gpu::memory_pool::current(dev);
+    constexpr std::size_t bytes = std::size_t{64} << 20;
+    const auto free_then_sync = [&] {
+        gpu::stream s;
+        {
+            const gpu::device_buffer<std::byte> block(bytes, s);
+            CHECK(pool.used_bytes() >= bytes);
+            CHECK(pool.used_peak_bytes() >= bytes);
+        }
+        s.synchronize();
+        return pool.reserved_bytes() - pool.used_bytes();
+    };
+    {
+        const gpu::test::scoped_release_threshold keep(pool, gpu::memory_pool::keep_all);
+        CHECK(free_then_sync() >= bytes); // PyTorch's behaviour: cached for reuse
+        CHECK(pool.reserved_peak_bytes() >= pool.reserved_bytes());
+    }
+    {
+        const gpu::test::scoped_release_threshold release(pool, 0);
+        pool.trim_to(0);
+        CHECK(free_then_sync() < bytes); // CUDA's default: returned at the synchronisation
+    }
 }

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -15,12 +16,18 @@
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 
-TEST_CASE("a default stream_ref is the legacy default stream", "[stream]")
+TEST_CASE("the legacy default stream is named, never defaulted", "[stream]")
 {
-    constexpr gpu::stream_ref s;
+    // No default constructor and no conversion from 0 or nullptr (as CCCL's stream_ref and
+    // RMM's cuda_stream_view): the legacy default stream is only ever chosen by name.
+    STATIC_REQUIRE_FALSE(std::is_default_constructible_v<gpu::stream_ref>);
+    STATIC_REQUIRE_FALSE(std::is_constructible_v<gpu::stream_ref, std::nullptr_t>);
+    STATIC_REQUIRE_FALSE(std::is_constructible_v<gpu::stream_ref, int>);
+    STATIC_REQUIRE_FALSE(std::is_convertible_v<cudaStream_t, gpu::stream_ref>);
+    constexpr gpu::stream_ref s = gpu::legacy_default_stream;
     STATIC_REQUIRE(s.get() == nullptr);
     STATIC_REQUIRE(s.is_default());
-    STATIC_REQUIRE(gpu::stream_ref{} == gpu::stream_ref{nullptr});
+    STATIC_REQUIRE(gpu::legacy_default_stream == gpu::stream_ref{cudaStream_t{}});
     STATIC_REQUIRE(std::is_trivially_copyable_v<gpu::stream_ref>);
 }
 
@@ -28,7 +35,7 @@ TEST_CASE("stream_ref compares by handle", "[stream]")
 {
     auto* fake = reinterpret_cast<cudaStream_t>(0x10);
     CHECK(gpu::stream_ref{fake} == gpu::stream_ref{fake});
-    CHECK_FALSE(gpu::stream_ref{fake} == gpu::stream_ref{});
+    CHECK_FALSE(gpu::stream_ref{fake} == gpu::legacy_default_stream);
     CHECK_FALSE(gpu::stream_ref{fake}.is_default());
 }
 
@@ -50,8 +57,20 @@ TEST_CASE("a stream without a handle refuses to stand for the default stream", "
 {
     const auto empty = gpu::stream::from_native_handle(nullptr);
     CHECK(empty.get() == nullptr);
+    CHECK_FALSE(empty);
     CHECK_THROWS_WITH(empty.ref(), Contains("moved from"));
+    CHECK_THROWS_AS(static_cast<gpu::stream_ref>(empty), std::logic_error);
+    // Every operation goes through ref(): none reaches CUDA with the null handle.
     CHECK_THROWS_AS(empty.synchronize(), std::logic_error);
+    CHECK_THROWS_AS(empty.is_ready(), std::logic_error);
+    CHECK_THROWS_AS(empty.priority(), std::logic_error);
+    CHECK_THROWS_AS(empty.flags(), std::logic_error);
+    CHECK_THROWS_AS(empty.wait(gpu::event_ref{}), std::logic_error);
+}
+
+TEST_CASE("waiting on an event_ref to no event is refused before CUDA", "[stream]")
+{
+    CHECK_THROWS_WITH(gpu::legacy_default_stream.wait(gpu::event_ref{}), Contains("refers to no event"));
 }
 
 TEST_CASE("creating a stream without CUDA throws the CUDA error", "[stream]")
@@ -62,7 +81,7 @@ TEST_CASE("creating a stream without CUDA throws the CUDA error", "[stream]")
     }
     CHECK_THROWS_AS(gpu::stream(), gpu::cuda_error);
     CHECK_THROWS_AS(gpu::stream_priorities(), gpu::cuda_error);
-    CHECK_THROWS_AS(gpu::stream_ref{}.synchronize(), gpu::cuda_error);
+    CHECK_THROWS_AS(gpu::legacy_default_stream.synchronize(), gpu::cuda_error);
 }
 
 TEST_CASE("a stream that cannot be created names the request, then the CUDA call", "[stream]")
@@ -133,6 +152,8 @@ TEST_CASE("moving a stream transfers the handle and empties the source", "[strea
     gpu::stream b(std::move(a));
     CHECK(b.get() == handle);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
+    CHECK_THROWS_AS(a.ref(), std::logic_error);        // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(a.synchronize(), std::logic_error); // NOLINT(bugprone-use-after-move)
     gpu::stream c;
     c = std::move(b);
     CHECK(c.get() == handle);

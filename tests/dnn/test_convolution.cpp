@@ -681,8 +681,8 @@ TEST_CASE("planning scratch values are seeded, never zero, denormal or non-finit
                                                             std::numeric_limits<std::size_t>::max() / 2, 1),
                     std::invalid_argument);
     // Nothing to fill asks nothing of CUDA (this runs without a GPU); a null address is refused.
-    gpu::dnn::detail::fill_seeded_scratch(nullptr, 0, data_type::fp32, 1, {});
-    CHECK_THROWS_AS(gpu::dnn::detail::fill_seeded_scratch(nullptr, 4, data_type::fp32, 1, {}),
+    gpu::dnn::detail::fill_seeded_scratch(nullptr, 0, data_type::fp32, 1, gpu::legacy_default_stream);
+    CHECK_THROWS_AS(gpu::dnn::detail::fill_seeded_scratch(nullptr, 4, data_type::fp32, 1, gpu::legacy_default_stream),
                     std::invalid_argument);
 }
 

@@ -19,6 +19,9 @@ TEST_CASE("dnn::handle is move-only and moves without throwing", "[dnn]")
     STATIC_REQUIRE_FALSE(std::is_copy_assignable_v<gpu::dnn::handle>);
     STATIC_REQUIRE(std::is_nothrow_move_constructible_v<gpu::dnn::handle>);
     STATIC_REQUIRE(std::is_nothrow_move_assignable_v<gpu::dnn::handle>);
+    // Its convolutions are stream-ordered work: it is made on a named stream.
+    STATIC_REQUIRE_FALSE(std::is_default_constructible_v<gpu::dnn::handle>);
+    STATIC_REQUIRE(std::is_constructible_v<gpu::dnn::handle, gpu::stream_ref>);
 }
 
 TEST_CASE("creating a cuDNN handle without a driver throws NOT_INITIALIZED with the hint and "
@@ -29,7 +32,7 @@ TEST_CASE("creating a cuDNN handle without a driver throws NOT_INITIALIZED with 
         return;
     }
     try {
-        const gpu::dnn::handle h;
+        const gpu::dnn::handle h(gpu::legacy_default_stream);
         FAIL("cudnnCreate succeeded without a usable GPU");
     } catch (const gpu::dnn_error& e) {
         CHECK(e.code() == CUDNN_STATUS_NOT_INITIALIZED);
@@ -51,7 +54,7 @@ TEST_CASE("an empty dnn::handle says so instead of calling cuDNN with null", "[d
     CHECK_FALSE(empty);
     CHECK(empty.get() == nullptr);
     CHECK_THROWS_WITH(empty.stream(), Contains("holds nothing"));
-    CHECK_THROWS_AS(empty.set_stream({}), std::logic_error);
+    CHECK_THROWS_AS(empty.set_stream(gpu::legacy_default_stream), std::logic_error);
     CHECK(empty.release() == nullptr);
 }
 
@@ -61,7 +64,7 @@ TEST_CASE("a cuDNN handle binds a stream and reads it back", "[dnn][gpu]")
     gpu::dnn::handle h(s);
     REQUIRE(h);
     CHECK(h.stream() == s.ref());
-    h.set_stream({});
+    h.set_stream(gpu::legacy_default_stream);
     CHECK(h.stream().is_default());
     h.set_stream(s);
     CHECK(h.stream().get() == s.get());
@@ -69,14 +72,14 @@ TEST_CASE("a cuDNN handle binds a stream and reads it back", "[dnn][gpu]")
 
 TEST_CASE("moving a cuDNN handle transfers it and empties the source", "[dnn][gpu]")
 {
-    gpu::dnn::handle a;
+    gpu::dnn::handle a(gpu::legacy_default_stream);
     const cudnnHandle_t raw = a.get();
     REQUIRE(raw != nullptr);
     gpu::dnn::handle b(std::move(a));
     CHECK(b.get() == raw);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
     CHECK_FALSE(a);            // NOLINT(bugprone-use-after-move)
-    gpu::dnn::handle c;
+    gpu::dnn::handle c(gpu::legacy_default_stream);
     c = std::move(b);
     CHECK(c.get() == raw);
     CHECK(b.get() == nullptr); // NOLINT(bugprone-use-after-move)

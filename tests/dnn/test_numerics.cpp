@@ -71,8 +71,8 @@ TEST_CASE("a scan refuses a span shorter than the elements it is asked for", "[d
     const std::vector<std::uint16_t> two{0, 0};
     CHECK_THROWS_WITH(gpu::dnn::find_non_finite_on_host(bytes_of(two), 2, data_type::fp32),
                       Contains("2 fp32 elements need 8 bytes, the span has 4"));
-    CHECK_THROWS_AS(gpu::dnn::find_non_finite(nullptr, 5, data_type::fp32, gpu::stream_ref{}), std::invalid_argument);
-    CHECK(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp16, gpu::stream_ref{}).elements == 0);
+    CHECK_THROWS_AS(gpu::dnn::find_non_finite(nullptr, 5, data_type::fp32, gpu::legacy_default_stream), std::invalid_argument);
+    CHECK(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp16, gpu::legacy_default_stream).elements == 0);
 }
 
 TEST_CASE("a scan's byte count cannot wrap around", "[dnn]")
@@ -84,7 +84,7 @@ TEST_CASE("a scan's byte count cannot wrap around", "[dnn]")
                       Contains(std::to_string(wrapping) + " x 4 bytes, the span has 16"));
     // On the device the count is refused before any copy or synchronisation.
     const std::uint16_t somewhere = 0;
-    CHECK_THROWS_WITH(gpu::dnn::find_non_finite(&somewhere, wrapping, data_type::fp32, gpu::stream_ref{}),
+    CHECK_THROWS_WITH(gpu::dnn::find_non_finite(&somewhere, wrapping, data_type::fp32, gpu::legacy_default_stream),
                       Contains("more than the address space holds"));
     CHECK_THROWS_WITH(gpu::dnn::find_non_finite_on_host(bytes_of(eight), 1,
                                                         static_cast<data_type>(3)),
@@ -93,7 +93,7 @@ TEST_CASE("a scan's byte count cannot wrap around", "[dnn]")
 
 TEST_CASE("scans answer in the core's report, which numerics_error carries", "[dnn]")
 {
-    STATIC_REQUIRE(std::is_same_v<decltype(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp32, gpu::stream_ref{})),
+    STATIC_REQUIRE(std::is_same_v<decltype(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp32, gpu::legacy_default_stream)),
                                   gpu::non_finite_report>);
     const std::vector<std::uint16_t> half{0x3C00, 0x3C00, 0x7E00}; // 1, 1, NaN
     const gpu::non_finite_report report =
@@ -113,7 +113,7 @@ TEST_CASE("device scans find NaN across chunk boundaries", "[dnn][gpu]")
     std::vector<float> host(count, 1.0F);
     host[(std::size_t{1} << 20) + 5] = std::numeric_limits<float>::quiet_NaN();
     host[count - 1] = std::numeric_limits<float>::infinity();
-    const auto device = gpu::device_buffer<float>::from_host(host);
+    const auto device = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
     const auto report = gpu::dnn::find_non_finite(device.data(), count, data_type::fp32, device.stream());
     CHECK(report.elements == count);
     CHECK(report.nan_count == 1);

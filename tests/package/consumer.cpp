@@ -37,7 +37,8 @@ int main()
     }
 #endif
     if (gpu::is_available()) {
-        gpu::device_buffer<float> buffer(1024);
+        const gpu::stream stream;
+        gpu::device_buffer<float> buffer(1024, stream);
         buffer.fill_zero();
         std::printf("%d device(s); allocated and cleared %zu bytes\n", gpu::device_count(),
                     buffer.size_bytes());

@@ -6,7 +6,7 @@
 /// gpu::stream stream(gpu::stream_flags::non_blocking);
 /// gpu::blas::handle blas(stream, {.math = gpu::blas::math_mode::tf32});
 /// gpu::blas::gemm(blas, a, b, c);                      // runs on `stream`
-/// gpu::blas::handle debug(gpu::profile::development()); // synchronous and NaN/Inf checks
+/// gpu::blas::handle debug(gpu::profile::development(), stream); // synchronous and NaN/Inf checks
 /// @endcode
 ///
 /// A cuBLAS handle is not thread-safe: use one handle per host thread (as cuBLAS and PyTorch
@@ -110,20 +110,22 @@ struct cublas_handle_deleter {
 /// `device_buffer`.
 class handle {
 public:
-    /// @brief Creates a cuBLAS handle bound to @p stream, set up as @p options say.
+    /// @brief Creates a cuBLAS handle bound to @p stream, set up as @p options say. The stream
+    /// is required: the handle's GEMMs and its workspace are stream-ordered work there.
     /// @throws gpu::blas_error from `cublasCreate` when no driver or GPU is usable (the hint
     /// says why) or the device is out of memory (with free and total memory)
     /// @throws gpu::out_of_memory when the workspace cannot be allocated
-    explicit handle(stream_ref stream = {}, const handle_options& options = {});
+    explicit handle(stream_ref stream, const handle_options& options = {});
 
-    /// @brief Creates a handle set up as @p profile asks (`handle_options::from_profile`).
+    /// @brief Creates a handle bound to @p stream, set up as @p profile asks
+    /// (`handle_options::from_profile`).
     /// @throws gpu::blas_error as the other constructor
-    explicit handle(const gpu::profile& profile, stream_ref stream = {});
+    explicit handle(const gpu::profile& profile, stream_ref stream);
 
-    /// @brief Adopts a cuBLAS handle created elsewhere; it will be destroyed with this object.
-    /// Its settings are left as they are and cuBLAS keeps managing its workspace (until
-    /// `set_workspace_size` gives it one of ours).
-    [[nodiscard]] static handle from_native_handle(cublasHandle_t raw, stream_ref stream = {});
+    /// @brief Adopts a cuBLAS handle created elsewhere and binds it to @p stream; it will be
+    /// destroyed with this object. Its other settings are left as they are and cuBLAS keeps
+    /// managing its workspace (until `set_workspace_size` gives it one of ours).
+    [[nodiscard]] static handle from_native_handle(cublasHandle_t raw, stream_ref stream);
 
     /// @brief The raw handle, still owned (null after a move), for calling cuBLAS directly.
     [[nodiscard]] cublasHandle_t get() const noexcept { return handle_.get(); }
@@ -199,13 +201,13 @@ private:
     handle(adopt_tag, cublasHandle_t raw, stream_ref stream);
 
     void rebind(stream_ref stream);
-    void attach_workspace() const;
+    void attach_workspace();
     void require_handle(const char* function) const;
 
     // The workspace is declared first so that it is destroyed after the cuBLAS handle.
     device_buffer<std::byte> workspace_;
     gpu::detail::unique_handle<cublasHandle_t, detail::cublas_handle_deleter> handle_;
-    stream_ref stream_;
+    stream_ref stream_ = legacy_default_stream; // every constructor binds the caller's stream
     std::optional<std::size_t> workspace_bytes_;
     int device_ = -1;
     bool synchronous_checks_ = false;

@@ -8,7 +8,7 @@
 /// `a.transposed()` names the same memory as a `cols x rows` matrix of the other layout.
 ///
 /// @code
-/// gpu::device_buffer<float> a(m * k), b(k * n), c(m * n);
+/// gpu::device_buffer<float> a(m * k, stream), b(k * n, stream), c(m * n, stream);
 /// gpu::blas::gemm(handle, gpu::blas::row_major(a, m, k), gpu::blas::row_major(b, k, n),
 ///                 gpu::blas::row_major(c, m, n));                      // C = A·B
 /// gpu::blas::gemm(handle, gpu::blas::row_major(a, k, m).transposed(),  // C = Aᵀ·B

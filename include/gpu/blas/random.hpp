@@ -66,14 +66,15 @@ struct curand_generator_deleter {
 /// yourself; `fill_uniform` and `fill_normal` use the buffer's stream.
 class random_generator {
 public:
-    /// @brief Creates a generator seeded with @p seed whose fills run on @p stream.
+    /// @brief Creates a generator seeded with @p seed whose fills run on @p stream (required:
+    /// fills are stream-ordered work).
     /// @throws gpu::blas::random_error when cuRAND cannot initialise (no GPU: the hint says why)
-    explicit random_generator(std::uint64_t seed, stream_ref stream = {});
+    explicit random_generator(std::uint64_t seed, stream_ref stream);
 
     /// @brief Creates a generator with the profile's seed, or one from the clock when the
     /// profile has none (`seed()` tells which).
     /// @throws gpu::blas::random_error when cuRAND cannot initialise
-    explicit random_generator(const gpu::profile& profile, stream_ref stream = {});
+    explicit random_generator(const gpu::profile& profile, stream_ref stream);
 
     /// @brief The seed.
     [[nodiscard]] std::uint64_t seed() const noexcept { return seed_; }
@@ -141,7 +142,7 @@ private:
 
     gpu::detail::unique_handle<curandGenerator_t, detail::curand_generator_deleter> generator_;
     std::uint64_t seed_ = 0;
-    stream_ref stream_;
+    stream_ref stream_ = legacy_default_stream; // every constructor sets the caller's stream
 };
 
 /// @brief Fills a device buffer with values uniform in (@p low, @p high] from a fresh generator

@@ -2,6 +2,8 @@
 /// @brief The one place where cudagap's owners implement moving and destroying a handle.
 #pragma once
 
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -78,5 +80,16 @@ public:
 private:
     Handle handle_{};
 };
+
+/// @brief Throws the `std::logic_error` for using an owner that holds nothing: moved from,
+/// released, or adopted from a null handle. One message for every owner, e.g. `gpu::stream:
+/// used after it was moved from or released (it holds no stream)`.
+/// @param owner the owner's type, e.g. `gpu::stream`
+/// @param holds what it would hold, and why a null handle is not used instead
+[[noreturn]] inline void throw_empty_owner(const char* owner, const char* holds)
+{
+    throw std::logic_error(std::string(owner) + ": used after it was moved from or released (it holds no " +
+                           holds + ")");
+}
 
 } // namespace gpu::detail

@@ -32,12 +32,13 @@ struct handle_deleter {
 /// bound stream; `set_stream` rebinds it.
 class handle {
 public:
-    /// @brief Creates a cuDNN context on the current device and binds @p stream.
+    /// @brief Creates a cuDNN context on the current device and binds @p stream (required: the
+    /// handle's convolutions and searches are stream-ordered work there).
     /// @throws gpu::dnn_error `CUDNN_STATUS_NOT_INITIALIZED` when there is no usable driver or
     /// GPU, when the loaded cuDNN does not match the CUDA runtime, or when the device is out of
     /// memory; the hint says which, with this machine's versions, and the message carries
     /// cuDNN's own text
-    explicit handle(stream_ref stream = {});
+    explicit handle(stream_ref stream);
 
     /// @brief Adopts a handle created elsewhere; it will be destroyed with this object.
     [[nodiscard]] static handle from_native_handle(cudnnHandle_t raw) noexcept { return handle(adopt, raw); }
