@@ -101,9 +101,6 @@ inline void to_json(nlohmann::json& j, const diagnosis& report)
 /// @brief `"fp32"`, `"fp16"` or `"bf16"`.
 inline void to_json(nlohmann::json& j, preferred_precision precision) { j = std::string(to_string(precision)); }
 
-/// @brief `"heuristic"`, `"exhaustive"` or `"deterministic"`.
-inline void to_json(nlohmann::json& j, algorithm_search search) { j = std::string(to_string(search)); }
-
 /// @brief Every setting of the profile; an unset seed is null.
 inline void to_json(nlohmann::json& j, const profile& p)
 {
@@ -112,7 +109,7 @@ inline void to_json(nlohmann::json& j, const profile& p)
          {"check_numerics", p.check_numerics},
          {"allow_tf32", p.allow_tf32},
          {"precision", p.precision},
-         {"convolution_search", p.convolution_search},
+         {"benchmark", p.benchmark},
          {"deterministic", p.deterministic},
          {"seed", p.seed ? nlohmann::json(*p.seed) : nlohmann::json(nullptr)}};
 }

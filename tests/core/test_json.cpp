@@ -48,7 +48,9 @@ TEST_CASE("profiles, advice and usage become JSON objects with nulls for unknown
 {
     const nlohmann::json testing = round_trip(gpu::profile::testing());
     CHECK(testing.at("name") == "testing");
-    CHECK(testing.at("convolution_search") == "deterministic");
+    CHECK(testing.at("deterministic") == true);
+    CHECK(testing.at("benchmark") == false);
+    CHECK(round_trip(gpu::profile::production()).at("benchmark") == true);
     CHECK(testing.at("precision") == "fp32");
     CHECK(testing.at("seed") == 42);
     CHECK(round_trip(gpu::profile::production()).at("seed").is_null());
