@@ -100,7 +100,7 @@ std::string case_name(const conv_case& c)
 
 std::string variant_of(dnn::algorithm_search policy)
 {
-    return "cudagap " + std::string(gpu::to_string(policy));
+    return "cudagap " + std::string(gpu::dnn::to_string(policy));
 }
 
 std::string torch_target(const conv_case& c) { return std::string("exhaustive within 5% of torch, ") + c.label; }
@@ -291,7 +291,7 @@ std::optional<dnn::convolution> time_policies(bench::report& r, const timing_pla
                      variant_of(policy),
                      std::string(dnn::to_string(e.algorithm)) + ", ws " + gpu::format_bytes(e.workspace_bytes),
                      copy_gbps);
-        r.add_note(d.name + ", " + std::string(gpu::to_string(policy)) + ": " +
+        r.add_note(d.name + ", " + std::string(gpu::dnn::to_string(policy)) + ": " +
                    std::string(dnn::to_string(e.algorithm)) + " (math " +
                    std::string(dnn::to_string(e.math)) + ", workspace " +
                    gpu::format_bytes(e.workspace_bytes) +

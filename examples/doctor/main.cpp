@@ -2,21 +2,17 @@
 //
 // Every check (driver, runtime, GPUs, kernel images, nvcc, cuBLAS, cuDNN, duplicate libraries,
 // other platforms) reports ok / info / skipped / warning / error with what it found and the
-// exact fix; the report ends with the fixes to apply, root causes first.
+// exact fix; the report ends with the fixes to apply, root causes first. gpu::diagnose (the
+// tools component) runs the checks of every wing this cudagap was built with.
 //
 //   cudagap-doctor            the report as text
 //   cudagap-doctor --json     the same report as one JSON object
 //   cudagap-doctor --strict   warnings fail too
 //
 // Exit status: 0 when nothing is wrong, 1 when a check failed, 2 for a bad command line.
-#include <gpu/diagnose.hpp>
-#include <gpu/json.hpp>
-#if CUDAGAP_DOCTOR_HAS_BLAS
-#include <gpu/blas/diagnostics.hpp>
-#endif
-#if CUDAGAP_DOCTOR_HAS_DNN
-#include <gpu/dnn/diagnostics.hpp>
-#endif
+#include <gpu/tools/diagnose.hpp>
+#include <gpu/tools/json.hpp>
+#include <gpu/version.hpp>
 
 #include <cstdio>
 #include <iostream>
@@ -39,28 +35,6 @@ the exact fix.
 
 Exit status: 0 when nothing is wrong, 1 otherwise, 2 for a bad command line.
 )";
-
-// A wing this cudagap was built without still shows in the report, with how to get it.
-[[maybe_unused]] std::vector<gpu::diagnostic> missing_wing(const char* name, const char* how)
-{
-    return {{name, gpu::diagnostic_status::skipped, std::string("this cudagap was built without it: ") + how, "", ""}};
-}
-
-gpu::diagnose_options sources()
-{
-    gpu::diagnose_options options;
-#if CUDAGAP_DOCTOR_HAS_BLAS
-    options.sources.emplace_back(gpu::blas::diagnostics);
-#else
-    options.sources.emplace_back([] { return missing_wing("cuBLAS", "configure with -DCUDAGAP_ENABLE_BLAS=ON"); });
-#endif
-#if CUDAGAP_DOCTOR_HAS_DNN
-    options.sources.emplace_back(gpu::dnn::diagnostics);
-#else
-    options.sources.emplace_back([] { return missing_wing("cuDNN", "set CUDNN_ROOT to a cuDNN 9 and reconfigure"); });
-#endif
-    return options;
-}
 
 void print(const gpu::diagnosis& report)
 {
@@ -96,7 +70,7 @@ int main(int argc, char* argv[])
     try {
         std::fprintf(stderr, "cudagap-doctor: checking the driver, runtime, GPUs, toolkit and "
                              "libraries...\n");
-        const gpu::diagnosis report = gpu::diagnose(sources());
+        const gpu::diagnosis report = gpu::diagnose();
         if (json) {
             nlohmann::json out = report;
             out["strict"] = strict;

@@ -352,7 +352,7 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
     gpu::blas::random_generator rng(seed, stream);
     rng.normal(x);
     rng.normal(w, 0.0, 0.1);
-    progress(std::string("planning the convolution (") + std::string(gpu::to_string(conv_options.search)) + " search)");
+    progress(std::string("planning the convolution (") + std::string(gpu::dnn::to_string(conv_options.search)) + " search)");
     gpu::dnn::convolution conv(h, problem, conv_options, x, w, y);
     progress("100 convolutions");
     const gpu::statistics stats = gpu::benchmark(stream, [&] { conv.forward(h, x, w, y); },
@@ -363,7 +363,7 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
                 {"ms_per_batch", stats.median_ms},
                 {"images_per_second", images_per_second},
                 {"algorithm", std::string(gpu::dnn::to_string(why.algorithm))},
-                {"search", std::string(gpu::to_string(why.search))},
+                {"search", std::string(gpu::dnn::to_string(why.search))},
                 {"deterministic", why.deterministic},
                 {"workspace_bytes", why.workspace_bytes},
                 {"explanation", why.to_string()}};
@@ -372,7 +372,7 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
     say(" Throughput: %.0f images/sec\n", images_per_second);
     say_timed_checks(profile, true);
     say(" Algorithm: %s, chosen by the %s search. cuDNN's candidates, from explain():\n",
-        std::string(gpu::dnn::to_string(why.algorithm)).c_str(), std::string(gpu::to_string(why.search)).c_str());
+        std::string(gpu::dnn::to_string(why.algorithm)).c_str(), std::string(gpu::dnn::to_string(why.search)).c_str());
     std::istringstream lines(why.to_string());
     for (std::string line; std::getline(lines, line);) {
         say("   %s\n", line.c_str());

@@ -3,8 +3,8 @@
 //
 // For every preset (or the one chosen with --profile or CUDAGAP_PROFILE) it prints the
 // settings as the article's [DEV], [PROD] and [TEST] lines, then their effect: the math mode
-// and atomics a cuBLAS handle reads back, the policy and algorithm a cuDNN convolution plan
-// gets, what happens to a NaN in a GEMM's input, and whether random fills repeat. Without a
+// and atomics a cuBLAS handle reads back, the search policy a cuDNN convolution plan makes of
+// the profile's benchmark and deterministic switches and the algorithm it gets, what happens to a NaN in a GEMM's input, and whether random fills repeat. Without a
 // GPU it prints the settings that would apply.
 #include <gpu/blas/gemm.hpp>
 #include <gpu/blas/handle.hpp>
@@ -135,7 +135,7 @@ nlohmann::json dnn_effect(const gpu::profile& p, const report& out)
     const gpu::dnn::convolution_options options = gpu::dnn::convolution_options::from(p);
     const gpu::dnn::convolution_problem problem{.input = {8, 3, 224, 224}, .filter = {64, 3, 3, 3},
                                                 .geometry = {.padding = {1, 1}}};
-    nlohmann::json j = {{"search", std::string(gpu::to_string(options.search))},
+    nlohmann::json j = {{"search", std::string(gpu::dnn::to_string(options.search))},
                         {"deterministic_only", options.deterministic_only()},
                         {"allow_tf32", options.allow_tf32},
                         {"algorithm", nullptr},

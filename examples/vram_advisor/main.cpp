@@ -6,8 +6,8 @@
 // reserves (and caches unused), and what the device shows for all processes; --clear returns
 // the pool's cache to the device and shows before and after. See docs/vram.md.
 #include <gpu/gpu.hpp>
-#include <gpu/json.hpp>
-#include <gpu/vram.hpp>
+#include <gpu/tools/json.hpp>
+#include <gpu/tools/vram.hpp>
 
 #include <cstdio>
 #include <cstdlib>

@@ -4,7 +4,6 @@
 
 #include <gpu/blas/capabilities.hpp>
 #include <gpu/blas/convert.hpp>
-#include <gpu/blas/diagnostics.hpp>
 #include <gpu/blas/error.hpp>
 #include <gpu/blas/gemm.hpp>
 #include <gpu/blas/gemm_plan.hpp>

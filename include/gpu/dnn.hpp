@@ -6,7 +6,6 @@
 #include <gpu/dnn/activation_descriptor.hpp>
 #include <gpu/dnn/convolution.hpp>
 #include <gpu/dnn/convolution_descriptor.hpp>
-#include <gpu/dnn/diagnostics.hpp>
 #include <gpu/dnn/error.hpp>
 #include <gpu/dnn/filter_descriptor.hpp>
 #include <gpu/dnn/handle.hpp>

@@ -1,11 +1,11 @@
 /// @file gpu.hpp
 /// @brief Umbrella header of cudagap's core (`cudagap::core`): errors, versions, devices,
-/// streams, events, memory, timing and NaN/Inf reports. The cuBLAS and cuDNN wings have their
-/// own umbrellas, `<gpu/blas.hpp>` and `<gpu/dnn.hpp>`.
+/// streams, events, memory, timing, profiles and NaN/Inf reports. The cuBLAS and cuDNN wings
+/// have their own umbrellas, `<gpu/blas.hpp>` and `<gpu/dnn.hpp>`, and so do the tools above
+/// them (diagnosis, VRAM advice), `<gpu/tools.hpp>`.
 #pragma once
 
 #include <gpu/device.hpp>
-#include <gpu/diagnose.hpp>
 #include <gpu/error.hpp>
 #include <gpu/event.hpp>
 #include <gpu/memory.hpp>
@@ -14,4 +14,3 @@
 #include <gpu/stream.hpp>
 #include <gpu/timing.hpp>
 #include <gpu/version.hpp>
-#include <gpu/vram.hpp>

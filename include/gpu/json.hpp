@@ -1,6 +1,7 @@
 /// @file json.hpp
-/// @brief JSON for the core's reports (diagnosis, VRAM advice and usage, profiles, timing
-/// statistics, device properties) through nlohmann-json, for scripts and plots.
+/// @brief JSON for the core's reports (versions, device properties, profiles, memory, timing
+/// statistics) through nlohmann-json, for scripts and plots. The tools' reports (diagnosis,
+/// VRAM advice and usage) have theirs in `<gpu/tools/json.hpp>`.
 ///
 /// A component of its own (`cudagap::json`, `find_package(cudagap COMPONENTS json)`), header
 /// only: the JSON library is a dependency of the programs that print JSON, not of everyone who
@@ -9,18 +10,16 @@
 ///
 /// @code
 /// #include <gpu/json.hpp>
-/// nlohmann::json report = gpu::diagnose();   // or: nlohmann::json j; gpu::to_json(j, report);
-/// std::cout << gpu::to_json_text(report) << '\n';
+/// nlohmann::json props = gpu::current_device().properties();   // or: gpu::to_json(j, props);
+/// std::cout << gpu::to_json_text(props) << '\n';
 /// @endcode
 #pragma once
 
 #include <gpu/device.hpp>
-#include <gpu/diagnose.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/timing.hpp>
 #include <gpu/version.hpp>
-#include <gpu/vram.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -71,38 +70,8 @@ inline void to_json(nlohmann::json& j, const device_properties& props)
          {"bf16", props.capability.has_bf16()}};
 }
 
-/// @brief `"ok"`, `"info"`, `"skipped"`, `"warning"` or `"error"`.
-inline void to_json(nlohmann::json& j, diagnostic_status status) { j = std::string(to_string(status)); }
-
-/// @brief `{"name", "status", "detail", "fix", "caused_by"}`; empty fix and cause are null.
-inline void to_json(nlohmann::json& j, const diagnostic& check)
-{
-    const auto text_or_null = [](const std::string& text) {
-        return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
-    };
-    j = {{"name", check.name},
-         {"status", check.status},
-         {"detail", check.detail},
-         {"fix", text_or_null(check.fix)},
-         {"caused_by", text_or_null(check.caused_by)}};
-}
-
-/// @brief `{"healthy", "errors", "warnings", "checks": [...], "recommendations": [...]}`.
-inline void to_json(nlohmann::json& j, const diagnosis& report)
-{
-    j = {{"cudagap_version", library_version()},
-         {"healthy", report.healthy()},
-         {"errors", report.count(diagnostic_status::error)},
-         {"warnings", report.count(diagnostic_status::warning)},
-         {"checks", report.checks},
-         {"recommendations", report.recommendations()}};
-}
-
 /// @brief `"fp32"`, `"fp16"` or `"bf16"`.
 inline void to_json(nlohmann::json& j, preferred_precision precision) { j = std::string(to_string(precision)); }
-
-/// @brief `"heuristic"`, `"exhaustive"` or `"deterministic"`.
-inline void to_json(nlohmann::json& j, algorithm_search search) { j = std::string(to_string(search)); }
 
 /// @brief Every setting of the profile; an unset seed is null.
 inline void to_json(nlohmann::json& j, const profile& p)
@@ -112,25 +81,9 @@ inline void to_json(nlohmann::json& j, const profile& p)
          {"check_numerics", p.check_numerics},
          {"allow_tf32", p.allow_tf32},
          {"precision", p.precision},
-         {"convolution_search", p.convolution_search},
+         {"benchmark", p.benchmark},
          {"deterministic", p.deterministic},
          {"seed", p.seed ? nlohmann::json(*p.seed) : nlohmann::json(nullptr)}};
-}
-
-/// @brief `"under 8 GB"`, ..., `"80 GB and more"`.
-inline void to_json(nlohmann::json& j, vram_tier tier) { j = std::string(to_string(tier)); }
-
-/// @brief The advice as an object; an unknown capability is null.
-inline void to_json(nlohmann::json& j, const vram_advice& advice)
-{
-    j = {{"total_bytes", advice.total_bytes},
-         {"compute_capability", advice.capability ? nlohmann::json(*advice.capability) : nlohmann::json(nullptr)},
-         {"tier", advice.tier},
-         {"precision", advice.precision},
-         {"batch_size", advice.batch_size},
-         {"gradient_checkpointing", advice.gradient_checkpointing},
-         {"allow_tf32", advice.allow_tf32},
-         {"notes", advice.notes}};
 }
 
 /// @brief `{"current_bytes", "peak_bytes", "live_allocations", "total_allocations"}`.
@@ -160,24 +113,6 @@ inline void to_json(nlohmann::json& j, const memory_info& memory)
          {"total_bytes", memory.total_bytes},
          {"used_bytes", memory.used_bytes()},
          {"used_fraction", memory.used_fraction()}};
-}
-
-/// @brief The three views and the warning (null when usage is not high).
-inline void to_json(nlohmann::json& j, const vram_usage& usage)
-{
-    const std::string warning = usage.warning();
-    j = {{"device", usage.device_id},
-         {"allocated", usage.allocated},
-         {"pool", usage.pool},
-         {"device_memory", usage.device_memory},
-         {"high", usage.high()},
-         {"warning", warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(warning)}};
-}
-
-/// @brief `{"before", "after", "released_bytes"}`.
-inline void to_json(nlohmann::json& j, const vram_clear_result& result)
-{
-    j = {{"before", result.before}, {"after", result.after}, {"released_bytes", result.released_bytes()}};
 }
 
 /// @brief The statistics in milliseconds, with `relative_spread` and the samples.

@@ -2,15 +2,18 @@
 /// @brief Configuration profiles: the article's development, production and testing settings
 /// (section 5.2) as plain structs that cudagap's handles and plans honour.
 ///
-/// | setting | development | production | testing |
-/// |---|---|---|---|
-/// | synchronise and check after every cudagap launch (`CUDA_LAUNCH_BLOCKING`) | yes | no | no |
-/// | check outputs for NaN and Inf (anomaly detection) | yes | no | no |
-/// | TF32 for FP32 data (`allow_tf32`) | no | yes | no |
-/// | preferred precision | FP32 | FP16 | FP32 |
-/// | convolution algorithm search (`cudnn.benchmark`, `cudnn.deterministic`) | heuristic | exhaustive | deterministic |
-/// | reproducible results (no atomics in cuBLAS, deterministic cuDNN) | no | no | yes |
-/// | fixed random seed | no | no | 42 |
+/// A profile holds library-neutral switches, named as PyTorch names them; each wing maps them
+/// onto its library (`gpu::blas::handle_options`, `gpu::dnn::convolution_options`):
+///
+/// | setting | development | production | testing | PyTorch |
+/// |---|---|---|---|---|
+/// | `synchronous_checks`: synchronise and check after every cudagap launch | yes | no | no | `CUDA_LAUNCH_BLOCKING=1` |
+/// | `check_numerics`: check outputs for NaN and Inf | yes | no | no | anomaly detection |
+/// | `allow_tf32`: TF32 for FP32 data | no | yes | no | `allow_tf32` |
+/// | `precision`: preferred precision | FP32 | FP16 | FP32 | |
+/// | `benchmark`: time the candidate algorithms, take the fastest | no | yes | no | `cudnn.benchmark` |
+/// | `deterministic`: reproducible results | no | no | yes | `cudnn.deterministic` |
+/// | `seed`: fixed random seed | no | no | 42 | `torch.manual_seed` |
 #pragma once
 
 #include <cstdint>
@@ -20,16 +23,6 @@
 #include <vector>
 
 namespace gpu {
-
-/// @brief How a convolution plan chooses its algorithm.
-enum class algorithm_search {
-    heuristic,     ///< cuDNN's ranked heuristic list, no timing (fast planning)
-    exhaustive,    ///< time every algorithm on the real buffers (PyTorch's `cudnn.benchmark`)
-    deterministic, ///< only algorithms that give bitwise-identical results run to run
-};
-
-/// @brief The name of a search policy: `heuristic`, `exhaustive` or `deterministic`.
-[[nodiscard]] std::string_view to_string(algorithm_search search) noexcept;
 
 /// @brief The element type a profile prefers where the caller leaves the choice to it.
 enum class preferred_precision {
@@ -57,9 +50,13 @@ struct profile {
     bool allow_tf32 = false;
     /// The precision to use where a program lets the profile choose.
     preferred_precision precision = preferred_precision::fp32;
-    /// How convolution plans pick their algorithm.
-    algorithm_search convolution_search = algorithm_search::heuristic;
-    /// Bitwise-reproducible results: cuBLAS without atomics, deterministic cuDNN algorithms.
+    /// Time the candidate algorithms of an operation on the real data and run the fastest,
+    /// instead of taking the library's heuristic first choice: slower planning, faster runs
+    /// (PyTorch's `cudnn.benchmark`). cuDNN convolution plans honour it.
+    bool benchmark = false;
+    /// Bitwise-reproducible results: cuBLAS without atomics, deterministic cuDNN algorithms
+    /// (PyTorch's `cudnn.deterministic`). With `benchmark`, only deterministic algorithms are
+    /// timed.
     bool deterministic = false;
     /// A fixed seed for random fills; empty means "seed from the clock".
     std::optional<std::uint64_t> seed{};
@@ -67,14 +64,14 @@ struct profile {
     /// @brief Fields compare equal one by one.
     friend bool operator==(const profile&, const profile&) = default;
 
-    /// @brief Debugging: synchronous checks, NaN/Inf checks, FP32, no TF32, heuristic search.
+    /// @brief Debugging: synchronous checks, NaN/Inf checks, FP32, no TF32, no benchmarking.
     [[nodiscard]] static profile development();
-    /// @brief Speed: TF32 allowed, FP16 preferred, exhaustive convolution search.
+    /// @brief Speed: TF32 allowed, FP16 preferred, algorithms benchmarked.
     [[nodiscard]] static profile production();
     /// @brief Reproducibility: deterministic algorithms, no atomics, no TF32, seed 42.
     [[nodiscard]] static profile testing();
     /// @brief What cudagap does when no profile is chosen: the default-constructed settings
-    /// (no extra checks, FP32 without TF32, heuristic search), named `default`.
+    /// (no extra checks, FP32 without TF32, no benchmarking), named `default`.
     [[nodiscard]] static profile defaults();
 
     /// @brief The article's tag for the profile's lines: `DEV`, `PROD`, `TEST`, else the name

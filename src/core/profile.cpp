@@ -7,19 +7,6 @@
 
 namespace gpu {
 
-std::string_view to_string(algorithm_search search) noexcept
-{
-    switch (search) {
-    case algorithm_search::heuristic:
-        return "heuristic";
-    case algorithm_search::exhaustive:
-        return "exhaustive";
-    case algorithm_search::deterministic:
-        return "deterministic";
-    }
-    return "unknown";
-}
-
 std::string_view to_string(preferred_precision precision) noexcept
 {
     switch (precision) {
@@ -48,7 +35,7 @@ profile profile::production()
     p.name = "production";
     p.allow_tf32 = true;
     p.precision = preferred_precision::fp16;
-    p.convolution_search = algorithm_search::exhaustive;
+    p.benchmark = true;
     return p;
 }
 
@@ -56,7 +43,6 @@ profile profile::testing()
 {
     profile p;
     p.name = "testing";
-    p.convolution_search = algorithm_search::deterministic;
     p.deterministic = true;
     p.seed = 42;
     return p;
@@ -96,7 +82,7 @@ std::vector<std::string> profile::describe() const
         "NaN/Inf checks of outputs: " + yes_no(check_numerics),
         "TF32 for FP32 data: " + std::string(allow_tf32 ? "allowed" : "off"),
         "preferred precision: " + std::string(to_string(precision)),
-        "convolution algorithm search: " + std::string(to_string(convolution_search)),
+        "benchmark algorithms (time the candidates, run the fastest): " + yes_no(benchmark),
         "deterministic results: " + yes_no(deterministic),
         "random seed: " + (seed ? std::to_string(*seed) : std::string("from the clock")),
     };

@@ -126,7 +126,11 @@ std::string convolution_problem::to_string() const
 convolution_options convolution_options::from(const profile& settings)
 {
     convolution_options options;
-    options.search = settings.convolution_search;
+    // As PyTorch: benchmark times the candidates, deterministic restricts them (both: the
+    // deterministic ones are timed), and deterministic alone takes cuDNN's ranking of those.
+    options.search = settings.benchmark       ? algorithm_search::exhaustive
+                     : settings.deterministic ? algorithm_search::deterministic
+                                              : algorithm_search::heuristic;
     options.allow_tf32 = settings.allow_tf32;
     options.deterministic = settings.deterministic;
     options.synchronous_checks = settings.synchronous_checks;
@@ -158,7 +162,7 @@ std::string pad_right(std::string text, std::size_t width)
 std::string convolution_explanation::to_string() const
 {
     std::string text = "convolution " + problem + "\n";
-    text += "policy: " + std::string(gpu::to_string(search)) +
+    text += "policy: " + std::string(dnn::to_string(search)) +
             (search == algorithm_search::exhaustive ? " (every algorithm timed)" : "") +
             ", deterministic only: " + (deterministic_only ? "yes" : "no") +
             ", TF32: " + (allow_tf32 ? "allowed" : "off") +

@@ -29,6 +29,16 @@ std::string_view to_string(tensor_layout layout) noexcept
     return "unknown";
 }
 
+std::string_view to_string(algorithm_search search) noexcept
+{
+    switch (search) {
+    case algorithm_search::heuristic: return "heuristic";
+    case algorithm_search::exhaustive: return "exhaustive";
+    case algorithm_search::deterministic: return "deterministic";
+    }
+    return "unknown";
+}
+
 std::string_view to_string(math_type math) noexcept
 {
     switch (math) {

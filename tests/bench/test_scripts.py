@@ -644,15 +644,18 @@ class CtestRegistrationTests(unittest.TestCase):
         return {p["name"]: p["value"] for p in self.tests[name].get("properties", [])}
 
     def test_serial_gpu_tests_run_alone_and_no_other(self):
-        binary = BUILD / "tests" / "core" / "cudagap_core_tests"
-        serial = {f"core/{name}" for name in list_tests(binary, "[gpu][serial]")}
-        self.assertIn("core/monitoring sees a buffer in all three views, and clearing returns the cache", serial)
+        suites = ("core", "tools")
+        serial = set()
+        for suite in suites:
+            binary = BUILD / "tests" / suite / f"cudagap_{suite}_tests"
+            serial |= {f"{suite}/{name}" for name in list_tests(binary, "[gpu][serial]")}
+        self.assertIn("tools/monitoring sees a buffer in all three views, and clearing returns the cache", serial)
         for name in serial:
             properties = self.properties(name)
             self.assertTrue(properties.get("RUN_SERIAL"), name)
             self.assertEqual(properties.get("LABELS"), ["gpu"])
         running_alone = {n for n, t in self.tests.items() if self.properties(n).get("RUN_SERIAL")}
-        self.assertEqual({n for n in running_alone if n.startswith("core/")}, serial)
+        self.assertEqual({n for n in running_alone if n.startswith(tuple(f"{s}/" for s in suites))}, serial)
 
     def test_what_the_gpu_host_runs(self):
         readme = self.properties("readme: the short example builds and runs")

@@ -16,12 +16,12 @@ TEST_CASE("the development preset debugs: synchronous and numeric checks, FP32",
     CHECK(p.check_numerics);
     CHECK_FALSE(p.allow_tf32);
     CHECK(p.precision == gpu::preferred_precision::fp32);
-    CHECK(p.convolution_search == gpu::algorithm_search::heuristic);
+    CHECK_FALSE(p.benchmark);
     CHECK_FALSE(p.deterministic);
     CHECK_FALSE(p.seed.has_value());
 }
 
-TEST_CASE("the production preset is fast: TF32, FP16, exhaustive search", "[profile]")
+TEST_CASE("the production preset is fast: TF32, FP16, benchmarked algorithms", "[profile]")
 {
     const gpu::profile p = gpu::profile::production();
     CHECK(p.name == "production");
@@ -29,7 +29,7 @@ TEST_CASE("the production preset is fast: TF32, FP16, exhaustive search", "[prof
     CHECK_FALSE(p.check_numerics);
     CHECK(p.allow_tf32);
     CHECK(p.precision == gpu::preferred_precision::fp16);
-    CHECK(p.convolution_search == gpu::algorithm_search::exhaustive);
+    CHECK(p.benchmark);
     CHECK_FALSE(p.deterministic);
 }
 
@@ -39,7 +39,7 @@ TEST_CASE("the testing preset is reproducible: deterministic, no TF32, seed 42",
     CHECK(p.name == "testing");
     CHECK(p.deterministic);
     CHECK_FALSE(p.allow_tf32);
-    CHECK(p.convolution_search == gpu::algorithm_search::deterministic);
+    CHECK_FALSE(p.benchmark);
     REQUIRE(p.seed.has_value());
     CHECK(*p.seed == 42);
 }
@@ -71,10 +71,11 @@ TEST_CASE("describe lists every setting", "[profile]")
     REQUIRE(lines.size() == 8);
     CHECK(lines[0] == "profile: testing");
     CHECK(lines[3] == "TF32 for FP32 data: off");
-    CHECK(lines[5] == "convolution algorithm search: deterministic");
+    CHECK(lines[5] == "benchmark algorithms (time the candidates, run the fastest): no");
     CHECK(lines[7] == "random seed: 42");
     CHECK(gpu::profile::production().describe()[3] == "TF32 for FP32 data: allowed");
-    CHECK(gpu::to_string(gpu::algorithm_search::exhaustive) == "exhaustive");
+    CHECK(gpu::profile::production().describe()[5] ==
+          "benchmark algorithms (time the candidates, run the fastest): yes");
     CHECK(gpu::to_string(gpu::preferred_precision::bf16) == "bf16");
 }
 
@@ -84,7 +85,8 @@ TEST_CASE("defaults, tags and the selection order: command line, environment, de
     CHECK(defaults.name == "default");
     CHECK_FALSE(defaults.synchronous_checks);
     CHECK_FALSE(defaults.allow_tf32);
-    CHECK(defaults.convolution_search == gpu::algorithm_search::heuristic);
+    CHECK_FALSE(defaults.benchmark);
+    CHECK_FALSE(defaults.deterministic);
     CHECK(defaults.tag() == "DEFAULT");
     CHECK(gpu::profile::development().tag() == "DEV");
     CHECK(gpu::profile::production().tag() == "PROD");

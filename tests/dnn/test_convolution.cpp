@@ -157,6 +157,20 @@ TEST_CASE("convolution options follow the article's three profiles", "[dnn]")
     CHECK(benchmark_and_deterministic.deterministic_only());
 }
 
+TEST_CASE("the profile's benchmark and deterministic switches give the search", "[dnn]")
+{
+    gpu::profile p;
+    CHECK(convolution_options::from(p).search == algorithm_search::heuristic);
+    p.benchmark = true;
+    CHECK(convolution_options::from(p).search == algorithm_search::exhaustive);
+    CHECK_FALSE(convolution_options::from(p).deterministic_only());
+    p.deterministic = true; // as PyTorch: the deterministic algorithms are timed
+    CHECK(convolution_options::from(p).search == algorithm_search::exhaustive);
+    CHECK(convolution_options::from(p).deterministic_only());
+    p.benchmark = false;
+    CHECK(convolution_options::from(p).search == algorithm_search::deterministic);
+}
+
 TEST_CASE("plan cache keys tell apart exactly what changes the choice", "[dnn]")
 {
     using gpu::dnn::detail::make_plan_key;
@@ -950,7 +964,7 @@ void check_forward_under_every_policy(gpu::dnn::handle& h, gpu::stream_ref s)
                 convolution_options options;
                 options.search = search;
                 convolution plan(h, p, options);
-                INFO(p.to_string() << ", policy " << gpu::to_string(search) << "\n"
+                INFO(p.to_string() << ", policy " << gpu::dnn::to_string(search) << "\n"
                                    << plan.explain().to_string());
                 // What explain() reports is what the forward is given, and within the budget.
                 CHECK(plan.workspace().size() == plan.workspace_bytes());
@@ -1328,7 +1342,7 @@ std::size_t check_tried_plans(gpu::dnn::handle& h, gpu::stream_ref s)
             conv_data<T> data(p, 13, s);
             const std::vector<double> ref = data.reference();
             for (const algorithm_search search : {algorithm_search::heuristic, algorithm_search::deterministic}) {
-                INFO(p.to_string() << ", policy " << gpu::to_string(search));
+                INFO(p.to_string() << ", policy " << gpu::dnn::to_string(search));
                 gpu::dnn::clear_plan_cache();
                 convolution_options options;
                 options.search = search;
@@ -1377,7 +1391,7 @@ TEST_CASE("planning on the caller's buffers zeroes the fused call's z: a NaN in 
     convolution_problem p = small_problems()[0];
     p.epilogue = convolution_epilogue::bias_relu;
     for (const algorithm_search search : {algorithm_search::heuristic, algorithm_search::exhaustive}) {
-        INFO("policy " << gpu::to_string(search));
+        INFO("policy " << gpu::dnn::to_string(search));
         gpu::dnn::clear_plan_cache();
         conv_data<float> data(p, 17, s); // y holds NaN
         convolution_options options;

@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <type_traits>
 
 using gpu::dnn::activation_mode;
 using gpu::dnn::convolution_mode;
@@ -21,6 +22,10 @@ TEST_CASE("every enumerator of the dnn vocabulary has a distinct name", "[dnn]")
     CHECK(gpu::dnn::to_string(tensor_layout::nhwc) == "nhwc");
     CHECK(gpu::dnn::to_string(convolution_mode::cross_correlation) == "cross_correlation");
     CHECK(gpu::dnn::to_string(convolution_mode::convolution) == "convolution");
+    CHECK(gpu::dnn::to_string(gpu::dnn::algorithm_search::heuristic) == "heuristic");
+    CHECK(gpu::dnn::to_string(gpu::dnn::algorithm_search::exhaustive) == "exhaustive");
+    CHECK(gpu::dnn::to_string(gpu::dnn::algorithm_search::deterministic) == "deterministic");
+    CHECK(gpu::dnn::to_string(static_cast<gpu::dnn::algorithm_search>(7)) == "unknown");
 
     std::set<std::string> math_names;
     for (const math_type m : {math_type::default_math, math_type::tensor_op,
@@ -45,3 +50,10 @@ TEST_CASE("element sizes are those of float, __half and __nv_bfloat16", "[dnn]")
     STATIC_REQUIRE(gpu::dnn::element_size(data_type::fp16) == 2);
     STATIC_REQUIRE(gpu::dnn::element_size(data_type::bf16) == 2);
 }
+
+// cudagap 0.1 spelled the search policy gpu::algorithm_search; the alias keeps that compiling
+// (with a deprecation warning) for one release.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static_assert(std::is_same_v<gpu::algorithm_search, gpu::dnn::algorithm_search>);
+#pragma GCC diagnostic pop

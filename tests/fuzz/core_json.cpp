@@ -4,7 +4,8 @@
 // statistics (gpu::summarize) and VRAM advice from any numbers must be consistent and print.
 #include <gpu/json.hpp>
 #include <gpu/timing.hpp>
-#include <gpu/vram.hpp>
+#include <gpu/tools/json.hpp>
+#include <gpu/tools/vram.hpp>
 
 #include "fuzz_support.hpp"
 

@@ -17,6 +17,9 @@
 #if CUDAGAP_TEST_HOST_BLAS
 #include <gpu/host_blas.hpp>
 #endif
+#if CUDAGAP_TEST_TOOLS
+#include <gpu/tools.hpp>
+#endif
 
 #include <string>
 #include <vector>
@@ -35,7 +38,9 @@ namespace {
 {
     [[maybe_unused]] const gpu::benchmark_options options{.warmup = 3, .repetitions = 10};
     [[maybe_unused]] const gpu::semantic_version version{.major = 9, .minor = 1};
+#if CUDAGAP_TEST_TOOLS
     [[maybe_unused]] const gpu::diagnose_options diagnose{.search_path = {"/usr/lib"}};
+#endif
 #if CUDAGAP_TEST_DNN
     // The report: `convolution_problem{.input = ..., .filter = ...}` warned.
     [[maybe_unused]] const gpu::dnn::convolution_problem problem{
@@ -56,10 +61,6 @@ namespace {
     CUDAGAP_FILL(gpu::compute_capability, major, minor)
     CUDAGAP_FILL(gpu::device_properties, id, pci_bus_id)
     CUDAGAP_FILL(gpu::memory_info, free_bytes, total_bytes)
-    CUDAGAP_FILL(gpu::diagnostic, name, caused_by)
-    CUDAGAP_FILL(gpu::diagnosis, checks, checks)
-    CUDAGAP_FILL(gpu::diagnose_options, sources, tool_timeout)
-    CUDAGAP_FILL(gpu::library_copy, path, loaded)
     CUDAGAP_FILL(gpu::allocation_stats, current_bytes, total_allocations)
     CUDAGAP_FILL(gpu::pool_info, supported, release_threshold_bytes)
     CUDAGAP_FILL(gpu::detail::allocation, pointer, pooled)
@@ -73,10 +74,20 @@ namespace {
     CUDAGAP_FILL(gpu::cuda_version, major, minor)
     CUDAGAP_FILL(gpu::driver_info, supported_cuda, reason)
     CUDAGAP_FILL(gpu::cuda_architecture, sm, suffix)
+}
+
+#if CUDAGAP_TEST_TOOLS
+[[maybe_unused]] void tools_aggregates()
+{
+    CUDAGAP_FILL(gpu::diagnostic, name, caused_by)
+    CUDAGAP_FILL(gpu::diagnosis, checks, checks)
+    CUDAGAP_FILL(gpu::diagnose_options, search_path, tool_timeout)
+    CUDAGAP_FILL(gpu::library_copy, path, loaded)
     CUDAGAP_FILL(gpu::vram_advice, total_bytes, notes)
     CUDAGAP_FILL(gpu::vram_usage, device_id, device_memory)
     CUDAGAP_FILL(gpu::vram_clear_result, before, after)
 }
+#endif
 
 #if CUDAGAP_TEST_BLAS
 [[maybe_unused]] void blas_aggregates()

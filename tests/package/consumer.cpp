@@ -7,6 +7,12 @@
 #if CONSUMER_HAS_DNN
 #include <gpu/dnn.hpp>
 #endif
+#if CONSUMER_HAS_TOOLS
+#include <gpu/tools.hpp>
+
+#include <cstddef>
+#include <string>
+#endif
 #if CONSUMER_HAS_HOST_BLAS
 #include <gpu/host_blas.hpp>
 
@@ -24,6 +30,14 @@ int main()
 #endif
 #if CONSUMER_HAS_DNN
     std::printf("cuDNN %s\n", gpu::dnn::version().loaded.to_string().c_str());
+#endif
+#if CONSUMER_HAS_TOOLS
+    const gpu::vram_advice advice = gpu::advise_vram(std::size_t{24} << 30);
+    std::printf("VRAM advice for 24 GiB: %s, batch size %d\n",
+                std::string(gpu::to_string(advice.tier)).c_str(), advice.batch_size);
+    if (advice.tier != gpu::vram_tier::class_24gb) {
+        return 1;
+    }
 #endif
 #if CONSUMER_HAS_HOST_BLAS
     const std::vector<double> a{1, 2, 3, 4};

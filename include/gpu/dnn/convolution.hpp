@@ -42,10 +42,6 @@
 
 namespace gpu::dnn {
 
-/// @brief How a plan chooses its algorithm: `heuristic`, `exhaustive` or `deterministic`
-/// (the type of `gpu::profile::convolution_search`).
-using algorithm_search = gpu::algorithm_search;
-
 /// @brief cuDNN's forward convolution algorithms (`cudnnConvolutionFwdAlgo_t`).
 enum class convolution_algorithm {
     implicit_gemm,         ///< GEMM without materialising the unfolded input; no workspace
@@ -148,7 +144,10 @@ struct convolution_options {
     /// Scan each output for NaN and Inf and throw `gpu::numerics_error` (slow; debugging).
     bool check_numerics = false;
 
-    /// @brief The options a profile asks for: its search, TF32, determinism and checks.
+    /// @brief The options a profile asks for: the search from its switches as PyTorch reads
+    /// them (`benchmark` gives `algorithm_search::exhaustive`, else `deterministic` gives
+    /// `algorithm_search::deterministic`, else `heuristic`), and its TF32, determinism and
+    /// checks. With both switches on, only the deterministic algorithms are timed.
     [[nodiscard]] static convolution_options from(const profile& settings);
 
     /// @brief Whether only deterministic algorithms may run.

@@ -1,6 +1,6 @@
 /// @file types.hpp
 /// @brief The vocabulary of the cuDNN wing: element types, memory layouts, math types,
-/// convolution modes and activation modes, as `enum class`es with names.
+/// convolution modes, activation modes and algorithm searches, as `enum class`es with names.
 ///
 /// cudagap names these after the job, not the vendor: `data_type::fp16` rather than
 /// `CUDNN_DATA_HALF`. The descriptors translate them to cuDNN's values and back.
@@ -41,6 +41,18 @@ enum class tensor_layout {
 
 /// @brief `nchw` or `nhwc`.
 [[nodiscard]] std::string_view to_string(tensor_layout layout) noexcept;
+
+/// @brief How a convolution plan chooses its algorithm. `convolution_options::from` maps a
+/// profile's switches onto it: `benchmark` gives `exhaustive`, else `deterministic` gives
+/// `deterministic`, else `heuristic`.
+enum class algorithm_search {
+    heuristic,     ///< cuDNN's ranked heuristic list, no timing (fast planning)
+    exhaustive,    ///< time every algorithm on the real buffers (PyTorch's `cudnn.benchmark`)
+    deterministic, ///< only algorithms that give bitwise-identical results run to run
+};
+
+/// @brief The name of a search policy: `heuristic`, `exhaustive` or `deterministic`.
+[[nodiscard]] std::string_view to_string(algorithm_search search) noexcept;
 
 /// @brief Which arithmetic a convolution may use (`cudnnMathType_t`).
 enum class math_type {
@@ -86,3 +98,11 @@ enum class activation_mode {
 [[nodiscard]] std::string to_string(const std::vector<int>& values);
 
 } // namespace gpu::dnn
+
+namespace gpu {
+
+/// @brief The spelling of cudagap 0.1, when the search policy was part of the core's profile.
+using algorithm_search [[deprecated("use gpu::dnn::algorithm_search (the profile's switch is now "
+                                    "gpu::profile::benchmark)")]] = dnn::algorithm_search;
+
+} // namespace gpu

@@ -1,6 +1,9 @@
-// gpu/dnn/diagnostics.hpp: the cuDNN checks on this machine's real cuDNN, alone and composed
-// into gpu::diagnose.
-#include <gpu/dnn/diagnostics.hpp>
+// src/tools/dnn_checks.cpp: the diagnosis's cuDNN checks on this machine's real cuDNN, alone and
+// composed into gpu::diagnose.
+#include "checks.hpp"
+
+#include <gpu/tools/diagnose.hpp>
+#include <gpu/tools/library_copies.hpp>
 
 #include <gpu/device.hpp>
 #include <gpu/dnn/version.hpp>
@@ -15,7 +18,7 @@ using Catch::Matchers::StartsWith;
 
 TEST_CASE("the cuDNN checks: versions, handle, copies on the library path", "[diagnostics]")
 {
-    const std::vector<gpu::diagnostic> checks = gpu::dnn::diagnostics();
+    const std::vector<gpu::diagnostic> checks = gpu::detail::dnn_checks();
     REQUIRE(checks.size() == 3);
     CHECK(checks[0].name == "cuDNN");
     CHECK(checks[1].name == "cuDNN handle");
@@ -39,7 +42,7 @@ TEST_CASE("the cuDNN checks: versions, handle, copies on the library path", "[di
 
 TEST_CASE("without a GPU the handle check reports cuDNN's error, caused by the GPUs check", "[diagnostics]")
 {
-    const gpu::diagnostic handle = gpu::dnn::diagnostics()[1];
+    const gpu::diagnostic handle = gpu::detail::dnn_checks()[1];
     INFO(handle.detail);
     if (gpu::is_available()) {
         CHECK(handle.status == gpu::diagnostic_status::ok);
@@ -51,7 +54,7 @@ TEST_CASE("without a GPU the handle check reports cuDNN's error, caused by the G
     CHECK(handle.caused_by == "GPUs");
 
     // Composed into the diagnosis, the root cause leads and this fix is not repeated.
-    const gpu::diagnosis report = gpu::diagnose({.sources = {gpu::dnn::diagnostics}});
+    const gpu::diagnosis report = gpu::diagnose();
     REQUIRE(report.find("cuDNN handle") != nullptr);
     REQUIRE(report.find("GPUs") != nullptr);
     CHECK(report.find("GPUs")->status == gpu::diagnostic_status::error);
@@ -61,7 +64,7 @@ TEST_CASE("without a GPU the handle check reports cuDNN's error, caused by the G
 
 TEST_CASE("with a GPU the handle check creates a handle on the current device", "[diagnostics][gpu]")
 {
-    const gpu::diagnostic handle = gpu::dnn::diagnostics()[1];
+    const gpu::diagnostic handle = gpu::detail::dnn_checks()[1];
     INFO(handle.detail);
     CHECK(handle.status == gpu::diagnostic_status::ok);
     CHECK_THAT(handle.detail, Contains(gpu::current_device().properties().name));

@@ -2,8 +2,8 @@
 // (numbers outside the enumeration too) and any text, invalid UTF-8 included, as a report read
 // back from elsewhere or quoting a tool's output could hold. The text report must have a line
 // per check with the right tag; the JSON must be valid and carry every check.
-#include <gpu/diagnose.hpp>
-#include <gpu/json.hpp>
+#include <gpu/tools/diagnose.hpp>
+#include <gpu/tools/json.hpp>
 
 #include "fuzz_support.hpp"
 

@@ -1,6 +1,6 @@
-// gpu/vram.hpp: the advisor's tiers at every boundary and for real cards' reported sizes, the
+// gpu/tools/vram.hpp: the advisor's tiers at every boundary and for real cards' reported sizes, the
 // advice by capability, the usage warning, and (on a GPU) monitoring and clearing the pool.
-#include <gpu/vram.hpp>
+#include <gpu/tools/vram.hpp>
 
 #include <gpu/memory.hpp>
 #include <gpu/stream.hpp>

@@ -1,6 +1,6 @@
 // The VRAM advisor and monitor: the article's setup_for_limited_vram(), monitor_vram() and
 // clear_vram() (section 6.3), with tiers for large cards and the three views of memory apart.
-#include <gpu/vram.hpp>
+#include <gpu/tools/vram.hpp>
 
 #include <gpu/error.hpp>
 

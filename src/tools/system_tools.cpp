@@ -93,6 +93,55 @@ int wait_for(pid_t pid, std::chrono::steady_clock::time_point deadline, bool& ti
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Starts @p path with @p arguments, stdin from /dev/null and stdout and stderr into
+// @p output_fd; 0 or the errno-style code posix_spawn returned.
+int spawn(const std::string& path, const std::vector<std::string>& arguments, int output_fd, pid_t& pid)
+{
+    std::vector<std::string> words;
+    words.push_back(path);
+    words.insert(words.end(), arguments.begin(), arguments.end());
+    std::vector<char*> argv;
+    for (std::string& word : words) {
+        argv.push_back(word.data());
+    }
+    argv.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, output_fd, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, output_fd, STDERR_FILENO);
+    const int spawned = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return spawned;
+}
+
+// Appends what arrives on @p fd to @p text until the writer closes it or @p deadline passes.
+void read_until(int fd, std::chrono::steady_clock::time_point deadline, std::string& text)
+{
+    char buffer[4096];
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            return; // wait_for kills it
+        }
+        pollfd poll_fd{fd, POLLIN, 0};
+        const int ready = ::poll(&poll_fd, 1, static_cast<int>(left.count()));
+        if (ready <= 0) {
+            continue; // interrupted, or the deadline check above ends it
+        }
+        const ssize_t got = ::read(fd, buffer, sizeof buffer);
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            return; // end of output: the tool closed its side (normally by exiting)
+        }
+        text.append(buffer, static_cast<std::size_t>(got));
+    }
+}
+
 } // namespace
 
 tool_output run_tool(const std::string& path, const std::vector<std::string>& arguments,
@@ -106,24 +155,8 @@ tool_output run_tool(const std::string& path, const std::vector<std::string>& ar
     }
     descriptor read_end{fds[0]};
     descriptor write_end{fds[1]};
-
-    std::vector<std::string> words;
-    words.push_back(path);
-    words.insert(words.end(), arguments.begin(), arguments.end());
-    std::vector<char*> argv;
-    for (std::string& word : words) {
-        argv.push_back(word.data());
-    }
-    argv.push_back(nullptr);
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, write_end.fd, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, write_end.fd, STDERR_FILENO);
     pid_t pid = 0;
-    const int spawned = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
+    const int spawned = spawn(path, arguments, write_end.fd, pid);
     ::close(write_end.fd);
     write_end.fd = -1;
     if (spawned != 0) {
@@ -131,32 +164,8 @@ tool_output run_tool(const std::string& path, const std::vector<std::string>& ar
         return result;
     }
     result.started = true;
-
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    char buffer[4096];
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            break; // wait_for kills it
-        }
-        pollfd poll_fd{read_end.fd, POLLIN, 0};
-        const int ready = ::poll(&poll_fd, 1, static_cast<int>(left.count()));
-        if (ready < 0 && errno == EINTR) {
-            continue;
-        }
-        if (ready <= 0) {
-            continue; // the deadline check above ends it
-        }
-        const ssize_t got = ::read(read_end.fd, buffer, sizeof buffer);
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got <= 0) {
-            break; // end of output: the tool closed its side (normally by exiting)
-        }
-        result.text.append(buffer, static_cast<std::size_t>(got));
-    }
+    read_until(read_end.fd, deadline, result.text);
     result.exit_code = wait_for(pid, deadline, result.timed_out);
     return result;
 }

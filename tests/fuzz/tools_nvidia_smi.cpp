@@ -1,8 +1,10 @@
-// Fuzzes the parsing of nvidia-smi's and nvcc's answers (src/core/parse.hpp) and the integer
-// forms of gpu::compute_capability and gpu::cuda_version: a tool's output can be anything. The
-// number parsers are compared with a reference that reads digits in 128 bits; every capability
+// Fuzzes the parsing of nvidia-smi's and nvcc's answers (src/tools/tool_parsers.hpp, built on
+// the core's parse_decimal in src/core/parse.hpp) and the integer forms of
+// gpu::compute_capability and gpu::cuda_version: a tool's output can be anything. The number
+// parsers are compared with a reference that reads digits in 128 bits; every capability
 // parsed must have an integer form that round-trips.
 #include "parse.hpp"
+#include "tool_parsers.hpp"
 
 #include <gpu/device.hpp>
 #include <gpu/version.hpp>

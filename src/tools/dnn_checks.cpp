@@ -1,8 +1,10 @@
-// The cuDNN wing's checks for the diagnosis: the article's "cuDNN error: NOT_INITIALIZED" row
-// and its "check that CUDA and cuDNN versions match", done with this machine's facts.
-#include <gpu/dnn/diagnostics.hpp>
+// The diagnosis's cuDNN checks, compiled when the dnn wing is built: the article's "cuDNN error:
+// NOT_INITIALIZED" row and its "check that CUDA and cuDNN versions match", with this machine's
+// facts.
+#include "checks.hpp"
 
 #include <gpu/device.hpp>
+#include <gpu/tools/library_copies.hpp>
 #include <gpu/dnn/handle.hpp>
 #include <gpu/dnn/version.hpp>
 
@@ -48,28 +50,23 @@ diagnostic check_versions()
     return check;
 }
 
-diagnostic check_handle()
+// cudnnCreate, and nothing more to say of the handle.
+std::string create_handle()
 {
-    diagnostic check;
-    check.name = "cuDNN handle";
-    try {
-        const handle created(legacy_default_stream); // creates and frees; nothing else runs
-        check.status = diagnostic_status::ok;
-        const device dev = current_device();
-        check.detail = "cudnnCreate works on GPU " + std::to_string(dev.id()) + " (" +
-                       dev.properties().name + ")";
-    } catch (const gpu::error& e) {
-        record_failure(check, e);
-    }
-    return check;
+    const handle created(legacy_default_stream); // creates and frees; nothing else runs
+    return {};
 }
 
 } // namespace
 
-std::vector<diagnostic> diagnostics()
+} // namespace gpu::dnn
+
+namespace gpu::detail {
+
+std::vector<diagnostic> dnn_checks()
 {
-    return {check_versions(), check_handle(),
+    return {dnn::check_versions(), check_handle("cuDNN handle", "cudnnCreate", dnn::create_handle),
             check_library_copies("cuDNN copies on the library path", {"libcudnn"}, "CUDNN_ROOT")};
 }
 
-} // namespace gpu::dnn
+} // namespace gpu::detail

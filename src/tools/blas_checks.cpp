@@ -1,10 +1,11 @@
-// The cuBLAS wing's checks for the diagnosis: versions (cuBLAS and the cuBLASLt it needs),
-// handle creation with the real error, duplicate copies on the library path.
-#include <gpu/blas/diagnostics.hpp>
+// The diagnosis's cuBLAS checks, compiled when the blas wing is built: versions (cuBLAS and the
+// cuBLASLt it needs), handle creation with the real error, duplicate copies on the library path.
+#include "checks.hpp"
 
 #include <gpu/blas/handle.hpp>
 #include <gpu/blas/version.hpp>
 #include <gpu/device.hpp>
+#include <gpu/tools/library_copies.hpp>
 
 #include <cublasLt.h>
 
@@ -48,31 +49,26 @@ diagnostic check_versions()
     return check;
 }
 
-diagnostic check_handle()
+// The handle's math mode and workspace, as a freshly created handle reports them.
+std::string describe_new_handle()
 {
-    diagnostic check;
-    check.name = "cuBLAS handle";
-    try {
-        const handle created(legacy_default_stream); // creates and frees; nothing else runs
-        const device dev = current_device();
-        check.status = diagnostic_status::ok;
-        check.detail = "cublasCreate works on GPU " + std::to_string(dev.id()) + " (" +
-                       dev.properties().name + "), math mode " +
-                       std::string(to_string(created.math())) + ", workspace " +
-                       format_bytes(created.workspace_size().value_or(0));
-    } catch (const gpu::error& e) {
-        record_failure(check, e);
-    }
-    return check;
+    const handle created(legacy_default_stream); // creates and frees; nothing else runs
+    return ", math mode " + std::string(to_string(created.math())) + ", workspace " +
+           format_bytes(created.workspace_size().value_or(0));
 }
 
 } // namespace
 
-std::vector<diagnostic> diagnostics()
+} // namespace gpu::blas
+
+namespace gpu::detail {
+
+std::vector<diagnostic> blas_checks()
 {
-    return {check_versions(), check_handle(),
+    return {blas::check_versions(),
+            check_handle("cuBLAS handle", "cublasCreate", blas::describe_new_handle),
             check_library_copies("cuBLAS copies on the library path", {"libcublas", "libcublasLt"},
                                  "CUDAToolkit_ROOT")};
 }
 
-} // namespace gpu::blas
+} // namespace gpu::detail

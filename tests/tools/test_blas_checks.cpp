@@ -1,6 +1,9 @@
-// gpu/blas/diagnostics.hpp: the cuBLAS checks on this machine's real cuBLAS, alone and
-// composed into gpu::diagnose.
-#include <gpu/blas/diagnostics.hpp>
+// src/tools/blas_checks.cpp: the diagnosis's cuBLAS checks on this machine's real cuBLAS, alone
+// and composed into gpu::diagnose.
+#include "checks.hpp"
+
+#include <gpu/tools/diagnose.hpp>
+#include <gpu/tools/library_copies.hpp>
 
 #include <gpu/blas/version.hpp>
 #include <gpu/device.hpp>
@@ -15,7 +18,7 @@ using Catch::Matchers::StartsWith;
 
 TEST_CASE("the cuBLAS checks: versions, handle, copies on the library path", "[diagnostics]")
 {
-    const std::vector<gpu::diagnostic> checks = gpu::blas::diagnostics();
+    const std::vector<gpu::diagnostic> checks = gpu::detail::blas_checks();
     REQUIRE(checks.size() == 3);
     CHECK(checks[0].name == "cuBLAS");
     CHECK(checks[1].name == "cuBLAS handle");
@@ -40,7 +43,7 @@ TEST_CASE("the cuBLAS checks: versions, handle, copies on the library path", "[d
 TEST_CASE("without a GPU the cuBLAS handle check reports the error, caused by the GPUs check",
           "[diagnostics]")
 {
-    const gpu::diagnostic handle = gpu::blas::diagnostics()[1];
+    const gpu::diagnostic handle = gpu::detail::blas_checks()[1];
     INFO(handle.detail);
     if (gpu::is_available()) {
         CHECK(handle.status == gpu::diagnostic_status::ok);
@@ -51,7 +54,7 @@ TEST_CASE("without a GPU the cuBLAS handle check reports the error, caused by th
     CHECK_FALSE(handle.fix.empty());
     CHECK(handle.caused_by == "GPUs");
 
-    const gpu::diagnosis report = gpu::diagnose({.sources = {gpu::blas::diagnostics}});
+    const gpu::diagnosis report = gpu::diagnose();
     REQUIRE(report.find("cuBLAS handle") != nullptr);
     const std::vector<std::string> fixes = report.recommendations();
     CHECK(std::find(fixes.begin(), fixes.end(), handle.fix) == fixes.end());
@@ -60,7 +63,7 @@ TEST_CASE("without a GPU the cuBLAS handle check reports the error, caused by th
 TEST_CASE("with a GPU the cuBLAS handle check creates a handle and reads its math mode",
           "[diagnostics][gpu]")
 {
-    const gpu::diagnostic handle = gpu::blas::diagnostics()[1];
+    const gpu::diagnostic handle = gpu::detail::blas_checks()[1];
     INFO(handle.detail);
     CHECK(handle.status == gpu::diagnostic_status::ok);
     CHECK_THAT(handle.detail, Contains(gpu::current_device().properties().name) &&

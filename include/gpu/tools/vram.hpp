@@ -1,7 +1,7 @@
 /// @file vram.hpp
 /// @brief VRAM advice and monitoring for small cards (the article's section 6.3): settings by
 /// memory size and capability, what this process and the pool hold against what the device
-/// shows, and releasing the pool's cache.
+/// shows, and releasing the pool's cache. Part of the tools component (`cudagap::tools`).
 ///
 /// The article's tiers, extended to large cards. A card is sold as "8 GB" but reports less (the
 /// driver and ECC take their share: an RTX 4090 reports 23.99 GiB, an L40S with ECC 44.99 GiB),

@@ -1,23 +1,18 @@
-// The environment diagnosis: the article's cuda_gap_diagnosis.py (section 5.6) with a status,
-// a detail and an exact fix per check, and the library-copy search the wings reuse.
-#include <gpu/diagnose.hpp>
+// The CUDA checks of the diagnosis: the article's cuda_gap_diagnosis.py (section 5.6) with a
+// status, a detail and an exact fix per check, and the other platforms as information.
+#include "checks.hpp"
+#include "system_tools.hpp"
+#include "tool_parsers.hpp"
 
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
+#include <gpu/tools/library_copies.hpp>
 #include <gpu/version.hpp>
-
-#include "parse.hpp"
-#include "system_tools.hpp"
 
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <set>
 #include <sstream>
 
 namespace gpu {
@@ -26,19 +21,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The names of the core's checks: other checks point at them through `caused_by`.
+using detail::environment;
+using detail::gpus_check;
+using detail::parse_major_minor;
+using detail::parse_smi_rows;
+using detail::smi_gpu;
+using detail::split;
+using detail::trim;
+
+// The names of the CUDA checks: other checks point at them through `caused_by`.
 constexpr const char* nvidia_smi_check = "nvidia-smi";
 constexpr const char* driver_check = "NVIDIA driver";
 constexpr const char* runtime_check = "CUDA runtime";
-constexpr const char* gpus_check = "GPUs";
 constexpr const char* kernel_images_check = "kernel images";
 constexpr const char* nvcc_check = "nvcc";
-
-std::string environment(const char* name)
-{
-    const char* value = std::getenv(name);
-    return value == nullptr ? std::string() : std::string(value);
-}
 
 // "a driver that supports CUDA 13.0 (branch 580 or newer)": the one phrase every driver fix uses.
 std::string driver_needed(cuda_version runtime)
@@ -63,12 +59,6 @@ cuda_version effective_runtime()
 
 // --- nvidia-smi -------------------------------------------------------------------------
 
-using detail::parse_major_minor;
-using detail::parse_smi_rows;
-using detail::smi_gpu;
-using detail::split;
-using detail::trim;
-
 struct smi_result {
     diagnostic check;
     std::vector<smi_gpu> gpus;
@@ -80,40 +70,59 @@ std::string first_line(const std::string& text)
     return line.empty() ? std::string("no output") : line;
 }
 
-smi_result check_nvidia_smi(const std::string& search_path, std::chrono::milliseconds timeout,
-                            bool driver_loaded, bool cuda_usable)
+// nvidia-smi is not on the search path: a warning when CUDA works anyway (a container without
+// the utility capability), else an error that the missing driver explains.
+diagnostic smi_missing(bool driver_loaded, bool cuda_usable)
 {
-    smi_result result;
-    diagnostic& check = result.check;
+    diagnostic check;
     check.name = nvidia_smi_check;
-    const std::optional<std::string> tool = detail::find_tool("nvidia-smi", search_path);
-    if (!tool) {
-        check.detail = "nvidia-smi is not on the search path";
-        if (cuda_usable) {
-            check.status = diagnostic_status::warning;
-            check.detail += ", although CUDA works (containers often lack it)";
-            check.fix = "add the driver's bin folder to PATH, or in a container enable the "
-                        "utility capability (NVIDIA_DRIVER_CAPABILITIES=compute,utility)";
-        } else {
-            check.status = diagnostic_status::error;
-            check.detail += ": the NVIDIA driver, which ships it, is not installed";
-            check.fix = install_driver_fix(effective_runtime());
-            if (!driver_loaded) {
-                check.caused_by = driver_check;
-            }
-        }
-        return result;
+    check.detail = "nvidia-smi is not on the search path";
+    if (cuda_usable) {
+        check.status = diagnostic_status::warning;
+        check.detail += ", although CUDA works (containers often lack it)";
+        check.fix = "add the driver's bin folder to PATH, or in a container enable the "
+                    "utility capability (NVIDIA_DRIVER_CAPABILITIES=compute,utility)";
+        return check;
     }
-    // compute_cap needs a 510+ driver; older ones fail the whole query, so ask again without.
-    bool with_capability = true;
+    check.status = diagnostic_status::error;
+    check.detail += ": the NVIDIA driver, which ships it, is not installed";
+    check.fix = install_driver_fix(effective_runtime());
+    if (!driver_loaded) {
+        check.caused_by = driver_check;
+    }
+    return check;
+}
+
+// nvidia-smi's GPU query. compute_cap needs a 510+ driver; older ones fail the whole query, so
+// it asks again without, and says so in @p with_capability.
+detail::tool_output query_smi(const std::string& tool, std::chrono::milliseconds timeout,
+                              bool& with_capability)
+{
+    with_capability = true;
     detail::tool_output output = detail::run_tool(
-        *tool, {"--query-gpu=name,driver_version,memory.total,compute_cap", "--format=csv,noheader"},
+        tool, {"--query-gpu=name,driver_version,memory.total,compute_cap", "--format=csv,noheader"},
         timeout);
     if (output.started && !output.timed_out && output.exit_code != 0) {
         with_capability = false;
         output = detail::run_tool(
-            *tool, {"--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"}, timeout);
+            tool, {"--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"}, timeout);
     }
+    return output;
+}
+
+smi_result check_nvidia_smi(const std::string& search_path, std::chrono::milliseconds timeout,
+                            bool driver_loaded, bool cuda_usable)
+{
+    smi_result result;
+    const std::optional<std::string> tool = detail::find_tool("nvidia-smi", search_path);
+    if (!tool) {
+        result.check = smi_missing(driver_loaded, cuda_usable);
+        return result;
+    }
+    diagnostic& check = result.check;
+    check.name = nvidia_smi_check;
+    bool with_capability = true;
+    const detail::tool_output output = query_smi(*tool, timeout, with_capability);
     if (!output.started || output.timed_out || output.exit_code != 0) {
         check.status = diagnostic_status::error;
         check.detail = *tool + (output.timed_out ? " did not answer within " +
@@ -483,348 +492,36 @@ diagnostic check_platform(std::string name, const char* tool_name, const std::st
     return check;
 }
 
-// --- library copies -------------------------------------------------------------------------
-
-void add_folder(std::vector<std::string>& folders, std::set<std::string>& seen, const std::string& folder)
-{
-    std::error_code ec;
-    if (folder.empty() || !fs::is_directory(folder, ec)) {
-        return;
-    }
-    const fs::path canonical = fs::canonical(folder, ec);
-    if (!ec && seen.insert(canonical.string()).second) {
-        folders.push_back(folder);
-    }
-}
-
-void add_ld_so_conf(std::vector<std::string>& folders, std::set<std::string>& seen,
-                    const std::string& file, int depth)
-{
-    std::ifstream conf(file);
-    std::string line;
-    while (depth < 4 && std::getline(conf, line)) {
-        line = trim(line.substr(0, line.find('#')));
-        if (line.rfind("include", 0) == 0) {
-            for (const std::string& included : detail::glob_paths(trim(line.substr(7)))) {
-                add_ld_so_conf(folders, seen, included, depth + 1);
-            }
-        } else if (!line.empty()) {
-            add_folder(folders, seen, line);
-        }
-    }
-}
-
-// The loader's search order: LD_LIBRARY_PATH, then ld.so.cache (built from ld.so.conf), then the
-// system folders; the toolkit and cuDNN roots come last because builds pick copies there.
-std::vector<std::string> library_folders(const std::optional<std::string>& loaded)
-{
-    std::vector<std::string> folders;
-    std::set<std::string> seen;
-    for (const std::string& folder : split(environment("LD_LIBRARY_PATH"), ':')) {
-        add_folder(folders, seen, folder);
-    }
-    add_ld_so_conf(folders, seen, "/etc/ld.so.conf", 0);
-    for (const char* pattern : {"/lib/*-linux-gnu", "/usr/lib/*-linux-gnu", "/lib64", "/usr/lib64",
-                                "/lib", "/usr/lib", "/usr/local/lib"}) {
-        for (const std::string& folder : detail::glob_paths(pattern)) {
-            add_folder(folders, seen, folder);
-        }
-    }
-    for (const char* variable : {"CUDA_HOME", "CUDA_PATH", "CUDNN_ROOT"}) {
-        if (const std::string root = environment(variable); !root.empty()) {
-            add_folder(folders, seen, root + "/lib64");
-            add_folder(folders, seen, root + "/lib");
-        }
-    }
-    if (loaded) {
-        add_folder(folders, seen, fs::path(*loaded).parent_path().string());
-    }
-    return folders;
-}
-
-// "libcudnn.so" or "libcudnn.so.9.1.0" for library "libcudnn"; the version part, or nullopt.
-std::optional<std::string> soname_version(const std::string& file_name, std::string_view library)
-{
-    const std::string stem = std::string(library) + ".so";
-    if (file_name.rfind(stem, 0) != 0) {
-        return std::nullopt;
-    }
-    const std::string rest = file_name.substr(stem.size());
-    if (rest.empty()) {
-        return std::string();
-    }
-    if (rest.front() != '.' || rest.size() == 1 ||
-        rest.find_first_not_of("0123456789.", 1) != std::string::npos) {
-        return std::nullopt;
-    }
-    return rest.substr(1);
-}
-
-std::string major_of(const std::string& version) { return version.substr(0, version.find('.')); }
-
-// A switch, not a table indexed by the status: a status cast from an out-of-range number (a
-// report read back from elsewhere) must not read past the table.
-std::string_view tag(diagnostic_status status) noexcept
-{
-    switch (status) {
-    case diagnostic_status::ok:
-        return "[ OK ]";
-    case diagnostic_status::info:
-        return "[INFO]";
-    case diagnostic_status::skipped:
-        return "[SKIP]";
-    case diagnostic_status::warning:
-        return "[WARN]";
-    case diagnostic_status::error:
-        return "[FAIL]";
-    }
-    return "[ ?? ]";
-}
-
 } // namespace
 
-std::string_view to_string(diagnostic_status status) noexcept
-{
-    switch (status) {
-    case diagnostic_status::ok:
-        return "ok";
-    case diagnostic_status::info:
-        return "info";
-    case diagnostic_status::skipped:
-        return "skipped";
-    case diagnostic_status::warning:
-        return "warning";
-    case diagnostic_status::error:
-        return "error";
-    }
-    return "unknown";
-}
+namespace detail {
 
-const diagnostic* diagnosis::find(std::string_view name) const noexcept
+std::vector<diagnostic> cuda_checks(const std::string& search_path, std::chrono::milliseconds timeout)
 {
-    const auto it = std::find_if(checks.begin(), checks.end(),
-                                 [&](const diagnostic& check) { return check.name == name; });
-    return it == checks.end() ? nullptr : &*it;
-}
-
-std::size_t diagnosis::count(diagnostic_status status) const noexcept
-{
-    return static_cast<std::size_t>(std::count_if(
-        checks.begin(), checks.end(), [&](const diagnostic& check) { return check.status == status; }));
-}
-
-diagnostic_status diagnosis::worst() const noexcept
-{
-    diagnostic_status worst = diagnostic_status::ok;
-    for (const diagnostic& check : checks) {
-        worst = std::max(worst, check.status);
-    }
-    return worst;
-}
-
-bool diagnosis::healthy(bool strict) const noexcept
-{
-    return count(diagnostic_status::error) == 0 &&
-           (!strict || count(diagnostic_status::warning) == 0);
-}
-
-std::vector<std::string> diagnosis::recommendations() const
-{
-    const auto failed = [](diagnostic_status status) {
-        return status == diagnostic_status::error || status == diagnostic_status::warning;
-    };
-    std::vector<std::string> fixes;
-    for (const diagnostic_status level : {diagnostic_status::error, diagnostic_status::warning}) {
-        for (const diagnostic& check : checks) {
-            if (check.status != level || check.fix.empty()) {
-                continue;
-            }
-            const diagnostic* cause = check.caused_by.empty() ? nullptr : find(check.caused_by);
-            if (cause != nullptr && failed(cause->status)) {
-                continue; // fixing the cause fixes this one
-            }
-            if (std::find(fixes.begin(), fixes.end(), check.fix) == fixes.end()) {
-                fixes.push_back(check.fix);
-            }
-        }
-    }
-    return fixes;
-}
-
-std::vector<std::string> diagnosis::describe() const
-{
-    std::vector<std::string> lines;
-    for (const diagnostic& check : checks) {
-        lines.push_back(std::string(tag(check.status)) + " " + check.name + ": " + check.detail);
-        if (!check.caused_by.empty()) {
-            lines.push_back("       (follows from: " + check.caused_by + ")");
-        } else if (!check.fix.empty() && check.status != diagnostic_status::ok) {
-            lines.push_back("       fix: " + check.fix);
-        }
-    }
-    const std::vector<std::string> fixes = recommendations();
-    lines.emplace_back();
-    if (fixes.empty()) {
-        lines.emplace_back(healthy(true) ? "Your CUDA environment is ready."
-                                         : "No errors or warnings that need a fix.");
-        return lines;
-    }
-    lines.push_back("Recommendations (" + std::to_string(count(diagnostic_status::error)) +
-                    " error(s), " + std::to_string(count(diagnostic_status::warning)) +
-                    " warning(s)):");
-    for (std::size_t i = 0; i < fixes.size(); ++i) {
-        lines.push_back("  " + std::to_string(i + 1) + ". " + fixes[i]);
-    }
-    return lines;
-}
-
-diagnosis diagnose(const diagnose_options& options)
-{
-    const std::string search_path = options.search_path.value_or(environment("PATH"));
     const bool driver_loaded = driver_version().installed();
-    const bool cuda_usable = is_available();
-
-    diagnosis report;
-    smi_result smi = check_nvidia_smi(search_path, options.tool_timeout, driver_loaded, cuda_usable);
-    report.checks.push_back(std::move(smi.check));
-    report.checks.push_back(check_driver(smi.gpus));
-    const bool driver_problem = report.checks.back().status == diagnostic_status::error;
-    report.checks.push_back(check_runtime());
+    std::vector<diagnostic> checks;
+    smi_result smi = check_nvidia_smi(search_path, timeout, driver_loaded, is_available());
+    checks.push_back(std::move(smi.check));
+    checks.push_back(check_driver(smi.gpus));
+    const bool driver_problem = checks.back().status == diagnostic_status::error;
+    checks.push_back(check_runtime());
     gpus_result gpus = check_gpus(smi.gpus, driver_problem);
-    report.checks.push_back(std::move(gpus.check));
-    report.checks.push_back(check_kernel_images(gpus.gpus));
-    report.checks.push_back(check_nvcc(search_path, options.tool_timeout));
-    for (const diagnostic_source& source : options.sources) {
-        if (!source) {
-            continue;
-        }
-        try {
-            for (diagnostic& check : source()) {
-                report.checks.push_back(std::move(check));
-            }
-        } catch (const std::exception& e) {
-            report.checks.push_back({"diagnostic source", diagnostic_status::error,
-                                     std::string("a check threw: ") + e.what(), {}, {}});
-        }
-    }
-    report.checks.push_back(check_platform("ROCm", "rocm-smi", search_path, {"/opt/rocm/bin"},
-                                           "AMD ROCm"));
+    checks.push_back(std::move(gpus.check));
+    checks.push_back(check_kernel_images(gpus.gpus));
+    checks.push_back(check_nvcc(search_path, timeout));
+    return checks;
+}
+
+std::vector<diagnostic> platform_checks(const std::string& search_path)
+{
     std::vector<std::string> oneapi = {"/opt/intel/oneapi/compiler/latest/bin"};
     if (const std::string root = environment("ONEAPI_ROOT"); !root.empty()) {
         oneapi.insert(oneapi.begin(), root + "/compiler/latest/bin");
     }
-    report.checks.push_back(check_platform("Intel oneAPI", "sycl-ls", search_path, oneapi,
-                                           "Intel oneAPI (SYCL)"));
-    return report;
+    return {check_platform("ROCm", "rocm-smi", search_path, {"/opt/rocm/bin"}, "AMD ROCm"),
+            check_platform("Intel oneAPI", "sycl-ls", search_path, oneapi, "Intel oneAPI (SYCL)")};
 }
 
-std::optional<std::string> loaded_library_path(std::string_view library)
-{
-    for (const std::string& path : detail::loaded_objects()) {
-        if (soname_version(fs::path(path).filename().string(), library)) {
-            return path;
-        }
-    }
-    return std::nullopt;
-}
-
-std::vector<library_copy> find_library_copies(std::string_view library)
-{
-    const std::optional<std::string> loaded = loaded_library_path(library);
-    std::error_code ec;
-    const std::string loaded_resolved = loaded ? fs::canonical(*loaded, ec).string() : std::string();
-    std::vector<library_copy> copies;
-    for (const std::string& folder : library_folders(loaded)) {
-        for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
-            const std::string file_name = entry.path().filename().string();
-            if (!soname_version(file_name, library)) {
-                continue;
-            }
-            std::error_code resolve_error;
-            const fs::path resolved = fs::canonical(entry.path(), resolve_error);
-            if (resolve_error || !fs::is_regular_file(resolved, resolve_error)) {
-                continue; // a dangling link is no copy
-            }
-            // The resolved file's own name carries the fullest version (libcudnn.so.9.1.0).
-            std::string version = soname_version(resolved.filename().string(), library).value_or("");
-            if (version.empty()) {
-                version = *soname_version(file_name, library);
-            }
-            const auto same = std::find_if(copies.begin(), copies.end(), [&](const library_copy& c) {
-                return c.resolved_path == resolved.string();
-            });
-            if (same != copies.end()) {
-                // Name the copy by its most specific link (libcublas.so.13 over libcublas.so).
-                if (file_name.size() > fs::path(same->path).filename().string().size() &&
-                    fs::path(same->path).parent_path() == entry.path().parent_path()) {
-                    same->path = entry.path().string();
-                }
-                continue;
-            }
-            copies.push_back({entry.path().string(), resolved.string(), version,
-                              resolved.string() == loaded_resolved});
-        }
-    }
-    return copies;
-}
-
-diagnostic check_library_copies(std::string name, const std::vector<std::string>& libraries,
-                                std::string_view root_variable)
-{
-    diagnostic check;
-    check.name = std::move(name);
-    check.status = diagnostic_status::ok;
-    for (const std::string& library : libraries) {
-        const std::vector<library_copy> copies = find_library_copies(library);
-        if (!check.detail.empty()) {
-            check.detail += "; ";
-        }
-        if (copies.empty()) {
-            check.detail += library + ": no copy on the library path";
-            continue;
-        }
-        std::map<std::string, std::vector<const library_copy*>> by_major;
-        for (const library_copy& copy : copies) {
-            by_major[major_of(copy.soname_version)].push_back(&copy);
-        }
-        for (const auto& [major, group] : by_major) {
-            const std::string soname = library + ".so" + (major.empty() ? "" : "." + major);
-            if (group.size() > 1) {
-                check.status = diagnostic_status::warning;
-                check.detail += std::to_string(group.size()) + " copies of " + soname + ":";
-            } else {
-                check.detail += soname + ":";
-            }
-            for (const library_copy* copy : group) {
-                check.detail += " " + copy->path + (copy->loaded ? " (loaded)" : "");
-            }
-            check.detail += "; ";
-        }
-        check.detail.erase(check.detail.size() - 2);
-    }
-    if (check.status == diagnostic_status::warning) {
-        check.fix = "the loader takes the first copy it finds, so a program built against one "
-                    "copy can load another (the version-mismatch errors of the article's table): "
-                    "keep one copy per version on the library path (remove the others, or drop "
-                    "their folders from LD_LIBRARY_PATH and run ldconfig)";
-        if (!root_variable.empty()) {
-            check.fix += ", and set " + std::string(root_variable) +
-                         " to the folder of the copy you keep when building";
-        }
-    }
-    return check;
-}
-
-void record_failure(diagnostic& check, const error& failure)
-{
-    check.status = diagnostic_status::error;
-    check.detail = failure.api() + ": " + failure.status_name() + " (" +
-                   std::to_string(failure.code()) + "): " + failure.message();
-    check.fix = failure.hint().empty() ? std::string("run cudagap-doctor on a machine with a GPU")
-                                       : failure.hint();
-    if (!is_available()) {
-        check.caused_by = "GPUs"; // no usable GPU: the core's check names the root cause
-    }
-}
+} // namespace detail
 
 } // namespace gpu

@@ -1,14 +1,12 @@
 /// @file diagnose.hpp
 /// @brief The environment diagnosis behind `cudagap-doctor`: a structured report of checks
-/// (driver, runtime, GPUs, kernel images, toolkit, library copies, other platforms), each with
-/// what was found and the exact fix.
-///
-/// The core checks what the CUDA runtime and the system can tell; the wings add their own
-/// checks (`gpu::blas::diagnostics`, `gpu::dnn::diagnostics`) without the core knowing them:
+/// (driver, runtime, GPUs, kernel images, toolkit, cuBLAS, cuDNN, library copies, other
+/// platforms), each with what was found and the exact fix. Part of the tools component
+/// (`cudagap::tools`), which sits above the wings and runs the checks of every wing this
+/// cudagap was built with:
 ///
 /// @code
-/// const gpu::diagnosis report =
-///     gpu::diagnose({.sources = {gpu::blas::diagnostics, gpu::dnn::diagnostics}});
+/// const gpu::diagnosis report = gpu::diagnose();
 /// for (const std::string& line : report.describe()) {
 ///     std::puts(line.c_str());
 /// }
@@ -16,11 +14,8 @@
 /// @endcode
 #pragma once
 
-#include <gpu/error.hpp>
-
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,14 +49,9 @@ struct diagnostic {
     friend bool operator==(const diagnostic&, const diagnostic&) = default;
 };
 
-/// @brief Marks @p check as failed by @p failure, a library call that threw: the detail is the
-/// error's `<api>: <status name> (<code>): <message>`, the fix its hint, and when no GPU is
-/// usable the root cause is the core's `GPUs` check. What the wings' handle checks share.
-void record_failure(diagnostic& check, const error& failure);
-
 /// @brief The report of `gpu::diagnose()`: the checks in the order they ran.
 struct diagnosis {
-    std::vector<diagnostic> checks{}; ///< every check, core ones first, then the wings', then platforms
+    std::vector<diagnostic> checks{}; ///< every check: CUDA's first, then the wings', then other platforms
 
     /// @brief The first check called @p name, or null.
     [[nodiscard]] const diagnostic* find(std::string_view name) const noexcept;
@@ -88,14 +78,8 @@ struct diagnosis {
     [[nodiscard]] std::vector<std::string> describe() const;
 };
 
-/// @brief Something that contributes checks to a diagnosis, such as `gpu::blas::diagnostics`.
-using diagnostic_source = std::function<std::vector<diagnostic>()>;
-
 /// @brief What `diagnose` looks at.
 struct diagnose_options {
-    /// Checks added after the core's CUDA checks and before the other platforms; the cuBLAS
-    /// and cuDNN wings each offer one (the core cannot include them).
-    std::vector<diagnostic_source> sources{};
     /// Where to look for `nvidia-smi`, `nvcc`, `rocm-smi` and `sycl-ls`, as a PATH-style list;
     /// empty means the `PATH` of this process.
     std::optional<std::string> search_path{};
@@ -114,42 +98,17 @@ struct diagnose_options {
 /// - `kernel images`: each GPU's compute capability against the architectures this library was
 ///   built for, which predicts "no kernel image is available" before any launch;
 /// - `nvcc`: on the search path (or only in a toolkit folder), its release against the runtime;
-/// - the checks of @p options `.sources` (cuBLAS, cuDNN);
+/// - `cuBLAS`, `cuBLAS handle`, `cuBLAS copies on the library path`: the versions compiled
+///   against and loaded (cuBLAS with the cuBLASLt of the same release), a handle created on
+///   the current device (its error and hint when that fails, following from `GPUs` without a
+///   usable GPU), and more than one copy of a major version on the library path;
+/// - `cuDNN`, `cuDNN handle`, `cuDNN copies on the library path`: the same for cuDNN, with the
+///   CUDA version the loaded cuDNN was built for against the runtime;
+/// - for a wing this cudagap was built without, one `skipped` check (`cuBLAS` or `cuDNN`)
+///   that says how to get it;
 /// - `ROCm` and `Intel oneAPI`: present or not, as information.
 ///
 /// Never throws for a broken environment (that is what it reports); needs no GPU.
 [[nodiscard]] diagnosis diagnose(const diagnose_options& options = {});
-
-/// @brief One file of a shared library found on the loader's search path.
-struct library_copy {
-    std::string path{};        ///< where it was found, e.g. `/usr/local/cuda/lib64/libcudnn.so.9`
-    std::string resolved_path{}; ///< the file it is after following links
-    std::string soname_version{};///< the version in the file name after `.so.`, e.g. `9` or `9.1.0`
-    bool loaded = false;       ///< this process has this file loaded
-
-    /// @brief Copies compare equal field by field.
-    friend bool operator==(const library_copy&, const library_copy&) = default;
-};
-
-/// @brief The distinct files of the shared library @p library (e.g. `libcudnn`, matching
-/// `libcudnn.so` and `libcudnn.so.<version>`, not `libcudnn_ops.so`) on the dynamic loader's
-/// search path: `LD_LIBRARY_PATH`, the folders of `/etc/ld.so.conf`, the system library
-/// folders, the folders named by `CUDA_HOME`, `CUDA_PATH` and `CUDNN_ROOT`, and the folder of
-/// the copy this process has loaded. Links to the same file count once.
-[[nodiscard]] std::vector<library_copy> find_library_copies(std::string_view library);
-
-/// @brief The file this process has loaded for @p library (e.g. `libcublas`), if any.
-[[nodiscard]] std::optional<std::string> loaded_library_path(std::string_view library);
-
-/// @brief A ready-made check that @p libraries (e.g. `{"libcudnn"}`) have one copy each per
-/// major version on the search path: `warning` listing the copies and the one loaded when there
-/// are more, with a fix that names @p root_variable (e.g. `CUDNN_ROOT`); `ok` otherwise.
-/// What the wings use for "more than one cuDNN or cuBLAS visible".
-/// @param name the check's name, e.g. `cuDNN copies on the library path`
-/// @param libraries the library base names to look for
-/// @param root_variable the variable that selects the copy to build against; may be empty
-[[nodiscard]] diagnostic check_library_copies(std::string name,
-                                              const std::vector<std::string>& libraries,
-                                              std::string_view root_variable);
 
 } // namespace gpu

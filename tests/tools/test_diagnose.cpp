@@ -1,7 +1,10 @@
-// gpu/diagnose.hpp: the diagnosis of this machine's real environment, compared with facts read
-// here independently, and of fake environments (tools on a temporary search path, library
-// copies on a temporary LD_LIBRARY_PATH).
-#include <gpu/diagnose.hpp>
+// gpu/tools/diagnose.hpp and gpu/tools/library_copies.hpp: the diagnosis of this machine's real
+// environment, compared with facts read here independently, and of fake environments (tools on
+// a temporary search path, library copies on a temporary LD_LIBRARY_PATH).
+#include <gpu/tools/diagnose.hpp>
+#include <gpu/tools/library_copies.hpp>
+
+#include "checks.hpp" // the private helpers the wings' checks share
 
 #include <gpu/device.hpp>
 #include <gpu/version.hpp>
@@ -19,6 +22,8 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
@@ -120,10 +125,27 @@ gpu::diagnostic_status expected_status(gpu::kernel_image image)
     }
 }
 
+// The checks gpu::diagnose runs after @p cuda_checks: each built wing's three, or one skipped
+// check for a wing this cudagap lacks, then the other platforms.
+std::vector<std::string> wing_check_names(std::vector<std::string> names)
+{
+    if (CUDAGAP_TEST_WITH_BLAS) {
+        names.insert(names.end(), {"cuBLAS", "cuBLAS handle", "cuBLAS copies on the library path"});
+    } else {
+        names.emplace_back("cuBLAS");
+    }
+    if (CUDAGAP_TEST_WITH_DNN) {
+        names.insert(names.end(), {"cuDNN", "cuDNN handle", "cuDNN copies on the library path"});
+    } else {
+        names.emplace_back("cuDNN");
+    }
+    names.insert(names.end(), {"ROCm", "Intel oneAPI"});
+    return names;
+}
+
 gpu::diagnosis diagnose_with_tools(const temporary_folder& tools)
 {
-    return gpu::diagnose({.sources = {}, .search_path = tools.path.string(),
-                          .tool_timeout = std::chrono::milliseconds(5000)});
+    return gpu::diagnose({.search_path = tools.path.string(), .tool_timeout = std::chrono::milliseconds(5000)});
 }
 
 } // namespace
@@ -131,9 +153,8 @@ gpu::diagnosis diagnose_with_tools(const temporary_folder& tools)
 TEST_CASE("the diagnosis runs the article's checks in order, each with a detail", "[diagnose]")
 {
     const gpu::diagnosis report = gpu::diagnose();
-    const std::vector<std::string> expected = {"nvidia-smi", "NVIDIA driver", "CUDA runtime",
-                                               "GPUs",       "kernel images", "nvcc",
-                                               "ROCm",       "Intel oneAPI"};
+    const std::vector<std::string> expected = wing_check_names({"nvidia-smi", "NVIDIA driver", "CUDA runtime",
+                                                                "GPUs", "kernel images", "nvcc"});
     REQUIRE(report.checks.size() == expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) {
         INFO(report.checks[i].name << ": " << report.checks[i].detail);
@@ -349,7 +370,7 @@ TEST_CASE("a failing or hanging nvidia-smi is an error with what it said", "[dia
         tools.tool("nvidia-smi", "exec sleep 30");
         const auto start = std::chrono::steady_clock::now();
         const gpu::diagnosis report = gpu::diagnose(
-            {.sources = {}, .search_path = tools.path.string(), .tool_timeout = std::chrono::milliseconds(300)});
+            {.search_path = tools.path.string(), .tool_timeout = std::chrono::milliseconds(300)});
         CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
         const gpu::diagnostic smi = require_check(report, "nvidia-smi");
         CHECK(smi.status == gpu::diagnostic_status::error);
@@ -404,25 +425,33 @@ TEST_CASE("other platforms are reported as information", "[diagnose]")
     CHECK_THAT(oneapi.detail, Contains("Intel oneAPI (SYCL) is installed"));
 }
 
-TEST_CASE("sources add their checks after the core's and before the platforms", "[diagnose]")
+TEST_CASE("a wing this cudagap was built without is a skipped check that says how to get it",
+          "[diagnose]")
 {
-    const gpu::diagnosis report = gpu::diagnose(
-        {.sources = {[] {
-                         return std::vector<gpu::diagnostic>{
-                             {"wing check", gpu::diagnostic_status::ok, "fine", "", ""}};
-                     },
-                     []() -> std::vector<gpu::diagnostic> { throw std::runtime_error("boom"); }}});
-    std::vector<std::string> names;
-    for (const gpu::diagnostic& check : report.checks) {
-        names.push_back(check.name);
+    const gpu::diagnosis report = gpu::diagnose();
+    for (const auto& [wing, built] : {std::pair{"cuBLAS", CUDAGAP_TEST_WITH_BLAS != 0},
+                                      std::pair{"cuDNN", CUDAGAP_TEST_WITH_DNN != 0}}) {
+        const gpu::diagnostic* check = report.find(wing);
+        REQUIRE(check != nullptr);
+        INFO(check->name << ": " << check->detail);
+        CHECK((check->status == gpu::diagnostic_status::skipped) == !built);
+        CHECK(check->detail.rfind("this cudagap was built without it", 0) == (built ? std::string::npos : 0));
     }
-    REQUIRE(names.size() == 10);
-    CHECK(names[5] == "nvcc");
-    CHECK(names[6] == "wing check");
-    CHECK(names[7] == "diagnostic source");
-    CHECK(report.checks[7].status == gpu::diagnostic_status::error);
-    CHECK_THAT(report.checks[7].detail, Contains("boom"));
-    CHECK(names[8] == "ROCm");
+}
+
+TEST_CASE("a group of checks that throws becomes one failed check, not a lost report", "[diagnose]")
+{
+    const std::vector<gpu::diagnostic> fine = gpu::detail::run_checks("wing", [] {
+        return std::vector<gpu::diagnostic>{{"wing check", gpu::diagnostic_status::ok, "fine", "", ""}};
+    });
+    REQUIRE(fine.size() == 1);
+    CHECK(fine[0].name == "wing check");
+    const std::vector<gpu::diagnostic> thrown = gpu::detail::run_checks(
+        "cuBLAS", []() -> std::vector<gpu::diagnostic> { throw std::runtime_error("boom"); });
+    REQUIRE(thrown.size() == 1);
+    CHECK(thrown[0].name == "cuBLAS");
+    CHECK(thrown[0].status == gpu::diagnostic_status::error);
+    CHECK_THAT(thrown[0].detail, Contains("a check threw: boom"));
 }
 
 TEST_CASE("recommendations lead with root causes, errors first, each fix once", "[diagnose]")
@@ -534,7 +563,7 @@ TEST_CASE("record_failure turns a thrown library error into a failed check", "[d
     const gpu::blas_error failure("cublasCreate(&raw)", "CUBLAS_STATUS_NOT_INITIALIZED", 1,
                                   "the library was not initialized", "install a driver", -1,
                                   std::source_location::current());
-    gpu::record_failure(check, failure);
+    gpu::detail::record_failure(check, failure);
     CHECK(check.status == gpu::diagnostic_status::error);
     CHECK(check.detail ==
           "cublasCreate(&raw): CUBLAS_STATUS_NOT_INITIALIZED (1): the library was not initialized");
@@ -542,7 +571,7 @@ TEST_CASE("record_failure turns a thrown library error into a failed check", "[d
     CHECK(check.caused_by == (gpu::is_available() ? "" : "GPUs"));
 
     gpu::diagnostic without_hint{.name = "cuDNN handle"};
-    gpu::record_failure(without_hint, gpu::dnn_error("cudnnCreate(&raw)", "CUDNN_STATUS_INTERNAL_ERROR",
+    gpu::detail::record_failure(without_hint, gpu::dnn_error("cudnnCreate(&raw)", "CUDNN_STATUS_INTERNAL_ERROR",
                                                      4000, "internal", "", 0,
                                                      std::source_location::current()));
     CHECK(without_hint.fix == "run cudagap-doctor on a machine with a GPU");

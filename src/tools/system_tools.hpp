@@ -1,4 +1,4 @@
-// Private to cudagap_core: the few operating-system services the diagnosis needs (finding and
+// Private to cudagap_tools: the few operating-system services the diagnosis needs (finding and
 // running a tool with a timeout, globbing, listing the loaded shared objects). Not installed.
 #pragma once
 

@@ -1,0 +1,54 @@
+/// @file library_copies.hpp
+/// @brief Copies of a shared library on the dynamic loader's search path, and the diagnosis
+/// check that warns when a version has more than one: the usual cause of "built against one
+/// cuDNN, loaded another". Part of the tools component (`cudagap::tools`).
+///
+/// @code
+/// for (const gpu::library_copy& copy : gpu::find_library_copies("libcudnn")) {
+///     std::printf("%s%s\n", copy.path.c_str(), copy.loaded ? " (loaded)" : "");
+/// }
+/// @endcode
+#pragma once
+
+#include <gpu/tools/diagnose.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpu {
+
+/// @brief One file of a shared library found on the loader's search path.
+struct library_copy {
+    std::string path{};        ///< where it was found, e.g. `/usr/local/cuda/lib64/libcudnn.so.9`
+    std::string resolved_path{}; ///< the file it is after following links
+    std::string soname_version{};///< the version in the file name after `.so.`, e.g. `9` or `9.1.0`
+    bool loaded = false;       ///< this process has this file loaded
+
+    /// @brief Copies compare equal field by field.
+    friend bool operator==(const library_copy&, const library_copy&) = default;
+};
+
+/// @brief The distinct files of the shared library @p library (e.g. `libcudnn`, matching
+/// `libcudnn.so` and `libcudnn.so.<version>`, not `libcudnn_ops.so`) on the dynamic loader's
+/// search path: `LD_LIBRARY_PATH`, the folders of `/etc/ld.so.conf`, the system library
+/// folders, the folders named by `CUDA_HOME`, `CUDA_PATH` and `CUDNN_ROOT`, and the folder of
+/// the copy this process has loaded. Links to the same file count once.
+[[nodiscard]] std::vector<library_copy> find_library_copies(std::string_view library);
+
+/// @brief The file this process has loaded for @p library (e.g. `libcublas`), if any.
+[[nodiscard]] std::optional<std::string> loaded_library_path(std::string_view library);
+
+/// @brief A ready-made check that @p libraries (e.g. `{"libcudnn"}`) have one copy each per
+/// major version on the search path: `warning` listing the copies and the one loaded when there
+/// are more, with a fix that names @p root_variable (e.g. `CUDNN_ROOT`); `ok` otherwise.
+/// What `gpu::diagnose` runs for the CUDA runtime, cuBLAS and cuDNN.
+/// @param name the check's name, e.g. `cuDNN copies on the library path`
+/// @param libraries the library base names to look for
+/// @param root_variable the variable that selects the copy to build against; may be empty
+[[nodiscard]] diagnostic check_library_copies(std::string name,
+                                              const std::vector<std::string>& libraries,
+                                              std::string_view root_variable);
+
+} // namespace gpu

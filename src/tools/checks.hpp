@@ -1,0 +1,54 @@
+// Private to cudagap_tools: the groups of checks gpu::diagnose runs, in the order it runs them,
+// and what they share. Not installed; the tools' tests include it.
+#pragma once
+
+#include <gpu/error.hpp>
+#include <gpu/tools/diagnose.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpu::detail {
+
+/// The name of the check that every "no usable GPU" failure follows from.
+inline constexpr const char* gpus_check = "GPUs";
+
+/// The value of the environment variable @p name, or empty when it is not set.
+[[nodiscard]] std::string environment(const char* name);
+
+/// `nvidia-smi`, `NVIDIA driver`, `CUDA runtime`, `GPUs`, `kernel images` and `nvcc`
+/// (cuda_checks.cpp), looking for the tools in @p search_path and killing one after @p timeout.
+[[nodiscard]] std::vector<diagnostic> cuda_checks(const std::string& search_path,
+                                                  std::chrono::milliseconds timeout);
+
+/// `ROCm` and `Intel oneAPI`, as information (cuda_checks.cpp).
+[[nodiscard]] std::vector<diagnostic> platform_checks(const std::string& search_path);
+
+/// `cuBLAS`, `cuBLAS handle`, `cuBLAS copies on the library path` (blas_checks.cpp, compiled
+/// only when the blas wing is built).
+[[nodiscard]] std::vector<diagnostic> blas_checks();
+
+/// `cuDNN`, `cuDNN handle`, `cuDNN copies on the library path` (dnn_checks.cpp, compiled only
+/// when the dnn wing is built).
+[[nodiscard]] std::vector<diagnostic> dnn_checks();
+
+/// Marks @p check as failed by @p failure, a library call that threw: the detail is the error's
+/// `<api>: <status name> (<code>): <message>`, the fix its hint, and when no GPU is usable the
+/// root cause is the `GPUs` check. What the wings' handle checks share.
+void record_failure(diagnostic& check, const error& failure);
+
+/// The check @p name of a library's handle: runs @p create, which makes a handle on the current
+/// device and returns what to say of it; `ok` with "<api> works on GPU <id> (<name>)<what it
+/// said>", or the library's error through `record_failure`. What the wings' handle checks share.
+[[nodiscard]] diagnostic check_handle(std::string name, const std::string& api,
+                                      const std::function<std::string()>& create);
+
+/// The checks of @p group; when it throws, one failed check called @p name that quotes the
+/// exception, so that a diagnosis never ends without its report.
+[[nodiscard]] std::vector<diagnostic> run_checks(const std::string& name,
+                                                 const std::function<std::vector<diagnostic>()>& group);
+
+} // namespace gpu::detail
