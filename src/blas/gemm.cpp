@@ -2,7 +2,6 @@
 // asks for, errors that name the GEMM, and the checks a handle's profile asks for.
 #include <gpu/blas/error.hpp>
 #include <gpu/blas/gemm.hpp>
-#include <gpu/blas/numerics.hpp>
 #include <gpu/numerics.hpp>
 
 #include <cublas_v2.h>
@@ -159,9 +158,13 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
         h.stream().synchronize();
     }
     if (h.check_numerics()) {
-        // Column-major C: n columns of m contiguous elements, ldc apart.
-        const gpu::non_finite_report report =
-            count_non_finite(call.output, call.c, p.batch_count, p.stride_c, p.n, p.m, p.ldc, h.stream());
+        // Column-major C: batch_count blocks stride_c apart, each n columns of m contiguous
+        // elements, ldc apart.
+        const gpu::non_finite_report report = gpu::detail::check_finite_strided(
+            call.c, call.output,
+            {.batch = p.batch_count, .batch_stride = p.stride_c, .runs = p.n, .run_length = p.m,
+             .run_stride = p.ldc},
+            h.stream());
         if (!report.all_finite()) {
             throw gpu::numerics_error(std::string(function) + " (" +
                                           describe_call(call, compute_type_name(call.input, mode)) + ")",
