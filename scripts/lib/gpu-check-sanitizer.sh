@@ -3,23 +3,23 @@
 # refuses the device: "Device not supported", then error 999 at the first allocation; that is
 # the host's limit, not a defect of cudagap, and every sanitizer step is then SKIP with the
 # reason), then memcheck, racecheck and initcheck, each on the tests where cudagap's own kernels
-# (src/blas/*.cu), its memory handling and its cuDNN convolution trials run, and each cut to the
+# (src/core/numerics.cu, src/blas/*.cu), its memory handling and its cuDNN convolution trials run, and each cut to the
 # time the budget has left.
 #
 # A spec is "<suite>:<Catch2 test spec>", with test files as tags ([#test_numerics]: Catch2's -#).
 
 sanitizer_specs() { # sets memcheck_specs, racecheck_specs, initcheck_specs
   if ((quick)); then
-    memcheck_specs=("core:[memory][gpu]" "blas:[#test_numerics][gpu],[#test_convert][gpu]")
+    memcheck_specs=("core:[memory][gpu],[#test_numerics][gpu]" "blas:[#test_numerics][gpu],[#test_convert][gpu]")
     racecheck_specs=("blas:[#test_numerics][gpu],[#test_convert][gpu]")
     initcheck_specs=("blas:[#test_numerics][gpu],[#test_convert][gpu]" "dnn:[#test_convolution][gpu]")
   else
-    memcheck_specs=("core:[memory][gpu]" "blas:[#test_numerics][gpu],[#test_convert][gpu],[#test_gemm][gpu]"
+    memcheck_specs=("core:[memory][gpu],[#test_numerics][gpu]"
+      "blas:[#test_numerics][gpu],[#test_convert][gpu],[#test_gemm][gpu]" "dnn:[#test_convolution][gpu]")
+    racecheck_specs=("core:[#test_numerics][gpu]" "blas:[#test_numerics][gpu],[#test_convert][gpu]"
       "dnn:[#test_convolution][gpu]")
-    racecheck_specs=("blas:[#test_numerics][gpu],[#test_convert][gpu]"
-      "dnn:[#test_numerics][gpu],[#test_convolution][gpu]")
-    initcheck_specs=("core:[memory][gpu]" "blas:[#test_numerics][gpu],[#test_convert][gpu],[#test_gemm][gpu]"
-      "dnn:[#test_numerics][gpu],[#test_convolution][gpu]")
+    initcheck_specs=("core:[memory][gpu],[#test_numerics][gpu]"
+      "blas:[#test_numerics][gpu],[#test_convert][gpu],[#test_gemm][gpu]" "dnn:[#test_convolution][gpu]")
   fi
 }
 
