@@ -4,7 +4,8 @@
 // Cases: event record (gpu::event::record vs cudaEventRecord), stream query
 // (gpu::stream::is_ready vs cudaStreamQuery) and a GEMM launch (gpu::blas::gemm vs the
 // cublasGemmEx call it makes, FP32 64x64x64 on one handle and stream, so that the launch, not
-// the math, is what is timed).
+// the math, is what is timed: cudagap's side is plan_gemm's checks and that one cuBLAS call, the
+// handle's math and pointer modes coming from its own record).
 // The raw side checks its status too, as any careful caller must; the difference is what the
 // wrapper adds. Both sides run in alternating repetitions (A B B A ...) with the host clock
 // around a batch of back-to-back calls; the stream is synchronised between batches, outside
@@ -58,11 +59,12 @@ timing_plan plan_for(const bench::options& settings, int calls)
     return settings.quick ? timing_plan{10, calls / 4} : timing_plan{60, calls};
 }
 
-// The raw side's check: what a careful caller writes around a bare CUDA call.
+// The raw side's check: what a careful caller writes around a bare CUDA call, with cudagap's
+// public error type (the hint is built only on failure).
 void check(cudaError_t status, const char* api)
 {
     if (status != cudaSuccess && status != cudaErrorNotReady) [[unlikely]] {
-        gpu::detail::throw_cuda_error(status, api, std::source_location::current());
+        throw gpu::cuda_error(status, api, gpu::hint_for(status), -1, std::source_location::current());
     }
 }
 
@@ -135,13 +137,15 @@ void gpu_part(bench::report& r)
         const auto b_view = gpu::blas::row_major(static_cast<const float*>(b.data()), n, n);
         const auto c_view = gpu::blas::row_major(c.data(), n, n);
         const int dim = static_cast<int>(n);
+        // Taken once, as a program that calls cuBLAS directly would keep it.
+        const cublasHandle_t raw_handle = h.get();
         compare(r, "GEMM launch FP32 64x64x64", target_gemm, "cublasGemmEx",
                 plan_for(r.settings(), 500),
                 [&] { gpu::blas::gemm(h, a_view, b_view, c_view); },
                 [&] {
                     // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B first, as cudagap maps it.
                     const cublasStatus_t status = cublasGemmEx(
-                        h.get(), CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, b.data(),
+                        raw_handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, b.data(),
                         CUDA_R_32F, dim, a.data(), CUDA_R_32F, dim, &beta, c.data(), CUDA_R_32F,
                         dim, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
                     if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <gpu/device.hpp>
+#include <gpu/element_type.hpp>
 #include <gpu/error.hpp>
 #include <gpu/event.hpp>
 #include <gpu/memory.hpp>

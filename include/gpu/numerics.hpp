@@ -1,13 +1,17 @@
 /// @file numerics.hpp
-/// @brief `gpu::non_finite_report`, what a NaN/Inf check of device data found, and
-/// `gpu::numerics_error`, what an operation throws when a profile's `check_numerics` finds NaN or
-/// Inf in its output (the `torch.autograd.set_detect_anomaly` idea).
+/// @brief The NaN/Inf check of cudagap, once for every wing: `gpu::check_finite` counts NaN and
+/// Inf in device memory with one kernel, `gpu::check_finite_on_host` does the same on host bytes;
+/// both answer with a `gpu::non_finite_report`. `gpu::numerics_error` is what an operation
+/// throws when a profile's `check_numerics` finds NaN or Inf in its output (the
+/// `torch.autograd.set_detect_anomaly` idea).
 ///
-/// The wings count (`gpu::blas::check_finite` with a kernel, `gpu::dnn::find_non_finite` with a
-/// host scan); the report and the error are shared, so one `catch (const gpu::numerics_error&)`
-/// covers a GEMM and a convolution:
+/// The wings add typed overloads (`gpu::blas::check_finite` on buffers and matrix views,
+/// `gpu::dnn::check_finite` on a `data_type`) that all run this check, and one
+/// `catch (const gpu::numerics_error&)` covers a GEMM and a convolution:
 ///
 /// @code
+/// const gpu::non_finite_report r = gpu::check_finite(y, count, gpu::element_type::fp16, stream);
+/// if (!r.all_finite()) std::printf("%s\n", r.to_string().c_str()); // 3 NaN and 0 Inf in ...
 /// try {
 ///     conv.forward(h, x, w, y);                 // a plan made with the development profile
 /// } catch (const gpu::numerics_error& e) {
@@ -18,11 +22,15 @@
 /// @endcode
 #pragma once
 
+#include <gpu/element_type.hpp>
 #include <gpu/error.hpp>
+#include <gpu/stream.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <source_location>
+#include <span>
 #include <string>
 
 namespace gpu {
@@ -69,5 +77,56 @@ public:
 private:
     non_finite_report report_;
 };
+
+/// @brief Counts NaN and Inf in @p count elements of @p type in device memory at @p data, after
+/// the work queued on @p stream (required: a pointer carries no stream); waits for the answer.
+///
+/// One kernel reads each element's bits once (a signalling NaN counts like a quiet one); the
+/// counts come back in one small copy, then the stream is synchronised. Not capturable in a CUDA
+/// graph (it synchronises); for debugging and for `check_numerics`.
+/// @param data the device address of the first element
+/// @param count the number of elements
+/// @param type their format
+/// @param stream where the check is queued
+/// @throws std::invalid_argument for a @p type outside the enumeration, a count whose bytes
+/// exceed the address space, or null @p data with a non-zero count (each named)
+/// @throws gpu::cuda_error when the check cannot run (no GPU, a bad pointer)
+[[nodiscard]] non_finite_report check_finite(const void* data, std::size_t count, element_type type,
+                                             stream_ref stream);
+
+/// @brief Counts NaN and Inf in @p count elements of @p type in host memory, by the same rules
+/// as the kernel of `check_finite` (the reference it is tested against without a GPU).
+/// @param host the raw bytes, at least `count * element_size(type)` of them
+/// @param count the number of elements
+/// @param type their format
+/// @throws std::invalid_argument when @p host is shorter than that (both sizes named; the
+/// comparison cannot wrap around), or @p type is outside the enumeration
+[[nodiscard]] non_finite_report check_finite_on_host(std::span<const std::byte> host,
+                                                     std::size_t count, element_type type);
+
+namespace detail {
+
+/// @brief Where the elements of strided data lie: @p batch blocks `batch_stride` elements
+/// apart, each of @p runs runs of `run_length` contiguous elements `run_stride` apart (a plain
+/// buffer of n elements: 1, 0, 1, n, n; a matrix: its rows or columns).
+struct strided_elements {
+    std::int64_t batch = 1;        ///< number of blocks
+    std::int64_t batch_stride = 0; ///< elements between the starts of two blocks
+    std::int64_t runs = 1;         ///< runs per block (rows of a row-major matrix)
+    std::int64_t run_length = 0;   ///< contiguous elements per run
+    std::int64_t run_stride = 0;   ///< elements between the starts of two runs (at least `run_length`)
+};
+
+/// @brief `check_finite` on strided data: the same kernel, reading only the elements of
+/// @p where (padding between runs and blocks is not read). The report's `first_index` is the
+/// storage offset of the first NaN or Inf from @p data.
+/// @throws std::invalid_argument for negative extents, a run stride below the run length, an
+/// element count beyond 64 bits, or null @p data with elements to read
+/// @throws gpu::cuda_error when the check cannot run
+[[nodiscard]] non_finite_report check_finite_strided(const void* data, element_type type,
+                                                     const strided_elements& where,
+                                                     stream_ref stream);
+
+} // namespace detail
 
 } // namespace gpu

@@ -2,7 +2,6 @@
 // asks for, errors that name the GEMM, and the checks a handle's profile asks for.
 #include <gpu/blas/error.hpp>
 #include <gpu/blas/gemm.hpp>
-#include <gpu/blas/numerics.hpp>
 #include <gpu/numerics.hpp>
 
 #include <cublas_v2.h>
@@ -53,12 +52,10 @@ cublasComputeType_t compute_type(element_type input, math_mode mode) noexcept
     return pedantic ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
 }
 
-// The handle's math mode as cuBLAS has it now (also when it was changed through get()); modes
-// outside math_mode (set through the raw handle) count as the default.
-math_mode current_math(cublasHandle_t raw)
+// The math mode a GEMM computes with, from the handle's record of cuBLAS's mode; modes outside
+// math_mode (read from an adopted handle) count as the default.
+math_mode gemm_math(cublasMath_t mode) noexcept
 {
-    cublasMath_t mode = CUBLAS_DEFAULT_MATH;
-    GPU_CUBLAS_CHECK(cublasGetMathMode(raw, &mode));
     switch (static_cast<int>(mode) & 0xf) {
     case CUBLAS_PEDANTIC_MATH:
         return math_mode::strict_fp32;
@@ -113,16 +110,16 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
         return;
     }
     // alpha and beta are host scalars. A handle adopted with from_native_handle (or changed
-    // through get()) may be in device pointer mode, where cuBLAS would read them as device
-    // addresses: an illegal access that ruins the context. Say so instead.
-    cublasPointerMode_t pointers = CUBLAS_POINTER_MODE_HOST;
-    GPU_CUBLAS_CHECK(cublasGetPointerMode(h.get(), &pointers));
-    if (pointers != CUBLAS_POINTER_MODE_HOST) {
+    // through get(), then refreshed) may be in device pointer mode, where cuBLAS would read them
+    // as device addresses: an illegal access that ruins the context. Say so instead. Both modes
+    // come from the handle's record: no cuBLAS call but the GEMM itself.
+    if (h.device_pointer_mode_) {
         throw std::logic_error(std::string(function) +
                                ": the cuBLAS handle is in device pointer mode, but alpha and beta are "
-                               "host values; set CUBLAS_POINTER_MODE_HOST with cublasSetPointerMode");
+                               "host values; set CUBLAS_POINTER_MODE_HOST with cublasSetPointerMode, "
+                               "then call refresh_settings()");
     }
-    const math_mode mode = current_math(h.get());
+    const math_mode mode = gemm_math(h.math_);
     const cublasComputeType_t compute = compute_type(call.input, mode);
     const cudaDataType ab_type = to_cuda(call.input);
     const cudaDataType c_type = to_cuda(call.output);
@@ -159,9 +156,13 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
         h.stream().synchronize();
     }
     if (h.check_numerics()) {
-        // Column-major C: n columns of m contiguous elements, ldc apart.
-        const gpu::non_finite_report report =
-            count_non_finite(call.output, call.c, p.batch_count, p.stride_c, p.n, p.m, p.ldc, h.stream());
+        // Column-major C: batch_count blocks stride_c apart, each n columns of m contiguous
+        // elements, ldc apart.
+        const gpu::non_finite_report report = gpu::detail::check_finite_strided(
+            call.c, call.output,
+            {.batch = p.batch_count, .batch_stride = p.stride_c, .runs = p.n, .run_length = p.m,
+             .run_stride = p.ldc},
+            h.stream());
         if (!report.all_finite()) {
             throw gpu::numerics_error(std::string(function) + " (" +
                                           describe_call(call, compute_type_name(call.input, mode)) + ")",

@@ -1,5 +1,6 @@
 // The cuBLAS handle: creation with actionable errors, stream binding that keeps the shared
-// workspace safe, math mode and atomics read back from cuBLAS, and profiles.
+// workspace safe, the record of the math and pointer modes that GEMMs read instead of cuBLAS,
+// atomics read back from cuBLAS, and profiles.
 #include <gpu/blas/handle.hpp>
 #include <gpu/event.hpp>
 
@@ -89,7 +90,19 @@ handle::handle(adopt_tag, cublasHandle_t raw, stream_ref stream) : handle_(raw),
     if (raw != nullptr) {
         GPU_CUDA_CHECK(cudaGetDevice(&device_));
         GPU_CUBLAS_CHECK(cublasSetStream(raw, stream.get()));
+        refresh_settings();
     }
+}
+
+void handle::refresh_settings()
+{
+    require_handle("gpu::blas::handle::refresh_settings");
+    cublasMath_t math = CUBLAS_DEFAULT_MATH;
+    cublasPointerMode_t pointers = CUBLAS_POINTER_MODE_HOST;
+    GPU_CUBLAS_CHECK(cublasGetMathMode(handle_.get(), &math));
+    GPU_CUBLAS_CHECK(cublasGetPointerMode(handle_.get(), &pointers));
+    math_ = math;
+    device_pointer_mode_ = pointers != CUBLAS_POINTER_MODE_HOST;
 }
 
 handle handle::from_native_handle(cublasHandle_t raw, stream_ref stream)
@@ -154,13 +167,13 @@ void handle::set_math(math_mode mode)
 {
     require_handle("gpu::blas::handle::set_math");
     GPU_CUBLAS_CHECK(cublasSetMathMode(handle_.get(), to_cublas(mode)));
+    math_ = to_cublas(mode);
 }
 
 math_mode handle::math() const
 {
     require_handle("gpu::blas::handle::math");
-    cublasMath_t raw = CUBLAS_DEFAULT_MATH;
-    GPU_CUBLAS_CHECK(cublasGetMathMode(handle_.get(), &raw));
+    const cublasMath_t raw = math_;
     const int mode = static_cast<int>(raw) & ~static_cast<int>(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
     switch (mode) {
     case CUBLAS_DEFAULT_MATH:

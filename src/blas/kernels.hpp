@@ -6,15 +6,8 @@
 
 namespace gpu::blas::detail::kernels {
 
-// Element type codes, in the order of gpu::blas::detail::element_type.
+// Element type codes, in the order of gpu::element_type (gpu::blas::detail::element_type).
 enum type_code : int { fp32 = 0, fp64 = 1, fp16 = 2, bf16 = 3 };
-
-// Counts NaN and Inf among `batch` blocks `stride` elements apart, each of `outer` runs of `inner`
-// contiguous elements `ld` apart. counters[0] += NaN, counters[1] += Inf, counters[2] = min(its
-// value, offset of the first either). Returns the launch status.
-cudaError_t count_non_finite(int type, const void* data, long long batch, long long stride,
-                             long long outer, long long inner, long long ld,
-                             unsigned long long* counters, cudaStream_t stream);
 
 // out[i] = convert(in[i] * scale + shift) for n elements (scale 1, shift 0: a plain conversion;
 // the arithmetic is done in the wider of the two types). Returns the launch status.

@@ -1,9 +1,17 @@
-// The words of a NaN/Inf report and of numerics_error, shared by both wings' checks: one error
+// The NaN/Inf check of every wing: its argument checks, the kernel's counters (numerics.cu), the
+// host scan by the same bit rules, and the words of a report and of numerics_error: one error
 // type, in the house format, whichever library produced the output.
+#include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
+
+#include "finite_bits.hpp"
+#include "numerics_kernel.hpp"
 
 #include <cuda_runtime_api.h>
 
+#include <cstring>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -13,8 +21,8 @@ namespace {
 
 constexpr const char* numerics_hint =
     "NaN and Inf usually come from (1) NaN or Inf already in the inputs: check them the same way "
-    "(gpu::blas::check_finite, gpu::dnn::find_non_finite) to find the first operation that made "
-    "them; (2) FP16 overflow: FP16 holds magnitudes up to 65504 only, so scale the data down, or "
+    "(gpu::check_finite, or its typed overloads in the wings) to find the first operation that "
+    "made them; (2) FP16 overflow: FP16 holds magnitudes up to 65504 only, so scale the data down, or "
     "use BF16 (FP32's range) or FP32; (3) an uninitialised buffer: an input or output that was "
     "allocated but never written holds whatever was in memory. This check ran because the "
     "profile asks for check_numerics (the development profile does); it costs a synchronisation "
@@ -31,6 +39,98 @@ int device_or_current(std::optional<int> device) noexcept
         return -1;
     }
     return current;
+}
+
+
+// The kernel and the host scan receive the format as an integer in finite_bits' order.
+static_assert(static_cast<int>(element_type::fp32) == detail::finite_bits::fp32 &&
+              static_cast<int>(element_type::fp64) == detail::finite_bits::fp64 &&
+              static_cast<int>(element_type::fp16) == detail::finite_bits::fp16 &&
+              static_cast<int>(element_type::bf16) == detail::finite_bits::bf16);
+
+void require_named(element_type type, const char* function)
+{
+    if (element_size(type) == 0) {
+        throw std::invalid_argument(std::string(function) + ": element_type value " +
+                                    std::to_string(static_cast<int>(type)) +
+                                    " is none of FP32, FP64, FP16 and BF16 (an integer cast to the "
+                                    "enum?)");
+    }
+}
+
+// count * element size for a message, exact even when it does not fit size_t.
+std::string byte_count(std::size_t count, element_type type)
+{
+    std::size_t bytes = 0;
+    if (__builtin_mul_overflow(count, element_size(type), &bytes)) {
+        return std::to_string(count) + " x " + std::to_string(element_size(type));
+    }
+    return std::to_string(bytes);
+}
+
+// Element i of host bytes, read by its bits (memcpy: the bytes need not be aligned).
+detail::finite_bits::kind classify_host(const std::byte* bytes, std::size_t i, element_type type) noexcept
+{
+    namespace bits = detail::finite_bits;
+    switch (type) {
+    case element_type::fp64: {
+        std::uint64_t value = 0;
+        std::memcpy(&value, bytes + i * sizeof value, sizeof value);
+        return bits::classify_fp64(value);
+    }
+    case element_type::fp16:
+    case element_type::bf16: {
+        std::uint16_t value = 0;
+        std::memcpy(&value, bytes + i * sizeof value, sizeof value);
+        return type == element_type::fp16 ? bits::classify_fp16(value) : bits::classify_bf16(value);
+    }
+    case element_type::fp32:
+        break;
+    }
+    std::uint32_t value = 0;
+    std::memcpy(&value, bytes + i * sizeof value, sizeof value);
+    return bits::classify_fp32(value);
+}
+
+// The number of elements of `where`, and that the offsets the kernel computes (in bytes, too)
+// fit in 64 bits; throws std::invalid_argument naming the extents otherwise.
+std::int64_t checked_elements(const detail::strided_elements& where, element_type type)
+{
+    const auto extents = [&] {
+        return "batch " + std::to_string(where.batch) + " (stride " +
+               std::to_string(where.batch_stride) + ") of " + std::to_string(where.runs) +
+               " runs of " + std::to_string(where.run_length) + " (stride " +
+               std::to_string(where.run_stride) + ")";
+    };
+    if (where.batch < 0 || where.runs < 0 || where.run_length < 0 || where.batch_stride < 0 ||
+        where.run_stride < where.run_length) {
+        throw std::invalid_argument("gpu::check_finite: invalid extents: " + extents());
+    }
+    std::int64_t runs = 0;
+    std::int64_t elements = 0;
+    if (__builtin_mul_overflow(where.batch, where.runs, &runs) ||
+        __builtin_mul_overflow(runs, where.run_length, &elements)) {
+        throw std::invalid_argument("gpu::check_finite: " + extents() +
+                                    ": their element count is more than 64 bits can count");
+    }
+    if (elements == 0) {
+        return 0;
+    }
+    // The last element's offset + 1, in bytes: what the kernel's index arithmetic reaches.
+    std::int64_t last_block = 0;
+    std::int64_t last_run = 0;
+    std::int64_t span = 0;
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(where.batch - 1, where.batch_stride, &last_block) ||
+        __builtin_mul_overflow(where.runs - 1, where.run_stride, &last_run) ||
+        __builtin_add_overflow(last_block, last_run, &span) ||
+        __builtin_add_overflow(span, where.run_length, &span) ||
+        __builtin_mul_overflow(span, static_cast<std::int64_t>(element_size(type)), &bytes)) {
+        throw std::invalid_argument("gpu::check_finite: " + extents() + " of " +
+                                    std::string(to_string(type)) +
+                                    " span more memory than exists");
+    }
+    return elements;
 }
 
 } // namespace
@@ -56,5 +156,84 @@ numerics_error::numerics_error(std::string operation, const non_finite_report& r
       report_(report)
 {
 }
+
+non_finite_report check_finite(const void* data, std::size_t count, element_type type, stream_ref stream)
+{
+    require_named(type, "gpu::check_finite");
+    // Offsets are 64-bit signed in the kernel: a count beyond that is no real buffer.
+    constexpr auto max_offset = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+    if (count > max_offset / element_size(type)) {
+        throw std::invalid_argument("gpu::check_finite: " + std::to_string(count) + " " +
+                                    std::string(to_string(type)) + " elements need " +
+                                    byte_count(count, type) +
+                                    " bytes, more than the address space holds");
+    }
+    const auto n = static_cast<std::int64_t>(count);
+    return detail::check_finite_strided(data, type, {.batch = 1, .batch_stride = 0, .runs = 1,
+                                                     .run_length = n, .run_stride = n},
+                                        stream);
+}
+
+non_finite_report check_finite_on_host(std::span<const std::byte> host, std::size_t count, element_type type)
+{
+    require_named(type, "gpu::check_finite_on_host");
+    // Compared by division: count * size could wrap around and pass a short span.
+    if (count > host.size() / element_size(type)) {
+        throw std::invalid_argument("gpu::check_finite_on_host: " + std::to_string(count) + " " +
+                                    std::string(to_string(type)) + " elements need " +
+                                    byte_count(count, type) + " bytes, the span has " +
+                                    std::to_string(host.size()));
+    }
+    non_finite_report report;
+    report.elements = count;
+    for (std::size_t i = 0; i < count; ++i) {
+        const detail::finite_bits::kind kind = classify_host(host.data(), i, type);
+        if (kind == detail::finite_bits::finite) {
+            continue;
+        }
+        ++(kind == detail::finite_bits::nan ? report.nan_count : report.inf_count);
+        if (!report.first_index) {
+            report.first_index = i;
+        }
+    }
+    return report;
+}
+
+namespace detail {
+
+non_finite_report check_finite_strided(const void* data, element_type type,
+                                       const strided_elements& where, stream_ref stream)
+{
+    require_named(type, "gpu::check_finite");
+    non_finite_report report;
+    report.elements = static_cast<std::size_t>(checked_elements(where, type));
+    if (report.elements == 0) {
+        return report;
+    }
+    if (data == nullptr) {
+        throw std::invalid_argument("gpu::check_finite: null data for " +
+                                    std::to_string(report.elements) + " elements");
+    }
+    // counters: NaN, Inf (from 0), the first offset (from all ones, the "none" that atomicMin
+    // lowers).
+    constexpr unsigned long long none = std::numeric_limits<unsigned long long>::max();
+    device_buffer<unsigned long long> counters(3, stream);
+    GPU_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, 2 * sizeof(unsigned long long), stream.get()));
+    GPU_CUDA_CHECK(cudaMemsetAsync(counters.data() + 2, 0xff, sizeof(unsigned long long), stream.get()));
+    GPU_CUDA_CHECK(kernels::count_non_finite(static_cast<int>(type), data, where.batch,
+                                             where.batch_stride, where.runs, where.run_length,
+                                             where.run_stride, counters.data(), stream.get()));
+    unsigned long long host[3] = {};
+    GPU_CUDA_CHECK(cudaMemcpyAsync(host, counters.data(), sizeof host, cudaMemcpyDeviceToHost, stream.get()));
+    stream.synchronize();
+    report.nan_count = static_cast<std::size_t>(host[0]);
+    report.inf_count = static_cast<std::size_t>(host[1]);
+    if (host[2] != none) {
+        report.first_index = static_cast<std::size_t>(host[2]);
+    }
+    return report;
+}
+
+} // namespace detail
 
 } // namespace gpu

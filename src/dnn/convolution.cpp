@@ -1009,8 +1009,7 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
         stream.synchronize();
     }
     if (options_.check_numerics) {
-        const gpu::non_finite_report report =
-            find_non_finite(y, counts_.output, problem_.type, stream);
+        const gpu::non_finite_report report = check_finite(y, counts_.output, problem_.type, stream);
         if (!report.all_finite()) {
             throw gpu::numerics_error("gpu::dnn::convolution (" + explanation_.problem + ")", report);
         }

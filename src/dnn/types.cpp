@@ -20,6 +20,16 @@ std::string_view to_string(data_type type) noexcept
     return "unknown";
 }
 
+gpu::element_type to_element_type(data_type type)
+{
+    switch (type) {
+    case data_type::fp32: return gpu::element_type::fp32;
+    case data_type::fp16: return gpu::element_type::fp16;
+    case data_type::bf16: return gpu::element_type::bf16;
+    }
+    detail::throw_unnamed_enumerator("gpu::dnn::to_element_type", "data_type", static_cast<int>(type));
+}
+
 std::string_view to_string(tensor_layout layout) noexcept
 {
     switch (layout) {

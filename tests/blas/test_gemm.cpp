@@ -361,12 +361,23 @@ TEST_CASE("a handle in device pointer mode is refused instead of reading host sc
     const std::int64_t n = 8;
     auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
     gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), gpu::legacy_default_stream);
+    // A change through the raw handle is seen once the handle refreshes its record.
     REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_DEVICE) == CUBLAS_STATUS_SUCCESS);
+    h.refresh_settings();
     CHECK_THROWS_WITH(blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
                                  blas::row_major(c, n, n)),
                       Contains("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
     REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_HOST) == CUBLAS_STATUS_SUCCESS);
+    h.refresh_settings();
     blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
                blas::row_major(c, n, n));
     CHECK(blas::check_finite(c).all_finite());
+
+    // A raw handle adopted in device pointer mode is refused without a refresh: adoption reads it.
+    cublasHandle_t raw = h.release();
+    REQUIRE(cublasSetPointerMode(raw, CUBLAS_POINTER_MODE_DEVICE) == CUBLAS_STATUS_SUCCESS);
+    blas::handle adopted = blas::handle::from_native_handle(raw, gpu::legacy_default_stream);
+    CHECK_THROWS_WITH(blas::gemm(adopted, blas::row_major(std::as_const(a), n, n),
+                                 blas::row_major(std::as_const(a), n, n), blas::row_major(c, n, n)),
+                      Contains("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
 }

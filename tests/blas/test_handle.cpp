@@ -96,6 +96,8 @@ TEST_CASE("an empty handle refuses to be used instead of passing null to cuBLAS"
     CHECK_THROWS_WITH(h.set_math(blas::math_mode::tf32),
                       Contains("gpu::blas::handle::set_math") && Contains("empty (moved from or released)"));
     CHECK_THROWS_AS(h.math(), std::logic_error);
+    CHECK_THROWS_WITH(h.refresh_settings(),
+                      Contains("gpu::blas::handle::refresh_settings") && Contains("empty (moved from or released)"));
     CHECK_THROWS_AS(h.atomics(), std::logic_error);
     CHECK_THROWS_AS(h.set_workspace_size(1024), std::logic_error);
     CHECK_THROWS_AS(h.set_stream(gpu::legacy_default_stream), std::logic_error);
@@ -123,9 +125,28 @@ TEST_CASE("a handle is created with its options, which read back from cuBLAS", "
     }
     h.set_atomics(blas::atomics_mode::forbidden);
     CHECK(h.atomics() == blas::atomics_mode::forbidden);
-    // The raw handle is the same cuBLAS object: a mode set through it reads back too.
+    // The handle's record is what cuBLAS has: set_math reached the cuBLAS handle.
+    cublasMath_t raw_math = CUBLAS_DEFAULT_MATH;
+    REQUIRE(cublasGetMathMode(h.get(), &raw_math) == CUBLAS_STATUS_SUCCESS);
+    CHECK(raw_math == CUBLAS_TF32_TENSOR_OP_MATH);
+    // The raw handle is the same cuBLAS object: a mode set through it reads back once refreshed.
     REQUIRE(cublasSetMathMode(h.get(), CUBLAS_PEDANTIC_MATH) == CUBLAS_STATUS_SUCCESS);
+    h.refresh_settings();
     CHECK(h.math() == blas::math_mode::strict_fp32);
+}
+
+TEST_CASE("an adopted handle's modes are read once, and modes outside math_mode are named",
+          "[blas][gpu]")
+{
+    cublasHandle_t raw = nullptr;
+    REQUIRE(cublasCreate(&raw) == CUBLAS_STATUS_SUCCESS);
+    REQUIRE(cublasSetMathMode(raw, CUBLAS_TF32_TENSOR_OP_MATH) == CUBLAS_STATUS_SUCCESS);
+    blas::handle adopted = blas::handle::from_native_handle(raw, gpu::legacy_default_stream);
+    CHECK(adopted.math() == blas::math_mode::tf32);
+    // CUBLAS_TENSOR_OP_MATH (deprecated) is none of math_mode: math() says so.
+    REQUIRE(cublasSetMathMode(adopted.get(), CUBLAS_TENSOR_OP_MATH) == CUBLAS_STATUS_SUCCESS);
+    adopted.refresh_settings();
+    CHECK_THROWS_WITH(adopted.math(), Contains("set through the raw handle"));
 }
 
 TEST_CASE("a handle from a profile applies it, and configure re-applies", "[blas][gpu]")

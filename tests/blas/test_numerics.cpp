@@ -1,6 +1,6 @@
-// gpu/blas/numerics.hpp: the shared report type and argument checks without a GPU; on a GPU, NaN
-// and Inf are counted in every element type, matrix padding is not read, and the first offending
-// offset is found.
+// gpu/blas/numerics.hpp: the wing's typed overloads of the core's NaN/Inf check; the shared report
+// type and argument checks without a GPU; on a GPU, NaN and Inf are counted in every element
+// type, matrix padding is not read, and the first offending offset is found.
 #include <gpu/blas/numerics.hpp>
 
 #include <catch2/catch.hpp>
@@ -9,13 +9,10 @@
 #include <gpu/numerics.hpp>
 #include <gpu/stream.hpp>
 
-#include "stream_gate.hpp"
+#include "finite_check_gate.hpp"
 
-#include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <future>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -37,7 +34,7 @@ TEST_CASE("check_finite reports in the shared core type that numerics_error carr
     CHECK_THAT(std::string(e.what()),
                StartsWith("gpu::blas::gemm (FP16 inputs): non-finite output (4): 3 NaN and 1 Inf in "
                           "1000000 elements, the first at index 42") &&
-                   Contains("65504") && Contains("gpu::blas::check_finite"));
+                   Contains("65504") && Contains("gpu::check_finite"));
 }
 
 namespace {
@@ -123,22 +120,7 @@ TEST_CASE("check_finite on a matrix reads its elements, not its padding", "[blas
 
 TEST_CASE("check_finite of a buffer waits for the buffer's stream, not the legacy one", "[blas][gpu][gate]")
 {
-    using namespace std::chrono_literals;
-    gpu::stream s(gpu::stream_flags::non_blocking);
-    gpu::pinned_buffer<float> host(4096); // pinned: the copy below is queued, not staged at once
-    std::fill(host.begin(), host.end(), 1.0F);
-    host[100] = std::numeric_limits<float>::quiet_NaN();
-    gpu::device_buffer<float> buffer(host.size(), s);
-    std::future<gpu::non_finite_report> checked;
-    {
-        gpu::test::stream_gate gate(s);
-        buffer.copy_from_host_async(host.span(), s); // held: the check must come after it
-        checked = std::async(std::launch::async, [&] { return blas::check_finite(buffer); });
-        CHECK(checked.wait_for(500ms) == std::future_status::timeout);
-        gate.open();
-        const gpu::non_finite_report report = checked.get();
-        CHECK_FALSE(gate.timed_out()); // the wait above ran while the gate held s
-        CHECK(report.nan_count == 1u);
-        CHECK(report.first_index == std::optional<std::size_t>(100));
-    }
+    // The buffer lives on the held stream: the overload without a stream must use it.
+    gpu::test::check_waits_for_its_stream(
+        [](const gpu::device_buffer<float>& buffer, gpu::stream_ref) { return blas::check_finite(buffer); });
 }

@@ -1,15 +1,37 @@
-// gpu/numerics.hpp: the NaN/Inf report's words and numerics_error's place in the error family,
-// its house-format message and its hint. All on the host.
+// gpu/numerics.hpp and gpu/element_type.hpp: the NaN/Inf check of every wing. On the host: the
+// report's words, numerics_error's place in the error family, its message and hint, the host
+// scan (by the same bit rules as the kernel) and every argument check; on a GPU, the kernel
+// counts every format, reads strided data without its padding, and waits for its stream.
+#include <gpu/element_type.hpp>
+#include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
+#include <gpu/stream.hpp>
 
 #include <catch2/catch.hpp>
 
+#include "finite_check_gate.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <optional>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using gpu::element_type;
+
+namespace {
+template <class T>
+std::span<const std::byte> bytes_of(const std::vector<T>& values)
+{
+    return std::as_bytes(std::span<const T>(values));
+}
+} // namespace
 
 TEST_CASE("a non-finite report says what was found", "[numerics]")
 {
@@ -39,7 +61,7 @@ TEST_CASE("numerics_error is a gpu::error in the house format, with a hint", "[n
     // The hint says where NaN and Inf come from and why the check ran.
     CHECK_THAT(what, Contains("inputs") && Contains("65504") && Contains("BF16") &&
                          Contains("uninitialised") && Contains("check_numerics") &&
-                         Contains("synchronisation"));
+                         Contains("synchronisation") && Contains("gpu::check_finite"));
     CHECK(e.operation() == "gpu::blas::gemm (FP16 inputs, 32x32x32)");
     CHECK(e.api() == e.operation());
     CHECK(e.status_name() == "non-finite output");
@@ -69,4 +91,221 @@ TEST_CASE("numerics_error reads the current device when not told", "[numerics]")
     }
     CHECK(e.device() == current);
     CHECK(e.code() == 1);
+}
+
+TEST_CASE("element types have names and sizes", "[numerics]")
+{
+    STATIC_REQUIRE(gpu::element_size(element_type::fp32) == 4);
+    STATIC_REQUIRE(gpu::element_size(element_type::fp64) == 8);
+    STATIC_REQUIRE(gpu::element_size(element_type::fp16) == 2);
+    STATIC_REQUIRE(gpu::element_size(element_type::bf16) == 2);
+    CHECK(gpu::to_string(element_type::fp32) == "FP32");
+    CHECK(gpu::to_string(element_type::fp64) == "FP64");
+    CHECK(gpu::to_string(element_type::fp16) == "FP16");
+    CHECK(gpu::to_string(element_type::bf16) == "BF16");
+    CHECK(gpu::to_string(static_cast<element_type>(9)) == "unknown");
+    CHECK(gpu::element_size(static_cast<element_type>(9)) == 0);
+}
+
+TEST_CASE("FP32 scans count NaN and Inf and find the first", "[numerics]")
+{
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> values{1.0F, std::numeric_limits<float>::max(), -0.0F,
+                                    std::numeric_limits<float>::denorm_min(), -inf, nan, inf,
+                                    std::numeric_limits<float>::signaling_NaN()};
+    const gpu::non_finite_report report =
+        gpu::check_finite_on_host(bytes_of(values), values.size(), element_type::fp32);
+    CHECK(report.elements == 8);
+    CHECK(report.nan_count == 2);
+    CHECK(report.inf_count == 2);
+    REQUIRE(report.first_index.has_value());
+    CHECK(*report.first_index == 4);
+    CHECK_FALSE(report.all_finite());
+    CHECK(report.to_string() == "2 NaN and 2 Inf in 8 elements, the first at index 4");
+
+    const std::vector<float> finite{0.5F, -3.0F, 1e30F};
+    const auto clean = gpu::check_finite_on_host(bytes_of(finite), 3, element_type::fp32);
+    CHECK(clean.all_finite());
+    CHECK_FALSE(clean.first_index.has_value());
+}
+
+TEST_CASE("FP16 and BF16 scans read the 16-bit patterns", "[numerics]")
+{
+    // FP16: 0x7C00 +Inf, 0xFC00 -Inf, 0x7E00 NaN, 0x7BFF max finite (65504), 0x0001 denormal.
+    const std::vector<std::uint16_t> half{0x3C00, 0x7BFF, 0x0001, 0x7C00, 0xFC00, 0x7E00, 0x8000};
+    const auto h = gpu::check_finite_on_host(bytes_of(half), half.size(), element_type::fp16);
+    CHECK(h.inf_count == 2);
+    CHECK(h.nan_count == 1);
+    CHECK(*h.first_index == 3);
+    // BF16: 0x7F80 +Inf, 0x7FC0 NaN, 0x7F7F max finite; 0x7C00 is a finite BF16 number.
+    const std::vector<std::uint16_t> bf16{0x7C00, 0x7F7F, 0x3F80, 0x7FC0, 0xFF80};
+    const auto b = gpu::check_finite_on_host(bytes_of(bf16), bf16.size(), element_type::bf16);
+    CHECK(b.nan_count == 1);
+    CHECK(b.inf_count == 1);
+    CHECK(*b.first_index == 3);
+}
+
+TEST_CASE("FP64 scans read the 64-bit patterns, signalling NaN included", "[numerics]")
+{
+    const std::vector<double> values{1.0, std::numeric_limits<double>::max(),
+                                     std::numeric_limits<double>::denorm_min(),
+                                     std::numeric_limits<double>::signaling_NaN(),
+                                     -std::numeric_limits<double>::infinity(),
+                                     std::numeric_limits<double>::quiet_NaN()};
+    const auto report = gpu::check_finite_on_host(bytes_of(values), values.size(), element_type::fp64);
+    CHECK(report.nan_count == 2);
+    CHECK(report.inf_count == 1);
+    CHECK(report.first_index == std::optional<std::size_t>(3));
+    // The same bytes read as FP32 are other numbers: the format decides.
+    const auto as_fp32 = gpu::check_finite_on_host(bytes_of(values), 2 * values.size(), element_type::fp32);
+    CHECK(as_fp32.elements == 12);
+}
+
+TEST_CASE("a scan refuses a span shorter than the elements it is asked for", "[numerics]")
+{
+    const std::vector<std::uint16_t> two{0, 0};
+    CHECK_THROWS_WITH(gpu::check_finite_on_host(bytes_of(two), 2, element_type::fp32),
+                      Contains("gpu::check_finite_on_host: 2 FP32 elements need 8 bytes, the span has 4"));
+    CHECK_THROWS_AS(gpu::check_finite(nullptr, 5, element_type::fp32, gpu::legacy_default_stream), std::invalid_argument);
+    CHECK_THROWS_WITH(gpu::check_finite(nullptr, 10, element_type::fp32, gpu::legacy_default_stream),
+                      Contains("null data for 10 elements"));
+    CHECK(gpu::check_finite(nullptr, 0, element_type::fp16, gpu::legacy_default_stream).elements == 0);
+}
+
+TEST_CASE("a scan's byte count cannot wrap around", "[numerics]")
+{
+    // count * 4 wraps to 8: a multiplication would let a 16-byte span pass and scan far beyond.
+    const std::vector<std::uint16_t> eight(8, 0);
+    const std::size_t wrapping = std::numeric_limits<std::size_t>::max() / 4 + 3;
+    CHECK_THROWS_WITH(gpu::check_finite_on_host(bytes_of(eight), wrapping, element_type::fp32),
+                      Contains(std::to_string(wrapping) + " x 4 bytes, the span has 16"));
+    // On the device the count is refused before any allocation, launch or synchronisation.
+    const std::uint16_t somewhere = 0;
+    CHECK_THROWS_WITH(gpu::check_finite(&somewhere, wrapping, element_type::fp32, gpu::legacy_default_stream),
+                      Contains("more than the address space holds"));
+    // Above 2^63 bytes the kernel's signed offsets would wrap: refused too.
+    const std::size_t above_offsets = (std::size_t{1} << 62);
+    CHECK_THROWS_WITH(gpu::check_finite(&somewhere, above_offsets, element_type::fp16, gpu::legacy_default_stream),
+                      Contains("more than the address space holds"));
+    CHECK_THROWS_WITH(gpu::check_finite_on_host(bytes_of(eight), 1, static_cast<element_type>(7)),
+                      Contains("element_type value 7 is none of FP32, FP64, FP16 and BF16"));
+    CHECK_THROWS_WITH(gpu::check_finite(&somewhere, 1, static_cast<element_type>(7), gpu::legacy_default_stream),
+                      Contains("gpu::check_finite: element_type value 7"));
+}
+
+TEST_CASE("strided checks refuse bad extents and counts beyond 64 bits before the GPU", "[numerics]")
+{
+    using gpu::detail::strided_elements;
+    const float somewhere = 0.0F;
+    const auto check = [&](const strided_elements& where) {
+        return gpu::detail::check_finite_strided(&somewhere, element_type::fp32, where, gpu::legacy_default_stream);
+    };
+    CHECK_THROWS_WITH(check({.batch = 1, .batch_stride = 0, .runs = 3, .run_length = 4, .run_stride = 2}),
+                      Contains("invalid extents") && Contains("3 runs of 4 (stride 2)"));
+    CHECK_THROWS_AS(check({.batch = -1, .batch_stride = 0, .runs = 1, .run_length = 1, .run_stride = 1}),
+                    std::invalid_argument);
+    // 2^40 x 2^40 elements: a count that wrapped to 0 was once reported all finite.
+    const std::int64_t big = std::int64_t{1} << 40;
+    CHECK_THROWS_WITH(check({.batch = 1, .batch_stride = 0, .runs = big, .run_length = big, .run_stride = big}),
+                      Contains("their element count is more than 64 bits can count"));
+    // Few elements, spread further apart than any memory reaches.
+    CHECK_THROWS_WITH(check({.batch = 3, .batch_stride = std::int64_t{1} << 62, .runs = 1, .run_length = 1,
+                             .run_stride = 1}),
+                      Contains("span more memory than exists"));
+    CHECK_THROWS_WITH(gpu::detail::check_finite_strided(nullptr, element_type::fp32,
+                                                        {.batch = 2, .batch_stride = 8, .runs = 2,
+                                                         .run_length = 3, .run_stride = 4},
+                                                        gpu::legacy_default_stream),
+                      Contains("null data for 12 elements"));
+    const auto empty = check({.batch = 4, .batch_stride = 9, .runs = 0, .run_length = 3, .run_stride = 3});
+    CHECK(empty.elements == 0);
+    CHECK(empty.all_finite());
+}
+
+namespace {
+// The host scan and the kernel agree element by element on the same bytes.
+template <class T>
+void check_like_the_host(element_type type, const std::vector<T>& host)
+{
+    const auto buffer = gpu::device_buffer<T>::from_host(host, gpu::legacy_default_stream);
+    const gpu::non_finite_report device = gpu::check_finite(buffer.data(), buffer.size(), type, buffer.stream());
+    const gpu::non_finite_report reference = gpu::check_finite_on_host(bytes_of(host), host.size(), type);
+    CHECK(device.elements == reference.elements);
+    CHECK(device.nan_count == reference.nan_count);
+    CHECK(device.inf_count == reference.inf_count);
+    CHECK(device.first_index == reference.first_index);
+    CHECK_FALSE(device.all_finite());
+}
+} // namespace
+
+TEST_CASE("the kernel counts every format as the host scan does", "[numerics][gpu]")
+{
+    std::vector<float> f(10000, 1.0F);
+    f[17] = std::numeric_limits<float>::quiet_NaN();
+    f[4000] = std::numeric_limits<float>::infinity();
+    f[9999] = std::numeric_limits<float>::signaling_NaN();
+    check_like_the_host(element_type::fp32, f);
+    std::vector<double> d(5000, -2.0);
+    d[4999] = -std::numeric_limits<double>::infinity();
+    d[123] = std::numeric_limits<double>::quiet_NaN();
+    check_like_the_host(element_type::fp64, d);
+    // 16-bit patterns: 0x3C00 is 1.0 in FP16; 0x7C00 is FP16 Inf but a finite BF16 number.
+    std::vector<std::uint16_t> h(3000, 0x3C00);
+    h[5] = 0x7E00;
+    h[6] = 0x7C00;
+    h[2999] = 0xFC00;
+    check_like_the_host(element_type::fp16, h);
+    std::vector<std::uint16_t> b(3000, 0x7C00);
+    b[1000] = 0x7FC0;
+    b[2000] = 0xFF80;
+    check_like_the_host(element_type::bf16, b);
+}
+
+TEST_CASE("large checks find NaN and Inf anywhere in many blocks of the grid", "[numerics][gpu]")
+{
+    // More elements than one pass of the grid (4096 blocks of 256 threads) covers.
+    const std::size_t count = (std::size_t{3} << 20) + 17;
+    std::vector<float> host(count, 1.0F);
+    host[(std::size_t{1} << 20) + 5] = std::numeric_limits<float>::quiet_NaN();
+    host[count - 1] = std::numeric_limits<float>::infinity();
+    const auto device = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
+    const auto report = gpu::check_finite(device.data(), count, element_type::fp32, device.stream());
+    CHECK(report.elements == count);
+    CHECK(report.nan_count == 1);
+    CHECK(report.inf_count == 1);
+    CHECK(*report.first_index == (std::size_t{1} << 20) + 5);
+}
+
+TEST_CASE("strided checks read blocks and runs, never the padding between them", "[numerics][gpu]")
+{
+    // 2 blocks 20 elements apart, each 3 runs of 4 elements 6 apart; everything else is NaN.
+    std::vector<float> host(40, std::numeric_limits<float>::quiet_NaN());
+    for (int block = 0; block < 2; ++block) {
+        for (int run = 0; run < 3; ++run) {
+            for (int i = 0; i < 4; ++i) {
+                host[static_cast<std::size_t>(block * 20 + run * 6 + i)] = 1.0F;
+            }
+        }
+    }
+    auto buffer = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
+    const gpu::detail::strided_elements where{.batch = 2, .batch_stride = 20, .runs = 3, .run_length = 4,
+                                              .run_stride = 6};
+    const auto clean = gpu::detail::check_finite_strided(buffer.data(), element_type::fp32, where, buffer.stream());
+    CHECK(clean.elements == 24u);
+    CHECK(clean.all_finite());
+    host[20 + 13] = -std::numeric_limits<float>::infinity(); // block 1, run 2, element 1
+    host[20 + 6 + 3] = std::numeric_limits<float>::quiet_NaN(); // block 1, run 1, element 3
+    buffer.copy_from_host(host);
+    const auto found = gpu::detail::check_finite_strided(buffer.data(), element_type::fp32, where, buffer.stream());
+    CHECK(found.nan_count == 1u);
+    CHECK(found.inf_count == 1u);
+    CHECK(found.first_index == std::optional<std::size_t>(29)); // storage offset, padding counted
+}
+
+TEST_CASE("a device check waits for the work queued on its stream", "[numerics][gpu][gate]")
+{
+    gpu::test::check_waits_for_its_stream([](const gpu::device_buffer<float>& buffer, gpu::stream_ref stream) {
+        return gpu::check_finite(buffer.data(), buffer.size(), element_type::fp32, stream);
+    });
 }

@@ -66,6 +66,7 @@ namespace {
     CUDAGAP_FILL(gpu::detail::allocation, pointer, pooled)
     CUDAGAP_FILL(gpu::detail::pinned_allocation, pointer, bytes)
     CUDAGAP_FILL(gpu::non_finite_report, elements, first_index)
+    CUDAGAP_FILL(gpu::detail::strided_elements, batch, run_stride)
     CUDAGAP_FILL(gpu::profile, name, seed)
     CUDAGAP_FILL(gpu::stream_priority_range, least, greatest)
     CUDAGAP_FILL(gpu::statistics, count, samples_ms)

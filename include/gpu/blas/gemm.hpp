@@ -10,9 +10,13 @@
 /// | `__half` | `__half` or `float` | FP32 on tensor cores (`CUBLAS_COMPUTE_32F`) |
 /// | `__nv_bfloat16` | `__nv_bfloat16` or `float` | FP32 on tensor cores (`CUBLAS_COMPUTE_32F`) |
 ///
-/// With `math_mode::strict_fp32` every row uses the `_PEDANTIC` compute type. The cost over
-/// calling `cublasGemmEx` yourself is the shape checks (a few comparisons) and one function
-/// call; `bench/gemm` measures it.
+/// With `math_mode::strict_fp32` every row uses the `_PEDANTIC` compute type.
+///
+/// What a call adds to `cublasGemmEx` on the host: the shape checks of `plan_gemm` and the
+/// handle's record of its math and pointer modes (no other cuBLAS or CUDA call; with a
+/// profile's `synchronous_checks` or `check_numerics` on, those checks follow). `bench/overhead`
+/// measures it: cudagap `gemm` against a raw `cublasGemmEx` on the same handle, host time per
+/// call (case `GEMM launch FP32 64x64x64`; docs/precisions.md says where the numbers appear).
 ///
 /// @code
 /// gpu::blas::handle h(stream);                                 // a, b, c live on `stream` too
@@ -99,8 +103,8 @@ void gemm(handle& h, const matrix_view<TA>& a, const matrix_view<TB>& b, const m
 /// @param alpha scales the product (`double` for `double` data, else `float`)
 /// @param beta scales the old `c`
 /// @throws std::invalid_argument for bad shapes, named (see `plan_gemm`), before cuBLAS is called
-/// @throws std::logic_error on an empty handle, or one in device pointer mode (set through
-/// `get()`: `alpha` and `beta` are host values)
+/// @throws std::logic_error on an empty handle, or one in device pointer mode (adopted so, or
+/// set through `get()` and refreshed: `alpha` and `beta` are host values)
 /// @throws gpu::blas_error when cuBLAS fails (with the status name and a hint)
 /// @throws gpu::cuda_error with `synchronous_checks` on, when the work fails
 /// @throws gpu::numerics_error with `check_numerics` on, when `c` holds NaN or Inf

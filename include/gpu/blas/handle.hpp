@@ -91,11 +91,17 @@ struct handle_options {
     [[nodiscard]] static handle_options from_profile(const gpu::profile& profile);
 };
 
+class handle;
+
 namespace detail {
 /// @brief Destroys a cuBLAS handle; failures are reported, never thrown.
 struct cublas_handle_deleter {
     void operator()(cublasHandle_t handle) const noexcept;
 };
+struct gemm_call;
+/// @brief Runs one GEMM on @p h (defined with `gemm`; declared here to read the handle's record
+/// of its settings).
+void run_gemm(handle& h, const gemm_call& call, const char* function);
 } // namespace detail
 
 /// @brief An owning cuBLAS handle for the device that was current when it was created.
@@ -108,6 +114,12 @@ struct cublas_handle_deleter {
 /// once (for GEMMs that overlap on several streams, use one handle per stream). The handle must
 /// be destroyed before the stream it is bound to (or be bound to another one first), like a
 /// `device_buffer`.
+///
+/// The handle records cuBLAS's math mode and pointer mode itself, so that a GEMM makes no cuBLAS
+/// call but the GEMM: the record is set at construction, by `set_math`, and read from cuBLAS
+/// when a raw handle is adopted (`from_native_handle`) or when `refresh_settings` is called.
+/// Changing either mode through `get()` (`cublasSetMathMode`, `cublasSetPointerMode`) is
+/// therefore not seen by later calls until `refresh_settings()`: call it after such a change.
 class handle {
 public:
     /// @brief Creates a cuBLAS handle bound to @p stream, set up as @p options say. The stream
@@ -123,12 +135,22 @@ public:
     explicit handle(const gpu::profile& profile, stream_ref stream);
 
     /// @brief Adopts a cuBLAS handle created elsewhere and binds it to @p stream; it will be
-    /// destroyed with this object. Its other settings are left as they are and cuBLAS keeps
-    /// managing its workspace (until `set_workspace_size` gives it one of ours).
+    /// destroyed with this object. Its settings are left as they are (its math and pointer modes
+    /// are read once, as by `refresh_settings`) and cuBLAS keeps managing its workspace (until
+    /// `set_workspace_size` gives it one of ours).
+    /// @throws gpu::blas_error when the modes cannot be read
     [[nodiscard]] static handle from_native_handle(cublasHandle_t raw, stream_ref stream);
 
     /// @brief The raw handle, still owned (null after a move), for calling cuBLAS directly.
+    /// After changing its math mode or pointer mode through it, call `refresh_settings()`.
     [[nodiscard]] cublasHandle_t get() const noexcept { return handle_.get(); }
+
+    /// @brief Reads the math mode and the pointer mode back from cuBLAS into the handle's record
+    /// (`cublasGetMathMode`, `cublasGetPointerMode`), after they were changed through `get()`.
+    /// Later calls use what it read; a GEMM in device pointer mode is then refused.
+    /// @throws std::logic_error on a moved-from handle
+    /// @throws gpu::blas_error when cuBLAS cannot answer
+    void refresh_settings();
 
     /// @brief Gives up ownership. cuBLAS's own workspace is restored first (ours is freed with
     /// this object), so the raw handle stays usable.
@@ -150,11 +172,12 @@ public:
     /// @brief The stream calls run on.
     [[nodiscard]] stream_ref stream() const noexcept { return stream_; }
 
-    /// @brief Sets the math mode (see `math_mode`).
+    /// @brief Sets the math mode (see `math_mode`) in cuBLAS and in the handle's record.
     void set_math(math_mode mode);
 
-    /// @brief The math mode, read back from cuBLAS (`cublasGetMathMode`).
-    /// @throws std::logic_error when the raw handle's mode was set to one outside `math_mode`
+    /// @brief The math mode of the handle's record (what `gemm` computes with); no cuBLAS call.
+    /// @throws std::logic_error on a moved-from handle, or when the mode read from cuBLAS (by
+    /// `from_native_handle` or `refresh_settings`) is none of `math_mode`
     [[nodiscard]] math_mode math() const;
 
     /// @brief Sets the atomics policy (see `atomics_mode`).
@@ -197,6 +220,8 @@ public:
     ~handle() = default;
 
 private:
+    friend void detail::run_gemm(handle& h, const detail::gemm_call& call, const char* function);
+
     struct adopt_tag {};
     handle(adopt_tag, cublasHandle_t raw, stream_ref stream);
 
@@ -212,6 +237,10 @@ private:
     int device_ = -1;
     bool synchronous_checks_ = false;
     bool check_numerics_ = false;
+    // The record of cuBLAS's modes (see the class comment). A new cuBLAS handle starts in
+    // CUBLAS_DEFAULT_MATH and host pointer mode.
+    cublasMath_t math_ = CUBLAS_DEFAULT_MATH;
+    bool device_pointer_mode_ = false;
 };
 
 } // namespace gpu::blas

@@ -1,7 +1,8 @@
 /// @file numerics.hpp
-/// @brief `check_finite`: counts NaN and Inf in device data (a buffer or a matrix) with a kernel,
-/// the count a handle with `check_numerics` runs after every GEMM (it then throws
-/// `gpu::numerics_error`, declared with `gpu::non_finite_report` in `<gpu/numerics.hpp>`).
+/// @brief `gpu::blas::check_finite`: the core's NaN/Inf check (`gpu::check_finite`, one kernel for
+/// every wing) on the wing's typed data, a pointer, a buffer or a matrix view. It is the count a
+/// handle with `check_numerics` runs after every GEMM (it then throws `gpu::numerics_error`,
+/// declared with `gpu::non_finite_report` in `<gpu/numerics.hpp>`).
 ///
 /// @code
 /// const gpu::non_finite_report report = gpu::blas::check_finite(c);   // on c's stream
@@ -16,32 +17,20 @@
 #include <gpu/stream.hpp>
 
 #include <cstddef>
-#include <cstdint>
 #include <stdexcept>
 #include <type_traits>
 
 namespace gpu::blas {
 
-namespace detail {
-
-/// @brief Counts NaN and Inf among `batch` blocks, `stride` elements apart, of `outer` runs of
-/// `inner` contiguous elements `ld` apart (a buffer: 1, 0, 1, n, n). Waits for the result; the
-/// report's `first_index` is the storage offset of the first NaN or Inf.
-[[nodiscard]] gpu::non_finite_report count_non_finite(element_type type, const void* data,
-                                                    std::int64_t batch, std::int64_t stride,
-                                                    std::int64_t outer, std::int64_t inner,
-                                                    std::int64_t ld, stream_ref stream);
-
-} // namespace detail
-
 /// @brief Counts NaN and Inf in @p count elements of device memory at @p data, on @p stream
-/// (required: a pointer carries no stream); waits for the answer.
+/// (required: a pointer carries no stream); waits for the answer. `gpu::check_finite` with the
+/// element type of @p T.
+/// @throws std::invalid_argument for null @p data with a non-zero count
 /// @throws gpu::cuda_error when the check cannot run (no GPU, a bad pointer)
 template <blas_element T>
 [[nodiscard]] gpu::non_finite_report check_finite(const T* data, std::size_t count, stream_ref stream)
 {
-    const auto n = static_cast<std::int64_t>(count);
-    return detail::count_non_finite(detail::element_type_of<T>, data, 1, 0, 1, n, n, stream);
+    return gpu::check_finite(data, count, detail::element_type_of<T>, stream);
 }
 
 /// @brief Counts NaN and Inf in a device buffer, on @p stream; waits for the answer.
@@ -75,10 +64,15 @@ template <class T>
         throw std::invalid_argument("gpu::blas::check_finite: invalid matrix " + matrix.describe());
     }
     const bool rows_contiguous = matrix.order() == layout::row_major;
-    return detail::count_non_finite(detail::element_type_of<std::remove_const_t<T>>, matrix.data(), 1, 0,
-                                    rows_contiguous ? matrix.rows() : matrix.cols(),
-                                    rows_contiguous ? matrix.cols() : matrix.rows(),
-                                    matrix.leading_dimension(), stream);
+    const gpu::detail::strided_elements where{
+        .batch = 1,
+        .batch_stride = 0,
+        .runs = rows_contiguous ? matrix.rows() : matrix.cols(),
+        .run_length = rows_contiguous ? matrix.cols() : matrix.rows(),
+        .run_stride = matrix.leading_dimension(),
+    };
+    return gpu::detail::check_finite_strided(matrix.data(), detail::element_type_of<std::remove_const_t<T>>,
+                                             where, stream);
 }
 
 } // namespace gpu::blas

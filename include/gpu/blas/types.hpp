@@ -3,10 +3,11 @@
 /// and the scalar type that scales each of them in a GEMM.
 #pragma once
 
+#include <gpu/element_type.hpp>
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <string_view>
 #include <type_traits>
 
 namespace gpu::blas {
@@ -24,13 +25,9 @@ using scalar_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 namespace detail {
 
-/// @brief The element types, as a value (for the compiled part of the library).
-enum class element_type {
-    fp32, ///< `float`
-    fp64, ///< `double`
-    fp16, ///< `__half`
-    bf16, ///< `__nv_bfloat16`
-};
+/// @brief The element types, as a value (for the compiled part of the library): the core's
+/// `gpu::element_type`, whose four formats are exactly the wing's.
+using element_type = gpu::element_type;
 
 /// @brief The `element_type` of a C++ element type.
 template <blas_element T>
@@ -38,22 +35,6 @@ inline constexpr element_type element_type_of = std::is_same_v<T, double>   ? el
                                                : std::is_same_v<T, __half> ? element_type::fp16
                                                : std::is_same_v<T, __nv_bfloat16> ? element_type::bf16
                                                                                   : element_type::fp32;
-
-/// @brief `FP32`, `FP64`, `FP16` or `BF16`.
-[[nodiscard]] constexpr std::string_view to_string(element_type type) noexcept
-{
-    switch (type) {
-    case element_type::fp64:
-        return "FP64";
-    case element_type::fp16:
-        return "FP16";
-    case element_type::bf16:
-        return "BF16";
-    case element_type::fp32:
-        break;
-    }
-    return "FP32";
-}
 
 } // namespace detail
 } // namespace gpu::blas

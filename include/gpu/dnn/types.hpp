@@ -6,6 +6,8 @@
 /// `CUDNN_DATA_HALF`. The descriptors translate them to cuDNN's values and back.
 #pragma once
 
+#include <gpu/element_type.hpp>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -28,6 +30,11 @@ enum class data_type {
 {
     return type == data_type::fp32 ? 4 : 2;
 }
+
+/// @brief The core's `gpu::element_type` of @p type, for the core's functions on untyped memory
+/// (`gpu::check_finite`).
+/// @throws std::invalid_argument when @p type is not a named enumerator (its value named)
+[[nodiscard]] gpu::element_type to_element_type(data_type type);
 
 /// @brief How the elements of a 4-d (or n-d) tensor lie in memory. Dimensions are always
 /// given in the logical order N, C, spatial... whatever the layout.

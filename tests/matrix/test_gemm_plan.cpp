@@ -24,7 +24,7 @@ constexpr auto N = blas::operation::none;
 constexpr auto T = blas::operation::transpose;
 } // namespace
 
-TEST_CASE("row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: operands swapped, no transposes", "[blas]")
+TEST_CASE("row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: operands swapped, no transposes", "[matrix]")
 {
     const blas::matrix_view<const float> a(a_data, 3, 5, row); // m x k
     const blas::matrix_view<const float> b(b_data, 5, 4, row); // k x n
@@ -45,7 +45,7 @@ TEST_CASE("row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: operands swappe
     CHECK_FALSE(plan.empty());
 }
 
-TEST_CASE("column-major C = A·B maps straight through", "[blas]")
+TEST_CASE("column-major C = A·B maps straight through", "[matrix]")
 {
     const blas::gemm_plan plan = blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 5, col),
                                                  blas::matrix_view<const float>(b_data, 5, 4, col),
@@ -54,7 +54,7 @@ TEST_CASE("column-major C = A·B maps straight through", "[blas]")
     CHECK(plan == blas::gemm_plan{N, N, 3, 4, 5, 3, 5, 3, false, 0, 0, 0, 1});
 }
 
-TEST_CASE("an operand whose layout differs from C's is passed transposed", "[blas]")
+TEST_CASE("an operand whose layout differs from C's is passed transposed", "[matrix]")
 {
     SECTION("column-major C, row-major A")
     {
@@ -72,7 +72,7 @@ TEST_CASE("an operand whose layout differs from C's is passed transposed", "[bla
     }
 }
 
-TEST_CASE("transposed() views become transposes, explicitly and without copies", "[blas]")
+TEST_CASE("transposed() views become transposes, explicitly and without copies", "[matrix]")
 {
     // C (3x4, row-major) = Aᵀ·B with A stored as a 5x3 row-major matrix.
     const blas::matrix_view<const float> a_stored(a_data, 5, 3, row);
@@ -87,7 +87,7 @@ TEST_CASE("transposed() views become transposes, explicitly and without copies",
     CHECK_THROWS_WITH(blas::plan_gemm(a_stored, b, c), Contains("the inner dimensions differ"));
 }
 
-TEST_CASE("leading dimensions of blocks in larger matrices carry over", "[blas]")
+TEST_CASE("leading dimensions of blocks in larger matrices carry over", "[matrix]")
 {
     const auto plan = blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 5, 8, row),
                                       blas::matrix_view<const float>(b_data, 5, 4, 16, row),
@@ -97,7 +97,7 @@ TEST_CASE("leading dimensions of blocks in larger matrices carry over", "[blas]"
     CHECK(plan.ldc == 32);
 }
 
-TEST_CASE("mismatched shapes are rejected with both shapes named", "[blas]")
+TEST_CASE("mismatched shapes are rejected with both shapes named", "[matrix]")
 {
     const blas::matrix_view<const float> a(a_data, 3, 4, row);
     const blas::matrix_view<const float> b(b_data, 5, 2, row);
@@ -110,7 +110,7 @@ TEST_CASE("mismatched shapes are rejected with both shapes named", "[blas]")
                                "(4x2 row-major (ld 2)) is 3x2"));
 }
 
-TEST_CASE("a leading dimension below the minimum is rejected with the minimum", "[blas]")
+TEST_CASE("a leading dimension below the minimum is rejected with the minimum", "[matrix]")
 {
     const blas::matrix_view<const float> b(b_data, 4, 2, row);
     const blas::matrix_view<float> c(c_data, 3, 2, row);
@@ -124,7 +124,7 @@ TEST_CASE("a leading dimension below the minimum is rejected with the minimum", 
                       Contains("c's leading dimension 0"));
 }
 
-TEST_CASE("negative sizes and null data with a non-zero size are rejected", "[blas]")
+TEST_CASE("negative sizes and null data with a non-zero size are rejected", "[matrix]")
 {
     const blas::matrix_view<const float> b(b_data, 4, 2, row);
     const blas::matrix_view<float> c(c_data, 3, 2, row);
@@ -137,7 +137,7 @@ TEST_CASE("negative sizes and null data with a non-zero size are rejected", "[bl
                       Contains("c is 3x2"));
 }
 
-TEST_CASE("zero sizes are allowed: m or n = 0 is empty, k = 0 scales C", "[blas]")
+TEST_CASE("zero sizes are allowed: m or n = 0 is empty, k = 0 scales C", "[matrix]")
 {
     const auto empty_m = blas::plan_gemm(blas::matrix_view<const float>(nullptr, 0, 4),
                                          blas::matrix_view<const float>(b_data, 4, 2),
@@ -151,7 +151,7 @@ TEST_CASE("zero sizes are allowed: m or n = 0 is empty, k = 0 scales C", "[blas]
     CHECK(k0.ld_second >= 1); // BLAS needs ld >= 1 even for empty operands
 }
 
-TEST_CASE("sizes beyond the 32-bit int of the BLAS interface are rejected", "[blas]")
+TEST_CASE("sizes beyond the 32-bit int of the BLAS interface are rejected", "[matrix]")
 {
     const std::int64_t huge = std::int64_t{std::numeric_limits<std::int32_t>::max()} + 1;
     CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, 1, huge),
@@ -160,7 +160,7 @@ TEST_CASE("sizes beyond the 32-bit int of the BLAS interface are rejected", "[bl
                       Contains("beyond the 32-bit int range"));
 }
 
-TEST_CASE("an output overlapping an input is rejected", "[blas]")
+TEST_CASE("an output overlapping an input is rejected", "[matrix]")
 {
     std::vector<float> storage(64);
     const blas::matrix_view<const float> a(storage.data(), 4, 4);
@@ -172,7 +172,7 @@ TEST_CASE("an output overlapping an input is rejected", "[blas]")
     CHECK_NOTHROW(blas::plan_gemm(a, b, blas::matrix_view<float>(storage.data() + 32, 4, 4)));
 }
 
-TEST_CASE("a strided batch carries its strides, swapped with the operands", "[blas]")
+TEST_CASE("a strided batch carries its strides, swapped with the operands", "[matrix]")
 {
     const blas::matrix_view<const float> a(a_data, 3, 5, row);
     const blas::matrix_view<const float> b(b_data, 5, 4, row);
@@ -185,7 +185,7 @@ TEST_CASE("a strided batch carries its strides, swapped with the operands", "[bl
     CHECK(blas::plan_gemm(a, b, c, blas::strided_batch{0, 15, 20, 12}).empty());
 }
 
-TEST_CASE("bad batches are rejected: counts, strides, overlapping outputs", "[blas]")
+TEST_CASE("bad batches are rejected: counts, strides, overlapping outputs", "[matrix]")
 {
     const blas::matrix_view<const float> a(a_data, 3, 5, row);
     const blas::matrix_view<const float> b(b_data, 5, 4, row);
@@ -202,7 +202,7 @@ TEST_CASE("bad batches are rejected: counts, strides, overlapping outputs", "[bl
                       Contains("span more memory than exists"));
 }
 
-TEST_CASE("outputs that interleave through each other's padding are a valid batch", "[blas]")
+TEST_CASE("outputs that interleave through each other's padding are a valid batch", "[matrix]")
 {
     // Row-major [m, count, n] storage, the batch in the middle (attention heads): each c is m x n
     // with leading dimension count * n, the next one n elements on. cuBLAS computes this.
@@ -233,7 +233,7 @@ TEST_CASE("outputs that interleave through each other's padding are a valid batc
     CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{2, 0, 0, 0}), std::invalid_argument);
 }
 
-TEST_CASE("the batch overlap check is quick and right with 2^31 outputs", "[blas]")
+TEST_CASE("the batch overlap check is quick and right with 2^31 outputs", "[matrix]")
 {
     // c: two rows of one element, 2^31 - 2 apart. Outputs 1 element apart first meet when the
     // second row of the first is the first row of the last of 2^31 - 1: the old check tried
@@ -247,7 +247,7 @@ TEST_CASE("the batch overlap check is quick and right with 2^31 outputs", "[blas
     CHECK(blas::plan_gemm(a, b, c, blas::strided_batch{ld, 0, 0, 1}).batch_count == ld);
 }
 
-TEST_CASE("the batch overlap check agrees with comparing every element of every output", "[blas]")
+TEST_CASE("the batch overlap check agrees with comparing every element of every output", "[matrix]")
 {
     // Every small shape, leading dimension, stride and count against a brute-force reference.
     for (const auto order : {row, col}) {
@@ -284,7 +284,7 @@ TEST_CASE("the batch overlap check agrees with comparing every element of every 
     }
 }
 
-TEST_CASE("a matrix spanning more bytes than an address holds is refused, not wrapped", "[blas]")
+TEST_CASE("a matrix spanning more bytes than an address holds is refused, not wrapped", "[matrix]")
 {
     // (2^30 + 1) * (2^31 - 1) + 1 elements of 8 bytes are 2^64 + 2^33 bytes: the overlap check
     // used to wrap that round to 8 GiB.

@@ -17,7 +17,7 @@ static_assert(std::is_trivially_copyable_v<blas::matrix_view<float>>);
 static_assert(std::is_convertible_v<blas::matrix_view<float>, blas::matrix_view<const float>>);
 static_assert(!std::is_convertible_v<blas::matrix_view<const float>, blas::matrix_view<float>>);
 
-TEST_CASE("a view knows its shape, tight leading dimension, size and extent", "[blas]")
+TEST_CASE("a view knows its shape, tight leading dimension, size and extent", "[matrix]")
 {
     std::vector<float> storage(12);
     const auto r = blas::row_major(storage.data(), 3, 4);
@@ -39,7 +39,7 @@ TEST_CASE("a view knows its shape, tight leading dimension, size and extent", "[
     CHECK(blas::matrix_view<float>(storage.data(), 0, 0).leading_dimension() == 1);
 }
 
-TEST_CASE("a transpose is the same memory seen the other way", "[blas]")
+TEST_CASE("a transpose is the same memory seen the other way", "[matrix]")
 {
     std::array<double, 6> storage{1, 2, 3, 4, 5, 6};
     const auto a = blas::row_major(storage.data(), 2, 3); // [[1 2 3] [4 5 6]]
@@ -57,7 +57,7 @@ TEST_CASE("a transpose is the same memory seen the other way", "[blas]")
     CHECK(back.describe() == a.describe());
 }
 
-TEST_CASE("the container factories check the container holds the matrix", "[blas]")
+TEST_CASE("the container factories check the container holds the matrix", "[matrix]")
 {
     std::vector<float> storage(12);
     const auto v = blas::row_major(storage, 3, 4);
@@ -79,7 +79,7 @@ TEST_CASE("the container factories check the container holds the matrix", "[blas
     CHECK(blas::column_major(fixed, 2, 2).size() == 4);
 }
 
-TEST_CASE("a shape whose span overflows 64 bits is refused, not wrapped to a small number", "[blas]")
+TEST_CASE("a shape whose span overflows 64 bits is refused, not wrapped to a small number", "[matrix]")
 {
     // (outer - 1) * ld + inner wraps round to a few elements in 64-bit arithmetic for these, so
     // before the span was computed with overflow checks each seemed to fit a 12-element vector.
@@ -101,7 +101,7 @@ TEST_CASE("a shape whose span overflows 64 bits is refused, not wrapped to a sma
     CHECK(blas::matrix_view<float>(storage.data(), 1, 2, INT64_MAX, blas::layout::row_major).extent() == 2);
 }
 
-TEST_CASE("the checked arithmetic agrees with the compiler's overflow built-ins at the edges", "[blas]")
+TEST_CASE("the checked arithmetic agrees with the compiler's overflow built-ins at the edges", "[matrix]")
 {
     const std::int64_t edges[] = {INT64_MIN, INT64_MIN + 1, -(std::int64_t{1} << 32), -3, -1, 0, 1, 2, 3,
                                   std::int64_t{1} << 31, (std::int64_t{1} << 32) + 1, INT64_MAX - 1,
