@@ -12,8 +12,8 @@ using Catch::Matchers::Contains;
 
 TEST_CASE("the library version is the CMake project version", "[version]")
 {
-    STATIC_REQUIRE(gpu::library_version() == gpu::semantic_version{0, 1, 0});
-    CHECK(gpu::library_version().to_string() == "0.1.0");
+    STATIC_REQUIRE(gpu::library_version() == gpu::semantic_version{0, 2, 0});
+    CHECK(gpu::library_version().to_string() == "0.2.0");
 }
 
 TEST_CASE("semantic versions order by major, minor, patch", "[version]")
