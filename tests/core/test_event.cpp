@@ -3,7 +3,7 @@
 #include <gpu/event.hpp>
 #include <gpu/memory.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <type_traits>
 
