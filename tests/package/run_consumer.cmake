@@ -6,13 +6,7 @@
 # Optional: -D CHECK_SUBPROJECT_INSTALL=ON (for a consumer that adds cudagap as a subdirectory):
 # installing the consumer installs nothing of cudagap, until it configures with CUDAGAP_INSTALL=ON,
 # which then installs cudagap's package, headers and libraries.
-function(run step)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT result EQUAL 0)
-    message(FATAL_ERROR "${step} failed (${result}):\n${out}\n${err}")
-  endif()
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
 
 string(REPLACE "|" ";" CONFIGURE_ARGS "${CONFIGURE_ARGS}")
 file(REMOVE_RECURSE "${BINARY_DIR}")

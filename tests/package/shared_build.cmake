@@ -6,13 +6,7 @@
 # -D VERSION=<project version> -D SOVERSION=<expected SOVERSION> -D READELF=<readelf>
 cmake_minimum_required(VERSION 3.24)
 
-function(run step)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT result EQUAL 0)
-    message(FATAL_ERROR "${step} failed (${result}):\n${out}\n${err}")
-  endif()
-  set(last_output "${out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/run_step.cmake")
 
 string(REPLACE "|" ";" CONFIGURE_ARGS "${CONFIGURE_ARGS}")
 file(REMOVE_RECURSE "${BINARY_DIR}")
