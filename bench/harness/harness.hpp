@@ -93,7 +93,7 @@ struct environment {
     std::string date_utc{};        ///< ISO 8601, e.g. `2025-01-31T12:00:00Z`
     std::string host{};            ///< the host name
     unsigned cpu_threads = 0;    ///< hardware threads of the host
-    std::string cudagap_version{}; ///< e.g. `0.1.0`
+    std::string cudagap_version{}; ///< e.g. `0.2.0`
     std::string cuda_runtime{};    ///< the loaded CUDA runtime, e.g. `13.0`
     std::string driver_cuda{};     ///< the newest CUDA the driver supports, `none` without one
     std::string driver_version{};  ///< the driver's own version (NVML), e.g. `575.57.08`; may be empty

@@ -27,7 +27,7 @@
 
 namespace gpu {
 
-/// @brief `"0.1.0"`.
+/// @brief `"0.2.0"`.
 inline void to_json(nlohmann::json& j, const semantic_version& version) { j = version.to_string(); }
 
 /// @brief `"13.0"`, or null for the 0.0 that means "none" (no driver).

@@ -85,7 +85,7 @@ find_gpu() {
 # CMake takes Catch2 and nlohmann-json from it even where they are installed (so that a rehearsal
 # proves the bundle), and OpenBLAS when it loads here. Sets package_args and deps_note.
 find_bundle() {
-  local dir
+  local dir major
   package_args=()
   deps_note="none"
   openblas_loads=0
@@ -93,7 +93,13 @@ find_bundle() {
   package_args+=("-DCMAKE_PREFIX_PATH=$deps")
   deps_note="$deps"
   dir="$(find "$deps" -name Catch2Config.cmake -print -quit 2>/dev/null)"
-  [[ -n "$dir" ]] && package_args+=("-DCatch2_DIR=$(dirname "$dir")")
+  if [[ -n "$dir" ]]; then
+    dir="$(dirname "$dir")"
+    package_args+=("-DCatch2_DIR=$dir")
+    # The bundled version, even where the other one is installed (the tests take v3 first).
+    major="$(sed -n 's/.*PACKAGE_VERSION "\([0-9]*\)\..*/\1/p' "$dir/Catch2ConfigVersion.cmake" 2>/dev/null | head -1)"
+    [[ -n "$major" ]] && package_args+=("-DCUDAGAP_CATCH2_VERSION=$major")
+  fi
   dir="$(find "$deps" -name nlohmann_jsonConfig.cmake -print -quit 2>/dev/null)"
   [[ -n "$dir" ]] && package_args+=("-Dnlohmann_json_DIR=$(dirname "$dir")")
   if [[ -f "$deps/lib/libopenblas.so.0" ]]; then
@@ -135,15 +141,23 @@ check_tools() {
   if ! command -v ninja >/dev/null 2>&1; then echo "ninja: not found (Unix Makefiles instead)"; fi
 }
 
-# Asks CMake itself whether Catch2 v2 and nlohmann-json are found with the arguments the build
-# will get (a project without languages: well under a second).
+# Asks CMake itself whether Catch2 (v3, else v2, as tests/CMakeLists.txt looks for it) and
+# nlohmann-json are found with the arguments the build will get (a project without languages:
+# well under a second).
 check_packages() {
   local probe="$tmpdir/probe" output
   mkdir -p "$probe"
   cat > "$probe/CMakeLists.txt" <<'EOF'
 cmake_minimum_required(VERSION 3.24)
 project(gpu_check_probe NONE)
-find_package(Catch2 2 QUIET)
+if(CUDAGAP_CATCH2_VERSION)
+  find_package(Catch2 ${CUDAGAP_CATCH2_VERSION} QUIET)
+else()
+  find_package(Catch2 3 QUIET)
+  if(NOT Catch2_FOUND)
+    find_package(Catch2 2 QUIET)
+  endif()
+endif()
 find_package(nlohmann_json 3.2 QUIET)
 message(STATUS "probe: Catch2=${Catch2_FOUND}|${Catch2_VERSION}|${Catch2_DIR}")
 message(STATUS "probe: nlohmann_json=${nlohmann_json_FOUND}|${nlohmann_json_VERSION}|${nlohmann_json_DIR}")
@@ -152,7 +166,7 @@ EOF
   printf '%s\n' "$output" | grep 'probe:' | sed 's/^-- probe: /found /'
   local fix="run scripts/prepare-gpu-run where they are installed and carry .deps (run(..., carry=[\".deps\"]))"
   printf '%s' "$output" | grep -q 'probe: Catch2=1|' ||
-    missing+=("Catch2 v2 (the tests): neither installed nor in .deps/: $fix")
+    missing+=("Catch2 v3 or v2 (the tests): neither installed nor in .deps/: $fix")
   printf '%s' "$output" | grep -q 'probe: nlohmann_json=1|' ||
     missing+=("nlohmann-json 3 (the benchmarks and examples): neither installed nor in .deps/: $fix")
 }

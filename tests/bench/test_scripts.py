@@ -11,6 +11,7 @@ NLOHMANN_JSON_CMAKE_DIR (where that build found the packages).
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -310,21 +311,32 @@ class BundleDepsTests(unittest.TestCase):
         result = run([BUNDLE_DEPS, "--out", bundle], env=env)
         self.assertEqual(result.returncode, 0, result.stderr)
         manifest = (bundle / "MANIFEST.txt").read_text()
-        self.assertIn("Catch2 2.", manifest)
+        # Catch2 v2 or v3, whichever the build uses (CATCH2_CMAKE_DIR) or is installed.
+        bundled = re.search(r"^Catch2 ([23])\.", manifest, re.MULTILINE)
+        self.assertIsNotNone(bundled, manifest)
+        major = bundled.group(1)
+        if "CATCH2_CMAKE_DIR" in env:
+            installed = (Path(env["CATCH2_CMAKE_DIR"]) / "Catch2ConfigVersion.cmake").read_text()
+            self.assertIn(f'PACKAGE_VERSION "{major}.', installed)
         self.assertIn("nlohmann-json 3.", manifest)
-        self.assertTrue((bundle / "include" / "catch2" / "catch.hpp").is_file())
+        header = "catch.hpp" if major == "2" else "catch_test_macros.hpp"
+        self.assertTrue((bundle / "include" / "catch2" / header).is_file())
+        if major == "3":  # v3 is a compiled library: its archives travel too
+            self.assertTrue(list(bundle.rglob("libCatch2.a")), list(bundle.rglob("*")))
+            self.assertTrue(list(bundle.rglob("libCatch2Main.a")))
         self.assertTrue((bundle / "include" / "nlohmann" / "json.hpp").is_file())
         project = self.dir / "consumer"
         project.mkdir()
         (project / "CMakeLists.txt").write_text(
             "cmake_minimum_required(VERSION 3.24)\nproject(consumer CXX)\n"
-            "find_package(Catch2 2 REQUIRED)\nfind_package(nlohmann_json 3 REQUIRED)\ninclude(Catch)\n"
+            f"find_package(Catch2 {major} REQUIRED)\nfind_package(nlohmann_json 3 REQUIRED)\ninclude(Catch)\n"
             "get_target_property(c Catch2::Catch2 INTERFACE_INCLUDE_DIRECTORIES)\n"
             "get_target_property(j nlohmann_json::nlohmann_json INTERFACE_INCLUDE_DIRECTORIES)\n"
             'message(STATUS "CATCH2=${Catch2_DIR}|${c}")\nmessage(STATUS "JSON=${nlohmann_json_DIR}|${j}")\n')
         configured = run(["cmake", "-S", project, "-B", project / "build", f"-DCMAKE_PREFIX_PATH={bundle}"])
         self.assertEqual(configured.returncode, 0, configured.stdout + configured.stderr)
-        self.assertIn(f"CATCH2={bundle}/lib/cmake/Catch2|{bundle}/include", configured.stdout)
+        prefix = re.escape(str(bundle))  # lib/cmake/Catch2, or a multiarch lib/<triplet>/cmake/Catch2
+        self.assertRegex(configured.stdout, f"CATCH2={prefix}/lib/([^/]+/)?cmake/Catch2\\|{prefix}/include")
         self.assertIn(f"JSON={bundle}/share/cmake/nlohmann_json|{bundle}/include", configured.stdout)
 
     def test_missing_packages_and_bad_arguments(self):

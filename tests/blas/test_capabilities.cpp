@@ -2,11 +2,11 @@
 // published figures for known GPUs (no GPU needed), and against the current device.
 #include <gpu/blas/capabilities.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <gpu/device.hpp>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 namespace blas = gpu::blas;
 using blas::precision;
 
@@ -61,11 +61,11 @@ TEST_CASE("tensor cores by precision and architecture", "[blas]")
     CHECK(blas::precision_support(precision::fp16, t4).tensor_cores);
     CHECK_FALSE(blas::precision_support(precision::bf16, t4).tensor_cores);
     CHECK_FALSE(blas::precision_support(precision::bf16, t4).native);
-    CHECK_THAT(blas::precision_support(precision::bf16, t4).note, Contains("emulated"));
+    CHECK_THAT(blas::precision_support(precision::bf16, t4).note, ContainsSubstring("emulated"));
     const auto tf32_t4 = blas::precision_support(precision::tf32, t4);
     CHECK_FALSE(tf32_t4.tensor_cores);
     CHECK_FALSE(tf32_t4.native);
-    CHECK_THAT(tf32_t4.note, Contains("runs as FP32"));
+    CHECK_THAT(tf32_t4.note, ContainsSubstring("runs as FP32"));
     CHECK(tf32_t4.peak_tflops == blas::estimated_peak_tflops(precision::fp32, t4));
     for (const precision p : {precision::tf32, precision::fp16, precision::bf16}) {
         INFO(blas::to_string(p));
@@ -73,12 +73,12 @@ TEST_CASE("tensor cores by precision and architecture", "[blas]")
         CHECK(blas::precision_support(p, rtx).tensor_cores);
     }
     CHECK_FALSE(blas::precision_support(precision::fp32, h200).tensor_cores);
-    CHECK_THAT(blas::precision_support(precision::fp32, h200).note, Contains("math_mode::tf32"));
+    CHECK_THAT(blas::precision_support(precision::fp32, h200).note, ContainsSubstring("math_mode::tf32"));
     CHECK(blas::precision_support(precision::fp64, h200).tensor_cores);
     CHECK_FALSE(blas::precision_support(precision::fp64, rtx).tensor_cores);
     CHECK_THAT(blas::precision_support(precision::fp16, h200).note,
-               Contains("on tensor cores (about 1071 TFLOP/s dense peak, estimated)"));
-    CHECK_THAT(blas::precision_support(precision::fp64, t4).note, Contains("about 0.254 TFLOP/s"));
+               ContainsSubstring("on tensor cores (about 1071 TFLOP/s dense peak, estimated)"));
+    CHECK_THAT(blas::precision_support(precision::fp64, t4).note, ContainsSubstring("about 0.254 TFLOP/s"));
     const auto all = blas::precision_support(h200);
     REQUIRE(all.size() == 5);
     CHECK(all.front().which == precision::fp64);

@@ -1,7 +1,7 @@
 // gpu/blas/version.hpp: cuBLAS versions, readable without a GPU.
 #include <gpu/blas/version.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <cublas_api.h>
 

@@ -1,7 +1,7 @@
 // gpu/json.hpp: the core's reports as JSON, dumped to text and parsed back with nlohmann-json.
 #include <gpu/json.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <limits>
 #include <string>

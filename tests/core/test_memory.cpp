@@ -5,7 +5,7 @@
 #include "pool_threshold.hpp"
 #include "test_support.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("an empty device_buffer owns nothing and needs no GPU", "[memory]")
 {
@@ -48,10 +48,10 @@ TEST_CASE("a copy of the wrong size is rejected before any CUDA call, naming bot
     gpu::device_buffer<float> empty;
     const std::vector<float> three{1.0F, 2.0F, 3.0F};
     std::vector<float> out(3);
-    CHECK_THROWS_WITH(empty.copy_from_host(three), Contains("the device buffer has 0 elements, the other side 3"));
+    CHECK_THROWS_WITH(empty.copy_from_host(three), ContainsSubstring("the device buffer has 0 elements, the other side 3"));
     CHECK_THROWS_AS(empty.copy_to_host(out), std::invalid_argument);
-    CHECK_THROWS_WITH(empty.copy_to_host_async(out, gpu::legacy_default_stream), Contains("copy_to_host"));
-    CHECK_THROWS_WITH(empty.copy_from_host_async(three, gpu::legacy_default_stream), Contains("nothing was copied"));
+    CHECK_THROWS_WITH(empty.copy_to_host_async(out, gpu::legacy_default_stream), ContainsSubstring("copy_to_host"));
+    CHECK_THROWS_WITH(empty.copy_from_host_async(three, gpu::legacy_default_stream), ContainsSubstring("nothing was copied"));
 }
 
 TEST_CASE("copying between empty buffers and spans is a no-op", "[memory]")
@@ -67,8 +67,8 @@ TEST_CASE("copying between empty buffers and spans is a no-op", "[memory]")
 TEST_CASE("a byte count that overflows is rejected with the element count", "[memory]")
 {
     const std::size_t too_many = std::numeric_limits<std::size_t>::max() / 2;
-    CHECK_THROWS_WITH(gpu::device_buffer<double>(too_many, gpu::legacy_default_stream), Contains("overflow"));
-    CHECK_THROWS_WITH(gpu::pinned_buffer<double>(too_many), Contains(std::to_string(too_many)));
+    CHECK_THROWS_WITH(gpu::device_buffer<double>(too_many, gpu::legacy_default_stream), ContainsSubstring("overflow"));
+    CHECK_THROWS_WITH(gpu::pinned_buffer<double>(too_many), ContainsSubstring(std::to_string(too_many)));
 }
 
 TEST_CASE("allocating without CUDA throws the CUDA error, not out_of_memory", "[memory]")
@@ -85,7 +85,7 @@ TEST_CASE("allocating without CUDA throws the CUDA error, not out_of_memory", "[
         FAIL("a missing driver was reported as out of memory");
     } catch (const gpu::cuda_error& e) {
         CHECK_FALSE(e.hint().empty());
-        CHECK_THAT(std::string(e.what()), Contains("cudaGetDevice"));
+        CHECK_THAT(std::string(e.what()), ContainsSubstring("cudaGetDevice"));
     }
     CHECK(gpu::allocation_statistics().current_bytes == before.current_bytes);
     CHECK(gpu::allocation_statistics().total_allocations == before.total_allocations);
@@ -103,8 +103,8 @@ TEST_CASE("a failed page-lock names host memory, not the device's numbers", "[me
     } catch (const gpu::cuda_error& e) {
         CHECK(e.status() == cudaErrorMemoryAllocation);
         CHECK(e.api() == "cudaMallocHost(&p, n)");
-        CHECK_THAT(e.hint(), Contains("could not page-lock 3.00 GiB of host memory"));
-        CHECK_THAT(e.hint(), !Contains("free of"));
+        CHECK_THAT(e.hint(), ContainsSubstring("could not page-lock 3.00 GiB of host memory"));
+        CHECK_THAT(e.hint(), !ContainsSubstring("free of"));
     }
     // Other statuses keep their own hint (here: no driver, or whatever this machine says).
     try {
@@ -113,7 +113,7 @@ TEST_CASE("a failed page-lock names host memory, not the device's numbers", "[me
         FAIL("nothing was thrown");
     } catch (const gpu::cuda_error& e) {
         CHECK(e.status() == cudaErrorInsufficientDriver);
-        CHECK_THAT(e.hint(), Contains("driver"));
+        CHECK_THAT(e.hint(), ContainsSubstring("driver"));
     }
 }
 
@@ -232,7 +232,7 @@ TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allo
         CHECK(e.total_bytes() > 0);
         CHECK(e.free_bytes() <= e.total_bytes());
         CHECK(e.device() == gpu::current_device().id());
-        CHECK_THAT(std::string(e.what()), Contains("requested 1.00 PiB"));
+        CHECK_THAT(std::string(e.what()), ContainsSubstring("requested 1.00 PiB"));
         CHECK_FALSE(e.is_sticky());
     }
     CHECK(gpu::allocation_statistics().current_bytes == before.current_bytes);
@@ -262,10 +262,10 @@ TEST_CASE("before reporting out of memory, the pool's cached memory goes back to
         FAIL("a 1 PiB allocation succeeded");
     } catch (const gpu::out_of_memory& e) {
         // The retry was made after the trim, and the numbers were read after it too.
-        CHECK_THAT(e.api(), Contains("cudaMallocAsync") && Contains("cudaMemPoolTrimTo"));
+        CHECK_THAT(e.api(), ContainsSubstring("cudaMallocAsync") && ContainsSubstring("cudaMemPoolTrimTo"));
         CHECK(gpu::memory_pool_info(dev).cached_bytes() < gib);
         CHECK(e.free_bytes() <= e.total_bytes());
-        CHECK_THAT(e.hint(), !Contains("its pool caches 1.00 GiB"));
+        CHECK_THAT(e.hint(), !ContainsSubstring("its pool caches 1.00 GiB"));
         CHECK_FALSE(e.is_sticky());
     }
     gpu::device_buffer<float> after(1 << 18, s);
@@ -284,7 +284,7 @@ TEST_CASE("pinning an impossible amount of host memory says so, then pinning wor
     } catch (const gpu::cuda_error& e) {
         CHECK_FALSE(e.is_sticky());
         if (e.status() == cudaErrorMemoryAllocation) {
-            CHECK_THAT(e.hint(), Contains("could not page-lock 1.00 PiB of host memory"));
+            CHECK_THAT(e.hint(), ContainsSubstring("could not page-lock 1.00 PiB of host memory"));
         }
     }
     gpu::pinned_buffer<int> small(1024);

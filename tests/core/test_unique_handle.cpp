@@ -1,7 +1,7 @@
 // gpu/detail/unique_handle.hpp: the single implementation of moving and destroying handles.
 #include <gpu/detail/unique_handle.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <type_traits>
 #include <utility>

@@ -3,7 +3,7 @@
 #include <gpu/device.hpp>
 #include <gpu/dnn/error.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <cudnn_ops.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
 
 namespace {
@@ -74,12 +74,12 @@ TEST_CASE("GPU_CUDNN_CHECK throws dnn_error with the call, status, cuDNN's own t
         CHECK(e.code() == CUDNN_STATUS_BAD_PARAM);
         CHECK(e.status_name() == "CUDNN_STATUS_BAD_PARAM");
         CHECK_THAT(e.api(), StartsWith("cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW"));
-        CHECK_THAT(e.message(), Contains("cuDNN says:"));
-        CHECK_THAT(e.message(), Contains("n <= 0"));
-        CHECK_THAT(e.hint(), Contains("cuDNN rejected a value"));
+        CHECK_THAT(e.message(), ContainsSubstring("cuDNN says:"));
+        CHECK_THAT(e.message(), ContainsSubstring("n <= 0"));
+        CHECK_THAT(e.hint(), ContainsSubstring("cuDNN rejected a value"));
         const std::string what = e.what();
         CHECK_THAT(what, StartsWith(e.api() + ": CUDNN_STATUS_BAD_PARAM (2000): "));
-        CHECK_THAT(what, Contains("\nhint: "));
+        CHECK_THAT(what, ContainsSubstring("\nhint: "));
         CHECK(e.where().line() > 0);
     }
     // cuDNN's text was taken by that error: the next one does not repeat it.
@@ -96,8 +96,8 @@ TEST_CASE("a dnn_error is a gpu::error and a runtime_error", "[dnn]")
     } catch (const gpu::error& e) {
         CHECK(dynamic_cast<const gpu::dnn_error*>(&e) != nullptr);
         CHECK(e.status_name() == "CUDNN_STATUS_NOT_SUPPORTED_LAYOUT");
-        CHECK_THAT(e.hint(), Contains("fp16 nchw"));
-        CHECK_THAT(e.message(), Contains("memory layout is not supported"));
+        CHECK_THAT(e.hint(), ContainsSubstring("fp16 nchw"));
+        CHECK_THAT(e.message(), ContainsSubstring("memory layout is not supported"));
     }
 }
 
@@ -109,7 +109,7 @@ TEST_CASE("NOT_INITIALIZED without a GPU says so, with the CUDA runtime's reason
     const std::string hint =
         gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_INITIALIZED, "", "", facts);
     CHECK_THAT(hint, StartsWith("no usable GPU: "));
-    CHECK_THAT(hint, Contains("cudaErrorInsufficientDriver"));
+    CHECK_THAT(hint, ContainsSubstring("cudaErrorInsufficientDriver"));
 }
 
 TEST_CASE("NOT_INITIALIZED with mismatched cuDNN versions names both and the fix", "[dnn]")
@@ -118,10 +118,10 @@ TEST_CASE("NOT_INITIALIZED with mismatched cuDNN versions names both and the fix
     facts.cudnn = {{9, 19, 0}, {9, 1, 0}, {12, 0}};
     const std::string hint =
         gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_INITIALIZED, "", "", facts);
-    CHECK_THAT(hint, Contains("loaded cuDNN 9.1.0 cannot serve code compiled against cuDNN 9.19.0"));
-    CHECK_THAT(hint, Contains("LD_LIBRARY_PATH"));
-    CHECK_THAT(hint, Contains("built for CUDA 12.0 but this process runs CUDA 13.0"));
-    CHECK_THAT(hint, Contains("nvidia-cudnn-cu13"));
+    CHECK_THAT(hint, ContainsSubstring("loaded cuDNN 9.1.0 cannot serve code compiled against cuDNN 9.19.0"));
+    CHECK_THAT(hint, ContainsSubstring("LD_LIBRARY_PATH"));
+    CHECK_THAT(hint, ContainsSubstring("built for CUDA 12.0 but this process runs CUDA 13.0"));
+    CHECK_THAT(hint, ContainsSubstring("nvidia-cudnn-cu13"));
 }
 
 TEST_CASE("NOT_INITIALIZED with a GPU and matching versions names the three causes and memory",
@@ -129,10 +129,10 @@ TEST_CASE("NOT_INITIALIZED with a GPU and matching versions names the three caus
 {
     const std::string hint =
         gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_INITIALIZED, "", "", facts_with_gpu());
-    CHECK_THAT(hint, Contains("no driver or GPU"));
-    CHECK_THAT(hint, Contains("cuDNN 9.19.0 (built for CUDA 13.0)"));
-    CHECK_THAT(hint, Contains("3.00 GiB free of 80.00 GiB"));
-    CHECK_THAT(hint, Contains("cudagap-doctor"));
+    CHECK_THAT(hint, ContainsSubstring("no driver or GPU"));
+    CHECK_THAT(hint, ContainsSubstring("cuDNN 9.19.0 (built for CUDA 13.0)"));
+    CHECK_THAT(hint, ContainsSubstring("3.00 GiB free of 80.00 GiB"));
+    CHECK_THAT(hint, ContainsSubstring("cudagap-doctor"));
 }
 
 TEST_CASE("BAD_PARAM and NOT_SUPPORTED hints name the value and the combination", "[dnn]")
@@ -140,17 +140,17 @@ TEST_CASE("BAD_PARAM and NOT_SUPPORTED hints name the value and the combination"
     const auto facts = facts_with_gpu();
     const std::string bad = gpu::dnn::detail::hint_for(CUDNN_STATUS_BAD_PARAM, "strideA[i] <= 0",
                                                        "convolution stride [0, 1]", facts);
-    CHECK_THAT(bad, Contains("`strideA[i] <= 0`"));
-    CHECK_THAT(bad, Contains("(convolution stride [0, 1])"));
+    CHECK_THAT(bad, ContainsSubstring("`strideA[i] <= 0`"));
+    CHECK_THAT(bad, ContainsSubstring("(convolution stride [0, 1])"));
     const std::string silent = gpu::dnn::detail::hint_for(CUDNN_STATUS_BAD_PARAM, "", "", facts);
-    CHECK_THAT(silent, Contains("without saying which"));
+    CHECK_THAT(silent, ContainsSubstring("without saying which"));
 
     const std::string unsupported = gpu::dnn::detail::hint_for(
         CUDNN_STATUS_NOT_SUPPORTED, "", "input bf16 nchw, math fma", facts);
-    CHECK_THAT(unsupported, Contains("no kernel for this combination"));
-    CHECK_THAT(unsupported, Contains("input bf16 nchw, math fma"));
+    CHECK_THAT(unsupported, ContainsSubstring("no kernel for this combination"));
+    CHECK_THAT(unsupported, ContainsSubstring("input bf16 nchw, math fma"));
     CHECK_THAT(gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH, "", "", facts),
-               Contains("no kernels for this GPU"));
+               ContainsSubstring("no kernels for this GPU"));
 }
 
 TEST_CASE("version-mismatch statuses name the compiled and loaded cuDNN", "[dnn]")
@@ -158,12 +158,12 @@ TEST_CASE("version-mismatch statuses name the compiled and loaded cuDNN", "[dnn]
     gpu::dnn::detail::hint_facts facts = facts_with_gpu();
     const std::string same = gpu::dnn::detail::hint_for(
         CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "", "", facts);
-    CHECK_THAT(same, Contains("one release"));
-    CHECK_THAT(same, Contains("compiled against cuDNN 9.19.0"));
+    CHECK_THAT(same, ContainsSubstring("one release"));
+    CHECK_THAT(same, ContainsSubstring("compiled against cuDNN 9.19.0"));
     facts.cudnn.loaded = {8, 9, 7};
     const std::string mismatched = gpu::dnn::detail::hint_for(
         CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "", "", facts);
-    CHECK_THAT(mismatched, Contains("loaded cuDNN 8.9.7"));
+    CHECK_THAT(mismatched, ContainsSubstring("loaded cuDNN 8.9.7"));
 }
 
 TEST_CASE("the facts of this process are read without a GPU", "[dnn]")

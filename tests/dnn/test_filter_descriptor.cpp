@@ -2,7 +2,7 @@
 // moves.
 #include <gpu/dnn/filter_descriptor.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <climits>
 #include <stdexcept>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using gpu::dnn::data_type;
 using gpu::dnn::filter_descriptor;
 using gpu::dnn::tensor_layout;
@@ -53,16 +53,16 @@ TEST_CASE("a filter descriptor describes itself", "[dnn]")
 TEST_CASE("bad filter shapes are refused before cuDNN, with the values", "[dnn]")
 {
     CHECK_THROWS_WITH(filter_descriptor({64, 3, 0, 3}, data_type::fp32),
-                      Contains("dimension 2 of [64, 3, 0, 3] is 0"));
-    CHECK_THROWS_WITH(filter_descriptor({64, 3}, data_type::fp32), Contains("2 dimensions [64, 3]"));
+                      ContainsSubstring("dimension 2 of [64, 3, 0, 3] is 0"));
+    CHECK_THROWS_WITH(filter_descriptor({64, 3}, data_type::fp32), ContainsSubstring("2 dimensions [64, 3]"));
     CHECK_THROWS_AS(filter_descriptor({64, -3, 3, 3}, data_type::fp16), std::invalid_argument);
-    CHECK_THROWS_WITH(filter_descriptor({65536, 65536, 1}, data_type::fp16), Contains("INT_MAX"));
+    CHECK_THROWS_WITH(filter_descriptor({65536, 65536, 1}, data_type::fp16), ContainsSubstring("INT_MAX"));
     CHECK_THROWS_WITH(filter_descriptor({1, 1, 1, 1, 1, 1, 1, 1, 1}, data_type::fp32),
-                      Contains("9 dimensions"));
+                      ContainsSubstring("9 dimensions"));
     CHECK_THROWS_WITH(filter_descriptor({8, 3, 3, 3}, static_cast<data_type>(5)),
-                      Contains("data_type value 5"));
+                      ContainsSubstring("data_type value 5"));
     CHECK_THROWS_WITH(filter_descriptor({8, 3, 3, 3}, data_type::fp32, static_cast<tensor_layout>(2)),
-                      Contains("tensor_layout value 2"));
+                      ContainsSubstring("tensor_layout value 2"));
 }
 
 TEST_CASE("an adopted filter's element count does not wrap around size_t", "[dnn]")
@@ -78,7 +78,7 @@ TEST_CASE("an adopted filter's element count does not wrap around size_t", "[dnn
         return;
     }
     CHECK(w.dims() == dims);
-    CHECK_THROWS_WITH(w.element_count(), Contains("does not fit in size_t"));
+    CHECK_THROWS_WITH(w.element_count(), ContainsSubstring("does not fit in size_t"));
     CHECK_THROWS_AS(w.element_count(), std::domain_error);
 }
 
@@ -93,7 +93,7 @@ TEST_CASE("filter descriptors move and leave an empty source", "[dnn]")
     filter_descriptor b(std::move(a));
     CHECK(b.get() == raw);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
-    CHECK_THROWS_WITH(a.layout(), Contains("holds no cuDNN descriptor")); // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_WITH(a.layout(), ContainsSubstring("holds no cuDNN descriptor")); // NOLINT(bugprone-use-after-move)
     filter_descriptor c({1, 1, 1}, data_type::fp32);
     c = std::move(b);
     CHECK(c.dims() == std::vector<int>{8, 4, 3, 3});

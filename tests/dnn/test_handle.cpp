@@ -4,14 +4,14 @@
 #include <gpu/dnn/handle.hpp>
 #include <gpu/stream.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("dnn::handle is move-only and moves without throwing", "[dnn]")
 {
@@ -37,14 +37,14 @@ TEST_CASE("creating a cuDNN handle without a driver throws NOT_INITIALIZED with 
     } catch (const gpu::dnn_error& e) {
         CHECK(e.code() == CUDNN_STATUS_NOT_INITIALIZED);
         CHECK(e.status_name() == "CUDNN_STATUS_NOT_INITIALIZED");
-        CHECK_THAT(e.api(), Contains("cudnnCreate"));
+        CHECK_THAT(e.api(), ContainsSubstring("cudnnCreate"));
         // cuDNN's own text, from cudnnGetLastErrorString.
-        CHECK_THAT(e.message(), Contains("cuDNN says: "));
-        CHECK_THAT(e.message(), Contains("cudaGetDeviceCount"));
+        CHECK_THAT(e.message(), ContainsSubstring("cuDNN says: "));
+        CHECK_THAT(e.message(), ContainsSubstring("cudaGetDeviceCount"));
         // The hint: no usable GPU, with the CUDA runtime's reason and its fix.
-        CHECK_THAT(e.hint(), Contains("no usable GPU"));
-        CHECK_THAT(e.hint(), Contains(gpu::unavailable_reason()));
-        CHECK_THAT(std::string(e.what()), Contains("CUDNN_STATUS_NOT_INITIALIZED (1001)"));
+        CHECK_THAT(e.hint(), ContainsSubstring("no usable GPU"));
+        CHECK_THAT(e.hint(), ContainsSubstring(gpu::unavailable_reason()));
+        CHECK_THAT(std::string(e.what()), ContainsSubstring("CUDNN_STATUS_NOT_INITIALIZED (1001)"));
     }
 }
 
@@ -53,7 +53,7 @@ TEST_CASE("an empty dnn::handle says so instead of calling cuDNN with null", "[d
     gpu::dnn::handle empty = gpu::dnn::handle::from_native_handle(nullptr);
     CHECK_FALSE(empty);
     CHECK(empty.get() == nullptr);
-    CHECK_THROWS_WITH(empty.stream(), Contains("holds nothing"));
+    CHECK_THROWS_WITH(empty.stream(), ContainsSubstring("holds nothing"));
     CHECK_THROWS_AS(empty.set_stream(gpu::legacy_default_stream), std::logic_error);
     CHECK(empty.release() == nullptr);
 }

@@ -2,7 +2,7 @@
 // needed), packed strides, refusals, moves.
 #include <gpu/dnn/tensor_descriptor.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <array>
 #include <climits>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using gpu::dnn::data_type;
 using gpu::dnn::tensor_descriptor;
 using gpu::dnn::tensor_layout;
@@ -43,21 +43,21 @@ TEST_CASE("packed strides are computed in 64 bits and refused beyond int", "[dnn
           std::vector<int>{2147450880, 2147450880, 65535, 1});
     // A stride that int cannot hold is named.
     CHECK_THROWS_WITH(gpu::dnn::packed_strides({2, 65536, 65536, 1}, tensor_layout::nchw),
-                      Contains("dimension 0 of [2, 65536, 65536, 1] would have the nchw stride "
+                      ContainsSubstring("dimension 0 of [2, 65536, 65536, 1] would have the nchw stride "
                                "4294967296") &&
-                          Contains("INT_MAX"));
+                          ContainsSubstring("INT_MAX"));
     CHECK_THROWS_WITH(gpu::dnn::packed_strides({2, 65536, 1, 65536}, tensor_layout::nhwc),
-                      Contains("nhwc stride 4294967296"));
+                      ContainsSubstring("nhwc stride 4294967296"));
     CHECK_THROWS_AS(gpu::dnn::packed_strides({2, 3, 1 << 30, 1 << 30, 1 << 30, 1 << 30},
                                              tensor_layout::nchw),
                     std::invalid_argument);
     // Dimensions that are not positive have no strides.
     CHECK_THROWS_WITH(gpu::dnn::packed_strides({2, 3, -4, 5}, tensor_layout::nchw),
-                      Contains("dimension 2 of [2, 3, -4, 5] is -4"));
+                      ContainsSubstring("dimension 2 of [2, 3, -4, 5] is -4"));
     CHECK_THROWS_WITH(gpu::dnn::packed_strides({2, 0}, tensor_layout::nhwc),
-                      Contains("dimension 1 of [2, 0] is 0"));
+                      ContainsSubstring("dimension 1 of [2, 0] is 0"));
     CHECK_THROWS_WITH(gpu::dnn::packed_strides({2, 3, 4, 5}, static_cast<tensor_layout>(7)),
-                      Contains("tensor_layout value 7"));
+                      ContainsSubstring("tensor_layout value 7"));
 }
 
 TEST_CASE("tensor descriptors read back what they were set to", "[dnn]")
@@ -107,20 +107,20 @@ TEST_CASE("a tensor descriptor describes itself", "[dnn]")
 TEST_CASE("bad tensor shapes are refused before cuDNN, with the values", "[dnn]")
 {
     CHECK_THROWS_WITH(tensor_descriptor({32, 0, 224, 224}, data_type::fp32),
-                      Contains("dimension 1 of [32, 0, 224, 224] is 0"));
+                      ContainsSubstring("dimension 1 of [32, 0, 224, 224] is 0"));
     CHECK_THROWS_WITH(tensor_descriptor({-2, 3, 4, 4}, data_type::fp32),
-                      Contains("dimension 0 of [-2, 3, 4, 4] is -2"));
-    CHECK_THROWS_WITH(tensor_descriptor({7}, data_type::fp32), Contains("1 dimensions [7]"));
+                      ContainsSubstring("dimension 0 of [-2, 3, 4, 4] is -2"));
+    CHECK_THROWS_WITH(tensor_descriptor({7}, data_type::fp32), ContainsSubstring("1 dimensions [7]"));
     CHECK_THROWS_WITH(tensor_descriptor({1, 1, 1, 1, 1, 1, 1, 1, 1}, data_type::fp32),
-                      Contains("9 dimensions"));
+                      ContainsSubstring("9 dimensions"));
     CHECK_THROWS_WITH(tensor_descriptor({64, 64, 1024, 1024}, data_type::fp32),
-                      Contains("more than INT_MAX"));
+                      ContainsSubstring("more than INT_MAX"));
     CHECK_THROWS_AS(tensor_descriptor({64, 64, 1024, 1024}, data_type::fp32), std::invalid_argument);
     // Values cast from integers are not silently mapped to fp32 or NCHW.
     CHECK_THROWS_WITH(tensor_descriptor({1, 2, 3, 4}, static_cast<data_type>(3)),
-                      Contains("data_type value 3"));
+                      ContainsSubstring("data_type value 3"));
     CHECK_THROWS_WITH(tensor_descriptor({1, 2, 3, 4}, data_type::fp32, static_cast<tensor_layout>(-1)),
-                      Contains("tensor_layout value -1"));
+                      ContainsSubstring("tensor_layout value -1"));
 }
 
 TEST_CASE("2-d tensors are refused: cuDNN's n-d tensors have 3 to 8 dimensions", "[dnn]")
@@ -129,7 +129,7 @@ TEST_CASE("2-d tensors are refused: cuDNN's n-d tensors have 3 to 8 dimensions",
     // stride uninitialised (a different garbage value from run to run, valgrind-visible).
     for (const tensor_layout layout : {tensor_layout::nchw, tensor_layout::nhwc}) {
         CHECK_THROWS_WITH(tensor_descriptor({5, 3}, data_type::fp32, layout),
-                          Contains("2 dimensions [5, 3], but cuDNN takes 3 to 8"));
+                          ContainsSubstring("2 dimensions [5, 3], but cuDNN takes 3 to 8"));
     }
     // The same data as a 3-d tensor is described exactly, channels last included.
     const tensor_descriptor t({5, 3, 1}, data_type::fp32, tensor_layout::nhwc);
@@ -153,7 +153,7 @@ TEST_CASE("every rank and layout holds exactly the packed strides, at the int li
     const tensor_descriptor largest({1, 1, INT_MAX}, data_type::fp16, tensor_layout::nhwc);
     CHECK(largest.element_count() == static_cast<std::size_t>(INT_MAX));
     CHECK(largest.strides() == std::vector<int>{INT_MAX, 1, 1});
-    CHECK_THROWS_WITH(tensor_descriptor({2, 1, INT_MAX}, data_type::fp16), Contains("INT_MAX"));
+    CHECK_THROWS_WITH(tensor_descriptor({2, 1, INT_MAX}, data_type::fp16), ContainsSubstring("INT_MAX"));
 }
 
 TEST_CASE("tensor descriptors move and leave an empty source", "[dnn]")
@@ -168,7 +168,7 @@ TEST_CASE("tensor descriptors move and leave an empty source", "[dnn]")
     CHECK(b.get() == raw);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
     CHECK_FALSE(a);            // NOLINT(bugprone-use-after-move)
-    CHECK_THROWS_WITH(a.dims(), Contains("holds no cuDNN descriptor")); // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_WITH(a.dims(), ContainsSubstring("holds no cuDNN descriptor")); // NOLINT(bugprone-use-after-move)
     CHECK_THROWS_AS(a.size_bytes(), std::logic_error);                   // NOLINT(bugprone-use-after-move)
 
     tensor_descriptor c({5, 6, 7, 8}, data_type::fp16);
@@ -192,7 +192,7 @@ TEST_CASE("an adopted descriptor with other strides or types is read honestly", 
     GPU_CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(raw, CUDNN_DATA_FLOAT, 2, 3, 4, 5, 96, 32, 8, 1));
     CHECK_FALSE(t.layout().has_value());
     CHECK(t.strides() == std::vector<int>{96, 32, 8, 1});
-    CHECK_THAT(t.to_string(), Contains("strides [96, 32, 8, 1]"));
+    CHECK_THAT(t.to_string(), ContainsSubstring("strides [96, 32, 8, 1]"));
     GPU_CUDNN_CHECK(cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_INT8, 1, 4, 2, 2));
     CHECK_THROWS_AS(t.type(), std::domain_error);
     // Overlapping strides over dimensions whose packed strides do not fit int: not a packed
@@ -206,5 +206,5 @@ TEST_CASE("an adopted descriptor with other strides or types is read honestly", 
     }
     CHECK_FALSE(t.layout().has_value());
     CHECK(t.element_count() == std::size_t{1} << 34);
-    CHECK_THAT(t.to_string(), Contains("strides [1, 1, 1, 1]"));
+    CHECK_THAT(t.to_string(), ContainsSubstring("strides [1, 1, 1, 1]"));
 }

@@ -1,7 +1,7 @@
 // gpu/dnn/types.hpp: the names and sizes of the cuDNN wing's vocabulary.
 #include <gpu/dnn/types.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <set>
 #include <string>

@@ -1,7 +1,7 @@
 // gpu/dnn/version.hpp: cuDNN versions, readable without a GPU.
 #include <gpu/dnn/version.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <cudnn_version.h>
 

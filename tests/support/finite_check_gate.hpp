@@ -7,7 +7,7 @@
 #include <gpu/numerics.hpp>
 #include <gpu/stream.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include "stream_gate.hpp"
 

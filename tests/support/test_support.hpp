@@ -2,7 +2,7 @@
 // inputs. Header-only, test code only.
 #pragma once
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <cmath>
 #include <cstdint>

@@ -8,12 +8,12 @@
 #include <gpu/blas/version.hpp>
 #include <gpu/device.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <algorithm>
 #include <string>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
 
 TEST_CASE("the cuBLAS checks: versions, handle, copies on the library path", "[diagnostics]")
@@ -27,17 +27,17 @@ TEST_CASE("the cuBLAS checks: versions, handle, copies on the library path", "[d
     const gpu::blas::version_info info = gpu::blas::version();
     INFO(checks[0].detail);
     CHECK_THAT(checks[0].detail, StartsWith("cuBLAS " + info.loaded.to_string() + " loaded") &&
-                                     Contains("with cuBLASLt " + std::to_string(info.loaded.major) + ".") &&
-                                     Contains("compiled against " + info.compiled.to_string()));
+                                     ContainsSubstring("with cuBLASLt " + std::to_string(info.loaded.major) + ".") &&
+                                     ContainsSubstring("compiled against " + info.compiled.to_string()));
     CHECK((checks[0].status == gpu::diagnostic_status::ok) == info.compatible());
 
     const std::optional<std::string> loaded = gpu::loaded_library_path("libcublas");
     REQUIRE(loaded.has_value());
-    CHECK_THAT(checks[0].detail, Contains("from " + *loaded));
+    CHECK_THAT(checks[0].detail, ContainsSubstring("from " + *loaded));
     INFO(checks[2].detail);
-    CHECK_THAT(checks[2].detail, Contains("libcublas.so." + std::to_string(info.loaded.major)) &&
-                                     Contains("libcublasLt.so." + std::to_string(info.loaded.major)) &&
-                                     Contains("(loaded)"));
+    CHECK_THAT(checks[2].detail, ContainsSubstring("libcublas.so." + std::to_string(info.loaded.major)) &&
+                                     ContainsSubstring("libcublasLt.so." + std::to_string(info.loaded.major)) &&
+                                     ContainsSubstring("(loaded)"));
 }
 
 TEST_CASE("without a GPU the cuBLAS handle check reports the error, caused by the GPUs check",
@@ -50,7 +50,7 @@ TEST_CASE("without a GPU the cuBLAS handle check reports the error, caused by th
         return;
     }
     CHECK(handle.status == gpu::diagnostic_status::error);
-    CHECK_THAT(handle.detail, StartsWith("cublasCreate") && Contains("CUBLAS_STATUS_"));
+    CHECK_THAT(handle.detail, StartsWith("cublasCreate") && ContainsSubstring("CUBLAS_STATUS_"));
     CHECK_FALSE(handle.fix.empty());
     CHECK(handle.caused_by == "GPUs");
 
@@ -66,6 +66,6 @@ TEST_CASE("with a GPU the cuBLAS handle check creates a handle and reads its mat
     const gpu::diagnostic handle = gpu::detail::blas_checks()[1];
     INFO(handle.detail);
     CHECK(handle.status == gpu::diagnostic_status::ok);
-    CHECK_THAT(handle.detail, Contains(gpu::current_device().properties().name) &&
-                                  Contains("math mode default"));
+    CHECK_THAT(handle.detail, ContainsSubstring(gpu::current_device().properties().name) &&
+                                  ContainsSubstring("math mode default"));
 }

@@ -9,7 +9,7 @@
 #include <gpu/device.hpp>
 #include <gpu/version.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
 namespace fs = std::filesystem;
 
@@ -180,22 +180,22 @@ TEST_CASE("the driver check agrees with cudaDriverGetVersion, read here directly
     if (encoded == 0) {
         // This machine's case: the toolkit without a driver. The report must say exactly that.
         CHECK(driver.status == gpu::diagnostic_status::error);
-        CHECK_THAT(driver.detail, Contains("no NVIDIA driver") && Contains("libcuda.so") &&
-                                      Contains("CUDA " + runtime.to_string() + " runtime"));
+        CHECK_THAT(driver.detail, ContainsSubstring("no NVIDIA driver") && ContainsSubstring("libcuda.so") &&
+                                      ContainsSubstring("CUDA " + runtime.to_string() + " runtime"));
         if (!fs::exists("/proc/driver/nvidia/version")) {
-            CHECK_THAT(driver.detail, Contains("no NVIDIA kernel module is loaded"));
-            CHECK_THAT(driver.fix, Contains("supports CUDA " + runtime.to_string()) &&
-                                       Contains("https://www.nvidia.com/drivers"));
+            CHECK_THAT(driver.detail, ContainsSubstring("no NVIDIA kernel module is loaded"));
+            CHECK_THAT(driver.fix, ContainsSubstring("supports CUDA " + runtime.to_string()) &&
+                                       ContainsSubstring("https://www.nvidia.com/drivers"));
             const std::string branch = gpu::minimum_driver_for(runtime);
             if (!branch.empty()) {
-                CHECK_THAT(driver.fix, Contains("branch " + branch + " or newer"));
+                CHECK_THAT(driver.fix, ContainsSubstring("branch " + branch + " or newer"));
             }
         }
         CHECK_FALSE(report.healthy());
         CHECK(report.exit_code() == 1);
     } else {
         const gpu::cuda_version supported = gpu::cuda_version::from_int(encoded);
-        CHECK_THAT(driver.detail, Contains("supports CUDA up to " + supported.to_string()));
+        CHECK_THAT(driver.detail, ContainsSubstring("supports CUDA up to " + supported.to_string()));
         CHECK((driver.status == gpu::diagnostic_status::error) == (supported.major < runtime.major));
     }
 }
@@ -218,14 +218,14 @@ TEST_CASE("the GPU check agrees with cudaGetDeviceCount, read here directly", "[
         const gpu::diagnostic images = require_check(report, "kernel images");
         if (!on_path("nvidia-smi")) {
             CHECK(images.status == gpu::diagnostic_status::skipped);
-            CHECK_THAT(images.detail, Contains("no GPU to compare against"));
+            CHECK_THAT(images.detail, ContainsSubstring("no GPU to compare against"));
         }
     } else {
         REQUIRE(count > 0);
         CHECK(gpus.status != gpu::diagnostic_status::error);
         CHECK_THAT(gpus.detail, StartsWith(std::to_string(count) + " GPU(s)"));
-        CHECK_THAT(gpus.detail, Contains(gpu::device(0).properties().name));
-        CHECK_THAT(require_check(report, "kernel images").detail, Contains("GPU 0"));
+        CHECK_THAT(gpus.detail, ContainsSubstring(gpu::device(0).properties().name));
+        CHECK_THAT(require_check(report, "kernel images").detail, ContainsSubstring("GPU 0"));
     }
 }
 
@@ -234,14 +234,14 @@ TEST_CASE("the runtime check names the loaded libcudart and the compiled version
     const gpu::diagnostic runtime = require_check(gpu::diagnose(), "CUDA runtime");
     INFO(runtime.detail);
     CHECK(runtime.status != gpu::diagnostic_status::error);
-    CHECK_THAT(runtime.detail, Contains("CUDA runtime " + gpu::runtime_version().to_string() + " loaded") &&
-                                   Contains("compiled against " +
+    CHECK_THAT(runtime.detail, ContainsSubstring("CUDA runtime " + gpu::runtime_version().to_string() + " loaded") &&
+                                   ContainsSubstring("compiled against " +
                                             gpu::compiled_runtime_version().to_string()));
     const std::optional<std::string> loaded = gpu::loaded_library_path("libcudart");
     if (loaded) {
-        CHECK_THAT(runtime.detail, Contains("from " + *loaded));
+        CHECK_THAT(runtime.detail, ContainsSubstring("from " + *loaded));
     } else {
-        CHECK_THAT(runtime.detail, Contains("linked statically"));
+        CHECK_THAT(runtime.detail, ContainsSubstring("linked statically"));
     }
 }
 
@@ -250,7 +250,7 @@ TEST_CASE("kernel images name the architectures this library was built for", "[d
     const gpu::diagnostic images = require_check(gpu::diagnose(), "kernel images");
     const std::string built = gpu::built_cuda_architectures_string();
     if (!built.empty()) {
-        CHECK_THAT(images.detail, Contains("CMAKE_CUDA_ARCHITECTURES=" + built));
+        CHECK_THAT(images.detail, ContainsSubstring("CMAKE_CUDA_ARCHITECTURES=" + built));
     }
 }
 
@@ -262,7 +262,7 @@ TEST_CASE("nvidia-smi missing without a driver is an error that follows from the
     CHECK_THAT(smi.detail, StartsWith("nvidia-smi is not on the search path"));
     if (gpu::is_available()) {
         CHECK(smi.status == gpu::diagnostic_status::warning);
-        CHECK_THAT(smi.fix, Contains("NVIDIA_DRIVER_CAPABILITIES"));
+        CHECK_THAT(smi.fix, ContainsSubstring("NVIDIA_DRIVER_CAPABILITIES"));
     } else {
         CHECK(smi.status == gpu::diagnostic_status::error);
         if (!gpu::driver_version().installed()) {
@@ -280,12 +280,12 @@ TEST_CASE("nvidia-smi's query is parsed: GPU, driver, memory and compute capabil
     const gpu::diagnostic smi = require_check(report, "nvidia-smi");
     INFO(smi.detail);
     CHECK(smi.status == gpu::diagnostic_status::ok);
-    CHECK_THAT(smi.detail, Contains("1 GPU(s): NVIDIA H200, driver 570.124.06, 143771 MiB, "
+    CHECK_THAT(smi.detail, ContainsSubstring("1 GPU(s): NVIDIA H200, driver 570.124.06, 143771 MiB, "
                                     "compute capability 9.0"));
     const gpu::diagnostic images = require_check(report, "kernel images");
     if (!gpu::is_available() && !gpu::built_cuda_architectures_string().empty()) {
         // CUDA cannot list the GPU here, so nvidia-smi's capability predicts the kernel images.
-        CHECK_THAT(images.detail, Contains("nvidia-smi GPU 0 (NVIDIA H200), compute capability 9.0"));
+        CHECK_THAT(images.detail, ContainsSubstring("nvidia-smi GPU 0 (NVIDIA H200), compute capability 9.0"));
         CHECK(images.status == expected_status(gpu::kernel_image_for({9, 0})));
     }
 }
@@ -306,8 +306,8 @@ TEST_CASE("a GPU the build has no image for is predicted from nvidia-smi's capab
         INFO(images.detail);
         REQUIRE(gpu::kernel_image_for({3, 7}) == gpu::kernel_image::missing);
         CHECK(images.status == gpu::diagnostic_status::error);
-        CHECK_THAT(images.detail, Contains("no kernel image is available"));
-        CHECK_THAT(images.fix, Contains("-DCMAKE_CUDA_ARCHITECTURES=37"));
+        CHECK_THAT(images.detail, ContainsSubstring("no kernel image is available"));
+        CHECK_THAT(images.fix, ContainsSubstring("-DCMAKE_CUDA_ARCHITECTURES=37"));
     }
     SECTION("newer than every machine code: PTX JIT, a warning and the -real to add")
     {
@@ -317,7 +317,7 @@ TEST_CASE("a GPU the build has no image for is predicted from nvidia-smi's capab
         const gpu::kernel_image expected = gpu::kernel_image_for({10, 0});
         CHECK(images.status == expected_status(expected));
         if (expected == gpu::kernel_image::ptx_jit) {
-            CHECK_THAT(images.fix, Contains("100-real") && Contains(gpu::built_cuda_architectures_string()));
+            CHECK_THAT(images.fix, ContainsSubstring("100-real") && ContainsSubstring(gpu::built_cuda_architectures_string()));
         }
     }
 }
@@ -340,8 +340,8 @@ TEST_CASE("a garbled compute capability from nvidia-smi is left out, never overf
     const gpu::diagnostic smi = require_check(report, "nvidia-smi");
     INFO(smi.detail);
     CHECK(smi.status == gpu::diagnostic_status::ok);
-    CHECK_THAT(smi.detail, Contains("8 GPU(s): GPU A, driver 570.1, 1 MiB; GPU B, driver 570.1, 1 MiB; "));
-    CHECK_THAT(smi.detail, Contains("GPU G, driver 570.1, 1 MiB; GPU H, driver 570.1, 1 MiB, "
+    CHECK_THAT(smi.detail, ContainsSubstring("8 GPU(s): GPU A, driver 570.1, 1 MiB; GPU B, driver 570.1, 1 MiB; "));
+    CHECK_THAT(smi.detail, ContainsSubstring("GPU G, driver 570.1, 1 MiB; GPU H, driver 570.1, 1 MiB, "
                                     "compute capability 9.0"));
     CHECK(smi.detail.find("compute capability") == smi.detail.rfind("compute capability"));
     const gpu::diagnostic images = require_check(report, "kernel images");
@@ -349,7 +349,7 @@ TEST_CASE("a garbled compute capability from nvidia-smi is left out, never overf
     CHECK(images.detail.find("GPU A") == std::string::npos);
     CHECK(images.detail.find("-1") == std::string::npos);
     if (!gpu::is_available() && !gpu::built_cuda_architectures_string().empty()) {
-        CHECK_THAT(images.detail, Contains("nvidia-smi GPU 7 (GPU H), compute capability 9.0"));
+        CHECK_THAT(images.detail, ContainsSubstring("nvidia-smi GPU 7 (GPU H), compute capability 9.0"));
     }
 }
 
@@ -362,8 +362,8 @@ TEST_CASE("a failing or hanging nvidia-smi is an error with what it said", "[dia
                                  "with the NVIDIA driver.\"; exit 9");
         const gpu::diagnostic smi = require_check(diagnose_with_tools(tools), "nvidia-smi");
         CHECK(smi.status == gpu::diagnostic_status::error);
-        CHECK_THAT(smi.detail, Contains("failed (exit 9)") && Contains("couldn't communicate"));
-        CHECK_THAT(smi.fix, Contains("dmesg"));
+        CHECK_THAT(smi.detail, ContainsSubstring("failed (exit 9)") && ContainsSubstring("couldn't communicate"));
+        CHECK_THAT(smi.fix, ContainsSubstring("dmesg"));
     }
     SECTION("it hangs, and is killed at the timeout")
     {
@@ -374,7 +374,7 @@ TEST_CASE("a failing or hanging nvidia-smi is an error with what it said", "[dia
         CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
         const gpu::diagnostic smi = require_check(report, "nvidia-smi");
         CHECK(smi.status == gpu::diagnostic_status::error);
-        CHECK_THAT(smi.detail, Contains("did not answer within"));
+        CHECK_THAT(smi.detail, ContainsSubstring("did not answer within"));
     }
 }
 
@@ -389,7 +389,7 @@ TEST_CASE("nvcc's release is read and compared with the toolkit cudagap was buil
         const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
         CHECK(nvcc.status == gpu::diagnostic_status::ok);
         CHECK_THAT(nvcc.detail, StartsWith("Cuda compilation tools, release " + compiled.to_string()) &&
-                                    Contains((tools.path / "nvcc").string()));
+                                    ContainsSubstring((tools.path / "nvcc").string()));
     }
     SECTION("another major version: a warning to put the right toolkit first")
     {
@@ -397,8 +397,8 @@ TEST_CASE("nvcc's release is read and compared with the toolkit cudagap was buil
         tools.tool("nvcc", "echo 'Cuda compilation tools, release " + other + ", V" + other + ".131'");
         const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
         CHECK(nvcc.status == gpu::diagnostic_status::warning);
-        CHECK_THAT(nvcc.detail, Contains("release " + other));
-        CHECK_THAT(nvcc.fix, Contains("CUDA " + compiled.to_string() + " toolkit's bin folder first"));
+        CHECK_THAT(nvcc.detail, ContainsSubstring("release " + other));
+        CHECK_THAT(nvcc.fix, ContainsSubstring("CUDA " + compiled.to_string() + " toolkit's bin folder first"));
     }
     SECTION("not on the search path but in a toolkit folder: add it to PATH")
     {
@@ -421,8 +421,8 @@ TEST_CASE("other platforms are reported as information", "[diagnose]")
     const gpu::diagnostic oneapi = require_check(report, "Intel oneAPI");
     CHECK(rocm.status == gpu::diagnostic_status::info);
     CHECK(oneapi.status == gpu::diagnostic_status::info);
-    CHECK_THAT(rocm.detail, Contains("AMD ROCm is installed (" + (tools.path / "rocm-smi").string()));
-    CHECK_THAT(oneapi.detail, Contains("Intel oneAPI (SYCL) is installed"));
+    CHECK_THAT(rocm.detail, ContainsSubstring("AMD ROCm is installed (" + (tools.path / "rocm-smi").string()));
+    CHECK_THAT(oneapi.detail, ContainsSubstring("Intel oneAPI (SYCL) is installed"));
 }
 
 TEST_CASE("a wing this cudagap was built without is a skipped check that says how to get it",
@@ -451,7 +451,7 @@ TEST_CASE("a group of checks that throws becomes one failed check, not a lost re
     REQUIRE(thrown.size() == 1);
     CHECK(thrown[0].name == "cuBLAS");
     CHECK(thrown[0].status == gpu::diagnostic_status::error);
-    CHECK_THAT(thrown[0].detail, Contains("a check threw: boom"));
+    CHECK_THAT(thrown[0].detail, ContainsSubstring("a check threw: boom"));
 }
 
 TEST_CASE("recommendations lead with root causes, errors first, each fix once", "[diagnose]")
@@ -479,7 +479,7 @@ TEST_CASE("recommendations lead with root causes, errors first, each fix once", 
     CHECK(lines[2] == "[FAIL] driver: broken");
     CHECK(lines[4] == "[FAIL] handle: cannot create");
     CHECK(lines[5] == "       (follows from: driver)");
-    CHECK_THAT(lines.back(), Contains("3. fix the warning"));
+    CHECK_THAT(lines.back(), ContainsSubstring("3. fix the warning"));
 
     gpu::diagnosis only_warnings;
     only_warnings.checks = {{"a", gpu::diagnostic_status::warning, "w", "fix", ""},
@@ -541,17 +541,17 @@ TEST_CASE("library copies: one per file, duplicates of a version warn with the f
     const gpu::diagnostic duplicate = gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
     INFO(duplicate.detail);
     CHECK(duplicate.status == gpu::diagnostic_status::warning);
-    CHECK_THAT(duplicate.detail, Contains("2 copies of libcudagapfake.so.3:") &&
-                                     Contains((second.path / "libcudagapfake.so.3").string()) &&
-                                     Contains("libcudagapfake.so.4: "));
-    CHECK_THAT(duplicate.fix, Contains("LD_LIBRARY_PATH") && Contains("set FAKE_ROOT"));
+    CHECK_THAT(duplicate.detail, ContainsSubstring("2 copies of libcudagapfake.so.3:") &&
+                                     ContainsSubstring((second.path / "libcudagapfake.so.3").string()) &&
+                                     ContainsSubstring("libcudagapfake.so.4: "));
+    CHECK_THAT(duplicate.fix, ContainsSubstring("LD_LIBRARY_PATH") && ContainsSubstring("set FAKE_ROOT"));
 }
 
 TEST_CASE("the loaded copy of a library is found and marked", "[diagnose]")
 {
     const std::optional<std::string> libc = gpu::loaded_library_path("libc");
     REQUIRE(libc.has_value());
-    CHECK_THAT(*libc, Contains("libc.so"));
+    CHECK_THAT(*libc, ContainsSubstring("libc.so"));
     CHECK_FALSE(gpu::loaded_library_path("libcudagap_not_a_library").has_value());
     const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libc");
     CHECK(std::any_of(copies.begin(), copies.end(), [](const gpu::library_copy& c) { return c.loaded; }));

@@ -8,12 +8,12 @@
 #include <gpu/device.hpp>
 #include <gpu/dnn/version.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <algorithm>
 #include <string>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
 
 TEST_CASE("the cuDNN checks: versions, handle, copies on the library path", "[diagnostics]")
@@ -27,17 +27,17 @@ TEST_CASE("the cuDNN checks: versions, handle, copies on the library path", "[di
     const gpu::dnn::version_info info = gpu::dnn::version();
     INFO(checks[0].detail);
     CHECK_THAT(checks[0].detail, StartsWith("cuDNN " + info.loaded.to_string() + " loaded") &&
-                                     Contains("compiled against " + info.compiled.to_string()) &&
-                                     Contains("built for CUDA " + info.loaded_for_cuda.to_string()));
+                                     ContainsSubstring("compiled against " + info.compiled.to_string()) &&
+                                     ContainsSubstring("built for CUDA " + info.loaded_for_cuda.to_string()));
     CHECK((checks[0].status == gpu::diagnostic_status::ok) ==
           (info.compatible() && info.loaded_for_cuda.major == gpu::runtime_version().major));
 
     // The loaded copy is named and marked among the copies.
     const std::optional<std::string> loaded = gpu::loaded_library_path("libcudnn");
     REQUIRE(loaded.has_value());
-    CHECK_THAT(checks[0].detail, Contains("from " + *loaded));
-    CHECK_THAT(checks[2].detail, Contains("libcudnn.so." + std::to_string(info.loaded.major)) &&
-                                     Contains("(loaded)"));
+    CHECK_THAT(checks[0].detail, ContainsSubstring("from " + *loaded));
+    CHECK_THAT(checks[2].detail, ContainsSubstring("libcudnn.so." + std::to_string(info.loaded.major)) &&
+                                     ContainsSubstring("(loaded)"));
 }
 
 TEST_CASE("without a GPU the handle check reports cuDNN's error, caused by the GPUs check", "[diagnostics]")
@@ -49,7 +49,7 @@ TEST_CASE("without a GPU the handle check reports cuDNN's error, caused by the G
         return;
     }
     CHECK(handle.status == gpu::diagnostic_status::error);
-    CHECK_THAT(handle.detail, StartsWith("cudnnCreate") && Contains("CUDNN_STATUS_"));
+    CHECK_THAT(handle.detail, StartsWith("cudnnCreate") && ContainsSubstring("CUDNN_STATUS_"));
     CHECK_FALSE(handle.fix.empty());
     CHECK(handle.caused_by == "GPUs");
 
@@ -67,5 +67,5 @@ TEST_CASE("with a GPU the handle check creates a handle on the current device", 
     const gpu::diagnostic handle = gpu::detail::dnn_checks()[1];
     INFO(handle.detail);
     CHECK(handle.status == gpu::diagnostic_status::ok);
-    CHECK_THAT(handle.detail, Contains(gpu::current_device().properties().name));
+    CHECK_THAT(handle.detail, ContainsSubstring(gpu::current_device().properties().name));
 }

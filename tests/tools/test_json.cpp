@@ -2,7 +2,7 @@
 // nlohmann-json.
 #include <gpu/tools/json.hpp>
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <limits>
 #include <string>

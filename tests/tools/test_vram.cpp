@@ -7,7 +7,7 @@
 
 #include "pool_threshold.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <cstddef>
 #include <string>
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 namespace {
 constexpr std::size_t mib = std::size_t{1} << 20;
@@ -106,24 +106,24 @@ TEST_CASE("the capability picks BF16 and TF32 where the GPU has them", "[vram]")
     const gpu::vram_advice ampere = gpu::advise_vram(6 * gib, gpu::compute_capability{8, 6});
     CHECK(ampere.precision == gpu::preferred_precision::bf16);
     CHECK(ampere.allow_tf32);
-    CHECK_THAT(ampere.notes[1], Contains("no loss scaling"));
+    CHECK_THAT(ampere.notes[1], ContainsSubstring("no loss scaling"));
 
     const gpu::vram_advice turing = gpu::advise_vram(6 * gib, gpu::compute_capability{7, 5});
     CHECK(turing.precision == gpu::preferred_precision::fp16);
     CHECK_FALSE(turing.allow_tf32);
-    CHECK_THAT(turing.notes[1], Contains("GradScaler"));
+    CHECK_THAT(turing.notes[1], ContainsSubstring("GradScaler"));
 
     const gpu::vram_advice pascal = gpu::advise_vram(8 * gib, gpu::compute_capability{6, 1});
     CHECK(pascal.precision == gpu::preferred_precision::fp16);
-    CHECK_THAT(pascal.notes.back(), Contains("no tensor cores"));
+    CHECK_THAT(pascal.notes.back(), ContainsSubstring("no tensor cores"));
 
     const gpu::vram_advice unknown = gpu::advise_vram(6 * gib);
-    CHECK_THAT(unknown.notes.back(), Contains("use BF16 instead"));
+    CHECK_THAT(unknown.notes.back(), ContainsSubstring("use BF16 instead"));
 
     const gpu::vram_advice hopper = gpu::advise_vram(80 * gib, gpu::compute_capability{9, 0});
     CHECK(hopper.precision == gpu::preferred_precision::fp32);
     CHECK(hopper.allow_tf32);
-    CHECK_THAT(hopper.notes.back(), Contains("allow TF32"));
+    CHECK_THAT(hopper.notes.back(), ContainsSubstring("allow TF32"));
 }
 
 TEST_CASE("advice applies to a profile and describes itself", "[vram]")
@@ -156,13 +156,13 @@ TEST_CASE("usage above 90% warns, with the pool's cache and what others hold", "
     usage.pool = {true, 60 * gib, 40 * gib, 70 * gib, 0};
     CHECK(usage.high());
     const std::string warning = usage.warning();
-    CHECK_THAT(warning, Contains("95.0% of 100.00 GiB") && Contains("caches 20.00 GiB") &&
-                            Contains("hold 35.00 GiB"));
+    CHECK_THAT(warning, ContainsSubstring("95.0% of 100.00 GiB") && ContainsSubstring("caches 20.00 GiB") &&
+                            ContainsSubstring("hold 35.00 GiB"));
     const std::vector<std::string> lines = usage.describe();
     REQUIRE(lines.size() == 4);
-    CHECK_THAT(lines[1], Contains("60.00 GiB (40.00 GiB in use, 20.00 GiB free but held"));
-    CHECK_THAT(lines[2], Contains("95.00 GiB used of 100.00 GiB (95.0%)"));
-    CHECK_THAT(lines[3], Contains("WARNING: VRAM usage is high"));
+    CHECK_THAT(lines[1], ContainsSubstring("60.00 GiB (40.00 GiB in use, 20.00 GiB free but held"));
+    CHECK_THAT(lines[2], ContainsSubstring("95.00 GiB used of 100.00 GiB (95.0%)"));
+    CHECK_THAT(lines[3], ContainsSubstring("WARNING: VRAM usage is high"));
 }
 
 TEST_CASE("the advice for a real device uses its memory and capability", "[vram][gpu]")

@@ -1,0 +1,23 @@
+# Injected into a configure of cudagap by shared_build.cmake (CMAKE_PROJECT_INCLUDE, read right
+# after project()): once the whole tree is processed, writes one line per library target of the
+# build, "<name> <type> <VERSION> <SOVERSION>", into <build>/library-versions.txt.
+function(cudagap_test_write_library_versions)
+  set(lines "")
+  set(pending "${CMAKE_SOURCE_DIR}")
+  while(pending)
+    list(POP_FRONT pending folder)
+    get_property(nested DIRECTORY "${folder}" PROPERTY SUBDIRECTORIES)
+    list(APPEND pending ${nested})
+    get_property(targets DIRECTORY "${folder}" PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(target IN LISTS targets)
+      get_target_property(type ${target} TYPE)
+      if(type MATCHES "^(STATIC|SHARED|MODULE)_LIBRARY$")
+        get_target_property(version ${target} VERSION)
+        get_target_property(soversion ${target} SOVERSION)
+        string(APPEND lines "${target} ${type} ${version} ${soversion}\n")
+      endif()
+    endforeach()
+  endwhile()
+  file(WRITE "${CMAKE_BINARY_DIR}/library-versions.txt" "${lines}")
+endfunction()
+cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL cudagap_test_write_library_versions)
