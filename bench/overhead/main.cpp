@@ -62,7 +62,7 @@ timing_plan plan_for(const bench::options& settings, int calls)
 void check(cudaError_t status, const char* api)
 {
     if (status != cudaSuccess && status != cudaErrorNotReady) [[unlikely]] {
-        gpu::detail::throw_cuda_error(status, api, std::source_location::current());
+        throw gpu::cuda_error(status, api, gpu::hint_for(status), -1, std::source_location::current());
     }
 }
 

@@ -2,6 +2,7 @@
 /// @brief CUDA events: the non-owning `event_ref`, the owning `event`, and elapsed time.
 #pragma once
 
+#include <gpu/detail/expects.hpp>
 #include <gpu/detail/unique_handle.hpp>
 #include <gpu/error.hpp>
 #include <gpu/stream.hpp>
@@ -9,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <chrono>
+#include <stdexcept>
 
 namespace gpu {
 
@@ -93,10 +95,17 @@ public:
     }
 
     /// @brief A non-owning reference.
-    [[nodiscard]] event_ref ref() const noexcept { return event_ref(handle_.get()); }
+    /// @throws std::logic_error on an event that holds none (moved from or released), whose
+    /// null handle would otherwise reach CUDA
+    [[nodiscard]] event_ref ref() const
+    {
+        GPU_EXPECTS(handle_, std::logic_error,
+                    "gpu::event: used after it was moved from or released (it holds no event)");
+        return event_ref(handle_.get());
+    }
 
     /// @brief Same as `ref()`, so that an `event` can be passed where an `event_ref` is taken.
-    operator event_ref() const noexcept { return ref(); } // NOLINT(google-explicit-constructor)
+    operator event_ref() const { return ref(); } // NOLINT(google-explicit-constructor)
 
     /// @brief The raw handle, still owned (null after a move).
     [[nodiscard]] cudaEvent_t get() const noexcept { return handle_.get(); }

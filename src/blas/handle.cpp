@@ -1,6 +1,7 @@
 // The cuBLAS handle: creation with actionable errors, stream binding that keeps the shared
 // workspace safe, math mode and atomics read back from cuBLAS, and profiles.
 #include <gpu/blas/handle.hpp>
+#include <gpu/detail/expects.hpp>
 #include <gpu/event.hpp>
 
 #include <cublas_v2.h>
@@ -58,7 +59,7 @@ handle_options handle_options::from_profile(const gpu::profile& profile)
 namespace detail {
 void cublas_handle_deleter::operator()(cublasHandle_t handle) const noexcept
 {
-    report_destroy_failure("cublasDestroy", cublasDestroy(handle));
+    gpu::detail::report_destroy_failure("cublasDestroy", cublasDestroy(handle));
 }
 } // namespace detail
 
@@ -110,10 +111,8 @@ cublasHandle_t handle::release() noexcept
 
 void handle::require_handle(const char* function) const
 {
-    if (!handle_) {
-        throw std::logic_error(std::string(function) +
-                               ": the gpu::blas::handle is empty (moved from or released)");
-    }
+    GPU_EXPECTS(handle_, std::logic_error, function,
+                ": the gpu::blas::handle is empty (moved from or released)");
 }
 
 void handle::rebind(stream_ref stream)

@@ -14,8 +14,8 @@ namespace {
 int attribute(cudaDeviceAttr which, int device, const char* name)
 {
     int value = 0;
-    detail::check_cuda(cudaDeviceGetAttribute(&value, which, device), name,
-                       std::source_location::current());
+    detail::check(cudaDeviceGetAttribute(&value, which, device), name,
+                  std::source_location::current());
     return value;
 }
 
@@ -127,7 +127,7 @@ device::device(int id) : id_(id)
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
-        detail::throw_cuda_error(status, "cudaGetDeviceCount(&count)", std::source_location::current());
+        detail::throw_error(status, "cudaGetDeviceCount(&count)", std::source_location::current());
     }
     if (id < 0 || id >= count) {
         throw std::invalid_argument("gpu::device: ordinal " + std::to_string(id) +

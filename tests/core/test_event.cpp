@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
 #include <type_traits>
 
 TEST_CASE("a default event_ref refers to no event", "[event]")
@@ -38,11 +39,12 @@ TEST_CASE("creating an event without CUDA throws the CUDA error", "[event]")
     CHECK_THROWS_AS(gpu::elapsed(gpu::event_ref{}, gpu::event_ref{}), gpu::cuda_error);
 }
 
-TEST_CASE("an adopted null event is empty and its ref is null", "[event]")
+TEST_CASE("an adopted null event is empty and refuses to stand for an event", "[event]")
 {
     const auto e = gpu::event::from_native_handle(nullptr);
     CHECK(e.get() == nullptr);
-    CHECK(e.ref() == gpu::event_ref{});
+    CHECK_THROWS_AS(e.ref(), std::logic_error);
+    CHECK_THROWS_WITH(e.record(), Catch::Matchers::Contains("moved from or released"));
 }
 
 TEST_CASE("an event records, completes and reports readiness", "[event][gpu]")

@@ -19,7 +19,7 @@ namespace gpu::blas {
 /// - `cuBLAS`: the version compiled against and the one loaded (and from where), and the
 ///   loaded cuBLASLt, which must be the same release; an error with the fix when not;
 /// - `cuBLAS handle`: creates a `gpu::blas::handle` on the current device and reports the
-///   `gpu::blas_error` (status and hint) when that fails; without a usable GPU the failure
+///   `gpu::blas::blas_error` (status and hint) when that fails; without a usable GPU the failure
 ///   follows from the core's `GPUs` check;
 /// - `cuBLAS copies on the library path`: more than one `libcublas.so.<major>` or
 ///   `libcublasLt.so.<major>` visible, the usual cause of version mismatches.

@@ -20,7 +20,7 @@ namespace gpu::dnn {
 ///   version the loaded cuDNN was built for against the runtime; an error with the exact fix
 ///   (`CUDNN_ROOT`, `LD_LIBRARY_PATH`) when they cannot work together;
 /// - `cuDNN handle`: creates a `gpu::dnn::handle` on the current device and reports the
-///   `gpu::dnn_error` (`CUDNN_STATUS_NOT_INITIALIZED` and its hint) when that fails; without a
+///   `gpu::dnn::dnn_error` (`CUDNN_STATUS_NOT_INITIALIZED` and its hint) when that fails; without a
 ///   usable GPU the failure follows from the core's `GPUs` check;
 /// - `cuDNN copies on the library path`: more than one `libcudnn.so.<major>` visible is the
 ///   usual cause of version mismatches.
