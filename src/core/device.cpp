@@ -1,4 +1,5 @@
 // Device discovery, properties and the current-device guard.
+#include <gpu/detail/expects.hpp>
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
 
@@ -129,12 +130,8 @@ device::device(int id) : id_(id)
     if (status != cudaSuccess) {
         detail::throw_error(status, "cudaGetDeviceCount(&count)", std::source_location::current());
     }
-    if (id < 0 || id >= count) {
-        throw std::invalid_argument("gpu::device: ordinal " + std::to_string(id) +
-                                    " is out of range: " + std::to_string(count) +
-                                    " device(s) visible, valid ordinals are 0 to " +
-                                    std::to_string(count - 1));
-    }
+    GPU_EXPECTS(id >= 0 && id < count, std::invalid_argument, "gpu::device: ordinal ", id,
+                " is out of range: ", count, " device(s) visible, valid ordinals are 0 to ", count - 1);
 }
 
 device device::current()
