@@ -124,7 +124,7 @@ std::string convolution_problem::to_string() const
     return text;
 }
 
-convolution_options convolution_options::from(const profile& settings)
+convolution_options convolution_options::from_profile(const profile& settings)
 {
     convolution_options options;
     options.search = settings.convolution_search;

@@ -7,7 +7,7 @@
 /// gpu::dnn::handle h(stream);
 /// gpu::dnn::convolution conv(h, {.input = {32, 3, 224, 224}, .filter = {64, 3, 3, 3},
 ///                                .geometry = {.padding = {1, 1}}},
-///                            gpu::dnn::convolution_options::from(gpu::profile::production()));
+///                            gpu::dnn::convolution_options::from_profile(gpu::profile::production()));
 /// conv.forward(h, x, w, y);                 // device_buffer<float>s, on h's stream
 /// std::puts(conv.explain().to_string().c_str());
 /// @endcode
@@ -151,7 +151,14 @@ struct convolution_options {
     bool check_numerics = false;
 
     /// @brief The options a profile asks for: its search, TF32, determinism and checks.
-    [[nodiscard]] static convolution_options from(const profile& settings);
+    [[nodiscard]] static convolution_options from_profile(const profile& settings);
+
+    /// @brief The old name of `from_profile`.
+    [[deprecated("use convolution_options::from_profile")]] [[nodiscard]] static convolution_options
+    from(const profile& settings)
+    {
+        return from_profile(settings);
+    }
 
     /// @brief Whether only deterministic algorithms may run.
     [[nodiscard]] bool deterministic_only() const noexcept
