@@ -197,6 +197,13 @@ TEST_CASE("GPU_CHECK picks the wing's error by the status type", "[blas]")
 {
     CHECK_THROWS_AS(GPU_CHECK(CUBLAS_STATUS_INTERNAL_ERROR), gpu::blas::blas_error);
     CHECK_THROWS_AS(GPU_CHECK(CURAND_STATUS_INTERNAL_ERROR), gpu::blas::random_error);
+    // Neither library keeps text about a failure, and every failed destroy is reported.
+    using cublas_traits = gpu::detail::status_traits<cublasStatus_t>;
+    using curand_traits = gpu::detail::status_traits<curandStatus_t>;
+    CHECK(cublas_traits::take_last_error(CUBLAS_STATUS_INTERNAL_ERROR).empty());
+    CHECK(curand_traits::take_last_error(CURAND_STATUS_INTERNAL_ERROR).empty());
+    CHECK_FALSE(cublas_traits::tolerated_at_exit(CUBLAS_STATUS_NOT_INITIALIZED));
+    CHECK_FALSE(curand_traits::tolerated_at_exit(CURAND_STATUS_NOT_INITIALIZED));
     try {
         GPU_CHECK(CUBLAS_STATUS_NOT_SUPPORTED);
     } catch (const gpu::blas::blas_error& e) {

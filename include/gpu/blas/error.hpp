@@ -109,9 +109,10 @@ struct hint_facts {
 
 namespace gpu::detail {
 
-/// @brief cuBLAS's status traits: its statuses throw `gpu::blas::blas_error`.
+/// @brief cuBLAS's status traits: its statuses throw `gpu::blas::blas_error`; cuBLAS keeps no
+/// text about a failure beyond the status.
 template <>
-struct status_traits<cublasStatus_t> {
+struct status_traits<cublasStatus_t> : status_traits_defaults {
     /// @brief What a failed cuBLAS call throws.
     using error_type = blas::blas_error;
     /// @brief The library's name.
@@ -127,15 +128,12 @@ struct status_traits<cublasStatus_t> {
     {
         return blas::hint_for(status, context.call);
     }
-    /// @brief cuBLAS keeps no per-thread record of a failure.
-    static std::string take_last_error(cublasStatus_t) noexcept { return {}; }
-    /// @brief Every failed cuBLAS destroy is reported.
-    static bool tolerated_at_exit(cublasStatus_t) noexcept { return false; }
 };
 
-/// @brief cuRAND's status traits: its statuses throw `gpu::blas::random_error`.
+/// @brief cuRAND's status traits: its statuses throw `gpu::blas::random_error`; cuRAND keeps no
+/// text about a failure beyond the status.
 template <>
-struct status_traits<curandStatus_t> {
+struct status_traits<curandStatus_t> : status_traits_defaults {
     /// @brief What a failed cuRAND call throws.
     using error_type = blas::random_error;
     /// @brief The library's name.
@@ -148,10 +146,6 @@ struct status_traits<curandStatus_t> {
     static std::string message(curandStatus_t status) { return blas::status_message(status); }
     /// @brief `gpu::blas::hint_for`.
     static std::string hint(curandStatus_t status, const failure_context&) { return blas::hint_for(status); }
-    /// @brief cuRAND keeps no per-thread record of a failure.
-    static std::string take_last_error(curandStatus_t) noexcept { return {}; }
-    /// @brief Every failed cuRAND destroy is reported.
-    static bool tolerated_at_exit(curandStatus_t) noexcept { return false; }
 };
 
 // Instantiated once, in the library's compiled part (error.cpp).

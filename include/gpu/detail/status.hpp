@@ -58,6 +58,23 @@ struct failure_context {
 template <class Status>
 struct status_traits;
 
+/// @brief What most libraries' traits say, to derive from: the library keeps no per-thread
+/// record of a failure, and no failed destroy is expected at process exit.
+struct status_traits_defaults {
+    /// @brief Nothing to take: the status says all the library knows.
+    template <class Status>
+    static std::string take_last_error(Status) noexcept
+    {
+        return {};
+    }
+    /// @brief Every failed destroy is reported.
+    template <class Status>
+    static bool tolerated_at_exit(Status) noexcept
+    {
+        return false;
+    }
+};
+
 /// @brief A status type whose library has specialised `status_traits`.
 template <class Status>
 concept library_status = requires(Status status, const failure_context& context) {

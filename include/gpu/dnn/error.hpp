@@ -91,7 +91,7 @@ namespace gpu::detail {
 /// @brief cuDNN's status traits: its statuses throw `gpu::dnn::dnn_error`, with cuDNN's own
 /// text about the failure.
 template <>
-struct status_traits<cudnnStatus_t> {
+struct status_traits<cudnnStatus_t> : status_traits_defaults {
     /// @brief What a failed cuDNN call throws.
     using error_type = dnn::dnn_error;
     /// @brief The library's name.
@@ -109,8 +109,6 @@ struct status_traits<cudnnStatus_t> {
     }
     /// @brief `gpu::dnn::take_last_error_string`: cuDNN clears the text when it is read.
     static std::string take_last_error(cudnnStatus_t) { return dnn::take_last_error_string(); }
-    /// @brief Every failed cuDNN destroy is reported.
-    static bool tolerated_at_exit(cudnnStatus_t) noexcept { return false; }
 };
 
 // Instantiated once, in the library's compiled part (error.cpp).
