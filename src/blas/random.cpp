@@ -83,12 +83,12 @@ void random_generator::fill(detail::element_type type, void* data, std::size_t c
     void* target = direct ? data : wide ? static_cast<void*>(wide_scratch.data()) : static_cast<void*>(scratch.data());
     if (normal) {
         gpu::detail::check(wide ? curandGenerateNormalDouble(raw, static_cast<double*>(target), drawn, a, b)
-                          : curandGenerateNormal(raw, static_cast<float*>(target), drawn,
-                                                 static_cast<float>(a), static_cast<float>(b)),
+                                : curandGenerateNormal(raw, static_cast<float*>(target), drawn,
+                                                       static_cast<float>(a), static_cast<float>(b)),
                            wide ? "curandGenerateNormalDouble" : "curandGenerateNormal");
     } else {
         gpu::detail::check(wide ? curandGenerateUniformDouble(raw, static_cast<double*>(target), drawn)
-                          : curandGenerateUniform(raw, static_cast<float*>(target), drawn),
+                                : curandGenerateUniform(raw, static_cast<float*>(target), drawn),
                            wide ? "curandGenerateUniformDouble" : "curandGenerateUniform");
     }
     // Uniform values are in (0, 1]: map them to (low, high]. Normal values are final.
