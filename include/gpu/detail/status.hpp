@@ -46,7 +46,7 @@ struct failure_context {
 /// - `static constexpr Status success`: the status of a call that worked;
 /// - `static std::string name(Status)` and `static std::string message(Status)`;
 /// - `static std::string hint(Status, const failure_context&)`: what to do next, or empty;
-/// - `static std::string take_last_error(Status) noexcept`: clears the library's per-thread
+/// - `static std::string take_last_error(Status)`: clears the library's per-thread
 ///   record of the failure, so the next call starts clean, and returns the library's own text
 ///   about it (empty when it keeps none);
 /// - `static bool tolerated_at_exit(Status) noexcept`: whether a destroy that fails with this
@@ -54,6 +54,9 @@ struct failure_context {
 /// - optionally `static void throw_specific(Status, const char* api, std::source_location)`,
 ///   which throws a more specific error than `error_type` for some statuses (the core's
 ///   `out_of_memory`) and returns for the others.
+///
+/// Deriving from `status_traits_defaults` answers `take_last_error` and `tolerated_at_exit` for
+/// a library that keeps no text about a failure and expects no failed destroy at exit.
 /// @tparam Status the library's status enum, e.g. `cudaError_t`
 template <class Status>
 struct status_traits;
