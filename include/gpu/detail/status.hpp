@@ -63,7 +63,8 @@ struct status_traits;
 
 /// @brief What most libraries' traits say, to derive from: the library keeps no per-thread
 /// record of a failure, and no failed destroy is expected at process exit.
-struct status_traits_defaults {
+class status_traits_defaults {
+public:
     /// @brief Nothing to take: the status says all the library knows.
     template <class Status>
     static std::string take_last_error(Status) noexcept
