@@ -114,7 +114,7 @@ void cpu_part(bench::report& r)
 {
     const gpu::host_blas::library_info info = gpu::host_blas::library();
     const gpu::host_blas::cpu_features cpu = gpu::host_blas::detect_cpu();
-    r.add_note("CPU BLAS: " + info.describe());
+    r.add_note("CPU BLAS: " + info.to_string());
     r.add_note("CPU: " + (cpu.model.empty() ? std::string("unknown model") : cpu.model) + ", " +
                std::to_string(cpu.logical_cpus) + " hardware threads, AVX2 " +
                (cpu.has_avx2_kernels() ? "yes" : "no") + ", AVX-512 " +

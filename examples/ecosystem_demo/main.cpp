@@ -242,7 +242,7 @@ json cpu_blas()
 {
     const gpu::host_blas::library_info blas = gpu::host_blas::library();
     const std::string warning = gpu::host_blas::kernel_warning();
-    say("CPU: %s\n", blas.describe().c_str());
+    say("CPU: %s\n", blas.to_string().c_str());
     if (blas.kind == gpu::host_blas::implementation::naive) {
         say("  (a naive triple loop, not a BLAS: the speedups below flatter the GPU)\n");
     }
@@ -343,7 +343,7 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
         say(" Timing: skipped (no usable GPU)\n");
         return j;
     }
-    const gpu::dnn::convolution_options conv_options = gpu::dnn::convolution_options::from(profile);
+    const gpu::dnn::convolution_options conv_options = gpu::dnn::convolution_options::from_profile(profile);
     gpu::stream stream;
     gpu::dnn::handle h(stream);
     gpu::device_buffer<float> x(problem.input_elements(), stream);

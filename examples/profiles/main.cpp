@@ -132,7 +132,7 @@ nlohmann::json seed_effect(const gpu::profile& p, const report& out)
 #if CUDAGAP_PROFILES_HAS_DNN
 nlohmann::json dnn_effect(const gpu::profile& p, const report& out)
 {
-    const gpu::dnn::convolution_options options = gpu::dnn::convolution_options::from(p);
+    const gpu::dnn::convolution_options options = gpu::dnn::convolution_options::from_profile(p);
     const gpu::dnn::convolution_problem problem{.input = {8, 3, 224, 224}, .filter = {64, 3, 3, 3},
                                                 .geometry = {.padding = {1, 1}}};
     nlohmann::json j = {{"search", std::string(gpu::dnn::to_string(options.search))},

@@ -1,15 +1,21 @@
 /// @file error.hpp
-/// @brief The exception hierarchy of cudagap and the checking macro for CUDA runtime calls.
+/// @brief The root of cudagap's exceptions, the CUDA runtime's errors, and the checking macro
+/// for CUDA runtime calls.
 ///
-/// Every failure that cudagap reports is a `gpu::error` (or, for bad arguments caught before any
-/// CUDA call, a `std::invalid_argument`). Each error knows the API call that failed, its status,
-/// the source location, the device, and a hint that tells the user what to do next:
+/// Every library or device failure that cudagap reports is a `gpu::error`: the core's
+/// `cuda_error` and `out_of_memory` here, each wing's own in its `error.hpp`
+/// (`gpu::blas::blas_error`, `gpu::blas::random_error`, `gpu::dnn::dnn_error`). A bad argument
+/// is a `std::invalid_argument` and an empty or moved-from object used is a `std::logic_error`
+/// (docs/architecture.md, "Errors"). Each error knows the API call that failed, its status, the
+/// source location, the device, and a hint that tells the user what to do next:
 ///
 /// @code
 /// cudaMalloc(&ptr, bytes): cudaErrorMemoryAllocation (2): out of memory
 /// hint: requested 1.00 PiB on device 0 (NVIDIA H200), 139.1 GiB free of 139.8 GiB; ...
 /// @endcode
 #pragma once
+
+#include <gpu/detail/status.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -79,6 +85,10 @@ public:
     cuda_error(cudaError_t status, std::string api, std::string hint, int device,
                std::source_location where);
 
+    /// @brief Builds the error from the parts `gpu::detail::throw_error` composed (see
+    /// `gpu::error`); @p code is the `cudaError_t`.
+    using error::error;
+
     /// @brief The CUDA status that was returned.
     [[nodiscard]] cudaError_t status() const noexcept { return static_cast<cudaError_t>(code()); }
 
@@ -118,24 +128,6 @@ private:
     std::size_t total_;
 };
 
-/// @brief A cuBLAS call returned a status other than `CUBLAS_STATUS_SUCCESS`.
-///
-/// `code()` holds the `cublasStatus_t` value; the `gpu::blas` wing builds these errors with the
-/// status name and a hint (the core does not depend on cuBLAS).
-class blas_error : public error {
-public:
-    using error::error;
-};
-
-/// @brief A cuDNN call returned a status other than `CUDNN_STATUS_SUCCESS`.
-///
-/// `code()` holds the `cudnnStatus_t` value; the `gpu::dnn` wing builds these errors with the
-/// status name, cuDNN's last error string and a hint (the core does not depend on cuDNN).
-class dnn_error : public error {
-public:
-    using error::error;
-};
-
 /// @brief The symbolic name of a CUDA status, e.g. `cudaErrorInsufficientDriver`.
 /// @return the runtime's name, or `cudaError(<code>)` for a value the runtime does not know
 [[nodiscard]] std::string cuda_status_name(cudaError_t status);
@@ -164,42 +156,68 @@ public:
 
 namespace detail {
 
-/// @brief Throws the `cuda_error` (or `out_of_memory`) for a failed call; clears the runtime's
-/// last-error state for non-sticky statuses so the next call starts clean.
-[[noreturn]] void throw_cuda_error(cudaError_t status, const char* api,
-                                   std::source_location where);
-
 /// @brief Throws `out_of_memory` for an allocation of @p requested_bytes that failed.
 [[noreturn]] void throw_out_of_memory(const char* api, std::size_t requested_bytes,
                                       std::source_location where);
 
-/// @brief Checks a CUDA status; the fast path is one comparison.
-inline void check_cuda(cudaError_t status, const char* api, std::source_location where)
-{
-    if (status != cudaSuccess) [[unlikely]] {
-        throw_cuda_error(status, api, where);
+/// @brief The CUDA runtime's status traits: its statuses throw `gpu::cuda_error`, and
+/// `cudaErrorMemoryAllocation` throws `gpu::out_of_memory`.
+template <>
+struct status_traits<cudaError_t> {
+    /// @brief What a failed runtime call throws.
+    using error_type = cuda_error;
+    /// @brief The library's name.
+    static constexpr std::string_view library = "CUDA runtime";
+    /// @brief The status of a call that worked.
+    static constexpr cudaError_t success = cudaSuccess;
+    /// @brief `gpu::cuda_status_name`.
+    static std::string name(cudaError_t status) { return cuda_status_name(status); }
+    /// @brief `gpu::cuda_status_message`.
+    static std::string message(cudaError_t status) { return cuda_status_message(status); }
+    /// @brief `gpu::hint_for` on the device of the failure.
+    static std::string hint(cudaError_t status, const failure_context& context)
+    {
+        return hint_for(status, context.device);
     }
-}
+    /// @brief Clears the runtime's last error unless @p status is sticky (which cannot be
+    /// cleared); the runtime keeps no text beyond the status.
+    static std::string take_last_error(cudaError_t status) noexcept
+    {
+        if (!is_sticky(status)) {
+            static_cast<void>(cudaGetLastError());
+        }
+        return {};
+    }
+    /// @brief During process exit the runtime unloads before static destructors run: a
+    /// destroy then fails with `cudaErrorCudartUnloading`, which is expected.
+    static bool tolerated_at_exit(cudaError_t status) noexcept
+    {
+        return status == cudaErrorCudartUnloading;
+    }
+    /// @brief An allocation failure is an `out_of_memory`, with the device's free and total
+    /// memory; other statuses return.
+    static void throw_specific(cudaError_t status, const char* api, std::source_location where)
+    {
+        if (status == cudaErrorMemoryAllocation) {
+            throw_out_of_memory(api, 0, where);
+        }
+    }
+};
 
-/// @brief Reports a failed destroy of a CUDA-side object from a destructor (which must not
-/// throw): prints one line to stderr the first time it happens in the process.
-///
-/// Failures during process exit (`cudaErrorCudartUnloading`) are expected and never printed.
-void report_destroy_failure(std::string_view what, std::string_view status_name,
-                            long long code) noexcept;
-
-/// @brief `report_destroy_failure` for a CUDA runtime status; silent for `cudaSuccess` and
-/// `cudaErrorCudartUnloading`.
-void report_destroy_failure(std::string_view what, cudaError_t status) noexcept;
+// Instantiated once, in the library's compiled part (error.cpp).
+extern template void throw_error<cudaError_t>(cudaError_t, const char*, std::source_location,
+                                              std::string_view);
 
 } // namespace detail
 } // namespace gpu
 
 /// @brief Checks a CUDA runtime call and throws `gpu::cuda_error` (with the expression text,
-/// the source location and a hint) when it does not return `cudaSuccess`.
+/// the source location and a hint) when it does not return `cudaSuccess`; `GPU_CHECK` for a
+/// call that must return a `cudaError_t`.
 ///
 /// @code
 /// GPU_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
 /// @endcode
-#define GPU_CUDA_CHECK(...) \
-    ::gpu::detail::check_cuda((__VA_ARGS__), #__VA_ARGS__, ::std::source_location::current())
+#define GPU_CUDA_CHECK(...)                                                                     \
+    ::gpu::detail::check<cudaError_t>((__VA_ARGS__), #__VA_ARGS__,                             \
+                                      ::std::source_location::current())

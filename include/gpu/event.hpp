@@ -2,6 +2,7 @@
 /// @brief CUDA events: the non-owning `event_ref`, the owning `event`, and elapsed time.
 #pragma once
 
+#include <gpu/detail/expects.hpp>
 #include <gpu/detail/unique_handle.hpp>
 #include <gpu/error.hpp>
 #include <gpu/stream.hpp>

@@ -10,7 +10,7 @@
 ///
 /// @code
 /// const auto blas = gpu::host_blas::library();
-/// std::printf("CPU: %s\n", blas.describe().c_str());   // OpenBLAS 0.3.21 ..., 16 threads
+/// std::printf("CPU: %s\n", blas.to_string().c_str());   // OpenBLAS 0.3.21 ..., 16 threads
 /// if (const auto warning = gpu::host_blas::kernel_warning(); !warning.empty()) {
 ///     std::printf("warning: %s\n", warning.c_str());      // generic kernels on an AVX-512 CPU
 /// }
@@ -76,7 +76,10 @@ struct library_info {
 
     /// @brief One line for reports, e.g. `OpenBLAS 0.3.21 (Haswell kernels, 16 threads,
     /// /usr/lib/x86_64-linux-gnu/libopenblas.so.0)`.
-    [[nodiscard]] std::string describe() const;
+    [[nodiscard]] std::string to_string() const;
+
+    /// @brief The old name of `to_string()`.
+    [[deprecated("use to_string()")]] [[nodiscard]] std::string describe() const { return to_string(); }
 };
 
 /// @brief Which BLAS `gemm` calls, its kernels and threads. Never throws for a missing BLAS.

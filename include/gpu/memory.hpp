@@ -182,8 +182,8 @@ private:
     [[nodiscard]] std::size_t attribute(cudaMemPoolAttr which, const char* api) const
     {
         std::uint64_t value = 0;
-        detail::check_cuda(cudaMemPoolGetAttribute(handle_, which, &value), api,
-                           std::source_location::current());
+        detail::check(cudaMemPoolGetAttribute(handle_, which, &value), api,
+                      std::source_location::current());
         return static_cast<std::size_t>(value);
     }
 

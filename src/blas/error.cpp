@@ -1,9 +1,11 @@
-// cuBLAS statuses: names, cuBLAS's descriptions, and the hints that turn a failed call into a
-// fix with this machine's facts (no GPU, memory, compute capability, the CUDA error beneath).
+// cuBLAS and cuRAND statuses: names, the libraries' descriptions, and the hints that turn a
+// failed call into a fix with this machine's facts (no GPU, memory, compute capability, the CUDA
+// error beneath).
 #include <gpu/blas/error.hpp>
 #include <gpu/device.hpp>
 
 #include <cublas_api.h>
+#include <curand.h>
 
 #include <string>
 
@@ -172,23 +174,80 @@ std::string hint_for(cublasStatus_t status, std::string_view context, const hint
     }
 }
 
-void throw_blas_error(cublasStatus_t status, const char* api, std::source_location where,
-                      std::string_view context)
-{
-    const hint_facts facts = current_hint_facts();
-    throw blas_error(api, status_name(status), static_cast<long long>(status), status_message(status),
-                     hint_for(status, context, facts), facts.device, where);
-}
-
-void report_destroy_failure(std::string_view what, cublasStatus_t status) noexcept
-{
-    if (status == CUBLAS_STATUS_SUCCESS) {
-        return;
-    }
-    const char* name = cublasGetStatusName(status);
-    gpu::detail::report_destroy_failure(what, name == nullptr ? std::string_view("?") : std::string_view(name),
-                                        static_cast<long long>(status));
-}
-
 } // namespace detail
+
+std::string status_name(curandStatus_t status)
+{
+    switch (status) {
+    case CURAND_STATUS_SUCCESS: return "CURAND_STATUS_SUCCESS";
+    case CURAND_STATUS_VERSION_MISMATCH: return "CURAND_STATUS_VERSION_MISMATCH";
+    case CURAND_STATUS_NOT_INITIALIZED: return "CURAND_STATUS_NOT_INITIALIZED";
+    case CURAND_STATUS_ALLOCATION_FAILED: return "CURAND_STATUS_ALLOCATION_FAILED";
+    case CURAND_STATUS_TYPE_ERROR: return "CURAND_STATUS_TYPE_ERROR";
+    case CURAND_STATUS_OUT_OF_RANGE: return "CURAND_STATUS_OUT_OF_RANGE";
+    case CURAND_STATUS_LENGTH_NOT_MULTIPLE: return "CURAND_STATUS_LENGTH_NOT_MULTIPLE";
+    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED: return "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED";
+    case CURAND_STATUS_LAUNCH_FAILURE: return "CURAND_STATUS_LAUNCH_FAILURE";
+    case CURAND_STATUS_PREEXISTING_FAILURE: return "CURAND_STATUS_PREEXISTING_FAILURE";
+    case CURAND_STATUS_INITIALIZATION_FAILED: return "CURAND_STATUS_INITIALIZATION_FAILED";
+    case CURAND_STATUS_ARCH_MISMATCH: return "CURAND_STATUS_ARCH_MISMATCH";
+    case CURAND_STATUS_INTERNAL_ERROR: return "CURAND_STATUS_INTERNAL_ERROR";
+    }
+    return "curandStatus(" + std::to_string(static_cast<int>(status)) + ")";
+}
+
+std::string status_message(curandStatus_t status)
+{
+    switch (status) {
+    case CURAND_STATUS_SUCCESS: return "no errors";
+    case CURAND_STATUS_VERSION_MISMATCH: return "header file and linked library version do not match";
+    case CURAND_STATUS_NOT_INITIALIZED: return "generator not initialized";
+    case CURAND_STATUS_ALLOCATION_FAILED: return "memory allocation failed";
+    case CURAND_STATUS_TYPE_ERROR: return "generator is wrong type";
+    case CURAND_STATUS_OUT_OF_RANGE: return "argument out of range";
+    case CURAND_STATUS_LENGTH_NOT_MULTIPLE: return "length requested is not a multiple of dimension";
+    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED: return "GPU does not have double precision required by MRG32k3a";
+    case CURAND_STATUS_LAUNCH_FAILURE: return "kernel launch failure";
+    case CURAND_STATUS_PREEXISTING_FAILURE: return "preexisting failure on library entry";
+    case CURAND_STATUS_INITIALIZATION_FAILED: return "initialization of CUDA failed";
+    case CURAND_STATUS_ARCH_MISMATCH: return "architecture mismatch, GPU does not support requested feature";
+    case CURAND_STATUS_INTERNAL_ERROR: return "internal library error";
+    }
+    return "unknown cuRAND status";
+}
+
+std::string hint_for(curandStatus_t status)
+{
+    switch (status) {
+    case CURAND_STATUS_INITIALIZATION_FAILED:
+        if (!gpu::is_available()) {
+            return "cuRAND could not initialise CUDA because no GPU is usable: " + gpu::unavailable_reason();
+        }
+        return "cuRAND could not initialise CUDA on a working GPU: check the driver with cudagap-doctor";
+    case CURAND_STATUS_ALLOCATION_FAILED:
+        return "cuRAND could not allocate memory for the generator's state: free device memory";
+    case CURAND_STATUS_LAUNCH_FAILURE:
+    case CURAND_STATUS_PREEXISTING_FAILURE:
+        return "a kernel failed (this one, or an earlier one whose error was not checked): run with "
+               "CUDA_LAUNCH_BLOCKING=1 or under `compute-sanitizer` to find it";
+    case CURAND_STATUS_VERSION_MISMATCH:
+        return "the cuRAND library loaded is not the one cudagap was compiled against: check "
+               "LD_LIBRARY_PATH, or run cudagap-doctor";
+    case CURAND_STATUS_ARCH_MISMATCH:
+    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED:
+        return "this GPU lacks a feature the generator needs";
+    default:
+        return {};
+    }
+}
+
 } // namespace gpu::blas
+
+namespace gpu::detail {
+
+template void throw_error<cublasStatus_t>(cublasStatus_t, const char*, std::source_location,
+                                          std::string_view);
+template void throw_error<curandStatus_t>(curandStatus_t, const char*, std::source_location,
+                                          std::string_view);
+
+} // namespace gpu::detail

@@ -147,12 +147,12 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
                               call.beta, call.c, c_type, ldc, compute, CUBLAS_GEMM_DEFAULT);
     }
     if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
-        throw_blas_error(status, api, std::source_location::current(),
-                         describe_call(call, compute_type_name(call.input, mode)));
+        gpu::detail::throw_error(status, api, std::source_location::current(),
+                                 describe_call(call, compute_type_name(call.input, mode)));
     }
     if (h.synchronous_checks()) {
         // Report a failure of the work itself here, at the call that queued it.
-        gpu::detail::check_cuda(cudaGetLastError(), function, std::source_location::current());
+        gpu::detail::check(cudaGetLastError(), function, std::source_location::current());
         h.stream().synchronize();
     }
     if (h.check_numerics()) {

@@ -2,6 +2,7 @@
 // workspace safe, the record of the math and pointer modes that GEMMs read instead of cuBLAS,
 // atomics read back from cuBLAS, and profiles.
 #include <gpu/blas/handle.hpp>
+#include <gpu/detail/expects.hpp>
 #include <gpu/event.hpp>
 
 #include <cublas_v2.h>
@@ -59,7 +60,7 @@ handle_options handle_options::from_profile(const gpu::profile& profile)
 namespace detail {
 void cublas_handle_deleter::operator()(cublasHandle_t handle) const noexcept
 {
-    report_destroy_failure("cublasDestroy", cublasDestroy(handle));
+    gpu::detail::report_destroy_failure("cublasDestroy", cublasDestroy(handle));
 }
 } // namespace detail
 
@@ -123,10 +124,8 @@ cublasHandle_t handle::release() noexcept
 
 void handle::require_handle(const char* function) const
 {
-    if (!handle_) {
-        throw std::logic_error(std::string(function) +
-                               ": the gpu::blas::handle is empty (moved from or released)");
-    }
+    GPU_EXPECTS(handle_, std::logic_error, function,
+                ": the gpu::blas::handle is empty (moved from or released)");
 }
 
 void handle::rebind(stream_ref stream)

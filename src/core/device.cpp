@@ -1,5 +1,6 @@
 // Device discovery, properties and the current-device guard: the parts with more than one
 // CUDA call (the one-call wrappers are inline in device.hpp).
+#include <gpu/detail/expects.hpp>
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
 
@@ -15,8 +16,8 @@ namespace {
 int attribute(cudaDeviceAttr which, int device, const char* name)
 {
     int value = 0;
-    detail::check_cuda(cudaDeviceGetAttribute(&value, which, device), name,
-                       std::source_location::current());
+    detail::check(cudaDeviceGetAttribute(&value, which, device), name,
+                  std::source_location::current());
     return value;
 }
 
@@ -116,14 +117,10 @@ device::device(int id) : id_(id)
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
-        detail::throw_cuda_error(status, "cudaGetDeviceCount(&count)", std::source_location::current());
+        detail::throw_error(status, "cudaGetDeviceCount(&count)", std::source_location::current());
     }
-    if (id < 0 || id >= count) {
-        throw std::invalid_argument("gpu::device: ordinal " + std::to_string(id) +
-                                    " is out of range: " + std::to_string(count) +
-                                    " device(s) visible, valid ordinals are 0 to " +
-                                    std::to_string(count - 1));
-    }
+    GPU_EXPECTS(id >= 0 && id < count, std::invalid_argument, "gpu::device: ordinal ", id,
+                " is out of range: ", count, " device(s) visible, valid ordinals are 0 to ", count - 1);
 }
 
 device_properties device::properties() const

@@ -24,16 +24,6 @@ std::string compose_what(const std::string& api, const std::string& status_name,
     return text;
 }
 
-int current_device_or_unknown() noexcept
-{
-    int device = -1;
-    if (cudaGetDevice(&device) != cudaSuccess) {
-        static_cast<void>(cudaGetLastError());
-        return -1;
-    }
-    return device;
-}
-
 std::string visible_devices_note()
 {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -292,18 +282,18 @@ std::string format_bytes(std::size_t bytes)
 
 namespace detail {
 
-void throw_cuda_error(cudaError_t status, const char* api, std::source_location where)
+int current_device_or_unknown() noexcept
 {
-    if (!is_sticky(status)) {
-        // The runtime remembers the last error; clear it so the next call starts clean.
+    int device = -1;
+    if (cudaGetDevice(&device) != cudaSuccess) {
         static_cast<void>(cudaGetLastError());
+        return -1;
     }
-    if (status == cudaErrorMemoryAllocation) {
-        throw_out_of_memory(api, 0, where);
-    }
-    const int device = current_device_or_unknown();
-    throw cuda_error(status, api, hint_for(status, device), device, where);
+    return device;
 }
+
+template void throw_error<cudaError_t>(cudaError_t, const char*, std::source_location,
+                                       std::string_view);
 
 void throw_out_of_memory(const char* api, std::size_t requested_bytes, std::source_location where)
 {
@@ -331,17 +321,6 @@ void report_destroy_failure(std::string_view what, std::string_view status_name,
                  "leaked (reported once per process)\n",
                  static_cast<int>(what.size()), what.data(), static_cast<int>(status_name.size()),
                  status_name.data(), code);
-}
-
-void report_destroy_failure(std::string_view what, cudaError_t status) noexcept
-{
-    if (status == cudaSuccess || status == cudaErrorCudartUnloading) {
-        return;
-    }
-    static_cast<void>(cudaGetLastError());
-    const char* name = cudaGetErrorName(status);
-    report_destroy_failure(what, name == nullptr ? std::string_view("?") : std::string_view(name),
-                           static_cast<long long>(status));
 }
 
 } // namespace detail

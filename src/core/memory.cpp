@@ -94,7 +94,7 @@ bool release_cached_memory(stream_ref stream, int device)
         return false;
     }
     if (gpu::is_sticky(synced)) {
-        detail::throw_cuda_error(synced, "cudaDeviceSynchronize (before retrying an allocation)",
+        detail::throw_error(synced, "cudaDeviceSynchronize (before retrying an allocation)",
                                  std::source_location::current());
     }
     if (!ok) {
@@ -149,7 +149,7 @@ allocation allocate(std::size_t bytes, stream_ref stream, std::source_location w
         return {nullptr, 0, stream.get(), false};
     }
     int device = 0;
-    check_cuda(cudaGetDevice(&device), "cudaGetDevice(&device)", where);
+    check(cudaGetDevice(&device), "cudaGetDevice(&device)", where);
     const bool pooled = uses_pool(device);
     void* pointer = nullptr;
     cudaError_t status =
@@ -163,7 +163,7 @@ allocation allocate(std::size_t bytes, stream_ref stream, std::source_location w
     if (status == cudaErrorMemoryAllocation) {
         throw_out_of_memory(api, bytes, where);
     }
-    check_cuda(status, api, where);
+    check(status, api, where);
     count_allocation(bytes);
     return {pointer, bytes, stream.get(), pooled};
 }
@@ -203,7 +203,7 @@ void throw_pinned_allocation_failure(cudaError_t status, const char* api, std::s
                                      std::source_location where)
 {
     if (status != cudaErrorMemoryAllocation) {
-        throw_cuda_error(status, api, where);
+        throw_error(status, api, where);
     }
     // The generic path would throw out_of_memory with the device's free and total bytes, which
     // say nothing about why the host could not lock its own memory.

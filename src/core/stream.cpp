@@ -18,7 +18,7 @@ namespace {
     const std::string api = std::string("gpu::stream(") +
                             (flags == stream_flags::non_blocking ? "non_blocking" : "blocking") +
                             ", priority " + std::to_string(priority) + "): " + call;
-    detail::throw_cuda_error(status, api.c_str(), where);
+    detail::throw_error(status, api.c_str(), where);
 }
 
 } // namespace

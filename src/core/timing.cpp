@@ -1,4 +1,5 @@
 // Statistics and throughput helpers for gpu::benchmark.
+#include <gpu/detail/expects.hpp>
 #include <gpu/timing.hpp>
 
 #include <algorithm>
@@ -11,10 +12,8 @@ namespace gpu {
 
 void detail::require_positive_time(const char* function, double milliseconds)
 {
-    if (!(milliseconds > 0.0) || !std::isfinite(milliseconds)) {
-        throw std::invalid_argument(std::string(function) + ": the time must be positive and "
-                                    "finite, got " + std::to_string(milliseconds) + " ms");
-    }
+    GPU_EXPECTS(milliseconds > 0.0 && std::isfinite(milliseconds), std::invalid_argument, function,
+                ": the time must be positive and finite, got ", milliseconds, " ms");
 }
 
 namespace {
@@ -60,15 +59,11 @@ double standard_deviation(const std::vector<double>& sorted, double mean)
 
 statistics summarize(std::span<const double> samples_ms)
 {
-    if (samples_ms.empty()) {
-        throw std::invalid_argument("gpu::summarize: no samples to summarize");
-    }
+    GPU_EXPECTS(!samples_ms.empty(), std::invalid_argument, "gpu::summarize: no samples to summarize");
     for (std::size_t i = 0; i < samples_ms.size(); ++i) {
-        if (!std::isfinite(samples_ms[i]) || samples_ms[i] < 0.0) {
-            throw std::invalid_argument("gpu::summarize: sample " + std::to_string(i) + " is " +
-                                        std::to_string(samples_ms[i]) +
-                                        " ms; samples must be finite and not negative");
-        }
+        GPU_EXPECTS(std::isfinite(samples_ms[i]) && samples_ms[i] >= 0.0, std::invalid_argument,
+                    "gpu::summarize: sample ", i, " is ", samples_ms[i],
+                    " ms; samples must be finite and not negative");
     }
     statistics stats;
     stats.samples_ms.assign(samples_ms.begin(), samples_ms.end());

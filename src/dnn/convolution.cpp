@@ -7,6 +7,7 @@
 // workspace from the algorithms that fit the budget instead of letting cuDNN allocate.
 #include "translate.hpp"
 
+#include <gpu/detail/expects.hpp>
 #include <gpu/dnn/convolution.hpp>
 #include <gpu/dnn/numerics.hpp>
 #include <gpu/error.hpp>
@@ -123,7 +124,7 @@ std::string convolution_problem::to_string() const
     return text;
 }
 
-convolution_options convolution_options::from(const profile& settings)
+convolution_options convolution_options::from_profile(const profile& settings)
 {
     convolution_options options;
     // As PyTorch: benchmark times the candidates, deterministic restricts them (both: the
@@ -200,17 +201,22 @@ std::string no_algorithm_message(const convolution_explanation& explanation)
                                      [](const algorithm_candidate& c) {
                                          return c.reason.starts_with("refused at trial");
                                      });
-    return std::string("gpu::dnn::convolution: no algorithm fits the policy and the workspace "
-                       "budget") +
-           (refused ? ", or cuDNN refused at trial every one that does" : "") +
-           "; raise the budget, allow TF32 or non-deterministic algorithms, or change the "
-           "layout.\n" + explanation.to_string();
+    std::string report = explanation.to_string();
+    if (report.ends_with('\n')) {
+        report.pop_back(); // the hint follows on its own line
+    }
+    return std::string("no algorithm fits the policy and the workspace budget") +
+           (refused ? ", or cuDNN refused at trial every one that does" : "") + "\n" + report;
 }
 
 } // namespace
 
-no_algorithm_error::no_algorithm_error(const convolution_explanation& explanation)
-    : std::runtime_error(no_algorithm_message(explanation)),
+no_algorithm_error::no_algorithm_error(const convolution_explanation& explanation,
+                                       std::source_location where)
+    : dnn_error("gpu::dnn::convolution", "no_algorithm",
+                static_cast<long long>(CUDNN_STATUS_NOT_SUPPORTED), no_algorithm_message(explanation),
+                "raise the budget, allow TF32 or non-deterministic algorithms, or change the layout",
+                gpu::detail::current_device_or_unknown(), where),
       explanation_(std::make_shared<const convolution_explanation>(explanation))
 {
 }
@@ -531,12 +537,12 @@ cudaError_t check_cuda_context(stream_ref stream, const std::string& what)
 {
     const cudaError_t last = cudaGetLastError();
     if (gpu::is_sticky(last)) {
-        gpu::detail::throw_cuda_error(last, what.c_str(), std::source_location::current());
+        gpu::detail::throw_error(last, what.c_str(), std::source_location::current());
     }
     const cudaError_t synced = cudaStreamSynchronize(stream.get());
     if (synced != cudaSuccess) {
-        gpu::detail::throw_cuda_error(synced, ("cudaStreamSynchronize after " + what).c_str(),
-                                      std::source_location::current());
+        gpu::detail::throw_error(synced, ("cudaStreamSynchronize after " + what).c_str(),
+                                 std::source_location::current());
     }
     return last;
 }
@@ -740,10 +746,8 @@ void convolution::plan(handle& h, const convolution_problem& problem,
     // Every check that needs no GPU comes first: a bad problem is refused before anything is
     // allocated, even with an empty handle.
     const element_counts counts = counts_of(problem);
-    if (!h) {
-        throw std::invalid_argument("gpu::dnn::convolution: the handle holds nothing (moved from "
-                                    "or released)");
-    }
+    GPU_EXPECTS(h, std::logic_error,
+                "gpu::dnn::convolution: the handle holds nothing (moved from or released)");
     const std::vector<int> out = problem.output();
     input_ = tensor_descriptor(problem.input, problem.type, problem.layout);
     filter_ = filter_descriptor(problem.filter, problem.type, problem.layout);
@@ -856,8 +860,8 @@ std::vector<algorithm_candidate> convolution::find_candidates(handle& h, plannin
             output_.get(), buffers.y, capacity, &returned, perf.data(), workspace.data(),
             workspace.size());
         if (status != CUDNN_STATUS_SUCCESS) {
-            detail::throw_dnn_error(status, "cudnnFindConvolutionForwardAlgorithmEx",
-                                    std::source_location::current(), context);
+            gpu::detail::throw_error(status, "cudnnFindConvolutionForwardAlgorithmEx",
+                                     std::source_location::current(), context);
         }
         // A candidate whose run broke the CUDA context comes back as failed; the plan must not
         // go on as if only that algorithm were unusable.
@@ -867,8 +871,8 @@ std::vector<algorithm_candidate> convolution::find_candidates(handle& h, plannin
             h.get(), input_.get(), filter_.get(), convolution_.get(), output_.get(), capacity,
             &returned, perf.data());
         if (status != CUDNN_STATUS_SUCCESS) {
-            detail::throw_dnn_error(status, "cudnnGetConvolutionForwardAlgorithm_v7",
-                                    std::source_location::current(), context);
+            gpu::detail::throw_error(status, "cudnnGetConvolutionForwardAlgorithm_v7",
+                                     std::source_location::current(), context);
         }
     }
     std::vector<algorithm_candidate> candidates;
@@ -950,16 +954,12 @@ void convolution::forward_raw(handle& h, const void* x, const void* w, const voi
 
 void convolution::run(handle& h, const void* x, const void* w, const void* bias, void* y)
 {
-    if (!input_) {
-        throw std::logic_error("gpu::dnn::convolution::forward: the plan was moved from");
-    }
-    if (!h) {
-        throw std::invalid_argument("gpu::dnn::convolution::forward: the handle holds nothing");
-    }
-    if (x == nullptr || w == nullptr || y == nullptr) {
-        throw std::invalid_argument(std::string("gpu::dnn::convolution::forward: null ") +
-                                    (x == nullptr ? "x" : w == nullptr ? "w" : "y") + " pointer");
-    }
+    GPU_EXPECTS(input_, std::logic_error, "gpu::dnn::convolution::forward: the plan was moved from");
+    GPU_EXPECTS(h, std::logic_error,
+                "gpu::dnn::convolution::forward: the handle holds nothing (moved from or released)");
+    GPU_EXPECTS(x != nullptr && w != nullptr && y != nullptr, std::invalid_argument,
+                "gpu::dnn::convolution::forward: null ", x == nullptr ? "x" : w == nullptr ? "w" : "y",
+                " pointer");
     const stream_ref stream = h.stream();
     if (!workspace_.empty() && workspace_.stream() != stream) {
         // Free on the old stream (after its work), allocate on the new one: both stay ordered.
@@ -967,10 +967,10 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
     }
     const auto check = [&](cudnnStatus_t status, const char* api) {
         if (status != CUDNN_STATUS_SUCCESS) {
-            detail::throw_dnn_error(status, api, std::source_location::current(),
-                                    explanation_.problem + ", algorithm " +
-                                        std::string(to_string(explanation_.algorithm)) + ", math " +
-                                        std::string(to_string(explanation_.math)));
+            gpu::detail::throw_error(status, api, std::source_location::current(),
+                                     explanation_.problem + ", algorithm " +
+                                         std::string(to_string(explanation_.algorithm)) + ", math " +
+                                         std::string(to_string(explanation_.math)));
         }
     };
     // cuDNN's scaling factors are float for every data type but double.

@@ -2,6 +2,7 @@
 // read back from cuDNN.
 #include "translate.hpp"
 
+#include <gpu/detail/expects.hpp>
 #include <gpu/dnn/activation_descriptor.hpp>
 #include <gpu/dnn/filter_descriptor.hpp>
 #include <gpu/dnn/tensor_descriptor.hpp>
@@ -269,15 +270,12 @@ activation_descriptor::activation_descriptor(activation_mode mode, double coeffi
                                              bool propagate_nan)
 {
     detail::require_named("gpu::dnn::activation_descriptor", "activation_mode", mode);
-    if (!std::isfinite(coefficient)) {
-        throw std::invalid_argument("gpu::dnn::activation_descriptor: the coefficient of " +
-                                    std::string(dnn::to_string(mode)) + " is " +
-                                    std::to_string(coefficient) + "; it must be finite");
-    }
-    if (mode == activation_mode::clipped_relu && !(coefficient > 0.0)) {
-        throw std::invalid_argument("gpu::dnn::activation_descriptor: clipped_relu needs a "
-                                    "positive ceiling, got " + std::to_string(coefficient));
-    }
+    GPU_EXPECTS(std::isfinite(coefficient), std::invalid_argument,
+                "gpu::dnn::activation_descriptor: the coefficient of ", dnn::to_string(mode), " is ",
+                coefficient, "; it must be finite");
+    GPU_EXPECTS(mode != activation_mode::clipped_relu || coefficient > 0.0, std::invalid_argument,
+                "gpu::dnn::activation_descriptor: clipped_relu needs a positive ceiling, got ",
+                coefficient);
     cudnnActivationDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateActivationDescriptor(&raw));
     handle_.reset(raw);

@@ -5,8 +5,6 @@
 #include <gpu/memory.hpp>
 
 #include <array>
-#include <atomic>
-#include <cstdio>
 #include <string>
 
 namespace gpu::dnn {
@@ -257,33 +255,12 @@ std::string hint_for(cudnnStatus_t status, std::string_view cudnn_says, std::str
     return {};
 }
 
-void throw_dnn_error(cudnnStatus_t status, const char* api, std::source_location where,
-                     std::string_view context)
-{
-    const std::string cudnn_says = take_last_error_string();
-    std::string message = status_message(status);
-    if (!cudnn_says.empty()) {
-        message += "; cuDNN says: " + cudnn_says;
-    }
-    int device = -1;
-    if (cudaGetDevice(&device) != cudaSuccess) {
-        static_cast<void>(cudaGetLastError());
-        device = -1;
-    }
-    throw dnn_error(api, status_name(status), static_cast<long long>(status), std::move(message),
-                    dnn::hint_for(status, cudnn_says, context), device, where);
-}
-
-void report_destroy_failure(std::string_view what, cudnnStatus_t status) noexcept
-{
-    if (status == CUDNN_STATUS_SUCCESS) {
-        return;
-    }
-    const char* name = cudnnGetErrorString(status);
-    gpu::detail::report_destroy_failure(
-        what, name == nullptr ? std::string_view("?") : std::string_view(name),
-        static_cast<long long>(status));
-}
-
 } // namespace detail
 } // namespace gpu::dnn
+
+namespace gpu::detail {
+
+template void throw_error<cudnnStatus_t>(cudnnStatus_t, const char*, std::source_location,
+                                         std::string_view);
+
+} // namespace gpu::detail

@@ -1,19 +1,17 @@
 // The cuDNN context: creation with the article's NOT_INITIALIZED diagnosis, stream binding.
+#include <gpu/detail/expects.hpp>
 #include <gpu/dnn/handle.hpp>
 
 #include <source_location>
 #include <stdexcept>
-#include <string>
 
 namespace gpu::dnn {
 
 namespace {
 void require(const handle& h, const char* operation)
 {
-    if (!h) {
-        throw std::logic_error(std::string("gpu::dnn::handle::") + operation +
-                               ": the handle holds nothing (moved from or released)");
-    }
+    GPU_EXPECTS(h, std::logic_error, "gpu::dnn::handle::", operation,
+                ": the handle holds nothing (moved from or released)");
 }
 } // namespace
 

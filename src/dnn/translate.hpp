@@ -49,7 +49,7 @@ void require_named(const char* what, const char* type, Enum value)
 }
 
 // Checks a cuDNN setter; on failure throws the dnn_error with `context` (what was being
-// described) in its hint.
+// described) in its hint: gpu::detail::check, with the caller's location taken by default.
 void check_set(cudnnStatus_t status, const char* api, const std::string& context,
                std::source_location where = std::source_location::current());
 

@@ -250,9 +250,7 @@ void throw_unnamed_enumerator(const char* what, const char* type, int value)
 void check_set(cudnnStatus_t status, const char* api, const std::string& context,
                std::source_location where)
 {
-    if (status != CUDNN_STATUS_SUCCESS) {
-        throw_dnn_error(status, api, where, context);
-    }
+    gpu::detail::check(status, api, where, context);
 }
 
 void throw_empty(const char* what)

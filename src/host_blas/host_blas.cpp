@@ -169,7 +169,7 @@ cpu_features detect_cpu()
     return cpu;
 }
 
-std::string library_info::describe() const
+std::string library_info::to_string() const
 {
     if (kind == implementation::naive) {
         return name + ", 1 thread";

@@ -77,7 +77,8 @@ TEST_CASE("a policy that finds no algorithm loses its own row, not the run's exi
     REQUIRE(r.notes().size() == 1);
     const std::string& note = r.notes().front();
     CHECK_THAT(note, ContainsSubstring(case_name + " / cudagap heuristic: no row: planning failed: "
-                                          "gpu::dnn::convolution: no algorithm fits"));
+                                          "gpu::dnn::convolution: no_algorithm (3000): "
+                                          "no algorithm fits"));
     // Every candidate's reason comes with it.
     CHECK_THAT(note, ContainsSubstring("refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) from "
                               "cudnnConvolutionForward"));
@@ -98,7 +99,7 @@ TEST_CASE("a cuDNN or memory failure of the planning loses the row too", "[bench
 {
     bench::report r = conv_report();
     const auto cudnn = bench::conv::plan_or_lose_row(r, case_name, "cudagap exhaustive", []() -> int {
-        throw gpu::dnn_error("cudnnFindConvolutionForwardAlgorithmEx", "CUDNN_STATUS_INTERNAL_ERROR",
+        throw gpu::dnn::dnn_error("cudnnFindConvolutionForwardAlgorithmEx", "CUDNN_STATUS_INTERNAL_ERROR",
                              4000, "an internal cuDNN failure", "", 0, std::source_location::current());
     });
     const auto memory = bench::conv::plan_or_lose_row(r, case_name, "cudagap deterministic", []() -> int {

@@ -44,7 +44,7 @@ TEST_CASE("creating a handle without a usable GPU throws blas_error from cublasC
     try {
         const blas::handle h(gpu::legacy_default_stream);
         FAIL("cublasCreate succeeded although no GPU is usable");
-    } catch (const gpu::blas_error& e) {
+    } catch (const gpu::blas::blas_error& e) {
         const std::string what = e.what();
         CHECK_THAT(what, StartsWith("cublasCreate(&raw): CUBLAS_STATUS_NOT_INITIALIZED (1): "));
         CHECK(e.status_name() == "CUBLAS_STATUS_NOT_INITIALIZED");

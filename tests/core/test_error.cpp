@@ -219,24 +219,9 @@ TEST_CASE("every cudagap error is a gpu::error and a std::runtime_error", "[erro
 {
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::cuda_error>);
     STATIC_REQUIRE(std::is_base_of_v<gpu::cuda_error, gpu::out_of_memory>);
-    STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::blas_error>);
-    STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::dnn_error>);
     STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, gpu::error>);
     STATIC_REQUIRE(std::is_nothrow_copy_constructible_v<gpu::cuda_error>);
     STATIC_REQUIRE(std::is_nothrow_copy_constructible_v<gpu::out_of_memory>);
-}
-
-TEST_CASE("blas_error and dnn_error use the same message layout", "[error]")
-{
-    const gpu::blas_error blas("cublasCreate(&handle)", "CUBLAS_STATUS_NOT_INITIALIZED", 1,
-                               "the library was not initialized", "check the driver", -1,
-                               std::source_location::current());
-    CHECK(std::string(blas.what()) ==
-          "cublasCreate(&handle): CUBLAS_STATUS_NOT_INITIALIZED (1): the library was not "
-          "initialized\nhint: check the driver");
-    const gpu::dnn_error dnn("cudnnCreate(&handle)", "CUDNN_STATUS_NOT_INITIALIZED", 1001, "m", "",
-                             -1, std::source_location::current());
-    CHECK(std::string(dnn.what()) == "cudnnCreate(&handle): CUDNN_STATUS_NOT_INITIALIZED (1001): m");
 }
 
 TEST_CASE("format_bytes uses binary units with two decimals", "[error]")

@@ -136,21 +136,25 @@ TEST_CASE("nothing is computed from an invalid problem", "[dnn]")
 
 TEST_CASE("convolution options follow the article's three profiles", "[dnn]")
 {
-    const convolution_options dev = convolution_options::from(gpu::profile::development());
+    const convolution_options dev = convolution_options::from_profile(gpu::profile::development());
     CHECK(dev.search == algorithm_search::heuristic);
     CHECK(dev.synchronous_checks);
     CHECK(dev.check_numerics);
     CHECK_FALSE(dev.allow_tf32);
-    const convolution_options prod = convolution_options::from(gpu::profile::production());
+    const convolution_options prod = convolution_options::from_profile(gpu::profile::production());
     CHECK(prod.search == algorithm_search::exhaustive);
     CHECK(prod.allow_tf32);
     CHECK_FALSE(prod.deterministic_only());
     CHECK_FALSE(prod.check_numerics);
-    const convolution_options test = convolution_options::from(gpu::profile::testing());
+    const convolution_options test = convolution_options::from_profile(gpu::profile::testing());
     CHECK(test.search == algorithm_search::deterministic);
     CHECK(test.deterministic_only());
     CHECK_FALSE(test.allow_tf32);
     CHECK(test.workspace_budget_bytes == gpu::dnn::default_workspace_budget);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    CHECK(convolution_options::from(gpu::profile::testing()).search == test.search); // the old name
+#pragma GCC diagnostic pop
     convolution_options benchmark_and_deterministic;
     benchmark_and_deterministic.search = algorithm_search::exhaustive;
     benchmark_and_deterministic.deterministic = true;
@@ -160,15 +164,15 @@ TEST_CASE("convolution options follow the article's three profiles", "[dnn]")
 TEST_CASE("the profile's benchmark and deterministic switches give the search", "[dnn]")
 {
     gpu::profile p;
-    CHECK(convolution_options::from(p).search == algorithm_search::heuristic);
+    CHECK(convolution_options::from_profile(p).search == algorithm_search::heuristic);
     p.benchmark = true;
-    CHECK(convolution_options::from(p).search == algorithm_search::exhaustive);
-    CHECK_FALSE(convolution_options::from(p).deterministic_only());
+    CHECK(convolution_options::from_profile(p).search == algorithm_search::exhaustive);
+    CHECK_FALSE(convolution_options::from_profile(p).deterministic_only());
     p.deterministic = true; // as PyTorch: the deterministic algorithms are timed
-    CHECK(convolution_options::from(p).search == algorithm_search::exhaustive);
-    CHECK(convolution_options::from(p).deterministic_only());
+    CHECK(convolution_options::from_profile(p).search == algorithm_search::exhaustive);
+    CHECK(convolution_options::from_profile(p).deterministic_only());
     p.benchmark = false;
-    CHECK(convolution_options::from(p).search == algorithm_search::deterministic);
+    CHECK(convolution_options::from_profile(p).search == algorithm_search::deterministic);
 }
 
 TEST_CASE("plan cache keys tell apart exactly what changes the choice", "[dnn]")
@@ -1240,7 +1244,7 @@ TEST_CASE("the development profile's checks catch NaN in an output", "[dnn][gpu]
     gpu::dnn::handle h(s);
     const convolution_problem p = small_problems()[0];
     conv_data<float> data(p, 81, s);
-    convolution plan(h, p, convolution_options::from(gpu::profile::development()));
+    convolution plan(h, p, convolution_options::from_profile(gpu::profile::development()));
     plan.forward(h, data.x, data.w, data.y); // clean inputs: no complaint
     std::vector<float> x = gpu::test::random_floats(p.input_elements(), 5);
     x[17] = std::numeric_limits<float>::quiet_NaN();

@@ -8,6 +8,7 @@
 #include <cudnn_ops.h>
 
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -70,7 +71,7 @@ TEST_CASE("GPU_CUDNN_CHECK throws dnn_error with the call, status, cuDNN's own t
     try {
         GPU_CUDNN_CHECK(cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 0, 3, 4, 4));
         FAIL("a zero batch was accepted");
-    } catch (const gpu::dnn_error& e) {
+    } catch (const gpu::dnn::dnn_error& e) {
         CHECK(e.code() == CUDNN_STATUS_BAD_PARAM);
         CHECK(e.status_name() == "CUDNN_STATUS_BAD_PARAM");
         CHECK_THAT(e.api(), StartsWith("cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW"));
@@ -89,12 +90,19 @@ TEST_CASE("GPU_CUDNN_CHECK throws dnn_error with the call, status, cuDNN's own t
 
 TEST_CASE("a dnn_error is a gpu::error and a runtime_error", "[dnn]")
 {
+    STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::dnn::dnn_error>);
+    STATIC_REQUIRE(std::is_nothrow_copy_constructible_v<gpu::dnn::dnn_error>);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    STATIC_REQUIRE(std::is_same_v<gpu::dnn_error, gpu::dnn::dnn_error>); // the old name, one release
+#pragma GCC diagnostic pop
     try {
-        gpu::dnn::detail::throw_dnn_error(CUDNN_STATUS_NOT_SUPPORTED_LAYOUT, "some_call()",
-                                          std::source_location::current(), "fp16 nchw");
-        FAIL("throw_dnn_error returned");
+        gpu::detail::throw_error(CUDNN_STATUS_NOT_SUPPORTED_LAYOUT, "some_call()",
+                                 std::source_location::current(), "fp16 nchw");
+        FAIL("throw_error returned");
     } catch (const gpu::error& e) {
-        CHECK(dynamic_cast<const gpu::dnn_error*>(&e) != nullptr);
+        REQUIRE(dynamic_cast<const gpu::dnn::dnn_error*>(&e) != nullptr);
+        CHECK(dynamic_cast<const gpu::dnn::dnn_error&>(e).status() == CUDNN_STATUS_NOT_SUPPORTED_LAYOUT);
         CHECK(e.status_name() == "CUDNN_STATUS_NOT_SUPPORTED_LAYOUT");
         CHECK_THAT(e.hint(), ContainsSubstring("fp16 nchw"));
         CHECK_THAT(e.message(), ContainsSubstring("memory layout is not supported"));
@@ -176,4 +184,10 @@ TEST_CASE("the facts of this process are read without a GPU", "[dnn]")
         CHECK_FALSE(facts.unavailable_reason.empty());
         CHECK_THAT(gpu::dnn::hint_for(CUDNN_STATUS_NOT_INITIALIZED), StartsWith("no usable GPU"));
     }
+}
+
+TEST_CASE("GPU_CHECK on a cuDNN status throws dnn_error", "[dnn]")
+{
+    CHECK_NOTHROW(GPU_CHECK(CUDNN_STATUS_SUCCESS));
+    CHECK_THROWS_AS(GPU_CHECK(CUDNN_STATUS_BAD_PARAM), gpu::dnn::dnn_error);
 }

@@ -34,7 +34,7 @@ TEST_CASE("creating a cuDNN handle without a driver throws NOT_INITIALIZED with 
     try {
         const gpu::dnn::handle h(gpu::legacy_default_stream);
         FAIL("cudnnCreate succeeded without a usable GPU");
-    } catch (const gpu::dnn_error& e) {
+    } catch (const gpu::dnn::dnn_error& e) {
         CHECK(e.code() == CUDNN_STATUS_NOT_INITIALIZED);
         CHECK(e.status_name() == "CUDNN_STATUS_NOT_INITIALIZED");
         CHECK_THAT(e.api(), ContainsSubstring("cudnnCreate"));

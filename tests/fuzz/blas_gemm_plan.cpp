@@ -217,8 +217,8 @@ void plan_and_check(const operand& a, const operand& b, const operand& c, const 
         "plan_gemm");
     const std::optional<bool> expected = reference_accepts(a, b, c, used, sizes);
     fuzz::require(!expected || *expected == ok, [&] {
-        return std::string("plan_gemm ") + (ok ? "accepted" : "refused") + " a " + va.describe() +
-               " times " + vb.describe() + " into " + vc.describe() + ", batch of " +
+        return std::string("plan_gemm ") + (ok ? "accepted" : "refused") + " a " + va.to_string() +
+               " times " + vb.to_string() + " into " + vc.to_string() + ", batch of " +
                std::to_string(used.count) + " strides " + std::to_string(used.stride_a) + "/" +
                std::to_string(used.stride_b) + "/" + std::to_string(used.stride_c) +
                "; the reference says otherwise";

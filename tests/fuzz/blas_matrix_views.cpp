@@ -60,7 +60,7 @@ void check_queries(const blas::matrix_view<float>& view)
     fuzz::require(back.rows() == rows && back.cols() == cols && back.order() == view.order() &&
                       back.leading_dimension() == view.leading_dimension(),
                   "transposing twice changed the view");
-    static_cast<void>(view.describe());
+    static_cast<void>(view.to_string());
 }
 
 } // namespace

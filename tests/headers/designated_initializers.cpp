@@ -64,6 +64,7 @@ namespace {
     CUDAGAP_FILL(gpu::allocation_stats, current_bytes, total_allocations)
     CUDAGAP_FILL(gpu::pool_info, supported, release_threshold_bytes)
     CUDAGAP_FILL(gpu::detail::allocation, pointer, pooled)
+    CUDAGAP_FILL(gpu::detail::failure_context, call, device)
     CUDAGAP_FILL(gpu::detail::pinned_allocation, pointer, bytes)
     CUDAGAP_FILL(gpu::non_finite_report, elements, first_index)
     CUDAGAP_FILL(gpu::detail::strided_elements, batch, run_stride)

@@ -18,7 +18,7 @@ int main()
     const auto cpu = gpu::host_blas::detect_cpu();
     const std::string warning = gpu::host_blas::kernel_warning();
     std::printf("BLAS: %s\nCPU: %s (AVX2 %d, FMA %d, AVX-512F %d)\nwarning: %s\n",
-                info.describe().c_str(), cpu.model.c_str(), cpu.avx2, cpu.fma, cpu.avx512f,
+                info.to_string().c_str(), cpu.model.c_str(), cpu.avx2, cpu.fma, cpu.avx512f,
                 warning.empty() ? "(none)" : warning.c_str());
     int failures = 0;
     if (info.kind != gpu::host_blas::implementation::openblas) {

@@ -175,7 +175,7 @@ TEST_CASE("host gemm checks shapes before calling the BLAS and names them", "[ho
 TEST_CASE("the linked BLAS is reported for what it is", "[host_blas]")
 {
     const host_blas::library_info info = host_blas::library();
-    CAPTURE(info.describe());
+    CAPTURE(info.to_string());
 #if EXPECT_OPENBLAS
     REQUIRE(info.kind == host_blas::implementation::openblas);
     CHECK_THAT(info.name, ContainsSubstring("OpenBLAS 0."));
@@ -183,15 +183,19 @@ TEST_CASE("the linked BLAS is reported for what it is", "[host_blas]")
     CHECK_FALSE(info.core.empty());
     CHECK(info.threads >= 1);
     CHECK_THAT(info.path, ContainsSubstring("blas"));
-    CHECK_THAT(info.describe(), ContainsSubstring(info.core + " kernels") && ContainsSubstring(" thread"));
+    CHECK_THAT(info.to_string(), ContainsSubstring(info.core + " kernels") && ContainsSubstring(" thread"));
 #elif EXPECT_SOME_BLAS
     REQUIRE(info.kind != host_blas::implementation::naive);
     CHECK_FALSE(info.path.empty());
 #else
     REQUIRE(info.kind == host_blas::implementation::naive);
-    CHECK_THAT(info.describe(), ContainsSubstring("naive loop (no BLAS found at build time), 1 thread"));
+    CHECK_THAT(info.to_string(), ContainsSubstring("naive loop (no BLAS found at build time), 1 thread"));
 #endif
     CHECK(host_blas::to_string(host_blas::implementation::naive) == "naive loop");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    CHECK(info.describe() == info.to_string()); // the old name, one release
+#pragma GCC diagnostic pop
 }
 
 TEST_CASE("the generic-kernel warning fires on a fast CPU running old kernels and names the fix",
@@ -231,7 +235,7 @@ TEST_CASE("the live warning is the pure one applied to this BLAS and this CPU", 
 {
     const auto info = host_blas::library();
     const auto cpu = host_blas::detect_cpu();
-    CAPTURE(info.describe(), cpu.model, cpu.avx2, cpu.avx512f);
+    CAPTURE(info.to_string(), cpu.model, cpu.avx2, cpu.avx512f);
     CHECK(cpu.logical_cpus >= 1);
     if (info.kind == host_blas::implementation::openblas) {
         CHECK(host_blas::kernel_warning() == host_blas::kernel_warning(info.core, cpu));

@@ -27,10 +27,14 @@ TEST_CASE("a view knows its shape, tight leading dimension, size and extent", "[
     CHECK(r.order() == blas::layout::row_major);
     CHECK(r.size() == 12);
     CHECK(r.extent() == 12);
-    CHECK(r.describe() == "3x4 row-major (ld 4)");
+    CHECK(r.to_string() == "3x4 row-major (ld 4)");
     const auto c = blas::column_major(storage.data(), 3, 4);
     CHECK(c.leading_dimension() == 3);
-    CHECK(c.describe() == "3x4 column-major (ld 3)");
+    CHECK(c.to_string() == "3x4 column-major (ld 3)");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    CHECK(c.describe() == c.to_string()); // the old name, one release
+#pragma GCC diagnostic pop
     // A block of a wider matrix: 2 rows of 3, rows 5 apart, spans 5 + 3 elements.
     const blas::matrix_view<float> block(storage.data(), 2, 3, 5, blas::layout::row_major);
     CHECK(block.extent() == 8);
@@ -54,7 +58,7 @@ TEST_CASE("a transpose is the same memory seen the other way", "[matrix]")
     const auto back = t.transposed();
     CHECK(back.order() == blas::layout::row_major);
     CHECK(back.rows() == 2);
-    CHECK(back.describe() == a.describe());
+    CHECK(back.to_string() == a.to_string());
 }
 
 TEST_CASE("the container factories check the container holds the matrix", "[matrix]")

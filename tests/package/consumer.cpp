@@ -45,7 +45,7 @@ int main()
     gpu::host_blas::gemm(gpu::blas::row_major(a, 2, 2), gpu::blas::row_major(a, 2, 2),
                          gpu::blas::row_major(c, 2, 2));
     std::printf("CPU BLAS %s: [[1 2] [3 4]]^2 = [[%g %g] [%g %g]]\n",
-                gpu::host_blas::library().describe().c_str(), c[0], c[1], c[2], c[3]);
+                gpu::host_blas::library().to_string().c_str(), c[0], c[1], c[2], c[3]);
     if (c != std::vector<double>{7, 10, 15, 22}) {
         return 1;
     }

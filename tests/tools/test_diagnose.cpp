@@ -560,9 +560,9 @@ TEST_CASE("the loaded copy of a library is found and marked", "[diagnose]")
 TEST_CASE("record_failure turns a thrown library error into a failed check", "[diagnose]")
 {
     gpu::diagnostic check{.name = "cuBLAS handle"};
-    const gpu::blas_error failure("cublasCreate(&raw)", "CUBLAS_STATUS_NOT_INITIALIZED", 1,
-                                  "the library was not initialized", "install a driver", -1,
-                                  std::source_location::current());
+    const gpu::error failure("cublasCreate(&raw)", "CUBLAS_STATUS_NOT_INITIALIZED", 1,
+                             "the library was not initialized", "install a driver", -1,
+                             std::source_location::current());
     gpu::detail::record_failure(check, failure);
     CHECK(check.status == gpu::diagnostic_status::error);
     CHECK(check.detail ==
@@ -571,8 +571,8 @@ TEST_CASE("record_failure turns a thrown library error into a failed check", "[d
     CHECK(check.caused_by == (gpu::is_available() ? "" : "GPUs"));
 
     gpu::diagnostic without_hint{.name = "cuDNN handle"};
-    gpu::detail::record_failure(without_hint, gpu::dnn_error("cudnnCreate(&raw)", "CUDNN_STATUS_INTERNAL_ERROR",
-                                                     4000, "internal", "", 0,
-                                                     std::source_location::current()));
+    gpu::detail::record_failure(without_hint, gpu::error("cudnnCreate(&raw)", "CUDNN_STATUS_INTERNAL_ERROR",
+                                                         4000, "internal", "", 0,
+                                                         std::source_location::current()));
     CHECK(without_hint.fix == "run cudagap-doctor on a machine with a GPU");
 }

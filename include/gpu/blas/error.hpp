@@ -1,6 +1,7 @@
 /// @file error.hpp
-/// @brief cuBLAS statuses by name, the hints cudagap gives for them, and the checking macro
-/// that turns a failed cuBLAS call into a `gpu::blas_error`.
+/// @brief The errors of the blas wing (`blas_error` for cuBLAS, `random_error` for cuRAND),
+/// their statuses by name, the hints cudagap gives for them, and the checking macros
+/// `GPU_CUBLAS_CHECK` and `GPU_CURAND_CHECK`.
 ///
 /// A failed call reads, for example:
 /// @code
@@ -13,6 +14,7 @@
 #include <gpu/error.hpp>
 
 #include <cublas_api.h>
+#include <curand.h>
 
 #include <cstddef>
 #include <source_location>
@@ -20,6 +22,26 @@
 #include <string_view>
 
 namespace gpu::blas {
+
+/// @brief A cuBLAS call returned a status other than `CUBLAS_STATUS_SUCCESS`; `code()` holds
+/// the `cublasStatus_t`.
+class blas_error : public gpu::error {
+public:
+    using error::error;
+
+    /// @brief The cuBLAS status that was returned.
+    [[nodiscard]] cublasStatus_t status() const noexcept { return static_cast<cublasStatus_t>(code()); }
+};
+
+/// @brief A cuRAND call returned a status other than `CURAND_STATUS_SUCCESS`; `code()` holds
+/// the `curandStatus_t`.
+class random_error : public gpu::error {
+public:
+    using error::error;
+
+    /// @brief The cuRAND status that was returned.
+    [[nodiscard]] curandStatus_t status() const noexcept { return static_cast<curandStatus_t>(code()); }
+};
 
 /// @brief The symbolic name of a cuBLAS status, e.g. `CUBLAS_STATUS_NOT_INITIALIZED`.
 /// @return the name, or `cublasStatus(<code>)` for a value this cuBLAS does not know
@@ -40,6 +62,26 @@ namespace gpu::blas {
 /// @param context what the call was doing (types, shapes); may be empty
 /// @return the hint, or an empty string when there is nothing more useful than the message
 [[nodiscard]] std::string hint_for(cublasStatus_t status, std::string_view context = {});
+
+/// @brief The symbolic name of a cuRAND status, e.g. `CURAND_STATUS_INITIALIZATION_FAILED`.
+/// @return the name, or `curandStatus(<code>)` for a value this cuRAND does not know
+[[nodiscard]] std::string status_name(curandStatus_t status);
+
+/// @brief cuRAND's description of a status (the comments of `curand.h`: cuRAND has no function
+/// for them).
+[[nodiscard]] std::string status_message(curandStatus_t status);
+
+/// @brief The advice cudagap gives for a cuRAND status: for an initialisation failure without
+/// a usable GPU, `gpu::unavailable_reason()`.
+/// @return the hint, or an empty string when there is nothing more useful than the message
+[[nodiscard]] std::string hint_for(curandStatus_t status);
+
+/// @brief The old name of `status_name(curandStatus_t)`.
+[[deprecated("use gpu::blas::status_name")]] [[nodiscard]] inline std::string
+random_status_name(curandStatus_t status)
+{
+    return status_name(status);
+}
 
 namespace detail {
 
@@ -62,33 +104,81 @@ struct hint_facts {
 [[nodiscard]] std::string hint_for(cublasStatus_t status, std::string_view context,
                                    const hint_facts& facts);
 
-/// @brief Throws the `blas_error` for a failed cuBLAS call: status name and code, cuBLAS's
-/// description of it, and the hint.
-/// @param context what the call was doing (types, shapes); may be empty
-[[noreturn]] void throw_blas_error(cublasStatus_t status, const char* api,
-                                   std::source_location where, std::string_view context = {});
-
-/// @brief Checks a cuBLAS status; the fast path is one comparison.
-inline void check_blas(cublasStatus_t status, const char* api, std::source_location where)
-{
-    if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
-        throw_blas_error(status, api, where);
-    }
-}
-
-/// @brief Reports a failed destroy of a cuBLAS object from a destructor (which must not
-/// throw): one line on stderr, once per process.
-void report_destroy_failure(std::string_view what, cublasStatus_t status) noexcept;
-
 } // namespace detail
 } // namespace gpu::blas
 
-/// @brief Checks a cuBLAS call and throws `gpu::blas_error` (with the expression text, the source
-/// location and a hint) when it does not return `CUBLAS_STATUS_SUCCESS`. For code that calls
-/// cuBLAS directly on `gpu::blas::handle::get()`.
+namespace gpu::detail {
+
+/// @brief cuBLAS's status traits: its statuses throw `gpu::blas::blas_error`; cuBLAS keeps no
+/// text about a failure beyond the status.
+template <>
+struct status_traits<cublasStatus_t> : status_traits_defaults {
+    /// @brief What a failed cuBLAS call throws.
+    using error_type = blas::blas_error;
+    /// @brief The library's name.
+    static constexpr std::string_view library = "cuBLAS";
+    /// @brief The status of a call that worked.
+    static constexpr cublasStatus_t success = CUBLAS_STATUS_SUCCESS;
+    /// @brief `gpu::blas::status_name`.
+    static std::string name(cublasStatus_t status) { return blas::status_name(status); }
+    /// @brief `gpu::blas::status_message`.
+    static std::string message(cublasStatus_t status) { return blas::status_message(status); }
+    /// @brief `gpu::blas::hint_for` with what the call was doing.
+    static std::string hint(cublasStatus_t status, const failure_context& context)
+    {
+        return blas::hint_for(status, context.call);
+    }
+};
+
+/// @brief cuRAND's status traits: its statuses throw `gpu::blas::random_error`; cuRAND keeps no
+/// text about a failure beyond the status.
+template <>
+struct status_traits<curandStatus_t> : status_traits_defaults {
+    /// @brief What a failed cuRAND call throws.
+    using error_type = blas::random_error;
+    /// @brief The library's name.
+    static constexpr std::string_view library = "cuRAND";
+    /// @brief The status of a call that worked.
+    static constexpr curandStatus_t success = CURAND_STATUS_SUCCESS;
+    /// @brief `gpu::blas::status_name`.
+    static std::string name(curandStatus_t status) { return blas::status_name(status); }
+    /// @brief `gpu::blas::status_message`.
+    static std::string message(curandStatus_t status) { return blas::status_message(status); }
+    /// @brief `gpu::blas::hint_for`.
+    static std::string hint(curandStatus_t status, const failure_context&) { return blas::hint_for(status); }
+};
+
+// Instantiated once, in the library's compiled part (error.cpp).
+extern template void throw_error<cublasStatus_t>(cublasStatus_t, const char*, std::source_location,
+                                                 std::string_view);
+extern template void throw_error<curandStatus_t>(curandStatus_t, const char*, std::source_location,
+                                                 std::string_view);
+
+} // namespace gpu::detail
+
+namespace gpu {
+/// @brief The old name of `gpu::blas::blas_error`, which the core no longer declares.
+using blas_error [[deprecated("use gpu::blas::blas_error")]] = blas::blas_error;
+} // namespace gpu
+
+/// @brief Checks a cuBLAS call and throws `gpu::blas::blas_error` (with the expression text, the
+/// source location and a hint) when it does not return `CUBLAS_STATUS_SUCCESS`; `GPU_CHECK` for
+/// a call that must return a `cublasStatus_t`. For code that calls cuBLAS directly on
+/// `gpu::blas::handle::get()`.
 ///
 /// @code
 /// GPU_CUBLAS_CHECK(cublasSgemv(handle.get(), CUBLAS_OP_N, m, n, &one, a, m, x, 1, &zero, y, 1));
 /// @endcode
-#define GPU_CUBLAS_CHECK(...) \
-    ::gpu::blas::detail::check_blas((__VA_ARGS__), #__VA_ARGS__, ::std::source_location::current())
+#define GPU_CUBLAS_CHECK(...)                                                                   \
+    ::gpu::detail::check<cublasStatus_t>((__VA_ARGS__), #__VA_ARGS__,                           \
+                                         ::std::source_location::current())
+
+/// @brief Checks a cuRAND call and throws `gpu::blas::random_error` (with the expression text,
+/// the source location and a hint) when it does not return `CURAND_STATUS_SUCCESS`.
+///
+/// @code
+/// GPU_CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(rng.get(), 42));
+/// @endcode
+#define GPU_CURAND_CHECK(...)                                                                   \
+    ::gpu::detail::check<curandStatus_t>((__VA_ARGS__), #__VA_ARGS__,                           \
+                                         ::std::source_location::current())

@@ -105,7 +105,7 @@ void gemm(handle& h, const matrix_view<TA>& a, const matrix_view<TB>& b, const m
 /// @throws std::invalid_argument for bad shapes, named (see `plan_gemm`), before cuBLAS is called
 /// @throws std::logic_error on an empty handle, or one in device pointer mode (adopted so, or
 /// set through `get()` and refreshed: `alpha` and `beta` are host values)
-/// @throws gpu::blas_error when cuBLAS fails (with the status name and a hint)
+/// @throws gpu::blas::blas_error when cuBLAS fails (with the status name and a hint)
 /// @throws gpu::cuda_error with `synchronous_checks` on, when the work fails
 /// @throws gpu::numerics_error with `check_numerics` on, when `c` holds NaN or Inf
 template <class TA, class TB, class TC>
@@ -141,7 +141,7 @@ void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
 /// @param alpha scales the products
 /// @param beta scales the old outputs
 /// @throws std::invalid_argument for bad shapes, counts or strides (see `plan_gemm`)
-/// @throws gpu::blas_error when cuBLAS fails
+/// @throws gpu::blas::blas_error when cuBLAS fails
 /// @throws gpu::numerics_error with `check_numerics` on, when an output holds NaN or Inf
 template <class TA, class TB, class TC>
     requires gemm_types<TA, TB, TC>

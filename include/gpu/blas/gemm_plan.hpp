@@ -99,10 +99,10 @@ struct operand_shape {
     layout order = layout::row_major; ///< layout
 
     /// @brief `3x4 row-major (ld 4)`.
-    [[nodiscard]] std::string describe() const
+    [[nodiscard]] std::string to_string() const
     {
         return std::to_string(rows) + "x" + std::to_string(cols) + " " +
-               std::string(to_string(order)) + " (ld " + std::to_string(ld) + ")";
+               std::string(blas::to_string(order)) + " (ld " + std::to_string(ld) + ")";
     }
 };
 
@@ -128,19 +128,19 @@ inline void check_operand(std::string_view function, const operand_shape& s)
 {
     const std::string name(s.name);
     if (s.rows < 0 || s.cols < 0) {
-        throw_gemm_argument(function, name + " has a negative size: " + s.describe());
+        throw_gemm_argument(function, name + " has a negative size: " + s.to_string());
     }
     const std::int64_t min_ld = std::max<std::int64_t>(1, s.order == layout::row_major ? s.cols : s.rows);
     if (s.ld < min_ld) {
         throw_gemm_argument(function, name + "'s leading dimension " + std::to_string(s.ld) +
-                                          " is smaller than allowed for a " + s.describe() +
+                                          " is smaller than allowed for a " + s.to_string() +
                                           " matrix (at least " + std::to_string(min_ld) + ")");
     }
     if (s.address == 0 && s.rows > 0 && s.cols > 0) {
-        throw_gemm_argument(function, name + " is " + s.describe() + " but its data pointer is null");
+        throw_gemm_argument(function, name + " is " + s.to_string() + " but its data pointer is null");
     }
     if (s.rows > max_blas_int || s.cols > max_blas_int || s.ld > max_blas_int) {
-        throw_gemm_argument(function, name + " is " + s.describe() +
+        throw_gemm_argument(function, name + " is " + s.to_string() +
                                           ", beyond the 32-bit int range of the BLAS interface (" +
                                           std::to_string(max_blas_int) + ")");
     }
@@ -185,7 +185,7 @@ inline void check_batch_span(std::string_view function, const operand_shape& s, 
     const bool too_large = extent > limit || (count > 1 && stride > (limit - extent) / (count - 1));
     if (too_large) {
         throw_gemm_argument(function, std::to_string(count) + (count == 1 ? " matrix " : " matrices ") +
-                                          s.name + " (" + s.describe() + ") " +
+                                          s.name + " (" + s.to_string() + ") " +
                                           std::to_string(stride) +
                                           " elements apart span more memory than exists");
     }
@@ -280,14 +280,14 @@ inline gemm_plan plan_gemm(std::string_view function, const operand_shape& a, co
     check_operand(function, b);
     check_operand(function, c);
     if (a.cols != b.rows) {
-        throw_gemm_argument(function, "the inner dimensions differ: a is " + a.describe() +
-                                          " and b is " + b.describe() + " (a has " +
+        throw_gemm_argument(function, "the inner dimensions differ: a is " + a.to_string() +
+                                          " and b is " + b.to_string() + " (a has " +
                                           std::to_string(a.cols) + " columns, b has " +
                                           std::to_string(b.rows) + " rows)");
     }
     if (c.rows != a.rows || c.cols != b.cols) {
-        throw_gemm_argument(function, "c is " + c.describe() + " but a (" + a.describe() +
-                                          ") times b (" + b.describe() + ") is " +
+        throw_gemm_argument(function, "c is " + c.to_string() + " but a (" + a.to_string() +
+                                          ") times b (" + b.to_string() + ") is " +
                                           std::to_string(a.rows) + "x" + std::to_string(b.cols));
     }
     if (batch.count < 0 || batch.count > max_blas_int) {
@@ -304,7 +304,7 @@ inline gemm_plan plan_gemm(std::string_view function, const operand_shape& a, co
     check_batch_span(function, c, batch.count, batch.stride_c);
     if (batch_overlaps(c, batch.count, batch.stride_c)) {
         throw_gemm_argument(function, "c's batch stride " + std::to_string(batch.stride_c) +
-                                          " is smaller than one c (" + c.describe() + " spans " +
+                                          " is smaller than one c (" + c.to_string() + " spans " +
                                           std::to_string(extent_elements(c)) +
                                           " elements): the outputs of the batch would overlap");
     }

@@ -124,14 +124,14 @@ class handle {
 public:
     /// @brief Creates a cuBLAS handle bound to @p stream, set up as @p options say. The stream
     /// is required: the handle's GEMMs and its workspace are stream-ordered work there.
-    /// @throws gpu::blas_error from `cublasCreate` when no driver or GPU is usable (the hint
+    /// @throws gpu::blas::blas_error from `cublasCreate` when no driver or GPU is usable (the hint
     /// says why) or the device is out of memory (with free and total memory)
     /// @throws gpu::out_of_memory when the workspace cannot be allocated
     explicit handle(stream_ref stream, const handle_options& options = {});
 
     /// @brief Creates a handle bound to @p stream, set up as @p profile asks
     /// (`handle_options::from_profile`).
-    /// @throws gpu::blas_error as the other constructor
+    /// @throws gpu::blas::blas_error as the other constructor
     explicit handle(const gpu::profile& profile, stream_ref stream);
 
     /// @brief Adopts a cuBLAS handle created elsewhere and binds it to @p stream; it will be

@@ -144,7 +144,7 @@ public:
     {
         std::int64_t count = 0;
         if (!detail::checked_multiply(rows_, cols_, count)) {
-            throw std::invalid_argument("gpu::blas::matrix_view::size: a " + describe() +
+            throw std::invalid_argument("gpu::blas::matrix_view::size: a " + to_string() +
                                         " matrix has more elements than 64 bits can count");
         }
         return count;
@@ -173,7 +173,7 @@ public:
         const std::int64_t inner = order_ == layout::row_major ? cols_ : rows_;
         std::int64_t span = 0;
         if (!detail::checked_extent(outer, inner, ld_, span)) {
-            throw std::invalid_argument("gpu::blas::matrix_view::extent: a " + describe() +
+            throw std::invalid_argument("gpu::blas::matrix_view::extent: a " + to_string() +
                                         " matrix spans more elements than 64 bits can count");
         }
         return span;
@@ -188,11 +188,14 @@ public:
     }
 
     /// @brief `rows x cols` with layout and leading dimension, e.g. `3x4 row-major (ld 4)`.
-    [[nodiscard]] std::string describe() const
+    [[nodiscard]] std::string to_string() const
     {
         return std::to_string(rows_) + "x" + std::to_string(cols_) + " " +
-               std::string(to_string(order_)) + " (ld " + std::to_string(ld_) + ")";
+               std::string(blas::to_string(order_)) + " (ld " + std::to_string(ld_) + ")";
     }
+
+    /// @brief The old name of `to_string()`.
+    [[deprecated("use to_string()")]] [[nodiscard]] std::string describe() const { return to_string(); }
 
 private:
     T* data_ = nullptr;
@@ -227,12 +230,12 @@ constexpr auto checked_view(Storage& storage, std::int64_t rows, std::int64_t co
     const matrix_view<T> view(std::data(storage), rows, cols,
                               leading_dimension == 0 ? tight : leading_dimension, order);
     if (rows < 0 || cols < 0) {
-        throw std::invalid_argument(std::string(factory) + ": negative size " + view.describe());
+        throw std::invalid_argument(std::string(factory) + ": negative size " + view.to_string());
     }
     if (view.leading_dimension() < view.min_leading_dimension()) {
         throw std::invalid_argument(std::string(factory) + ": leading dimension " +
                                     std::to_string(view.leading_dimension()) +
-                                    " is smaller than allowed for " + view.describe() +
+                                    " is smaller than allowed for " + view.to_string() +
                                     " (at least " + std::to_string(view.min_leading_dimension()) +
                                     ")");
     }
@@ -244,7 +247,7 @@ constexpr auto checked_view(Storage& storage, std::int64_t rows, std::int64_t co
     std::int64_t span = 0;
     const bool fits = view.empty() || checked_extent(outer, inner, view.leading_dimension(), span);
     if (!fits || static_cast<std::uint64_t>(span) > available) {
-        throw std::invalid_argument(std::string(factory) + ": a " + view.describe() +
+        throw std::invalid_argument(std::string(factory) + ": a " + view.to_string() +
                                     " matrix spans " +
                                     (fits ? std::to_string(span) : std::string("more than 2^63")) +
                                     " elements but the storage holds " +

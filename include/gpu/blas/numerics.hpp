@@ -61,7 +61,7 @@ template <class T>
 [[nodiscard]] gpu::non_finite_report check_finite(matrix_view<T> matrix, stream_ref stream)
 {
     if (matrix.rows() < 0 || matrix.cols() < 0 || matrix.leading_dimension() < matrix.min_leading_dimension()) {
-        throw std::invalid_argument("gpu::blas::check_finite: invalid matrix " + matrix.describe());
+        throw std::invalid_argument("gpu::blas::check_finite: invalid matrix " + matrix.to_string());
     }
     const bool rows_contiguous = matrix.order() == layout::row_major;
     const gpu::detail::strided_elements where{

@@ -13,9 +13,9 @@
 /// fix every value, on any GPU. FP16 and BF16 fills draw FP32 values and round them.
 #pragma once
 
+#include <gpu/blas/error.hpp>
 #include <gpu/blas/types.hpp>
 #include <gpu/detail/unique_handle.hpp>
-#include <gpu/error.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
@@ -24,27 +24,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 namespace gpu::blas {
 
-/// @brief A cuRAND call failed; `code()` holds the `curandStatus_t`.
-class random_error : public gpu::error {
-public:
-    using error::error;
-
-    /// @brief The cuRAND status that was returned.
-    [[nodiscard]] curandStatus_t status() const noexcept { return static_cast<curandStatus_t>(code()); }
-};
-
-/// @brief The symbolic name of a cuRAND status, e.g. `CURAND_STATUS_INITIALIZATION_FAILED`.
-/// @return the name, or `curandStatus(<code>)` for a value this cuRAND does not know
-[[nodiscard]] std::string random_status_name(curandStatus_t status);
-
 namespace detail {
-
-/// @brief Throws the `random_error` for a failed cuRAND call, with a hint.
-[[noreturn]] void throw_random_error(curandStatus_t status, const char* api);
 
 /// @brief Destroys a cuRAND generator; failures are reported, never thrown.
 struct curand_generator_deleter {

@@ -18,8 +18,8 @@ namespace detail {
 struct activation_descriptor_deleter {
     void operator()(cudnnActivationDescriptor_t raw) const noexcept
     {
-        report_destroy_failure("cudnnDestroyActivationDescriptor",
-                               cudnnDestroyActivationDescriptor(raw));
+        gpu::detail::report_destroy_failure("cudnnDestroyActivationDescriptor",
+                                            cudnnDestroyActivationDescriptor(raw));
     }
 };
 } // namespace detail
@@ -37,7 +37,7 @@ public:
     /// @param propagate_nan whether NaN inputs give NaN (true) or are treated as numbers
     /// @throws std::invalid_argument for a `clipped_relu` ceiling that is not positive, a
     /// coefficient that is not finite, or a @p mode that is not a named enumerator (values named)
-    /// @throws gpu::dnn_error when cuDNN rejects the descriptor
+    /// @throws gpu::dnn::dnn_error when cuDNN rejects the descriptor
     explicit activation_descriptor(activation_mode mode = activation_mode::relu,
                                    double coefficient = 0.0, bool propagate_nan = true);
 

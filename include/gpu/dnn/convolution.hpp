@@ -7,7 +7,7 @@
 /// gpu::dnn::handle h(stream);
 /// gpu::dnn::convolution conv(h, {.input = {32, 3, 224, 224}, .filter = {64, 3, 3, 3},
 ///                                .geometry = {.padding = {1, 1}}},
-///                            gpu::dnn::convolution_options::from(gpu::profile::production()));
+///                            gpu::dnn::convolution_options::from_profile(gpu::profile::production()));
 /// conv.forward(h, x, w, y);                 // device_buffer<float>s, on h's stream
 /// std::puts(conv.explain().to_string().c_str());
 /// @endcode
@@ -18,6 +18,7 @@
 
 #include <gpu/dnn/activation_descriptor.hpp>
 #include <gpu/dnn/convolution_descriptor.hpp>
+#include <gpu/dnn/error.hpp>
 #include <gpu/dnn/filter_descriptor.hpp>
 #include <gpu/dnn/handle.hpp>
 #include <gpu/dnn/tensor_descriptor.hpp>
@@ -34,6 +35,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -148,7 +150,14 @@ struct convolution_options {
     /// them (`benchmark` gives `algorithm_search::exhaustive`, else `deterministic` gives
     /// `algorithm_search::deterministic`, else `heuristic`), and its TF32, determinism and
     /// checks. With both switches on, only the deterministic algorithms are timed.
-    [[nodiscard]] static convolution_options from(const profile& settings);
+    [[nodiscard]] static convolution_options from_profile(const profile& settings);
+
+    /// @brief The old name of `from_profile`.
+    [[deprecated("use convolution_options::from_profile")]] [[nodiscard]] static convolution_options
+    from(const profile& settings)
+    {
+        return from_profile(settings);
+    }
 
     /// @brief Whether only deterministic algorithms may run.
     [[nodiscard]] bool deterministic_only() const noexcept
@@ -202,10 +211,18 @@ struct convolution_explanation {
 /// @brief No algorithm fits the policy and the budget (or cuDNN supports none, or refused at
 /// trial every one that fits): the explanation lists every candidate with the reason it was
 /// rejected.
-class no_algorithm_error : public std::runtime_error {
+///
+/// A `dnn_error` whose `status_name()` is `no_algorithm` and whose `code()` is
+/// `CUDNN_STATUS_NOT_SUPPORTED`, the nearest cuDNN status: no single cuDNN call failed, the
+/// policy and the budget left no candidate. `what()` reads
+/// `gpu::dnn::convolution: no_algorithm (3000): no algorithm fits ...`, then the explanation.
+class no_algorithm_error : public dnn_error {
 public:
     /// @brief Builds the error from the search's explanation.
-    explicit no_algorithm_error(const convolution_explanation& explanation);
+    /// @param explanation the search's candidates and verdicts
+    /// @param where where the search gave up
+    explicit no_algorithm_error(const convolution_explanation& explanation,
+                                std::source_location where = std::source_location::current());
     /// @brief The candidates and their reasons.
     [[nodiscard]] const convolution_explanation& explanation() const noexcept { return *explanation_; }
 
@@ -368,9 +385,10 @@ public:
     /// @param h the cuDNN handle; its stream orders the search and the workspace
     /// @param problem shapes, types, layout, epilogue
     /// @param options policy, budget, TF32, determinism, checks
-    /// @throws std::invalid_argument for a bad problem (values named) or an empty handle
+    /// @throws std::invalid_argument for a bad problem (values named)
+    /// @throws std::logic_error for an empty (moved-from) handle
     /// @throws no_algorithm_error when no algorithm fits the policy and budget
-    /// @throws gpu::dnn_error, gpu::cuda_error, gpu::out_of_memory from cuDNN and CUDA
+    /// @throws gpu::dnn::dnn_error, gpu::cuda_error, gpu::out_of_memory from cuDNN and CUDA
     convolution(handle& h, const convolution_problem& problem,
                 const convolution_options& options = {});
 
@@ -390,6 +408,7 @@ public:
     /// @tparam T `float` for fp32, a 2-byte type (`__half`, `__nv_bfloat16`) for fp16/bf16
     /// @throws std::invalid_argument when a size or the element type does not match the problem,
     /// or the plan has a bias epilogue
+    /// @throws std::logic_error when the plan or the handle is empty (moved from)
     /// @throws gpu::numerics_error when `check_numerics` finds NaN or Inf in @p y
     template <class T>
     void forward(handle& h, const device_buffer<T>& x, const device_buffer<T>& w, device_buffer<T>& y)

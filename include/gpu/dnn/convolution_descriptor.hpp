@@ -79,8 +79,8 @@ namespace detail {
 struct convolution_descriptor_deleter {
     void operator()(cudnnConvolutionDescriptor_t raw) const noexcept
     {
-        report_destroy_failure("cudnnDestroyConvolutionDescriptor",
-                               cudnnDestroyConvolutionDescriptor(raw));
+        gpu::detail::report_destroy_failure("cudnnDestroyConvolutionDescriptor",
+                                            cudnnDestroyConvolutionDescriptor(raw));
     }
 };
 } // namespace detail
@@ -96,7 +96,7 @@ public:
     /// @param math which arithmetic cuDNN may use (tensor cores, TF32; see `math_type`)
     /// @throws std::invalid_argument for an invalid geometry, a `bf16` compute type, or a
     /// compute or math type that is not a named enumerator (values named)
-    /// @throws gpu::dnn_error when cuDNN rejects the descriptor
+    /// @throws gpu::dnn::dnn_error when cuDNN rejects the descriptor
     explicit convolution_descriptor(const convolution_geometry& geometry,
                                     data_type compute = data_type::fp32,
                                     math_type math = math_type::default_math);

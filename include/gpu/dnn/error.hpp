@@ -1,6 +1,6 @@
 /// @file error.hpp
-/// @brief cuDNN statuses by name, the hints cudagap gives for them, and the checking macro
-/// that turns a failed cuDNN call into a `gpu::dnn_error`.
+/// @brief The error of the dnn wing (`dnn_error`), cuDNN statuses by name, the hints cudagap
+/// gives for them, and the checking macro `GPU_CUDNN_CHECK`.
 ///
 /// A failed call reads, for example:
 /// @code
@@ -21,6 +21,19 @@
 #include <string_view>
 
 namespace gpu::dnn {
+
+/// @brief A cuDNN call returned a status other than `CUDNN_STATUS_SUCCESS`, or a cuDNN operation
+/// of cudagap could not be done (`no_algorithm_error`); `code()` holds the `cudnnStatus_t`.
+///
+/// The message carries cuDNN's own text about the failure (`cudnnGetLastErrorString`) when it
+/// has one.
+class dnn_error : public gpu::error {
+public:
+    using error::error;
+
+    /// @brief The cuDNN status that was returned.
+    [[nodiscard]] cudnnStatus_t status() const noexcept { return static_cast<cudnnStatus_t>(code()); }
+};
 
 /// @brief The symbolic name of a cuDNN status, e.g. `CUDNN_STATUS_BAD_PARAM`.
 /// @return the name, or `cudnnStatus(<code>)` for a value this cuDNN does not know
@@ -70,32 +83,52 @@ struct hint_facts {
 [[nodiscard]] std::string hint_for(cudnnStatus_t status, std::string_view cudnn_says,
                                    std::string_view context, const hint_facts& facts);
 
-/// @brief Throws the `dnn_error` for a failed cuDNN call: status name and code, the status's
-/// description, cuDNN's last error string when it has one, and the hint.
-/// @param context what the call was doing (types, layouts, shapes); may be empty
-[[noreturn]] void throw_dnn_error(cudnnStatus_t status, const char* api,
-                                  std::source_location where, std::string_view context = {});
-
-/// @brief Checks a cuDNN status; the fast path is one comparison.
-inline void check_dnn(cudnnStatus_t status, const char* api, std::source_location where)
-{
-    if (status != CUDNN_STATUS_SUCCESS) [[unlikely]] {
-        throw_dnn_error(status, api, where);
-    }
-}
-
-/// @brief Reports a failed destroy of a cuDNN object from a destructor (which must not throw):
-/// one line on stderr, once per process.
-void report_destroy_failure(std::string_view what, cudnnStatus_t status) noexcept;
-
 } // namespace detail
 } // namespace gpu::dnn
 
-/// @brief Checks a cuDNN call and throws `gpu::dnn_error` (with the expression text, the source
-/// location, cuDNN's own message and a hint) when it does not return `CUDNN_STATUS_SUCCESS`.
+namespace gpu::detail {
+
+/// @brief cuDNN's status traits: its statuses throw `gpu::dnn::dnn_error`, with cuDNN's own
+/// text about the failure.
+template <>
+struct status_traits<cudnnStatus_t> : status_traits_defaults {
+    /// @brief What a failed cuDNN call throws.
+    using error_type = dnn::dnn_error;
+    /// @brief The library's name.
+    static constexpr std::string_view library = "cuDNN";
+    /// @brief The status of a call that worked.
+    static constexpr cudnnStatus_t success = CUDNN_STATUS_SUCCESS;
+    /// @brief `gpu::dnn::status_name`.
+    static std::string name(cudnnStatus_t status) { return dnn::status_name(status); }
+    /// @brief `gpu::dnn::status_message`.
+    static std::string message(cudnnStatus_t status) { return dnn::status_message(status); }
+    /// @brief `gpu::dnn::hint_for` with cuDNN's text and what the call was doing.
+    static std::string hint(cudnnStatus_t status, const failure_context& context)
+    {
+        return dnn::hint_for(status, context.library_says, context.call);
+    }
+    /// @brief `gpu::dnn::take_last_error_string`: cuDNN clears the text when it is read.
+    static std::string take_last_error(cudnnStatus_t) { return dnn::take_last_error_string(); }
+};
+
+// Instantiated once, in the library's compiled part (error.cpp).
+extern template void throw_error<cudnnStatus_t>(cudnnStatus_t, const char*, std::source_location,
+                                                std::string_view);
+
+} // namespace gpu::detail
+
+namespace gpu {
+/// @brief The old name of `gpu::dnn::dnn_error`, which the core no longer declares.
+using dnn_error [[deprecated("use gpu::dnn::dnn_error")]] = dnn::dnn_error;
+} // namespace gpu
+
+/// @brief Checks a cuDNN call and throws `gpu::dnn::dnn_error` (with the expression text, the
+/// source location, cuDNN's own message and a hint) when it does not return
+/// `CUDNN_STATUS_SUCCESS`; `GPU_CHECK` for a call that must return a `cudnnStatus_t`.
 ///
 /// @code
 /// GPU_CUDNN_CHECK(cudnnSetStream(handle.get(), stream.get()));
 /// @endcode
-#define GPU_CUDNN_CHECK(...) \
-    ::gpu::dnn::detail::check_dnn((__VA_ARGS__), #__VA_ARGS__, ::std::source_location::current())
+#define GPU_CUDNN_CHECK(...)                                                                    \
+    ::gpu::detail::check<cudnnStatus_t>((__VA_ARGS__), #__VA_ARGS__,                            \
+                                        ::std::source_location::current())

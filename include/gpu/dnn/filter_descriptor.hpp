@@ -25,7 +25,7 @@ namespace detail {
 struct filter_descriptor_deleter {
     void operator()(cudnnFilterDescriptor_t raw) const noexcept
     {
-        report_destroy_failure("cudnnDestroyFilterDescriptor", cudnnDestroyFilterDescriptor(raw));
+        gpu::detail::report_destroy_failure("cudnnDestroyFilterDescriptor", cudnnDestroyFilterDescriptor(raw));
     }
 };
 } // namespace detail
@@ -41,7 +41,7 @@ public:
     /// @throws std::invalid_argument when a dimension is not positive, the rank is outside
     /// [3, 8], the element count exceeds INT_MAX (32-bit indexing), or @p type or @p layout is
     /// not a named enumerator (values named)
-    /// @throws gpu::dnn_error when cuDNN rejects the descriptor
+    /// @throws gpu::dnn::dnn_error when cuDNN rejects the descriptor
     filter_descriptor(const std::vector<int>& dims, data_type type,
                       tensor_layout layout = tensor_layout::nchw);
 

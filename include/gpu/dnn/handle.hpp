@@ -15,7 +15,7 @@ namespace detail {
 struct handle_deleter {
     void operator()(cudnnHandle_t raw) const noexcept
     {
-        report_destroy_failure("cudnnDestroy", cudnnDestroy(raw));
+        gpu::detail::report_destroy_failure("cudnnDestroy", cudnnDestroy(raw));
     }
 };
 } // namespace detail
@@ -34,7 +34,7 @@ class handle {
 public:
     /// @brief Creates a cuDNN context on the current device and binds @p stream (required: the
     /// handle's convolutions and searches are stream-ordered work there).
-    /// @throws gpu::dnn_error `CUDNN_STATUS_NOT_INITIALIZED` when there is no usable driver or
+    /// @throws gpu::dnn::dnn_error `CUDNN_STATUS_NOT_INITIALIZED` when there is no usable driver or
     /// GPU, when the loaded cuDNN does not match the CUDA runtime, or when the device is out of
     /// memory; the hint says which, with this machine's versions, and the message carries
     /// cuDNN's own text

@@ -39,7 +39,7 @@ namespace detail {
 struct tensor_descriptor_deleter {
     void operator()(cudnnTensorDescriptor_t raw) const noexcept
     {
-        report_destroy_failure("cudnnDestroyTensorDescriptor", cudnnDestroyTensorDescriptor(raw));
+        gpu::detail::report_destroy_failure("cudnnDestroyTensorDescriptor", cudnnDestroyTensorDescriptor(raw));
     }
 };
 } // namespace detail
@@ -63,7 +63,7 @@ public:
     /// @throws std::invalid_argument when a dimension is not positive, the rank is outside
     /// [3, 8], the element count exceeds INT_MAX (cuDNN's 32-bit indexing), or @p type or
     /// @p layout is not a named enumerator (values named)
-    /// @throws gpu::dnn_error when cuDNN rejects the descriptor
+    /// @throws gpu::dnn::dnn_error when cuDNN rejects the descriptor
     tensor_descriptor(const std::vector<int>& dims, data_type type,
                       tensor_layout layout = tensor_layout::nchw);
 

@@ -1,0 +1,197 @@
+// The error rule of docs/architecture.md ("Errors"), checked across the floors in one place:
+// a bad argument is std::invalid_argument naming the values; an empty or moved-from owner used
+// is std::logic_error; a library or device failure is a gpu::error subclass.
+//
+// Without a GPU the owners are made in their documented moved-from state (adopting a null
+// handle) or, where they need no GPU (cuDNN's descriptors), really moved from; the [gpu] test
+// moves every owner for real.
+#include <gpu/blas/gemm.hpp>
+#include <gpu/blas/handle.hpp>
+#include <gpu/blas/random.hpp>
+#include <gpu/device.hpp>
+#include <gpu/dnn/activation_descriptor.hpp>
+#include <gpu/dnn/convolution.hpp>
+#include <gpu/dnn/convolution_descriptor.hpp>
+#include <gpu/dnn/filter_descriptor.hpp>
+#include <gpu/dnn/handle.hpp>
+#include <gpu/dnn/tensor_descriptor.hpp>
+#include <gpu/event.hpp>
+#include <gpu/memory.hpp>
+#include <gpu/stream.hpp>
+
+#include "catch.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+namespace blas = gpu::blas;
+namespace dnn = gpu::dnn;
+
+float* const fake_a = reinterpret_cast<float*>(std::uintptr_t{0x100000});
+float* const fake_b = reinterpret_cast<float*>(std::uintptr_t{0x200000});
+float* const fake_c = reinterpret_cast<float*>(std::uintptr_t{0x300000});
+
+dnn::convolution_problem small_problem()
+{
+    return {.input = {1, 3, 8, 8}, .filter = {4, 3, 3, 3}, .geometry = {.padding = {1, 1}}};
+}
+
+// Every use of a blas::handle that holds nothing is a logic_error, gemm included.
+void check_empty_blas_handle(blas::handle& h)
+{
+    CHECK_THROWS_AS(h.set_math(blas::math_mode::tf32), std::logic_error);
+    CHECK_THROWS_AS(h.math(), std::logic_error);
+    CHECK_THROWS_AS(h.set_stream(gpu::legacy_default_stream), std::logic_error);
+    CHECK_THROWS_AS(blas::gemm(h, blas::matrix_view<const float>(fake_a, 3, 4),
+                               blas::matrix_view<const float>(fake_b, 4, 2),
+                               blas::matrix_view<float>(fake_c, 3, 2)),
+                    std::logic_error);
+}
+
+// Every use of a dnn::handle that holds nothing is a logic_error, planning included.
+void check_empty_dnn_handle(dnn::handle& h)
+{
+    CHECK_THROWS_AS(h.stream(), std::logic_error);
+    CHECK_THROWS_AS(h.set_stream(gpu::legacy_default_stream), std::logic_error);
+    CHECK_THROWS_AS(dnn::convolution(h, small_problem()), std::logic_error);
+}
+
+} // namespace
+
+TEST_CASE("an empty core owner refuses to be used with logic_error", "[rule]")
+{
+    const auto s = gpu::stream::from_native_handle(nullptr); // the moved-from state
+    CHECK_THROWS_AS(s.ref(), std::logic_error);
+    CHECK_THROWS_AS(s.synchronize(), std::logic_error);
+    CHECK_THROWS_AS(s.priority(), std::logic_error);
+    const auto e = gpu::event::from_native_handle(nullptr);
+    CHECK_THROWS_AS(e.ref(), std::logic_error);
+    CHECK_THROWS_AS(e.record(gpu::legacy_default_stream), std::logic_error);
+    CHECK_THROWS_AS(e.synchronize(), std::logic_error);
+    CHECK_THROWS_AS(static_cast<void>(e.is_ready()), std::logic_error);
+}
+
+TEST_CASE("an empty wing owner refuses to be used with logic_error", "[rule]")
+{
+    blas::handle b = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
+    check_empty_blas_handle(b);
+    dnn::handle d = dnn::handle::from_native_handle(nullptr);
+    check_empty_dnn_handle(d);
+}
+
+TEST_CASE("moved-from cuDNN descriptors refuse to be used with logic_error", "[rule]")
+{
+    dnn::tensor_descriptor tensor({1, 3, 8, 8}, dnn::data_type::fp32);
+    dnn::filter_descriptor filter({4, 3, 3, 3}, dnn::data_type::fp32);
+    dnn::convolution_descriptor conv(dnn::convolution_geometry{.padding = {1, 1}});
+    dnn::activation_descriptor activation(dnn::activation_mode::relu);
+    const dnn::tensor_descriptor tensor2(std::move(tensor));
+    const dnn::filter_descriptor filter2(std::move(filter));
+    const dnn::convolution_descriptor conv2(std::move(conv));
+    const dnn::activation_descriptor activation2(std::move(activation));
+    // NOLINTBEGIN(bugprone-use-after-move): the documented moved-from state is what is tested
+    CHECK_THROWS_AS(tensor.size_bytes(), std::logic_error);
+    CHECK_THROWS_AS(filter.size_bytes(), std::logic_error);
+    CHECK_THROWS_AS(conv.geometry(), std::logic_error);
+    CHECK_THROWS_AS(conv.set_math(dnn::math_type::fma), std::logic_error);
+    CHECK_THROWS_AS(activation.mode(), std::logic_error);
+    // NOLINTEND(bugprone-use-after-move)
+}
+
+TEST_CASE("a moved-from buffer is an empty buffer, like a moved-from std::vector", "[rule]")
+{
+    // Buffers are the one kind of owner whose moved-from state is a valid value: empty. Using it
+    // as one is fine; giving it data of another size is a bad argument, with both sizes.
+    gpu::device_buffer<float> a;
+    gpu::device_buffer<float> b(std::move(a));
+    CHECK(a.empty()); // NOLINT(bugprone-use-after-move)
+    CHECK(a.data() == nullptr);
+    CHECK_NOTHROW(a.copy_from_host({}));
+    const std::vector<float> three(3, 1.0F);
+    CHECK_THROWS_AS(a.copy_from_host(three), std::invalid_argument);
+    CHECK_THROWS_WITH(a.copy_from_host(three), ContainsSubstring("0") && ContainsSubstring("3"));
+}
+
+TEST_CASE("bad arguments are invalid_argument naming the values, in every floor", "[rule]")
+{
+    CHECK_THROWS_AS(gpu::compute_capability::from_int(-75), std::invalid_argument);
+    CHECK_THROWS_WITH(gpu::compute_capability::from_int(-75), ContainsSubstring("-75"));
+    blas::handle empty = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
+    // Shapes are checked before the handle: a bad argument stays a bad argument.
+    CHECK_THROWS_AS(blas::gemm(empty, blas::matrix_view<const float>(fake_a, 3, 4),
+                               blas::matrix_view<const float>(fake_b, 5, 2),
+                               blas::matrix_view<float>(fake_c, 3, 2)),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(dnn::tensor_descriptor({1, -3, 8, 8}, dnn::data_type::fp32),
+                    std::invalid_argument);
+    CHECK_THROWS_WITH(dnn::tensor_descriptor({1, -3, 8, 8}, dnn::data_type::fp32), ContainsSubstring("-3"));
+    dnn::handle no_handle = dnn::handle::from_native_handle(nullptr);
+    dnn::convolution_problem p = small_problem();
+    p.filter = {4, 5, 3, 3};
+    CHECK_THROWS_AS(dnn::convolution(no_handle, p), std::invalid_argument);
+}
+
+TEST_CASE("library failures are gpu::error subclasses of each library's floor", "[rule]")
+{
+    STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::cuda_error>);
+    STATIC_REQUIRE(std::is_base_of_v<gpu::error, blas::blas_error>);
+    STATIC_REQUIRE(std::is_base_of_v<gpu::error, blas::random_error>);
+    STATIC_REQUIRE(std::is_base_of_v<gpu::error, dnn::dnn_error>);
+    STATIC_REQUIRE(std::is_base_of_v<dnn::dnn_error, dnn::no_algorithm_error>);
+    CHECK_THROWS_AS(GPU_CHECK(cudaErrorInvalidValue), gpu::cuda_error);
+    CHECK_THROWS_AS(GPU_CHECK(CUBLAS_STATUS_INVALID_VALUE), blas::blas_error);
+    CHECK_THROWS_AS(GPU_CHECK(CURAND_STATUS_TYPE_ERROR), blas::random_error);
+    CHECK_THROWS_AS(GPU_CHECK(CUDNN_STATUS_BAD_PARAM), dnn::dnn_error);
+    const dnn::no_algorithm_error none(dnn::convolution_explanation{});
+    CHECK(none.status_name() == "no_algorithm");
+    CHECK(none.status() == CUDNN_STATUS_NOT_SUPPORTED);
+    CHECK_THAT(std::string(none.what()), ContainsSubstring("no algorithm fits") && ContainsSubstring("\nhint: raise"));
+}
+
+TEST_CASE("every wing's error reads the same: '<api>: <name> (<code>): <message>'", "[rule]")
+{
+    const blas::blas_error b("cublasCreate(&handle)", "CUBLAS_STATUS_NOT_INITIALIZED", 1,
+                             "the library was not initialized", "check the driver", -1,
+                             std::source_location::current());
+    CHECK(std::string(b.what()) ==
+          "cublasCreate(&handle): CUBLAS_STATUS_NOT_INITIALIZED (1): the library was not "
+          "initialized\nhint: check the driver");
+    const dnn::dnn_error d("cudnnCreate(&handle)", "CUDNN_STATUS_NOT_INITIALIZED", 1001, "m", "",
+                           -1, std::source_location::current());
+    CHECK(std::string(d.what()) == "cudnnCreate(&handle): CUDNN_STATUS_NOT_INITIALIZED (1001): m");
+}
+
+TEST_CASE("every owner, really moved from, refuses to be used with logic_error", "[rule][gpu]")
+{
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    const gpu::stream s2(std::move(s));
+    CHECK_THROWS_AS(s.synchronize(), std::logic_error); // NOLINT(bugprone-use-after-move)
+    gpu::event e;
+    const gpu::event e2(std::move(e));
+    CHECK_THROWS_AS(e.record(s2), std::logic_error); // NOLINT(bugprone-use-after-move)
+    blas::handle b(s2);
+    blas::handle b2(std::move(b));
+    check_empty_blas_handle(b); // NOLINT(bugprone-use-after-move)
+    blas::random_generator rng(7, s2);
+    const blas::random_generator rng2(std::move(rng));
+    gpu::device_buffer<float> values(16, s2);
+    CHECK_THROWS_AS(rng.uniform(values), std::logic_error); // NOLINT(bugprone-use-after-move)
+    dnn::handle d(s2);
+    dnn::handle d2(std::move(d));
+    check_empty_dnn_handle(d); // NOLINT(bugprone-use-after-move)
+    dnn::convolution plan(d2, small_problem());
+    const dnn::convolution plan2(std::move(plan));
+    gpu::device_buffer<float> x(small_problem().input_elements(), s2);
+    gpu::device_buffer<float> w(small_problem().filter_elements(), s2);
+    gpu::device_buffer<float> y(small_problem().output_elements(), s2);
+    CHECK_THROWS_AS(plan.forward(d2, x, w, y), std::logic_error); // NOLINT(bugprone-use-after-move)
+    s2.synchronize();
+}
