@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 namespace gpu {
 
@@ -131,6 +132,75 @@ std::string oom_hint_with_numbers(std::size_t requested, std::size_t free_bytes,
                   "free buffers you no longer need; memory held by other processes shows in "
                   "nvidia-smi";
 }
+
+// An out-of-memory status seen without the request (a library's allocation failed): the
+// numbers of @p device, which need not be the current one (cudaMemGetInfo alone reads the
+// current device's).
+std::string out_of_memory_hint(int device)
+{
+    memory_info memory;
+    if (device >= 0) {
+        try {
+            memory = gpu::device(device).memory();
+        } catch (const std::exception&) {
+            memory = {}; // the numbers are a courtesy; the hint must still be given
+        }
+    }
+    return oom_hint_with_numbers(0, memory.free_bytes, memory.total_bytes, device);
+}
+
+constexpr std::string_view sticky_hint =
+    "the CUDA context is now unusable: every later CUDA call in this process fails the same "
+    "way, so the process must restart; to find the faulting kernel, run with "
+    "CUDA_LAUNCH_BLOCKING=1 or under `compute-sanitizer --tool memcheck`";
+
+// The hints that read nothing from the machine: one row per status.
+struct status_hint {
+    cudaError_t status;
+    std::string_view hint;
+};
+
+constexpr status_hint fixed_hints[] = {
+    {cudaErrorUnsupportedPtxVersion,
+     "the driver is older than the compiler that produced this PTX: update the NVIDIA driver, "
+     "or build machine code for this GPU with -DCMAKE_CUDA_ARCHITECTURES=<compute "
+     "capability>-real"},
+    {cudaErrorInitializationError,
+     "CUDA could not initialise the driver: check `nvidia-smi` and the kernel log "
+     "(`dmesg | grep -i nvidia`), then run cudagap-doctor"},
+    {cudaErrorStubLibrary,
+     "a stub libcuda.so is loaded instead of the driver's: remove the toolkit's lib64/stubs "
+     "folder from LD_LIBRARY_PATH"},
+    {cudaErrorDevicesUnavailable,
+     "the GPU is busy or in exclusive-process mode: see `nvidia-smi -q -d COMPUTE` and the "
+     "processes nvidia-smi lists"},
+    {cudaErrorSystemDriverMismatch,
+     "the NVIDIA kernel module and the user-space driver have different versions: reboot after "
+     "a driver update, or reinstall the driver"},
+    {cudaErrorCompatNotSupportedOnDevice,
+     "the CUDA forward-compatibility package in use does not support this GPU: remove it from "
+     "LD_LIBRARY_PATH or update the driver instead"},
+    {cudaErrorLaunchOutOfResources,
+     "the kernel asks for more registers or threads per block than the device has: launch with "
+     "smaller blocks"},
+    {cudaErrorInvalidResourceHandle,
+     "a stream, event or other handle was already destroyed or belongs to another device: check "
+     "object lifetimes (a moved-from owner holds no handle)"},
+    {cudaErrorCudartUnloading,
+     "the CUDA runtime is shutting down (process exit): destroy CUDA objects before main "
+     "returns, not in static destructors"},
+};
+
+// The row of fixed_hints for @p status, or nothing.
+std::string_view fixed_hint(cudaError_t status) noexcept
+{
+    for (const status_hint& row : fixed_hints) {
+        if (row.status == status) {
+            return row.hint;
+        }
+    }
+    return {};
+}
 } // namespace
 
 error::error(std::string api, std::string status_name, long long code, std::string message,
@@ -201,24 +271,11 @@ bool is_sticky(cudaError_t status) noexcept
 std::string hint_for(cudaError_t status, int device)
 {
     if (is_sticky(status)) {
-        return "the CUDA context is now unusable: every later CUDA call in this process fails "
-               "the same way, so the process must restart; to find the faulting kernel, run "
-               "with CUDA_LAUNCH_BLOCKING=1 or under `compute-sanitizer --tool memcheck`";
+        return std::string(sticky_hint);
     }
     switch (status) {
-    case cudaErrorMemoryAllocation: {
-        // The numbers of @p device, which need not be the current one (cudaMemGetInfo alone
-        // reads the current device's).
-        memory_info memory;
-        if (device >= 0) {
-            try {
-                memory = gpu::device(device).memory();
-            } catch (const std::exception&) {
-                memory = {}; // the numbers are a courtesy; the hint must still be given
-            }
-        }
-        return oom_hint_with_numbers(0, memory.free_bytes, memory.total_bytes, device);
-    }
+    case cudaErrorMemoryAllocation:
+        return out_of_memory_hint(device);
     case cudaErrorInsufficientDriver:
         return driver_hint();
     case cudaErrorNoDevice:
@@ -229,36 +286,8 @@ std::string hint_for(cudaError_t status, int device)
                " device(s) visible (" + visible_devices_note() + ")";
     case cudaErrorNoKernelImageForDevice:
         return no_kernel_image_hint(device);
-    case cudaErrorUnsupportedPtxVersion:
-        return "the driver is older than the compiler that produced this PTX: update the NVIDIA "
-               "driver, or build machine code for this GPU with "
-               "-DCMAKE_CUDA_ARCHITECTURES=<compute capability>-real";
-    case cudaErrorInitializationError:
-        return "CUDA could not initialise the driver: check `nvidia-smi` and the kernel log "
-               "(`dmesg | grep -i nvidia`), then run cudagap-doctor";
-    case cudaErrorStubLibrary:
-        return "a stub libcuda.so is loaded instead of the driver's: remove the toolkit's "
-               "lib64/stubs folder from LD_LIBRARY_PATH";
-    case cudaErrorDevicesUnavailable:
-        return "the GPU is busy or in exclusive-process mode: see `nvidia-smi -q -d COMPUTE` "
-               "and the processes nvidia-smi lists";
-    case cudaErrorSystemDriverMismatch:
-        return "the NVIDIA kernel module and the user-space driver have different versions: "
-               "reboot after a driver update, or reinstall the driver";
-    case cudaErrorCompatNotSupportedOnDevice:
-        return "the CUDA forward-compatibility package in use does not support this GPU: "
-               "remove it from LD_LIBRARY_PATH or update the driver instead";
-    case cudaErrorLaunchOutOfResources:
-        return "the kernel asks for more registers or threads per block than the device has: "
-               "launch with smaller blocks";
-    case cudaErrorInvalidResourceHandle:
-        return "a stream, event or other handle was already destroyed or belongs to another "
-               "device: check object lifetimes (a moved-from owner holds no handle)";
-    case cudaErrorCudartUnloading:
-        return "the CUDA runtime is shutting down (process exit): destroy CUDA objects before "
-               "main returns, not in static destructors";
     default:
-        return {};
+        return std::string(fixed_hint(status));
     }
 }
 
