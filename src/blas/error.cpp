@@ -8,6 +8,7 @@
 #include <curand.h>
 
 #include <string>
+#include <string_view>
 
 namespace gpu::blas {
 
@@ -40,6 +41,78 @@ std::string capability_text(int capability)
 {
     return std::to_string(capability / 10) + "." + std::to_string(capability % 10);
 }
+
+// " (<free> free of <total> on device <n>)" when the facts know the memory, else nothing.
+std::string memory_note(const detail::hint_facts& facts)
+{
+    const std::string memory = memory_numbers(facts);
+    return memory.empty() ? std::string() : " (" + memory + ")";
+}
+
+// The hints that name this machine's facts (memory, compute capability, the pending CUDA error);
+// empty for the other statuses. Each is followed by the call that failed.
+std::string machine_hint(cublasStatus_t status, const detail::hint_facts& facts)
+{
+    switch (status) {
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+        return "cuBLAS could not initialise on a working GPU: the usual cause is a device out of "
+               "memory" + memory_note(facts) +
+               " (free memory held by other processes, see nvidia-smi), or a cuBLAS that does "
+               "not match the CUDA runtime or driver (run cudagap-doctor)";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+        return "cuBLAS could not allocate device memory for its workspace or internal buffers" +
+               memory_note(facts) +
+               ": free buffers you no longer need, reduce the problem or batch size, or give the "
+               "handle a smaller workspace (handle_options::workspace_bytes); a workspace under "
+               "16 KiB, or none, causes this too: then give it more";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+        return "the GPU lacks a feature this call needs (BF16 and TF32 need compute capability "
+               "8.0, FP8 8.9)" +
+               (facts.capability > 0 ? ": device " + std::to_string(facts.device) +
+                                           " is compute capability " + capability_text(facts.capability)
+                                     : std::string()) +
+               "; gpu::blas::precision_support() says what this device runs";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+        return "a cuBLAS kernel failed to launch or run" + runtime_note(facts) +
+               ": check that every pointer is device memory of the current device and large "
+               "enough; to find the failing kernel, run with CUDA_LAUNCH_BLOCKING=1 or under "
+               "`compute-sanitizer`";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+        return "an operation inside cuBLAS failed, usually a CUDA call underneath" +
+               runtime_note(facts) +
+               ": look for an earlier error in this process, and check the driver with "
+               "cudagap-doctor";
+    default:
+        return {};
+    }
+}
+
+// The hints that read nothing from the machine: one row per status, and whether the hint is
+// about the call's arguments (then the call that failed follows it).
+struct status_hint {
+    cublasStatus_t status;
+    std::string_view hint;
+    bool names_the_call;
+};
+
+constexpr status_hint fixed_hints[] = {
+    {CUBLAS_STATUS_INVALID_VALUE,
+     "cuBLAS rejected an argument; cudagap checks shapes and leading dimensions before calling, "
+     "so look at what it does not check: the combination of data types and compute type, "
+     "pointer alignment, and values passed through the raw handle",
+     true},
+    {CUBLAS_STATUS_MAPPING_ERROR,
+     "cuBLAS could not access GPU memory: a pointer may not be device memory of the current "
+     "device, or an earlier failure left the context unusable",
+     false},
+    {CUBLAS_STATUS_NOT_SUPPORTED,
+     "this cuBLAS has no kernel for this combination of data types, compute type, layout and "
+     "device: try another precision or math mode, or a newer CUDA toolkit",
+     true},
+    {CUBLAS_STATUS_LICENSE_ERROR,
+     "cuBLAS's license check failed: reinstall the CUDA toolkit or check its license files",
+     false},
+};
 
 } // namespace
 
@@ -109,69 +182,20 @@ hint_facts current_hint_facts() noexcept
 
 std::string hint_for(cublasStatus_t status, std::string_view context, const hint_facts& facts)
 {
-    const std::string memory = memory_numbers(facts);
-    switch (status) {
-    case CUBLAS_STATUS_NOT_INITIALIZED:
-        if (!facts.gpu_available) {
-            return "cuBLAS could not initialise because no GPU is usable: " +
-                   facts.unavailable_reason;
-        }
-        return with_context(
-            "cuBLAS could not initialise on a working GPU: the usual cause is a device out of "
-            "memory" + (memory.empty() ? std::string() : " (" + memory + ")") +
-                " (free memory held by other processes, see nvidia-smi), or a cuBLAS that does "
-                "not match the CUDA runtime or driver (run cudagap-doctor)",
-            context);
-    case CUBLAS_STATUS_ALLOC_FAILED:
-        return with_context(
-            "cuBLAS could not allocate device memory for its workspace or internal buffers" +
-                (memory.empty() ? std::string() : " (" + memory + ")") +
-                ": free buffers you no longer need, reduce the problem or batch size, or give the "
-                "handle a smaller workspace (handle_options::workspace_bytes); a workspace under "
-                "16 KiB, or none, causes this too: then give it more",
-            context);
-    case CUBLAS_STATUS_INVALID_VALUE:
-        return with_context(
-            "cuBLAS rejected an argument; cudagap checks shapes and leading dimensions before "
-            "calling, so look at what it does not check: the combination of data types and "
-            "compute type, pointer alignment, and values passed through the raw handle",
-            context);
-    case CUBLAS_STATUS_ARCH_MISMATCH:
-        return with_context(
-            "the GPU lacks a feature this call needs (BF16 and TF32 need compute capability 8.0, "
-            "FP8 8.9)" +
-                (facts.capability > 0 ? ": device " + std::to_string(facts.device) +
-                                            " is compute capability " + capability_text(facts.capability)
-                                      : std::string()) +
-                "; gpu::blas::precision_support() says what this device runs",
-            context);
-    case CUBLAS_STATUS_MAPPING_ERROR:
-        return "cuBLAS could not access GPU memory: a pointer may not be device memory of the "
-               "current device, or an earlier failure left the context unusable";
-    case CUBLAS_STATUS_EXECUTION_FAILED:
-        return with_context(
-            "a cuBLAS kernel failed to launch or run" + runtime_note(facts) +
-                ": check that every pointer is device memory of the current device and large "
-                "enough; to find the failing kernel, run with CUDA_LAUNCH_BLOCKING=1 or under "
-                "`compute-sanitizer`",
-            context);
-    case CUBLAS_STATUS_INTERNAL_ERROR:
-        return with_context(
-            "an operation inside cuBLAS failed, usually a CUDA call underneath" + runtime_note(facts) +
-                ": look for an earlier error in this process, and check the driver with "
-                "cudagap-doctor",
-            context);
-    case CUBLAS_STATUS_NOT_SUPPORTED:
-        return with_context(
-            "this cuBLAS has no kernel for this combination of data types, compute type, layout "
-            "and device: try another precision or math mode, or a newer CUDA toolkit",
-            context);
-    case CUBLAS_STATUS_LICENSE_ERROR:
-        return "cuBLAS's license check failed: reinstall the CUDA toolkit or check its license "
-               "files";
-    default:
-        return {};
+    if (status == CUBLAS_STATUS_NOT_INITIALIZED && !facts.gpu_available) {
+        return "cuBLAS could not initialise because no GPU is usable: " + facts.unavailable_reason;
     }
+    const std::string machine = machine_hint(status, facts);
+    if (!machine.empty()) {
+        return with_context(machine, context);
+    }
+    for (const status_hint& row : fixed_hints) {
+        if (row.status == status) {
+            return row.names_the_call ? with_context(std::string(row.hint), context)
+                                      : std::string(row.hint);
+        }
+    }
+    return {};
 }
 
 } // namespace detail

@@ -6,67 +6,74 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 
 namespace gpu::dnn {
 
 namespace {
 
-// The description of each status cuDNN 9 defines; unknown codes fall back to their category
-// (cuDNN 9 groups codes by thousands: 1xxx uncategorised, 2xxx bad parameter, ...).
-std::string_view describe(int code) noexcept
+// The description of each status cuDNN 9 defines, by code.
+struct status_description {
+    int code;
+    std::string_view text;
+};
+
+constexpr status_description descriptions[] = {
+    {0, "success"},
+    {1001, "cuDNN could not initialise"},
+    {1002, "the cuDNN sub-libraries loaded have different versions"},
+    {1003, "a serialised plan comes from another cuDNN version"},
+    {1004, "the API is deprecated in this cuDNN"},
+    {1005, "cuDNN's license check failed"},
+    {1006, "a kernel launched by cuDNN is still running"},
+    {1007, "a floating-point overflow was detected at run time"},
+    {1008, "a cuDNN sub-library could not be loaded"},
+    {2000, "a parameter or descriptor value is invalid"},
+    {2001, "a value is invalid"},
+    {2002, "a required pointer is null"},
+    {2003, "a pointer is not aligned as cuDNN requires"},
+    {2004, "a descriptor was used before it was finalised"},
+    {2005, "a value is out of bounds"},
+    {2006, "a buffer (such as the workspace) is too small"},
+    {2007, "the stream does not match the one the object was set up with"},
+    {2008, "the shapes of the tensors do not match"},
+    {2009, "a descriptor has duplicated entries"},
+    {2010, "an attribute has the wrong type"},
+    {2011, "the CUDA graph does not match"},
+    {2012, "a descriptor has the wrong type"},
+    {3000, "cuDNN has no kernel for this configuration"},
+    {3001, "the operation graph pattern is not supported"},
+    {3002, "the shape is not supported"},
+    {3003, "the data type is not supported"},
+    {3004, "the memory layout is not supported"},
+    {3005, "the CUDA driver is too old for this cuDNN"},
+    {3006, "the CUDA runtime is incompatible with this cuDNN"},
+    {3007, "this GPU's architecture is not supported by this cuDNN build"},
+    {3008, "a runtime prerequisite (such as NVRTC) is missing"},
+    {3009, "a cuDNN sub-library is not available"},
+    {3010, "the GPU has too little shared memory for the kernel"},
+    {3011, "this padding is not supported"},
+    {3012, "the kernel's launch parameters are not supported"},
+    {3013, "native CUDA graphs are not supported for this operation"},
+    {3014, "this dynamic shape is not supported"},
+    {4000, "cuDNN failed internally"},
+    {4001, "cuDNN failed to compile a kernel"},
+    {4002, "cuDNN met an unexpected value internally"},
+    {4003, "cuDNN could not allocate host memory"},
+    {4004, "cuDNN could not allocate device memory"},
+    {4005, "cuDNN computed bad launch parameters"},
+    {4006, "cuDNN could not create a texture"},
+    {5000, "a GPU kernel failed to execute"},
+    {5001, "a CUDA driver call failed during execution"},
+    {5002, "a cuBLAS call failed during execution"},
+    {5003, "a CUDA runtime call failed during execution"},
+    {5004, "a cuRAND call failed during execution"},
+};
+
+// What a code outside the table says by its category: cuDNN 9 groups codes by thousands
+// (1xxx uncategorised, 2xxx bad parameter, 3xxx not supported, 4xxx internal, 5xxx execution).
+std::string_view describe_category(int code) noexcept
 {
-    switch (code) {
-    case 0: return "success";
-    case 1001: return "cuDNN could not initialise";
-    case 1002: return "the cuDNN sub-libraries loaded have different versions";
-    case 1003: return "a serialised plan comes from another cuDNN version";
-    case 1004: return "the API is deprecated in this cuDNN";
-    case 1005: return "cuDNN's license check failed";
-    case 1006: return "a kernel launched by cuDNN is still running";
-    case 1007: return "a floating-point overflow was detected at run time";
-    case 1008: return "a cuDNN sub-library could not be loaded";
-    case 2000: return "a parameter or descriptor value is invalid";
-    case 2001: return "a value is invalid";
-    case 2002: return "a required pointer is null";
-    case 2003: return "a pointer is not aligned as cuDNN requires";
-    case 2004: return "a descriptor was used before it was finalised";
-    case 2005: return "a value is out of bounds";
-    case 2006: return "a buffer (such as the workspace) is too small";
-    case 2007: return "the stream does not match the one the object was set up with";
-    case 2008: return "the shapes of the tensors do not match";
-    case 2009: return "a descriptor has duplicated entries";
-    case 2010: return "an attribute has the wrong type";
-    case 2011: return "the CUDA graph does not match";
-    case 2012: return "a descriptor has the wrong type";
-    case 3000: return "cuDNN has no kernel for this configuration";
-    case 3001: return "the operation graph pattern is not supported";
-    case 3002: return "the shape is not supported";
-    case 3003: return "the data type is not supported";
-    case 3004: return "the memory layout is not supported";
-    case 3005: return "the CUDA driver is too old for this cuDNN";
-    case 3006: return "the CUDA runtime is incompatible with this cuDNN";
-    case 3007: return "this GPU's architecture is not supported by this cuDNN build";
-    case 3008: return "a runtime prerequisite (such as NVRTC) is missing";
-    case 3009: return "a cuDNN sub-library is not available";
-    case 3010: return "the GPU has too little shared memory for the kernel";
-    case 3011: return "this padding is not supported";
-    case 3012: return "the kernel's launch parameters are not supported";
-    case 3013: return "native CUDA graphs are not supported for this operation";
-    case 3014: return "this dynamic shape is not supported";
-    case 4000: return "cuDNN failed internally";
-    case 4001: return "cuDNN failed to compile a kernel";
-    case 4002: return "cuDNN met an unexpected value internally";
-    case 4003: return "cuDNN could not allocate host memory";
-    case 4004: return "cuDNN could not allocate device memory";
-    case 4005: return "cuDNN computed bad launch parameters";
-    case 4006: return "cuDNN could not create a texture";
-    case 5000: return "a GPU kernel failed to execute";
-    case 5001: return "a CUDA driver call failed during execution";
-    case 5002: return "a cuBLAS call failed during execution";
-    case 5003: return "a CUDA runtime call failed during execution";
-    case 5004: return "a cuRAND call failed during execution";
-    default: break;
-    }
     switch (code / 1000) {
     case 2: return "a parameter is invalid";
     case 3: return "the configuration is not supported";
@@ -74,6 +81,17 @@ std::string_view describe(int code) noexcept
     case 5: return "execution failed";
     default: return "unknown cuDNN status";
     }
+}
+
+// cuDNN's own cudnnGetErrorString gives only the status's name, hence the table.
+std::string_view describe(int code) noexcept
+{
+    for (const status_description& row : descriptions) {
+        if (row.code == code) {
+            return row.text;
+        }
+    }
+    return describe_category(code);
 }
 
 std::string versions_text(const detail::hint_facts& facts)
