@@ -2,6 +2,7 @@
 // asks for, errors that name the GEMM, and the checks a handle's profile asks for.
 #include <gpu/blas/error.hpp>
 #include <gpu/blas/gemm.hpp>
+#include <gpu/detail/expects.hpp>
 #include <gpu/numerics.hpp>
 
 #include <cublas_v2.h>
@@ -81,6 +82,65 @@ std::string describe_call(const gemm_call& call, std::string_view compute)
     return text;
 }
 
+// The one cuBLAS call of a GEMM, queued on the stream @p handle is bound to:
+// cublasGemmEx, or cublasGemmStridedBatchedEx for a strided batch. A failed status throws the
+// blas_error that describes the GEMM.
+void enqueue_gemm(cublasHandle_t handle, const gemm_call& call, math_mode mode)
+{
+    const gemm_plan& p = call.plan;
+    const cublasOperation_t op_a = to_cublas(p.op_first);
+    const cublasOperation_t op_b = to_cublas(p.op_second);
+    const cublasComputeType_t compute = compute_type(call.input, mode);
+    const cudaDataType ab_type = to_cuda(call.input);
+    const cudaDataType c_type = to_cuda(call.output);
+    // plan_gemm has checked that every size, leading dimension and the batch count fit an int.
+    const int m = static_cast<int>(p.m);
+    const int n = static_cast<int>(p.n);
+    const int k = static_cast<int>(p.k);
+    const int lda = static_cast<int>(p.ld_first);
+    const int ldb = static_cast<int>(p.ld_second);
+    const int ldc = static_cast<int>(p.ldc);
+    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+    const char* api = nullptr;
+    if (call.batched) {
+        api = "cublasGemmStridedBatchedEx";
+        status = cublasGemmStridedBatchedEx(handle, op_a, op_b, m, n, k, call.alpha, call.first,
+                                            ab_type, lda, p.stride_first, call.second, ab_type,
+                                            ldb, p.stride_second, call.beta, call.c, c_type, ldc,
+                                            p.stride_c, static_cast<int>(p.batch_count), compute,
+                                            CUBLAS_GEMM_DEFAULT);
+    } else {
+        api = "cublasGemmEx";
+        status = cublasGemmEx(handle, op_a, op_b, m, n, k, call.alpha, call.first, ab_type, lda,
+                              call.second, ab_type, ldb, call.beta, call.c, c_type, ldc, compute,
+                              CUBLAS_GEMM_DEFAULT);
+    }
+    if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
+        gpu::detail::throw_error(status, api, std::source_location::current(),
+                                 describe_call(call, compute_type_name(call.input, mode)));
+    }
+}
+
+// What a handle with check_numerics asks for after each GEMM: every element of C finite, or a
+// numerics_error that names the GEMM.
+void check_output_finite(const handle& h, const gemm_call& call, math_mode mode,
+                         const char* function)
+{
+    const gemm_plan& p = call.plan;
+    // Column-major C: batch_count blocks stride_c apart, each n columns of m contiguous
+    // elements, ldc apart.
+    const gpu::non_finite_report report = gpu::detail::check_finite_strided(
+        call.c, call.output,
+        {.batch = p.batch_count, .batch_stride = p.stride_c, .runs = p.n, .run_length = p.m,
+         .run_stride = p.ldc},
+        h.stream());
+    if (!report.all_finite()) {
+        throw gpu::numerics_error(std::string(function) + " (" +
+                                      describe_call(call, compute_type_name(call.input, mode)) + ")",
+                                  report, h.device());
+    }
+}
+
 } // namespace
 
 std::string_view compute_type_name(element_type input, math_mode mode) noexcept
@@ -101,73 +161,27 @@ std::string_view compute_type_name(element_type input, math_mode mode) noexcept
 
 void run_gemm(handle& h, const gemm_call& call, const char* function)
 {
-    if (h.get() == nullptr) {
-        throw std::logic_error(std::string(function) +
-                               ": the gpu::blas::handle is empty (moved from or released)");
-    }
-    const gemm_plan& p = call.plan;
-    if (p.empty()) {
+    h.require_handle(function);
+    if (call.plan.empty()) {
         return;
     }
     // alpha and beta are host scalars. A handle adopted with from_native_handle (or changed
     // through get(), then refreshed) may be in device pointer mode, where cuBLAS would read them
     // as device addresses: an illegal access that ruins the context. Say so instead. Both modes
     // come from the handle's record: no cuBLAS call but the GEMM itself.
-    if (h.device_pointer_mode_) {
-        throw std::logic_error(std::string(function) +
-                               ": the cuBLAS handle is in device pointer mode, but alpha and beta are "
-                               "host values; set CUBLAS_POINTER_MODE_HOST with cublasSetPointerMode, "
-                               "then call refresh_settings()");
-    }
+    GPU_EXPECTS(!h.device_pointer_mode_, std::logic_error, function,
+                ": the cuBLAS handle is in device pointer mode, but alpha and beta are host "
+                "values; set CUBLAS_POINTER_MODE_HOST with cublasSetPointerMode, then call "
+                "refresh_settings()");
     const math_mode mode = gemm_math(h.math_);
-    const cublasComputeType_t compute = compute_type(call.input, mode);
-    const cudaDataType ab_type = to_cuda(call.input);
-    const cudaDataType c_type = to_cuda(call.output);
-    // plan_gemm has checked that every size, leading dimension and the batch count fit an int.
-    const int m = static_cast<int>(p.m);
-    const int n = static_cast<int>(p.n);
-    const int k = static_cast<int>(p.k);
-    const int lda = static_cast<int>(p.ld_first);
-    const int ldb = static_cast<int>(p.ld_second);
-    const int ldc = static_cast<int>(p.ldc);
-    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-    const char* api = nullptr;
-    if (call.batched) {
-        api = "cublasGemmStridedBatchedEx";
-        status = cublasGemmStridedBatchedEx(h.get(), to_cublas(p.op_first), to_cublas(p.op_second), m, n,
-                                            k, call.alpha, call.first, ab_type, lda, p.stride_first,
-                                            call.second, ab_type, ldb, p.stride_second, call.beta,
-                                            call.c, c_type, ldc, p.stride_c,
-                                            static_cast<int>(p.batch_count), compute,
-                                            CUBLAS_GEMM_DEFAULT);
-    } else {
-        api = "cublasGemmEx";
-        status = cublasGemmEx(h.get(), to_cublas(p.op_first), to_cublas(p.op_second), m, n, k,
-                              call.alpha, call.first, ab_type, lda, call.second, ab_type, ldb,
-                              call.beta, call.c, c_type, ldc, compute, CUBLAS_GEMM_DEFAULT);
-    }
-    if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
-        gpu::detail::throw_error(status, api, std::source_location::current(),
-                                 describe_call(call, compute_type_name(call.input, mode)));
-    }
+    enqueue_gemm(h.get(), call, mode);
     if (h.synchronous_checks()) {
         // Report a failure of the work itself here, at the call that queued it.
         gpu::detail::check(cudaGetLastError(), function, std::source_location::current());
         h.stream().synchronize();
     }
     if (h.check_numerics()) {
-        // Column-major C: batch_count blocks stride_c apart, each n columns of m contiguous
-        // elements, ldc apart.
-        const gpu::non_finite_report report = gpu::detail::check_finite_strided(
-            call.c, call.output,
-            {.batch = p.batch_count, .batch_stride = p.stride_c, .runs = p.n, .run_length = p.m,
-             .run_stride = p.ldc},
-            h.stream());
-        if (!report.all_finite()) {
-            throw gpu::numerics_error(std::string(function) + " (" +
-                                          describe_call(call, compute_type_name(call.input, mode)) + ")",
-                                      report, h.device());
-        }
+        check_output_finite(h, call, mode, function);
     }
 }
 
