@@ -66,8 +66,8 @@ function(cudagap_set_library_versions)
   endwhile()
 endfunction()
 
-# The version file of the package: while the major version is 0, find_package(cudagap 0.1)
-# accepts only 0.1.x (a minor release may break the API, as the SOVERSION above says); from 1.0
+# The version file of the package: while the major version is 0, find_package(cudagap 0.2)
+# accepts only 0.2.x (a minor release may break the API, as the SOVERSION above says); from 1.0
 # on, any release of the same major version.
 function(cudagap_write_version_file file)
   if(PROJECT_VERSION_MAJOR EQUAL 0)

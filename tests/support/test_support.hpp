@@ -16,7 +16,7 @@
 
 namespace gpu::test {
 
-/// ‖out − ref‖₂ / ‖ref‖₂, the accuracy measure of DESIGN.md. NaN anywhere in @p out (an
+/// ‖out − ref‖₂ / ‖ref‖₂, the accuracy measure of docs/precisions.md. NaN anywhere in @p out (an
 /// unwritten, poisoned element) makes the result NaN, which fails every bound.
 template <class Out>
 double relative_error(std::span<const Out> out, std::span<const double> ref)

@@ -138,7 +138,7 @@ public:
     /// destroyed with this object. Its settings are left as they are (its math and pointer modes
     /// are read once, as by `refresh_settings`) and cuBLAS keeps managing its workspace (until
     /// `set_workspace_size` gives it one of ours).
-    /// @throws gpu::blas_error when the modes cannot be read
+    /// @throws gpu::blas::blas_error when the modes cannot be read
     [[nodiscard]] static handle from_native_handle(cublasHandle_t raw, stream_ref stream);
 
     /// @brief The raw handle, still owned (null after a move), for calling cuBLAS directly.
