@@ -1,5 +1,7 @@
 // The messages and hints of cudagap's CUDA errors: the article's table of common errors
 // (section 5.5), turned into fixes that name the values involved.
+#include "capture_hints.hpp"
+
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
 #include <gpu/memory.hpp>
@@ -204,6 +206,9 @@ std::string hint_for(cudaError_t status, int device)
         return "the CUDA context is now unusable: every later CUDA call in this process fails "
                "the same way, so the process must restart; to find the faulting kernel, run "
                "with CUDA_LAUNCH_BLOCKING=1 or under `compute-sanitizer --tool memcheck`";
+    }
+    if (std::string capture = detail::capture_hint(status); !capture.empty()) {
+        return capture; // stream capture and graph update: capture.cpp names the calls
     }
     switch (status) {
     case cudaErrorMemoryAllocation: {
