@@ -2,6 +2,7 @@
 // asks for, errors that name the GEMM, and the checks a handle's profile asks for.
 #include <gpu/blas/error.hpp>
 #include <gpu/blas/gemm.hpp>
+#include <gpu/capture.hpp>
 #include <gpu/numerics.hpp>
 
 #include <cublas_v2.h>
@@ -119,6 +120,8 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
                                "host values; set CUBLAS_POINTER_MODE_HOST with cublasSetPointerMode, "
                                "then call refresh_settings()");
     }
+    // The checks synchronise after the GEMM: refused before it is queued, not breaking a capture.
+    gpu::detail::refuse_while_capturing(h.stream(), function, h.synchronous_checks(), h.check_numerics());
     const math_mode mode = gemm_math(h.math_);
     const cublasComputeType_t compute = compute_type(call.input, mode);
     const cudaDataType ab_type = to_cuda(call.input);
