@@ -147,7 +147,8 @@ private:
 ///
 /// Turns the article's table of common errors into fixes: for a too-old driver it names the
 /// driver's CUDA version and the runtime's, for a missing kernel image the architectures this
-/// library was built for and the device's, for sticky errors that the process must restart.
+/// library was built for and the device's, for sticky errors that the process must restart,
+/// for the statuses of stream capture the kind of call that breaks a capture (`<gpu/capture.hpp>`).
 /// @return the hint, or an empty string when there is nothing more useful than the message
 [[nodiscard]] std::string hint_for(cudaError_t status, int device = -1);
 

@@ -1,14 +1,16 @@
 /// @file gpu.hpp
 /// @brief Umbrella header of cudagap's core (`cudagap::core`): errors, versions, devices,
-/// streams, events, memory, timing, profiles and NaN/Inf reports. The cuBLAS and cuDNN wings
-/// have their own umbrellas, `<gpu/blas.hpp>` and `<gpu/dnn.hpp>`, and so do the tools above
-/// them (diagnosis, VRAM advice), `<gpu/tools.hpp>`.
+/// streams, events, memory, CUDA graphs and their capture, timing, profiles and NaN/Inf
+/// reports. The cuBLAS and cuDNN wings have their own umbrellas, `<gpu/blas.hpp>` and
+/// `<gpu/dnn.hpp>`, and so do the tools above them (diagnosis, VRAM advice), `<gpu/tools.hpp>`.
 #pragma once
 
+#include <gpu/capture.hpp>
 #include <gpu/device.hpp>
 #include <gpu/element_type.hpp>
 #include <gpu/error.hpp>
 #include <gpu/event.hpp>
+#include <gpu/graph.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
 #include <gpu/profile.hpp>

@@ -2,6 +2,7 @@
 // asks for, errors that name the GEMM, and the checks a handle's profile asks for.
 #include <gpu/blas/error.hpp>
 #include <gpu/blas/gemm.hpp>
+#include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/numerics.hpp>
 
@@ -173,6 +174,8 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
                 ": the cuBLAS handle is in device pointer mode, but alpha and beta are host "
                 "values; set CUBLAS_POINTER_MODE_HOST with cublasSetPointerMode, then call "
                 "refresh_settings()");
+    // The checks synchronise after the GEMM: refused before it is queued, not breaking a capture.
+    gpu::detail::refuse_while_capturing(h.stream(), function, h.synchronous_checks(), h.check_numerics());
     const math_mode mode = gemm_math(h.math_);
     enqueue_gemm(h.get(), call, mode);
     if (h.synchronous_checks()) {

@@ -1,5 +1,7 @@
 // The messages and hints of cudagap's CUDA errors: the article's table of common errors
 // (section 5.5), turned into fixes that name the values involved.
+#include "capture_hints.hpp"
+
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
 #include <gpu/memory.hpp>
@@ -272,6 +274,9 @@ std::string hint_for(cudaError_t status, int device)
 {
     if (is_sticky(status)) {
         return std::string(sticky_hint);
+    }
+    if (std::string capture = detail::capture_hint(status); !capture.empty()) {
+        return capture; // stream capture and graph update: capture.cpp names the calls
     }
     switch (status) {
     case cudaErrorMemoryAllocation:

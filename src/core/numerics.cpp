@@ -1,6 +1,8 @@
 // The NaN/Inf check of every wing: its argument checks, the kernel's counters (numerics.cu), the
 // host scan by the same bit rules, and the words of a report and of numerics_error: one error
 // type, in the house format, whichever library produced the output.
+#include <gpu/capture.hpp>
+#include <gpu/detail/expects.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
 
@@ -214,6 +216,12 @@ non_finite_report check_finite_strided(const void* data, element_type type,
         throw std::invalid_argument("gpu::check_finite: null data for " +
                                     std::to_string(report.elements) + " elements");
     }
+    // The counts come back through a copy to the host and a synchronisation, which would
+    // invalidate a capture: refuse clearly instead of breaking the graph.
+    GPU_EXPECTS(!is_capturing(stream), std::logic_error,
+                "gpu::check_finite: the stream is being captured into a CUDA graph, and this check "
+                "copies its counts to the host and synchronises the stream, which would "
+                "invalidate the capture: check the outputs after launching the graph");
     // counters: NaN, Inf (from 0), the first offset (from all ones, the "none" that atomicMin
     // lowers).
     constexpr unsigned long long none = std::numeric_limits<unsigned long long>::max();

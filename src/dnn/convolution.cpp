@@ -7,6 +7,7 @@
 // workspace from the algorithms that fit the budget instead of letting cuDNN allocate.
 #include "translate.hpp"
 
+#include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/dnn/convolution.hpp>
 #include <gpu/dnn/numerics.hpp>
@@ -961,6 +962,9 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
                 "gpu::dnn::convolution::forward: null ", x == nullptr ? "x" : w == nullptr ? "w" : "y",
                 " pointer");
     const stream_ref stream = h.stream();
+    // The checks synchronise after the call: refused before it is queued, not breaking a capture.
+    gpu::detail::refuse_while_capturing(stream, "gpu::dnn::convolution::forward",
+                                        options_.synchronous_checks, options_.check_numerics);
     if (!workspace_.empty() && workspace_.stream() != stream) {
         // Free on the old stream (after its work), allocate on the new one: both stay ordered.
         workspace_ = device_buffer<std::byte>(workspace_.size(), stream);

@@ -1,7 +1,9 @@
 // gpu/blas/gemm.hpp: argument handling without a GPU, and on a GPU every element type, layout
 // and transpose combination, odd sizes, batches, TF32 on and off, reproducibility and the
 // profile checks, against a float64 CPU reference (OpenBLAS dgemm, itself checked against a
-// naive loop in the host_blas tests), with outputs poisoned with NaN first.
+// naive loop in the host_blas tests), with outputs poisoned with NaN first; a GEMM captured in
+// a CUDA graph with cudagap's allocations and replayed, and the profile checks refused during
+// a capture.
 #include <gpu/blas/gemm.hpp>
 #include <gpu/blas/numerics.hpp>
 #include <gpu/host_blas.hpp>
@@ -11,6 +13,8 @@
 #include "catch.hpp"
 #include <test_support.hpp>
 
+#include <gpu/capture.hpp>
+#include <gpu/graph.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
 #include <gpu/profile.hpp>
@@ -380,4 +384,63 @@ TEST_CASE("a handle in device pointer mode is refused instead of reading host sc
     CHECK_THROWS_WITH(blas::gemm(adopted, blas::row_major(std::as_const(a), n, n),
                                  blas::row_major(std::as_const(a), n, n), blas::row_major(c, n, n)),
                       ContainsSubstring("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
+}
+
+TEST_CASE("a gemm captured with cudagap's allocations replays on the inputs of each launch",
+          "[blas][gpu]")
+{
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    blas::handle h(s);
+    const std::int64_t m = 33;
+    const std::int64_t k = 17;
+    const std::int64_t n = 9;
+    host_matrix<float> a(m, k, blas::layout::row_major, 0, 11);
+    host_matrix<float> b(k, n, blas::layout::row_major, 0, 12);
+    auto da = gpu::device_buffer<float>::from_host(a.storage, s);
+    const auto db = gpu::device_buffer<float>::from_host(b.storage, s);
+    gpu::device_buffer<float> dc(static_cast<std::size_t>(m * n), s);
+    const auto a_view = blas::row_major(std::as_const(da), m, k);
+    const auto b_view = blas::row_major(db, k, n);
+    // Warm-up outside the capture: a library's first call may load modules or allocate.
+    blas::gemm(h, a_view, b_view, blas::row_major(dc, m, n));
+    const gpu::graph g = gpu::capture(s, [&](gpu::stream_ref captured) {
+        gpu::device_buffer<float> product(static_cast<std::size_t>(m * n), captured);
+        blas::gemm(h, a_view, b_view, blas::row_major(product, m, n));
+        dc.copy_from_async(product, captured);
+    });
+    gpu::graph_exec exec(g);
+    for (const std::uint32_t seed : {21U, 22U, 23U}) {
+        a = host_matrix<float>(m, k, blas::layout::row_major, 0, seed);
+        da.copy_from_host(a.storage); // new inputs, same addresses: the graph reads them
+        dc.copy_from_host(gpu::test::poisoned<float>(dc.size()));
+        exec.launch(s);
+        const std::vector<float> out = dc.to_host();
+        host_matrix<double> ref(m, n, blas::layout::row_major, 0, 1);
+        gpu::host_blas::gemm(a.reference_view(), b.reference_view(),
+                             ref.reference_view(), 1.0, 0.0);
+        INFO("launch with inputs from seed " << seed);
+        CHECK(gpu::test::relative_error<float>(out, ref.values) < 1e-5);
+    }
+}
+
+TEST_CASE("a profile's synchronising checks refuse a gemm during a capture and leave it intact",
+          "[blas][gpu]")
+{
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    blas::handle h(gpu::profile::development(), s);
+    const std::int64_t n = 8;
+    const auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), s);
+    gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), s);
+    gpu::capture_scope scope(s);
+    CHECK_THROWS_AS(blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
+                    std::logic_error);
+    CHECK_THROWS_WITH(blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
+                      ContainsSubstring("gpu::blas::gemm") && ContainsSubstring("synchronous_checks") &&
+                          ContainsSubstring("use a profile without synchronous_checks while capturing"));
+    h.set_synchronous_checks(false);
+    CHECK_THROWS_WITH(blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
+                      ContainsSubstring("check_numerics"));
+    CHECK(gpu::capture_status_of(s) == gpu::capture_status::active); // nothing broke the capture
+    const gpu::graph g = scope.end();
+    CHECK(g.node_count() == 0); // refused before anything was queued
 }

@@ -2,8 +2,10 @@
 // on the host; forward convolutions against a float64 CPU reference on a GPU.
 #include "reference_convolution.hpp"
 
+#include <gpu/capture.hpp>
 #include <gpu/device.hpp>
 #include <gpu/dnn/convolution.hpp>
+#include <gpu/graph.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
 #include <gpu/profile.hpp>
@@ -1250,6 +1252,31 @@ TEST_CASE("the development profile's checks catch NaN in an output", "[dnn][gpu]
     x[17] = std::numeric_limits<float>::quiet_NaN();
     data.x.copy_from_host(x);
     CHECK_THROWS_AS(plan.forward(h, data.x, data.w, data.y), gpu::numerics_error);
+}
+
+TEST_CASE("a forward convolution replays from a graph, and the development profile's checks are "
+          "refused during a capture",
+          "[dnn][gpu]")
+{
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    gpu::dnn::handle h(s);
+    const convolution_problem p = small_problems()[0];
+    conv_data<float> data(p, 83, s);
+    convolution plan(h, p);
+    plan.forward(h, data.x, data.w, data.y); // warm-up outside the capture
+    data.poison();
+    gpu::graph_exec exec(gpu::capture(s, [&](gpu::stream_ref) { plan.forward(h, data.x, data.w, data.y); }));
+    exec.launch(s);
+    CHECK(error_of(data.result(s), data.reference()) < 1e-5);
+
+    convolution checked(h, p, convolution_options::from_profile(gpu::profile::development()));
+    gpu::capture_scope scope(s);
+    CHECK_THROWS_AS(checked.forward(h, data.x, data.w, data.y), std::logic_error);
+    CHECK_THROWS_WITH(checked.forward(h, data.x, data.w, data.y),
+                      ContainsSubstring("gpu::dnn::convolution::forward") &&
+                          ContainsSubstring("use a profile without synchronous_checks"));
+    CHECK(gpu::capture_status_of(s) == gpu::capture_status::active); // nothing broke the capture
+    CHECK(scope.end().node_count() == 0);
 }
 
 TEST_CASE("forward refuses buffers that do not fit the plan", "[dnn][gpu]")

@@ -16,6 +16,7 @@
 #include <gpu/dnn/handle.hpp>
 #include <gpu/dnn/tensor_descriptor.hpp>
 #include <gpu/event.hpp>
+#include <gpu/graph.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/stream.hpp>
 
@@ -77,6 +78,12 @@ TEST_CASE("an empty core owner refuses to be used with logic_error", "[rule]")
     CHECK_THROWS_AS(e.record(gpu::legacy_default_stream), std::logic_error);
     CHECK_THROWS_AS(e.synchronize(), std::logic_error);
     CHECK_THROWS_AS(static_cast<void>(e.is_ready()), std::logic_error);
+    const gpu::graph g; // empty, as after a move
+    CHECK_THROWS_AS(static_cast<void>(g.node_count()), std::logic_error);
+    CHECK_THROWS_AS(gpu::graph_exec(g), std::logic_error);
+    gpu::graph_exec x;
+    CHECK_THROWS_AS(x.launch(gpu::legacy_default_stream), std::logic_error);
+    CHECK_THROWS_AS(static_cast<void>(x.update(g)), std::logic_error);
 }
 
 TEST_CASE("an empty wing owner refuses to be used with logic_error", "[rule]")

@@ -63,6 +63,7 @@ namespace {
     CUDAGAP_FILL(gpu::memory_info, free_bytes, total_bytes)
     CUDAGAP_FILL(gpu::allocation_stats, current_bytes, total_allocations)
     CUDAGAP_FILL(gpu::pool_info, supported, release_threshold_bytes)
+    CUDAGAP_FILL(gpu::graph_update_result, kind, reason)
     CUDAGAP_FILL(gpu::detail::allocation, pointer, pooled)
     CUDAGAP_FILL(gpu::detail::failure_context, call, device)
     CUDAGAP_FILL(gpu::detail::pinned_allocation, pointer, bytes)
