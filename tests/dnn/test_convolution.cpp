@@ -1,5 +1,6 @@
 // gpu/dnn/convolution.hpp: problems, options, cache keys, algorithm selection and explanations
 // on the host; forward convolutions against a float64 CPU reference on a GPU.
+#include "convolution_selection.hpp" // the wing's private selection machinery
 #include "reference_convolution.hpp"
 
 #include <gpu/device.hpp>
