@@ -300,32 +300,33 @@ const Explanation& explanation_of(const std::shared_ptr<const Explanation>& held
 
 } // namespace
 
+no_algorithm_error::no_algorithm_error(convolution_pass pass, const std::string& message,
+                                       std::source_location where)
+    : dnn_error(plan_name(pass), "no_algorithm", static_cast<long long>(CUDNN_STATUS_NOT_SUPPORTED),
+                message, no_algorithm_hint, gpu::detail::current_device_or_unknown(), where),
+      pass_(pass)
+{
+}
+
 no_algorithm_error::no_algorithm_error(const convolution_explanation& explanation,
                                        std::source_location where)
-    : dnn_error(plan_name(explanation.pass), "no_algorithm",
-                static_cast<long long>(CUDNN_STATUS_NOT_SUPPORTED), no_algorithm_message(explanation),
-                no_algorithm_hint, gpu::detail::current_device_or_unknown(), where),
-      pass_(explanation.pass), forward_(std::make_shared<const convolution_explanation>(explanation))
+    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), where)
 {
+    forward_ = std::make_shared<const convolution_explanation>(explanation);
 }
 
 no_algorithm_error::no_algorithm_error(const backward_data_explanation& explanation,
                                        std::source_location where)
-    : dnn_error(plan_name(explanation.pass), "no_algorithm",
-                static_cast<long long>(CUDNN_STATUS_NOT_SUPPORTED), no_algorithm_message(explanation),
-                no_algorithm_hint, gpu::detail::current_device_or_unknown(), where),
-      pass_(explanation.pass), data_(std::make_shared<const backward_data_explanation>(explanation))
+    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), where)
 {
+    data_ = std::make_shared<const backward_data_explanation>(explanation);
 }
 
 no_algorithm_error::no_algorithm_error(const backward_filter_explanation& explanation,
                                        std::source_location where)
-    : dnn_error(plan_name(explanation.pass), "no_algorithm",
-                static_cast<long long>(CUDNN_STATUS_NOT_SUPPORTED), no_algorithm_message(explanation),
-                no_algorithm_hint, gpu::detail::current_device_or_unknown(), where),
-      pass_(explanation.pass),
-      filter_(std::make_shared<const backward_filter_explanation>(explanation))
+    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), where)
 {
+    filter_ = std::make_shared<const backward_filter_explanation>(explanation);
 }
 
 const convolution_explanation& no_algorithm_error::explanation() const

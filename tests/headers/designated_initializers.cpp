@@ -119,6 +119,8 @@ namespace {
     CUDAGAP_FILL(gpu::dnn::basic_convolution_explanation<gpu::dnn::backward_filter_algorithm>, problem, candidates)
     CUDAGAP_FILL(gpu::dnn::plan_cache_stats, entries, misses)
     CUDAGAP_FILL(gpu::dnn::detail::element_info, size, is_float)
+    CUDAGAP_FILL(gpu::dnn::detail::convolution_counts, input, output)
+    CUDAGAP_FILL(gpu::dnn::detail::bias_buffer_sizes, element, db)
     CUDAGAP_FILL(gpu::dnn::detail::hint_facts, gpu_available, total_bytes)
     CUDAGAP_FILL(gpu::dnn::version_info, compiled, loaded_for_cuda)
 }

@@ -317,6 +317,8 @@ public:
     [[nodiscard]] const backward_filter_explanation& filter_explanation() const;
 
 private:
+    no_algorithm_error(convolution_pass pass, const std::string& message, std::source_location where);
+
     convolution_pass pass_;
     std::shared_ptr<const convolution_explanation> forward_;
     std::shared_ptr<const backward_data_explanation> data_;
