@@ -1,6 +1,8 @@
 // gpu/dnn/convolution.hpp: problems, options, cache keys, algorithm selection and explanations
 // on the host; forward convolutions against a float64 CPU reference on a GPU.
+#include "convolution_selection.hpp" // the wing's private selection machinery
 #include "reference_convolution.hpp"
+#include "typed_values.hpp"
 
 #include <gpu/capture.hpp>
 #include <gpu/device.hpp>
@@ -818,57 +820,8 @@ TEST_CASE("the float64 reference convolves a hand-checked case and keeps layouts
 
 namespace {
 
-template <class T>
-constexpr data_type type_of()
-{
-    if constexpr (std::is_same_v<T, float>) {
-        return data_type::fp32;
-    } else if constexpr (std::is_same_v<T, __half>) {
-        return data_type::fp16;
-    } else {
-        return data_type::bf16;
-    }
-}
-
-template <class T>
-T from_float(float v)
-{
-    if constexpr (std::is_same_v<T, float>) {
-        return v;
-    } else if constexpr (std::is_same_v<T, __half>) {
-        return __float2half(v);
-    } else {
-        return __float2bfloat16(v);
-    }
-}
-
-inline double to_double(float v) { return v; }
-inline double to_double(__half v) { return static_cast<double>(__half2float(v)); }
-inline double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
-
-template <class T>
-T quiet_nan()
-{
-    if constexpr (std::is_same_v<T, float>) {
-        return std::numeric_limits<float>::quiet_NaN();
-    } else if constexpr (std::is_same_v<T, __half>) {
-        __half_raw raw;
-        raw.x = 0x7E00;
-        return __half(raw);
-    } else {
-        __nv_bfloat16_raw raw;
-        raw.x = 0x7FC0;
-        return __nv_bfloat16(raw);
-    }
-}
-
-double tolerance(data_type type, bool tf32)
-{
-    if (type != data_type::fp32) {
-        return 1e-2;
-    }
-    return tf32 ? 1e-3 : 1e-5;
-}
+using gpu::test::tolerance;
+using gpu::test::type_of;
 
 // Random inputs rounded to T (the reference sees exactly what the GPU sees), device buffers in
 // the problem's layout, and an output poisoned with NaN.
@@ -896,28 +849,15 @@ struct conv_data {
     std::vector<double> upload(gpu::device_buffer<T>& buffer, const std::vector<float>& values,
                                const std::vector<int>& dims)
     {
-        std::vector<T> typed(values.size());
-        std::vector<double> reference(values.size());
-        for (std::size_t i = 0; i < values.size(); ++i) {
-            typed[i] = from_float<T>(values[i]);
-            reference[i] = to_double(typed[i]);
-        }
-        buffer.copy_from_host(gpu::test::to_storage(typed, dims, problem.layout));
-        return reference;
+        return gpu::test::upload_rounded(buffer, values, dims, problem.layout);
     }
 
-    void poison() { y.copy_from_host(std::vector<T>(y.size(), quiet_nan<T>())); }
+    void poison() { gpu::test::poison(y); }
 
     // The output in logical order, as doubles; waits for @p s first.
     std::vector<double> result(gpu::stream_ref s) const
     {
-        s.synchronize();
-        const std::vector<T> logical = gpu::test::from_storage(y.to_host(), problem.output(), problem.layout);
-        std::vector<double> values(logical.size());
-        for (std::size_t i = 0; i < logical.size(); ++i) {
-            values[i] = to_double(logical[i]);
-        }
-        return values;
+        return gpu::test::download(y, problem.output(), problem.layout, s);
     }
 
     std::vector<double> reference() const

@@ -1,0 +1,216 @@
+// Private to the cuDNN wing: planning and running one pass of a convolution on cuDNN, written
+// once for the three passes (forward, backward data, backward filter). Each pass reads two
+// tensors and writes one:
+//
+//   pass             first   second   out    cuDNN call
+//   forward          x       w        y      cudnnConvolutionForward
+//   backward data    w       dy       dx     cudnnConvolutionBackwardData
+//   backward filter  x       dy       dw     cudnnConvolutionBackwardFilter
+//
+// and every pass uses the same four descriptors: the input (x, dx), the filter (w, dw), the
+// output (y, dy) and the convolution. The search follows what PyTorch's Conv_v7.cpp learned the
+// hard way, for every pass: set the math type before asking cuDNN (or it leaves tensor-core
+// algorithms out), run with the math type the chosen result reports (or cuDNN silently picks a
+// slower kernel), and size the exhaustive search's workspace from the algorithms that fit the
+// budget instead of letting cuDNN allocate.
+#pragma once
+
+#include "convolution_selection.hpp"
+
+#include <gpu/dnn/convolution_descriptor.hpp>
+#include <gpu/dnn/filter_descriptor.hpp>
+#include <gpu/dnn/handle.hpp>
+#include <gpu/dnn/tensor_descriptor.hpp>
+#include <gpu/memory.hpp>
+
+#include <cudnn.h>
+
+#include <cstddef>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+namespace gpu::dnn::detail {
+
+// The math type a plan asks cuDNN for before the search: tensor ops for FP16/BF16, TF32 (the
+// default math) for FP32 only when allowed, FMA otherwise.
+[[nodiscard]] math_type requested_math(data_type type, bool allow_tf32) noexcept;
+
+// The descriptors of a problem, built on the host (no handle, no GPU): the input, the filter
+// and the output in the problem's type and layout, and the convolution (FP32 compute) with the
+// requested math type.
+struct pass_descriptors {
+    tensor_descriptor input;
+    filter_descriptor filter;
+    tensor_descriptor output;
+    convolution_descriptor convolution;
+};
+
+// Throws std::invalid_argument as `convolution_problem::validate`.
+[[nodiscard]] pass_descriptors make_pass_descriptors(const convolution_problem& problem,
+                                                     const convolution_options& options);
+
+// The dimensions of a bias and of its gradient: 1 x K x 1 x ... (the output's rank).
+[[nodiscard]] std::vector<int> bias_dims(const convolution_problem& problem);
+
+// What a search, a trial or a run of a pass works on: the handle and a plan's descriptors.
+struct pass_view {
+    const handle& h;
+    const tensor_descriptor& input;
+    const filter_descriptor& filter;
+    const tensor_descriptor& output;
+    convolution_descriptor& convolution;
+};
+
+// The three tensors a pass's search and trials run on: the caller's (when the plan was given
+// buffers), or scratch that planning allocates on the handle's stream on first need and frees
+// when planning ends: the two read filled with seeded non-zero values (the exhaustive search
+// times on them, and zeros run faster), the one written zeroed.
+class planning_buffers {
+public:
+    planning_buffers(const void* first, const void* second, void* out) noexcept
+        : first_(first), second_(second), out_(out)
+    {
+    }
+
+    // Allocates and fills the scratch of pass `Algorithm` unless the caller gave buffers.
+    template <class Algorithm>
+    void ensure(const pass_view& view, data_type type);
+
+    [[nodiscard]] const void* first() const noexcept { return first_; }
+    [[nodiscard]] const void* second() const noexcept { return second_; }
+    [[nodiscard]] void* out() const noexcept { return out_; }
+
+private:
+    const void* first_;
+    const void* second_;
+    void* out_;
+    device_buffer<std::byte> scratch_first_;
+    device_buffer<std::byte> scratch_second_;
+    device_buffer<std::byte> scratch_out_;
+};
+
+// What the workspace query of a pass asks for an algorithm under a math type (which it leaves
+// set on the convolution descriptor); the status when cuDNN cannot say. A pass is given at
+// least this much, so the budget must see it, not only the figure a perf result reports.
+struct workspace_query {
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+    std::size_t bytes = 0;
+};
+
+template <class Algorithm>
+[[nodiscard]] workspace_query query_workspace(const pass_view& view, Algorithm algorithm, math_type math);
+
+// Every algorithm cuDNN offers for the pass, in its order: ranked by its heuristic, or timed on
+// the planning buffers under the `exhaustive` search; each with the workspace it will be given.
+template <class Algorithm>
+[[nodiscard]] std::vector<basic_algorithm_candidate<Algorithm>>
+find_candidates(const pass_view& view, planning_buffers& buffers, const convolution_options& options,
+                data_type type, const std::string& context);
+
+// After a cuDNN call at planning that failed (or ran work on `stream`): a failure of the CUDA
+// context is no refusal of one algorithm. Throws a sticky error, or any error the stream reports
+// when synchronised; clears and returns a non-sticky one (a launch cuDNN could not make).
+cudaError_t check_cuda_context(stream_ref stream, const std::string& what);
+
+// The verdict on a trial that returned `status`: empty when it ran (and the stream completed
+// it), otherwise the refusal, e.g. `CUDNN_STATUS_NOT_SUPPORTED (3000)`. Every status but success
+// is a refusal (NOT_SUPPORTED, BAD_PARAM, EXECUTION_FAILED, an internal error...), as PyTorch's
+// try_all catches every cuDNN error; a CUDA context that failed is thrown instead.
+[[nodiscard]] std::optional<std::string> trial_verdict(cudnnStatus_t status, stream_ref stream,
+                                                       const std::string& what);
+
+// A trial's refusal when the workspace query of the candidate failed.
+[[nodiscard]] std::string workspace_refusal(cudnnStatus_t status);
+
+// One trial of the pass's plain call on `candidate`, under its math type and with its
+// workspace, on the planning buffers (overwriting the out tensor).
+template <class Algorithm>
+[[nodiscard]] std::optional<std::string>
+try_candidate(const pass_view& view, planning_buffers& buffers,
+              const basic_algorithm_candidate<Algorithm>& candidate, data_type type);
+
+// An explanation of `problem` planned with `options`, before the search: the policy's fields.
+template <class Algorithm>
+[[nodiscard]] basic_convolution_explanation<Algorithm>
+start_explanation(const convolution_problem& problem, const convolution_options& options);
+
+// Copies the chosen candidate's algorithm, math, workspace, time and determinism.
+template <class Algorithm>
+void take_choice(basic_convolution_explanation<Algorithm>& explanation, std::size_t chosen);
+
+// The search of a pass without an epilogue: the candidates, the choice tried with the plain
+// call (unless the search is exhaustive), or no_algorithm_error with every verdict.
+template <class Algorithm>
+[[nodiscard]] basic_convolution_explanation<Algorithm>
+search_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
+             const convolution_options& options);
+
+// The workspace a plan runs with: the chosen algorithm's under its math type (set on the
+// descriptor), at least what the explanation says, on the handle's stream. The explanation's
+// workspace_bytes becomes what was allocated (explain() reports what a pass is given).
+template <class Algorithm>
+[[nodiscard]] device_buffer<std::byte> plan_workspace(const pass_view& view,
+                                                      basic_convolution_explanation<Algorithm>& explanation);
+
+// The explanation of a pass without an epilogue: from the cache, or searched on `buffers`.
+template <class Algorithm>
+[[nodiscard]] basic_convolution_explanation<Algorithm>
+plan_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
+           const convolution_options& options);
+
+// The CUDA device planning runs on.
+[[nodiscard]] int current_device();
+
+// Runs the pass's plain call with the workspace given: out = result (overwrite) or
+// out += result (accumulate).
+template <class Algorithm>
+[[nodiscard]] cudnnStatus_t run_plain(const pass_view& view, Algorithm algorithm, const void* first,
+                                      const void* second, void* out,
+                                      device_buffer<std::byte>& workspace, gradient_update update);
+
+// The checks before a pass runs: a moved-from plan (`planned` false) or an empty handle is
+// std::logic_error; a null pointer is std::invalid_argument naming it (`names` e.g. "x", "w", "y").
+void check_run(const char* what, bool planned, const handle& h, const void* first,
+               const void* second, const void* out, const char* const (&names)[3]);
+
+// A workspace allocated on another stream moves to `stream` (freed on the old stream after its
+// work, allocated on the new one: both stay ordered).
+void follow_stream(device_buffer<std::byte>& workspace, stream_ref stream);
+
+// `<problem>, algorithm <name>, math <math>`: what a failed pass call says it was doing.
+template <class Algorithm>
+[[nodiscard]] std::string pass_context(const basic_convolution_explanation<Algorithm>& explanation);
+
+// Throws the dnn_error of a failed pass call, with `context` in its hint.
+[[noreturn]] void throw_pass_error(cudnnStatus_t status, const char* api, const std::string& context,
+                                   std::source_location where);
+
+// Throws the dnn_error of a failed pass call of the plan `explanation` explains, naming the
+// problem, the algorithm and the math type (composed only on failure: this runs every step).
+template <class Algorithm>
+void check_pass_status(cudnnStatus_t status, const char* api,
+                       const basic_convolution_explanation<Algorithm>& explanation,
+                       std::source_location where = std::source_location::current())
+{
+    if (status != CUDNN_STATUS_SUCCESS) {
+        throw_pass_error(status, api, pass_context(explanation), where);
+    }
+}
+
+// After a pass: synchronises when asked (`synchronous_checks`), and scans the `elements` of
+// `type` at `out` for NaN and Inf when asked (`check_numerics`), throwing gpu::numerics_error
+// that names the plan and the problem.
+void finish_pass(const convolution_options& options, const void* out, std::size_t elements,
+                 data_type type, stream_ref stream, const char* plan, const std::string& problem);
+
+// Throws std::invalid_argument unless `element` is the element type of `type` (float for FP32,
+// a 2-byte type for FP16/BF16), naming both; `where` starts the message.
+void check_element_type(const std::string& where, element_info element, data_type type);
+
+// Throws std::invalid_argument unless `have` equals `need`, naming the buffer and the problem.
+void check_element_count(const std::string& where, const char* name, std::size_t have,
+                         std::size_t need, const convolution_problem& problem);
+
+} // namespace gpu::dnn::detail
