@@ -9,11 +9,16 @@
 #include <gpu/blas/handle.hpp>
 #include <gpu/blas/random.hpp>
 #include <gpu/device.hpp>
+#include <gpu/dnn/activation.hpp>
 #include <gpu/dnn/activation_descriptor.hpp>
 #include <gpu/dnn/convolution.hpp>
 #include <gpu/dnn/convolution_descriptor.hpp>
+#include <gpu/dnn/dropout.hpp>
 #include <gpu/dnn/filter_descriptor.hpp>
 #include <gpu/dnn/handle.hpp>
+#include <gpu/dnn/pooling.hpp>
+#include <gpu/dnn/pooling_descriptor.hpp>
+#include <gpu/dnn/softmax.hpp>
 #include <gpu/dnn/tensor_descriptor.hpp>
 #include <gpu/event.hpp>
 #include <gpu/graph.hpp>
@@ -111,6 +116,30 @@ TEST_CASE("moved-from cuDNN descriptors refuse to be used with logic_error", "[r
     CHECK_THROWS_AS(conv.set_math(dnn::math_type::fma), std::logic_error);
     CHECK_THROWS_AS(activation.mode(), std::logic_error);
     // NOLINTEND(bugprone-use-after-move)
+}
+
+TEST_CASE("moved-from pooling, activation and softmax plans refuse to be used with logic_error",
+          "[rule]")
+{
+    dnn::pooling_descriptor pool_descriptor;
+    dnn::pooling pool({1, 3, 8, 8}, {});
+    dnn::activation relu({1, 3, 8, 8});
+    dnn::softmax soft({1, 3, 8, 8});
+    const dnn::pooling_descriptor pool_descriptor2(std::move(pool_descriptor));
+    const dnn::pooling pool2(std::move(pool));
+    const dnn::activation relu2(std::move(relu));
+    const dnn::softmax soft2(std::move(soft));
+    dnn::handle none = dnn::handle::from_native_handle(nullptr);
+    float storage = 0.0F;
+    // NOLINTBEGIN(bugprone-use-after-move): the documented moved-from state is what is tested
+    CHECK_THROWS_AS(pool_descriptor.geometry(), std::logic_error);
+    CHECK_THROWS_AS(pool.forward_raw(none, &storage, &storage), std::logic_error);
+    CHECK_THROWS_AS(relu.backward_raw(none, &storage, &storage, &storage, &storage), std::logic_error);
+    CHECK_THROWS_AS(soft.forward_raw(none, &storage, &storage), std::logic_error);
+    // NOLINTEND(bugprone-use-after-move)
+    // An empty handle: the plans made without one refuse it when they run, dropout at once.
+    CHECK_THROWS_AS(pool2.forward_raw(none, &storage, &storage), std::logic_error);
+    CHECK_THROWS_AS(dnn::dropout(none, 0.5F, 1), std::logic_error);
 }
 
 TEST_CASE("a moved-from buffer is an empty buffer, like a moved-from std::vector", "[rule]")

@@ -50,6 +50,9 @@ namespace {
     };
     [[maybe_unused]] const gpu::dnn::convolution_options dnn_options{
         .search = gpu::dnn::algorithm_search::exhaustive, .allow_tf32 = true};
+    // docs/dnn_ops.md: torch.nn.MaxPool2d(3, stride=2, padding=1).
+    [[maybe_unused]] const gpu::dnn::pooling_geometry pool{
+        .window = {3, 3}, .padding = {1, 1}, .stride = {2, 2}};
 #endif
 #if CUDAGAP_TEST_BLAS
     [[maybe_unused]] const gpu::blas::handle_options blas_options{.synchronous_checks = true};
@@ -124,6 +127,8 @@ namespace {
     CUDAGAP_FILL(gpu::dnn::detail::bias_buffer_sizes, element, db)
     CUDAGAP_FILL(gpu::dnn::detail::hint_facts, gpu_available, total_bytes)
     CUDAGAP_FILL(gpu::dnn::version_info, compiled, loaded_for_cuda)
+    CUDAGAP_FILL(gpu::dnn::pooling_geometry, window, propagate_nan)
+    CUDAGAP_FILL(gpu::dnn::detail::buffer_check, name, need)
 }
 #endif
 

@@ -1,0 +1,52 @@
+// The checks shared by the typed operations (pooling, activation, softmax, dropout).
+#include "ops.hpp"
+
+#include <gpu/detail/expects.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace gpu::dnn::detail {
+
+void require_planned(bool planned, const char* operation)
+{
+    GPU_EXPECTS(planned, std::logic_error, operation,
+                ": the object holds no cuDNN descriptor (moved from)");
+}
+
+void require_handle(const handle& h, const char* operation)
+{
+    GPU_EXPECTS(h, std::logic_error, operation,
+                ": the handle holds nothing (moved from or released)");
+}
+
+void require_ready(bool planned, const handle& h, const char* operation)
+{
+    require_planned(planned, operation);
+    require_handle(h, operation);
+}
+
+void require_pointers(const char* operation,
+                      std::initializer_list<std::pair<const char*, const void*>> pointers)
+{
+    for (const auto& [name, pointer] : pointers) {
+        GPU_EXPECTS(pointer != nullptr, std::invalid_argument, operation, ": ", name,
+                    " is a null pointer");
+    }
+}
+
+void check_element_type(const char* operation, data_type planned, data_type given)
+{
+    GPU_EXPECTS(planned == given, std::invalid_argument, operation, ": the buffers hold ",
+                to_string(given), " elements but the operation was planned for ", to_string(planned));
+}
+
+void throw_count_mismatch(const char* operation, const buffer_check& buffer,
+                          const std::string& problem)
+{
+    throw std::invalid_argument(std::string(operation) + ": " + buffer.name + " has " +
+                                std::to_string(buffer.have) + " elements but the operation needs " +
+                                std::to_string(buffer.need) + " (" + problem + ")");
+}
+
+} // namespace gpu::dnn::detail
