@@ -20,6 +20,11 @@
 #if CUDAGAP_TEST_TOOLS
 #include <gpu/tools.hpp>
 #endif
+#if CUDAGAP_TEST_NN
+#include <gpu/nn/adamw.hpp>
+#include <gpu/nn/cross_entropy.hpp>
+#include <gpu/nn/grad_scaler.hpp>
+#endif
 
 #include <string>
 #include <vector>
@@ -56,6 +61,11 @@ namespace {
 #endif
 #if CUDAGAP_TEST_BLAS
     [[maybe_unused]] const gpu::blas::handle_options blas_options{.synchronous_checks = true};
+#endif
+#if CUDAGAP_TEST_NN
+    // docs/nn_math.md: optim.AdamW(params, lr=1e-4) and a GradScaler with a short interval.
+    [[maybe_unused]] const gpu::nn::adamw_options adamw{.lr = 1e-4};
+    [[maybe_unused]] const gpu::nn::grad_scaler_options scaler{.init_scale = 1024.0F, .growth_interval = 3};
 #endif
 }
 
@@ -129,6 +139,18 @@ namespace {
     CUDAGAP_FILL(gpu::dnn::version_info, compiled, loaded_for_cuda)
     CUDAGAP_FILL(gpu::dnn::pooling_geometry, window, propagate_nan)
     CUDAGAP_FILL(gpu::dnn::detail::buffer_check, name, need)
+}
+#endif
+
+#if CUDAGAP_TEST_NN
+[[maybe_unused]] void nn_aggregates()
+{
+    CUDAGAP_FILL(gpu::nn::grad_scaler_options, init_scale, enabled)
+    CUDAGAP_FILL(gpu::nn::grad_scaler_state, scale, growth_tracker)
+    CUDAGAP_FILL(gpu::nn::loss_scaling_advice, needed, reason)
+    CUDAGAP_FILL(gpu::nn::bad_label, row, label)
+    CUDAGAP_FILL(gpu::nn::adamw_options, lr, weight_decay)
+    CUDAGAP_FILL(gpu::nn::adamw_state, step, exp_avg_sq)
 }
 #endif
 
