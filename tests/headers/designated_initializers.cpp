@@ -20,6 +20,9 @@
 #if CUDAGAP_TEST_TOOLS
 #include <gpu/tools.hpp>
 #endif
+#if CUDAGAP_TEST_NN
+#include <gpu/nn.hpp>
+#endif
 
 #include <string>
 #include <vector>
@@ -120,6 +123,16 @@ namespace {
     CUDAGAP_FILL(gpu::dnn::detail::element_info, size, is_float)
     CUDAGAP_FILL(gpu::dnn::detail::hint_facts, gpu_available, total_bytes)
     CUDAGAP_FILL(gpu::dnn::version_info, compiled, loaded_for_cuda)
+}
+#endif
+
+#if CUDAGAP_TEST_NN
+[[maybe_unused]] void nn_aggregates()
+{
+    CUDAGAP_FILL(gpu::nn::tensor_view, name, data)
+    CUDAGAP_FILL(gpu::nn::idx_array, type, data)
+    CUDAGAP_FILL(gpu::nn::idx_images, count, pixels)
+    CUDAGAP_FILL(gpu::nn::idx_dataset, images, labels)
 }
 #endif
 

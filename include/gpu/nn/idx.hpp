@@ -79,6 +79,7 @@ inline constexpr std::uint64_t idx_default_max_bytes = std::uint64_t{1} << 34;
 
 /// @brief Reads the IDX file @p path, raw or gzip-compressed (told by gzip's magic bytes, not by
 /// the name).
+/// @param path the file
 /// @param max_bytes the most data the file may hold (see `idx_default_max_bytes`)
 /// @throws std::filesystem::filesystem_error when it cannot be opened or read
 /// @throws format_error naming @p path and the bad field: a truncated file or gzip stream, a
@@ -88,6 +89,7 @@ inline constexpr std::uint64_t idx_default_max_bytes = std::uint64_t{1} << 34;
 [[nodiscard]] idx_array read_idx(const std::filesystem::path& path, std::uint64_t max_bytes = idx_default_max_bytes);
 
 /// @brief Reads an IDX file already in memory (@p bytes, raw or gzip-compressed).
+/// @param bytes the whole file
 /// @param source what errors call the bytes (a path, `<memory>`)
 /// @param max_bytes the most data the file may hold
 /// @throws format_error as `read_idx`, naming @p source

@@ -284,6 +284,7 @@ void write_safetensors(const std::filesystem::path& path, std::span<const tensor
 [[nodiscard]] safetensors_file read_safetensors(const std::filesystem::path& path);
 
 /// @brief Checks @p bytes, a whole safetensors file already in memory, and keeps them.
+/// @param bytes the whole file, moved into the result (no copy)
 /// @param source what errors call the bytes (a path, a URL, `<memory>`)
 /// @throws format_error as `read_safetensors`, naming @p source
 [[nodiscard]] safetensors_file parse_safetensors(std::vector<std::byte> bytes, std::string source = "<memory>");
