@@ -18,6 +18,8 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; this reader hands out the bytes as they are");
+static_assert(sizeof(std::size_t) >= sizeof(std::uint64_t),
+              "shapes and offsets are 64-bit in the format and kept in std::size_t");
 
 struct dtype_name {
     dtype type;
