@@ -21,9 +21,7 @@
 #include <gpu/tools.hpp>
 #endif
 #if CUDAGAP_TEST_NN
-#include <gpu/nn/adamw.hpp>
-#include <gpu/nn/cross_entropy.hpp>
-#include <gpu/nn/grad_scaler.hpp>
+#include <gpu/nn.hpp>
 #endif
 
 #include <string>
@@ -151,6 +149,16 @@ namespace {
     CUDAGAP_FILL(gpu::nn::bad_label, row, label)
     CUDAGAP_FILL(gpu::nn::adamw_options, lr, weight_decay)
     CUDAGAP_FILL(gpu::nn::adamw_state, step, exp_avg_sq)
+}
+#endif
+
+#if CUDAGAP_TEST_NN
+[[maybe_unused]] void nn_aggregates()
+{
+    CUDAGAP_FILL(gpu::nn::tensor_view, name, data)
+    CUDAGAP_FILL(gpu::nn::idx_array, type, data)
+    CUDAGAP_FILL(gpu::nn::idx_images, count, pixels)
+    CUDAGAP_FILL(gpu::nn::idx_dataset, images, labels)
 }
 #endif
 
