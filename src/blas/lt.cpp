@@ -153,6 +153,7 @@ void set_vector(cublasLtMatmulDesc_t desc, const void* vector)
 struct cached_plan {
     descriptors described;
     bool supported = false;
+    cublasStatus_t refusal = CUBLAS_STATUS_NOT_SUPPORTED; // why not, when not supported
     cublasLtMatmulAlgo_t algorithm{};
     std::size_t workspace_bytes = 0;
 };
@@ -191,8 +192,12 @@ void choose_algorithm(cublasLtHandle_t handle, const lt_problem& problem, std::s
     const cublasStatus_t status =
         cublasLtMatmulAlgoGetHeuristic(handle, d.operation.get(), d.a.get(), d.b.get(), d.c.get(),
                                        d.c.get(), pref.get(), 1, &result, &found);
-    if (status == CUBLAS_STATUS_NOT_SUPPORTED) {
+    // cuBLASLt answers a combination it has no kernel for (an epilogue with these types, say)
+    // with NOT_SUPPORTED, and some with INVALID_VALUE: both are a refusal to remember, which a
+    // caller can ask about (lt_supported) before a matmul reports it.
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_INVALID_VALUE) {
         plan.supported = false;
+        plan.refusal = status;
         return;
     }
     if (status != CUBLAS_STATUS_SUCCESS) {
@@ -217,10 +222,9 @@ plan_key key_of(const lt_problem& q)
             q.alignment_c, q.alignment_vector};
 }
 
-[[noreturn]] void throw_no_algorithm(const lt_problem& problem)
+[[noreturn]] void throw_no_algorithm(const lt_problem& problem, cublasStatus_t refusal)
 {
-    gpu::detail::throw_error(CUBLAS_STATUS_NOT_SUPPORTED, "cublasLtMatmulAlgoGetHeuristic",
-                             std::source_location::current(),
+    gpu::detail::throw_error(refusal, "cublasLtMatmulAlgoGetHeuristic", std::source_location::current(),
                              "no cuBLASLt algorithm for " + problem.to_string());
 }
 
@@ -360,7 +364,7 @@ void run_lt(lt_handle& h, const lt_call& call, const char* function)
     }
     cached_plan& plan = h.cache_->find_or_choose(h.get(), call, h.workspace_.size());
     if (!plan.supported) {
-        throw_no_algorithm(p);
+        throw_no_algorithm(p, plan.refusal);
     }
     const descriptors& d = plan.described;
     if (uses_vector(p.epilogue)) {

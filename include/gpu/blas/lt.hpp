@@ -232,7 +232,7 @@ public:
     /// @post this object is empty; its cache is cleared.
     [[nodiscard]] cublasLtHandle_t release() noexcept;
 
-    /// @brief The device the handle belongs to (-1 when empty).
+    /// @brief The device the handle belongs to (-1 for a handle adopted from null, or released).
     [[nodiscard]] int device() const noexcept { return device_; }
 
     /// @brief Binds @p stream: later matmuls run on it, and the workspace moves to it after the
@@ -298,7 +298,12 @@ private:
 
 /// @brief Checks a matmul and returns its problem, as `lt_matmul` would run it on a handle with
 /// @p allow_tf32; no GPU and no cuBLASLt call. For inspection and tests.
+/// @param a the left operand (m x k)
+/// @param b the right operand (k x n)
+/// @param c the result (m x n)
+/// @param epilogue what follows the product
 /// @param vector the bias or gradient vector (null for `lt_epilogue::none`)
+/// @param allow_tf32 whether the handle would allow TF32
 /// @throws std::invalid_argument for bad shapes (see `plan_gemm`) or a bad epilogue (see
 /// `lt_matmul_bias`, `lt_matmul_bias_gradient`)
 template <class TA, class TB, class TC>
@@ -340,8 +345,9 @@ template <class TA, class TB, class TC>
 /// @throws std::invalid_argument for bad shapes (named, see `plan_gemm`) or k = 0, before any
 /// cuBLASLt call
 /// @throws std::logic_error on an empty handle
-/// @throws gpu::blas::blas_error when cuBLASLt has no algorithm for the problem
-/// (`CUBLAS_STATUS_NOT_SUPPORTED`, the problem in the hint) or the matmul fails
+/// @throws gpu::blas::blas_error when cuBLASLt has no algorithm for the problem (the
+/// heuristic's `CUBLAS_STATUS_NOT_SUPPORTED` or `CUBLAS_STATUS_INVALID_VALUE`, the problem in the
+/// hint) or the matmul fails
 template <class TA, class TB, class TC>
     requires lt_types<TA, TB, TC>
 void lt_matmul(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
@@ -355,7 +361,14 @@ void lt_matmul(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<T
 /// @brief `c = alpha·a·b + beta·c + bias` broadcast over the rows of the row-major `c`
 /// (`c[i][j] += bias[j]`), then `max(·, 0)` when @p relu: the forward of a linear layer
 /// (`torch.addmm`, and `relu(addmm)` fused) in one kernel.
+/// @param h the handle: its stream, workspace and TF32 switch apply
+/// @param a the left operand (m x k) in device memory
+/// @param b the right operand (k x n) in device memory
+/// @param c the result (m x n, row-major) in device memory; must not overlap `a` or `b`
 /// @param bias `c.cols()` values of c's type in device memory
+/// @param relu apply `max(·, 0)` after the bias
+/// @param alpha scales the product
+/// @param beta scales the old `c` (0: `c` is not read)
 /// @throws std::invalid_argument for bad shapes, k = 0, a column-major `c`, or a null @p bias
 /// with a non-empty `c` (values named), before any cuBLASLt call
 /// @throws std::logic_error on an empty handle
@@ -377,13 +390,17 @@ void lt_matmul_bias(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_v
 /// The gradient is written (not added to), and the product is not scaled (alpha is 1:
 /// cuBLASLt does not document whether alpha would scale the gradient too). Whether cuBLASLt
 /// has such a kernel depends on the types and the device: `lt_supports_bias_gradient` asks.
+/// @param h the handle: its stream, workspace and TF32 switch apply
+/// @param a the left operand (m x k) in device memory, e.g. `dY` (batch x out) transposed
+/// @param b the right operand (k x n) in device memory, e.g. `X` (batch x in)
+/// @param c the result (m x n, row-major) in device memory, e.g. `dW` (out x in)
 /// @param gradient `a.rows()` values of c's type in device memory
 /// @param beta scales the old `c` (1 accumulates gradients)
 /// @throws std::invalid_argument for bad shapes, k = 0, a column-major `c`, or a null
 /// @p gradient with a non-empty `c`, before any cuBLASLt call
 /// @throws std::logic_error on an empty handle
-/// @throws gpu::blas::blas_error `CUBLAS_STATUS_NOT_SUPPORTED` when cuBLASLt has no algorithm
-/// for this epilogue and these types, or when the matmul fails
+/// @throws gpu::blas::blas_error when cuBLASLt has no algorithm for this epilogue and these
+/// types (`CUBLAS_STATUS_NOT_SUPPORTED`, or `CUBLAS_STATUS_INVALID_VALUE`), or the matmul fails
 template <class TA, class TB, class TC>
     requires lt_types<TA, TB, TC>
 void lt_matmul_bias_gradient(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
