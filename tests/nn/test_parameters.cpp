@@ -78,7 +78,7 @@ TEST_CASE("registration refuses bad names, shapes and initialisations, naming th
     CHECK_THROWS_AS(nn::parameters(nn::mixed_precision{gpu::element_type::fp64}), std::invalid_argument);
 }
 
-TEST_CASE("device views need an allocated store; an allocated store takes no more parameters", "[nn]")
+TEST_CASE("device views need an allocated store, and an allocated store takes no more parameters", "[nn]")
 {
     nn::parameters store;
     store.add("w", {4}, nn::initialization::zeros());
@@ -234,7 +234,7 @@ TEST_CASE("the working copy is the master cast to FP16 or BF16, refreshed by one
     check_cast<__nv_bfloat16>(nn::mixed_precision::bf16());
 }
 
-TEST_CASE("an FP32 store's working copy is its master; zero_grad clears every gradient", "[nn][gpu]")
+TEST_CASE("an FP32 store's working copy is its master, and zero_grad clears every gradient", "[nn][gpu]")
 {
     const gpu::stream stream;
     nn::parameters store;
