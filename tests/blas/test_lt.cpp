@@ -6,6 +6,7 @@
 #include <gpu/blas/handle.hpp>
 
 #include "catch.hpp"
+#include <element_cast.hpp>
 #include <test_support.hpp>
 
 #include <gpu/device.hpp>
@@ -26,6 +27,9 @@
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
 namespace blas = gpu::blas;
+using gpu::test::narrow;
+using gpu::test::rounded_random;
+using gpu::test::widened;
 
 static_assert(blas::lt_types<const float, const float, float>);
 static_assert(blas::lt_types<const __half, __half, __half>);
@@ -218,44 +222,6 @@ TEST_CASE("lt_handle options follow a profile's TF32 switch", "[blas]")
 
 namespace {
 
-template <class T>
-T narrow(double value)
-{
-    if constexpr (std::is_same_v<T, __half>) {
-        return __float2half(static_cast<float>(value));
-    } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-        return __float2bfloat16(static_cast<float>(value));
-    } else {
-        return static_cast<T>(value);
-    }
-}
-
-template <class T>
-double widen(T value)
-{
-    if constexpr (std::is_same_v<T, __half>) {
-        return static_cast<double>(__half2float(value));
-    } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-        return static_cast<double>(__bfloat162float(value));
-    } else {
-        return static_cast<double>(value);
-    }
-}
-
-// A host matrix of random values rounded to T, with the rounded values as doubles.
-template <class T>
-struct host_values {
-    std::vector<T> stored;
-    std::vector<double> values;
-    host_values(std::size_t n, std::uint32_t seed)
-    {
-        for (const double x : gpu::test::random_doubles(n, seed)) {
-            stored.push_back(narrow<T>(x));
-            values.push_back(widen(stored.back()));
-        }
-    }
-};
-
 // y = x·Wᵀ (+ b) (then ReLU) in double, x rows x in, W out x in, row-major.
 std::vector<double> reference_linear(const std::vector<double>& x, const std::vector<double>& w,
                                      const std::vector<double>* b, std::int64_t rows, std::int64_t in,
@@ -274,16 +240,6 @@ std::vector<double> reference_linear(const std::vector<double>& x, const std::ve
     return y;
 }
 
-template <class T>
-std::vector<double> widened(const std::vector<T>& values)
-{
-    std::vector<double> out;
-    for (const T v : values) {
-        out.push_back(widen(v));
-    }
-    return out;
-}
-
 // The forward of a linear layer through lt_matmul(_bias) against the reference.
 template <class T>
 double linear_error(blas::lt_handle& h, gpu::stream_ref stream, bool bias, bool relu)
@@ -291,9 +247,9 @@ double linear_error(blas::lt_handle& h, gpu::stream_ref stream, bool bias, bool 
     constexpr std::int64_t rows = 37;
     constexpr std::int64_t in = 45;
     constexpr std::int64_t out = 19;
-    const host_values<T> x(rows * in, 1);
-    const host_values<T> w(out * in, 2);
-    const host_values<T> b(out, 3);
+    const auto x = rounded_random<T>(rows * in, 1);
+    const auto w = rounded_random<T>(out * in, 2);
+    const auto b = rounded_random<T>(out, 3);
     auto dx = gpu::device_buffer<T>::from_host(x.stored, stream);
     auto dw = gpu::device_buffer<T>::from_host(w.stored, stream);
     auto db = gpu::device_buffer<T>::from_host(b.stored, stream);
@@ -337,9 +293,9 @@ TEST_CASE("lt_matmul accumulates FP16 products into an FP32 c with beta = 1", "[
     constexpr std::int64_t m = 23;
     constexpr std::int64_t n = 17;
     constexpr std::int64_t k = 41;
-    const host_values<__half> a(m * k, 4);
-    const host_values<__half> b(k * n, 5);
-    const host_values<float> c(m * n, 6);
+    const auto a = rounded_random<__half>(m * k, 4);
+    const auto b = rounded_random<__half>(k * n, 5);
+    const auto c = rounded_random<float>(m * n, 6);
     auto da = gpu::device_buffer<__half>::from_host(a.stored, stream);
     auto db = gpu::device_buffer<__half>::from_host(b.stored, stream);
     auto dc = gpu::device_buffer<float>::from_host(c.stored, stream);
@@ -367,8 +323,8 @@ TEST_CASE("the bias-gradient epilogue gives dW += dYᵀ·X and Σ dY, or says it
     constexpr std::int64_t rows = 64;
     constexpr std::int64_t in = 32;
     constexpr std::int64_t out = 16;
-    const host_values<__half> dy(rows * out, 7);
-    const host_values<__half> x(rows * in, 8);
+    const auto dy = rounded_random<__half>(rows * out, 7);
+    const auto x = rounded_random<__half>(rows * in, 8);
     auto ddy = gpu::device_buffer<__half>::from_host(dy.stored, stream);
     auto dx = gpu::device_buffer<__half>::from_host(x.stored, stream);
     auto dw = gpu::device_buffer<float>::from_host(std::vector<float>(out * in, 0.0F), stream);

@@ -3,6 +3,7 @@
 #include <gpu/nn/accumulate.hpp>
 
 #include "catch.hpp"
+#include <element_cast.hpp>
 #include <test_support.hpp>
 
 #include <gpu/memory.hpp>
@@ -45,28 +46,6 @@ TEST_CASE("accumulation checks its arguments before launching anything", "[nn]")
 namespace {
 
 template <class T>
-T narrow(double value)
-{
-    if constexpr (std::is_same_v<T, __half>) {
-        return __float2half(static_cast<float>(value));
-    } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-        return __float2bfloat16(static_cast<float>(value));
-    } else {
-        return static_cast<T>(value);
-    }
-}
-
-template <class T>
-double widen(T value)
-{
-    if constexpr (std::is_same_v<T, float>) {
-        return value;
-    } else {
-        return static_cast<double>(static_cast<float>(value));
-    }
-}
-
-template <class T>
 constexpr element_type type_of = std::is_same_v<T, __half>          ? element_type::fp16
                                  : std::is_same_v<T, __nv_bfloat16> ? element_type::bf16
                                                                     : element_type::fp32;
@@ -75,12 +54,7 @@ template <class T>
 void check_accumulation(std::size_t rows, std::size_t cols)
 {
     const gpu::stream stream;
-    std::vector<T> gradient;
-    std::vector<double> values;
-    for (const double x : gpu::test::random_doubles(rows * cols, 11)) {
-        gradient.push_back(narrow<T>(x));
-        values.push_back(widen(gradient.back()));
-    }
+    const auto [gradient, values] = gpu::test::rounded_random<T>(rows * cols, 11);
     const std::vector<float> start = gpu::test::random_floats(rows * cols, 12);
     auto from = gpu::device_buffer<T>::from_host(gradient, stream);
     auto to = gpu::device_buffer<float>::from_host(start, stream);

@@ -5,6 +5,7 @@
 
 #include "catch.hpp"
 #include "nn_test_support.hpp"
+#include <element_cast.hpp>
 #include <test_support.hpp>
 
 #include <gpu/blas/error.hpp>
@@ -25,6 +26,7 @@
 using Catch::Matchers::ContainsSubstring;
 namespace nn = gpu::nn;
 using gpu::element_type;
+using gpu::test::narrow;
 
 namespace {
 void* fake(std::uintptr_t address) { return reinterpret_cast<void*>(address); }
@@ -121,28 +123,6 @@ TEST_CASE("a linear layer's forward and backward check their tensors before any 
 namespace {
 
 template <class T>
-T narrow(double value)
-{
-    if constexpr (std::is_same_v<T, __half>) {
-        return __float2half(static_cast<float>(value));
-    } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-        return __float2bfloat16(static_cast<float>(value));
-    } else {
-        return static_cast<T>(value);
-    }
-}
-
-template <class T>
-double widen(T value)
-{
-    if constexpr (std::is_same_v<T, float>) {
-        return value;
-    } else {
-        return static_cast<double>(static_cast<float>(value));
-    }
-}
-
-template <class T>
 void upload(nn::tensor& t, const std::vector<T>& values, gpu::stream_ref stream)
 {
     GPU_CUDA_CHECK(cudaMemcpyAsync(t.data(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice,
@@ -156,11 +136,7 @@ std::vector<double> download(const void* data, std::size_t count, gpu::stream_re
     std::vector<T> values(count);
     stream.synchronize();
     GPU_CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost));
-    std::vector<double> out;
-    for (const T v : values) {
-        out.push_back(widen(v));
-    }
-    return out;
+    return gpu::test::widened(values);
 }
 
 // The layer's parameters and data as the GPU sees them (rounded to T), as doubles.
@@ -248,18 +224,12 @@ struct linear_run {
         dy = nn::tensor(out, stream);
         dx = nn::tensor(in, stream);
         values = {c.rows, c.in, c.out, c.relu, {}, {}, {}, {}};
-        std::vector<T> host_x;
-        std::vector<T> host_g;
-        for (const double v : gpu::test::random_doubles(static_cast<std::size_t>(c.rows * c.in), 21)) {
-            host_x.push_back(narrow<T>(v));
-            values.x.push_back(widen(host_x.back()));
-        }
-        for (const double v : gpu::test::random_doubles(static_cast<std::size_t>(c.rows * c.out), 22)) {
-            host_g.push_back(narrow<T>(v));
-            values.g.push_back(widen(host_g.back()));
-        }
-        upload(x, host_x, stream);
-        upload(dy, host_g, stream);
+        const auto host_x = gpu::test::rounded_random<T>(static_cast<std::size_t>(c.rows * c.in), 21);
+        const auto host_g = gpu::test::rounded_random<T>(static_cast<std::size_t>(c.rows * c.out), 22);
+        values.x = host_x.values;
+        values.g = host_g.values;
+        upload(x, host_x.stored, stream);
+        upload(dy, host_g.stored, stream);
         upload(y, std::vector<T>(values.g.size(), narrow<T>(std::nan(""))), stream); // poisoned
         upload(dx, std::vector<T>(values.x.size(), narrow<T>(std::nan(""))), stream);
         // The weights the GPU reads: the working copy, i.e. the master rounded to T.
