@@ -8,6 +8,7 @@
 #include <gpu/blas/gemm.hpp>
 #include <gpu/blas/gemm_plan.hpp>
 #include <gpu/blas/handle.hpp>
+#include <gpu/blas/lt.hpp>
 #include <gpu/blas/matrix.hpp>
 #include <gpu/blas/numerics.hpp>
 #include <gpu/blas/random.hpp>

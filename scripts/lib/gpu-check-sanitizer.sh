@@ -3,7 +3,7 @@
 # refuses the device: "Device not supported", then error 999 at the first allocation; that is
 # the host's limit, not a defect of cudagap, and every sanitizer step is then SKIP with the
 # reason), then memcheck, racecheck and initcheck, each on the tests where cudagap's own kernels
-# (src/core/numerics.cu, src/blas/*.cu), its memory handling and its cuDNN convolution trials run, and each cut to the
+# (src/core/numerics.cu, src/blas/*.cu, src/nn/*.cu), its memory handling and its cuDNN convolution trials run, and each cut to the
 # time the budget has left.
 #
 # A spec is "<suite>:<Catch2 test spec>", with test files as tags ([#test_numerics]: Catch2's -#).
@@ -23,12 +23,15 @@ sanitizer_specs() { # sets memcheck_specs, racecheck_specs, initcheck_specs
   else
     memcheck_specs=("core:[memory][gpu]$gate,[#test_numerics][gpu]$gate"
       "blas:[#test_numerics][gpu]$gate,[#test_convert][gpu]$gate,[#test_gemm][gpu]$gate"
-      "dnn:[#test_convolution][gpu]")
+      "dnn:[#test_convolution][gpu]"
+      "nn:[#test_accumulate][gpu]$gate,[#test_parameters][gpu]$gate,[#test_linear][gpu]$gate")
     racecheck_specs=("core:[#test_numerics][gpu]$gate"
-      "blas:[#test_numerics][gpu]$gate,[#test_convert][gpu]$gate")
+      "blas:[#test_numerics][gpu]$gate,[#test_convert][gpu]$gate"
+      "nn:[#test_accumulate][gpu]$gate")
     initcheck_specs=("core:[memory][gpu]$gate,[#test_numerics][gpu]$gate"
       "blas:[#test_numerics][gpu]$gate,[#test_convert][gpu]$gate,[#test_gemm][gpu]$gate"
-      "dnn:[#test_convolution][gpu]")
+      "dnn:[#test_convolution][gpu]"
+      "nn:[#test_accumulate][gpu]$gate,[#test_parameters][gpu]$gate")
   fi
 }
 

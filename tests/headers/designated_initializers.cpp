@@ -14,6 +14,9 @@
 #if CUDAGAP_TEST_DNN
 #include <gpu/dnn.hpp>
 #endif
+#if CUDAGAP_TEST_NN
+#include <gpu/nn.hpp>
+#endif
 #if CUDAGAP_TEST_HOST_BLAS
 #include <gpu/host_blas.hpp>
 #endif
@@ -59,6 +62,11 @@ namespace {
 #endif
 #if CUDAGAP_TEST_BLAS
     [[maybe_unused]] const gpu::blas::handle_options blas_options{.synchronous_checks = true};
+    [[maybe_unused]] const gpu::blas::lt_handle_options lt_options{.allow_tf32 = true};
+#endif
+#if CUDAGAP_TEST_NN
+    [[maybe_unused]] const gpu::nn::linear_options fc{.relu = true};
+    [[maybe_unused]] const gpu::nn::tensor_spec spec{.shape = {64, 1, 28, 28}, .type = gpu::element_type::fp16};
 #endif
 #if CUDAGAP_TEST_NN
     // docs/nn_math.md: optim.AdamW(params, lr=1e-4) and a GradScaler with a short interval.
@@ -114,6 +122,23 @@ namespace {
     CUDAGAP_FILL(gpu::blas::detail::operand_shape, name, order)
     CUDAGAP_FILL(gpu::blas::handle_options, math, check_numerics)
     CUDAGAP_FILL(gpu::blas::version_info, compiled, loaded)
+    CUDAGAP_FILL(gpu::blas::lt_handle_options, allow_tf32, workspace_bytes)
+    CUDAGAP_FILL(gpu::blas::lt_problem, plan, alignment_vector)
+    CUDAGAP_FILL(gpu::blas::detail::lt_call, problem, beta)
+    CUDAGAP_FILL(gpu::blas::detail::lt_descriptor_values, compute_type, c_ld)
+}
+#endif
+
+#if CUDAGAP_TEST_NN
+[[maybe_unused]] void nn_aggregates()
+{
+    CUDAGAP_FILL(gpu::nn::mixed_precision, compute, compute)
+    CUDAGAP_FILL(gpu::nn::initialization, kind, bound)
+    CUDAGAP_FILL(gpu::nn::parameter_info, name, init)
+    CUDAGAP_FILL(gpu::nn::parameter_view, master, shape)
+    CUDAGAP_FILL(gpu::nn::tensor_spec, shape, layout)
+    CUDAGAP_FILL(gpu::nn::tensor_ref, data, spec)
+    CUDAGAP_FILL(gpu::nn::linear_options, bias, bias_gradient)
 }
 #endif
 

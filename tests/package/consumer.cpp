@@ -7,6 +7,12 @@
 #if CONSUMER_HAS_DNN
 #include <gpu/dnn.hpp>
 #endif
+#if CONSUMER_HAS_NN
+#include <gpu/nn.hpp>
+
+#include <cmath>
+#include <vector>
+#endif
 #if CONSUMER_HAS_TOOLS
 #include <gpu/tools.hpp>
 
@@ -30,6 +36,22 @@ int main()
 #endif
 #if CONSUMER_HAS_DNN
     std::printf("cuDNN %s\n", gpu::dnn::version().loaded.to_string().c_str());
+#endif
+#if CONSUMER_HAS_NN
+    // A layer registers PyTorch's parameters, initialised (on the host) within PyTorch's bounds.
+    gpu::nn::parameters store(gpu::nn::mixed_precision::bf16());
+    const gpu::nn::linear fc(store, "fc", 784, 10);
+    const std::vector<float> initial = store.initial_values(42);
+    std::printf("nn: %s, %zu parameters\n", fc.describe().c_str(), store.parameter_elements());
+    const gpu::nn::parameter_info& weight = store.info("fc.weight");
+    for (std::size_t i = weight.offset; i < weight.offset + weight.count; ++i) {
+        if (std::abs(initial[i]) > 1.0 / std::sqrt(784.0)) {
+            return 1;
+        }
+    }
+    if (store.parameter_elements() != 7850) {
+        return 1;
+    }
 #endif
 #if CONSUMER_HAS_TOOLS
     const gpu::vram_advice advice = gpu::advise_vram(std::size_t{24} << 30);

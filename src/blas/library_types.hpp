@@ -1,0 +1,37 @@
+// cuBLAS's names for the wing's element types and compute types, for the compiled parts that
+// call cuBLASLt (lt.cpp). Private to src/blas.
+#pragma once
+
+#include <gpu/element_type.hpp>
+
+#include <cublas_api.h>
+#include <library_types.h>
+
+namespace gpu::blas::detail {
+
+// The cudaDataType of an element type.
+[[nodiscard]] constexpr cudaDataType cuda_data_type(gpu::element_type type) noexcept
+{
+    switch (type) {
+    case gpu::element_type::fp64:
+        return CUDA_R_64F;
+    case gpu::element_type::fp16:
+        return CUDA_R_16F;
+    case gpu::element_type::bf16:
+        return CUDA_R_16BF;
+    case gpu::element_type::fp32:
+        break;
+    }
+    return CUDA_R_32F;
+}
+
+// The compute type of a cuBLASLt matmul on inputs of @p input: FP32 accumulation always (FP16
+// and BF16 inputs on tensor cores), TF32 tensor cores for FP32 inputs when allowed.
+[[nodiscard]] constexpr cublasComputeType_t lt_compute_type(gpu::element_type input,
+                                                            bool allow_tf32) noexcept
+{
+    return input == gpu::element_type::fp32 && allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                           : CUBLAS_COMPUTE_32F;
+}
+
+} // namespace gpu::blas::detail
