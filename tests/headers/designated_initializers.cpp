@@ -139,6 +139,16 @@ namespace {
     CUDAGAP_FILL(gpu::nn::tensor_spec, shape, layout)
     CUDAGAP_FILL(gpu::nn::tensor_ref, data, spec)
     CUDAGAP_FILL(gpu::nn::linear_options, bias, bias_gradient)
+    CUDAGAP_FILL(gpu::nn::grad_scaler_options, init_scale, enabled)
+    CUDAGAP_FILL(gpu::nn::grad_scaler_state, scale, growth_tracker)
+    CUDAGAP_FILL(gpu::nn::loss_scaling_advice, needed, reason)
+    CUDAGAP_FILL(gpu::nn::bad_label, row, label)
+    CUDAGAP_FILL(gpu::nn::adamw_options, lr, weight_decay)
+    CUDAGAP_FILL(gpu::nn::adamw_state, step, exp_avg_sq)
+    CUDAGAP_FILL(gpu::nn::tensor_view, name, data)
+    CUDAGAP_FILL(gpu::nn::idx_array, type, data)
+    CUDAGAP_FILL(gpu::nn::idx_images, count, pixels)
+    CUDAGAP_FILL(gpu::nn::idx_dataset, images, labels)
 }
 #endif
 
@@ -162,28 +172,6 @@ namespace {
     CUDAGAP_FILL(gpu::dnn::version_info, compiled, loaded_for_cuda)
     CUDAGAP_FILL(gpu::dnn::pooling_geometry, window, propagate_nan)
     CUDAGAP_FILL(gpu::dnn::detail::buffer_check, name, need)
-}
-#endif
-
-#if CUDAGAP_TEST_NN
-[[maybe_unused]] void nn_aggregates()
-{
-    CUDAGAP_FILL(gpu::nn::grad_scaler_options, init_scale, enabled)
-    CUDAGAP_FILL(gpu::nn::grad_scaler_state, scale, growth_tracker)
-    CUDAGAP_FILL(gpu::nn::loss_scaling_advice, needed, reason)
-    CUDAGAP_FILL(gpu::nn::bad_label, row, label)
-    CUDAGAP_FILL(gpu::nn::adamw_options, lr, weight_decay)
-    CUDAGAP_FILL(gpu::nn::adamw_state, step, exp_avg_sq)
-}
-#endif
-
-#if CUDAGAP_TEST_NN
-[[maybe_unused]] void nn_aggregates()
-{
-    CUDAGAP_FILL(gpu::nn::tensor_view, name, data)
-    CUDAGAP_FILL(gpu::nn::idx_array, type, data)
-    CUDAGAP_FILL(gpu::nn::idx_images, count, pixels)
-    CUDAGAP_FILL(gpu::nn::idx_dataset, images, labels)
 }
 #endif
 
