@@ -184,6 +184,15 @@ namespace detail {
 /// @throws gpu::cuda_error when the capture status cannot be read
 void refuse_while_capturing(stream_ref stream, std::string_view function, bool synchronous_checks,
                             bool check_numerics);
+
+/// @brief Throws `std::logic_error` when an owner that moves its workspace from stream @p from
+/// to stream @p to (the new stream waits on an event recorded on the old one) would make a
+/// capturing stream wait for work outside its capture, which invalidates the capture
+/// (`cudaErrorStreamCaptureIsolation`). The message names @p function and says to bind the
+/// owner to the capturing stream before the capture begins. Two `cudaStreamIsCapturing` calls:
+/// what an owner calls when its stream changes, not per call.
+/// @throws gpu::cuda_error when a capture status cannot be read
+void refuse_joining_a_capture(stream_ref from, stream_ref to, std::string_view function);
 } // namespace detail
 
 } // namespace gpu

@@ -2,6 +2,7 @@
 // workspace safe, the record of the math and pointer modes that GEMMs read instead of cuBLAS,
 // atomics read back from cuBLAS, and profiles.
 #include <gpu/blas/handle.hpp>
+#include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/event.hpp>
 
@@ -132,6 +133,7 @@ void handle::rebind(stream_ref stream)
 {
     require_handle("gpu::blas::handle::set_stream");
     if (!workspace_.empty() && stream != stream_) {
+        gpu::detail::refuse_joining_a_capture(stream_, stream, "gpu::blas::handle::set_stream");
         // One workspace serves every stream: the new stream waits for what the old one has
         // queued, so cuBLAS never uses the workspace from two streams at once, and the buffer's
         // free moves to the new stream.

@@ -2,6 +2,7 @@
 // descriptors, and the cache that asks cuBLASLt's heuristic once per problem.
 #include <gpu/blas/handle.hpp> // recommended_workspace_bytes
 #include <gpu/blas/lt.hpp>
+#include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/device.hpp>
 #include <gpu/event.hpp>
@@ -443,6 +444,7 @@ void lt_handle::set_stream(stream_ref stream)
         return;
     }
     if (!workspace_.empty()) {
+        gpu::detail::refuse_joining_a_capture(stream_, stream, "gpu::blas::lt_handle::set_stream");
         // One workspace serves every stream: the new stream waits for what the old one queued,
         // so two matmuls never use it at once, and the buffer's free moves to the new stream.
         const event done(event_flags::disable_timing);

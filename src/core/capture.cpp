@@ -123,6 +123,18 @@ void refuse_while_capturing(stream_ref stream, std::string_view function, bool s
                            "it off on the handle or plan");
 }
 
+void refuse_joining_a_capture(stream_ref from, stream_ref to, std::string_view function)
+{
+    if (!is_capturing(to) || is_capturing(from)) {
+        return;
+    }
+    throw std::logic_error(std::string(function) + ": the new stream is being captured into a CUDA "
+                           "graph and the old one is not; moving the workspace would make the "
+                           "capture wait for work outside it, which invalidates the capture: bind "
+                           "the handle to the capturing stream before the capture begins (run one "
+                           "eager step on it first)");
+}
+
 } // namespace detail
 
 capture_status capture_status_of(stream_ref stream)

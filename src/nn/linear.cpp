@@ -72,15 +72,31 @@ struct backward_pass {
     float* bias_scratch = nullptr;  // the epilogue's output
 };
 
+// dW += dzᵀ·x with the bias gradient Σ_batch dz written beside it by cuBLASLt's epilogue, then
+// added. False when cuBLASLt refused the epilogue at run time and the method may fall back.
+template <class Gradient, class Input, class WeightGradient>
+bool weight_and_bias_gradient_by_epilogue(const backward_pass& p, const Gradient& dz, const Input& x,
+                                          const WeightGradient& dw, bool may_fall_back)
+{
+    try {
+        blas::lt_matmul_bias_gradient(*p.lt, dz.transposed(), x, dw, p.bias_scratch, 1.0F);
+    } catch (const blas::blas_error& error) {
+        // The heuristic offered an algorithm, yet the call refused it (cuBLASLt does not document
+        // BGRADB for every type combination): nothing was queued, so the reduction can take over.
+        if (!may_fall_back || error.status() != CUBLAS_STATUS_NOT_SUPPORTED) {
+            throw;
+        }
+        return false;
+    }
+    accumulate(p.bias_scratch, element_type::fp32, p.bias_gradient, static_cast<std::size_t>(p.out), p.stream);
+    return true;
+}
+
 template <class T>
-void backward_as(const backward_pass& p, bias_gradient_method& method)
+void backward_as(const backward_pass& p, bias_gradient_method& method, bool may_fall_back)
 {
     blas::lt_handle& lt = *p.lt;
     const auto dz = blas::row_major(static_cast<const T*>(p.dz), p.rows, p.out);
-    if (p.dx != nullptr) { // dx = dz·W
-        blas::lt_matmul(lt, dz, blas::row_major(static_cast<const T*>(p.weight), p.out, p.in),
-                        blas::row_major(static_cast<T*>(p.dx), p.rows, p.in));
-    }
     const auto x = blas::row_major(static_cast<const T*>(p.x), p.rows, p.in);
     const auto dw = blas::row_major(p.weight_gradient, p.out, p.in);
     if (p.bias_gradient != nullptr && method == bias_gradient_method::automatic) {
@@ -88,16 +104,23 @@ void backward_as(const backward_pass& p, bias_gradient_method& method)
                      ? bias_gradient_method::epilogue
                      : bias_gradient_method::reduction;
     }
-    if (p.bias_gradient != nullptr && method == bias_gradient_method::epilogue) {
-        // dW += dzᵀ·x, and the bias gradient Σ_batch dz written beside it, then added.
-        blas::lt_matmul_bias_gradient(lt, dz.transposed(), x, dw, p.bias_scratch, 1.0F);
-        accumulate(p.bias_scratch, element_type::fp32, p.bias_gradient, static_cast<std::size_t>(p.out), p.stream);
-        return;
+    // The parameter gradients first, the input gradient last: the input's buffer may be reused
+    // for its own gradient, and dW reads the input.
+    const bool by_epilogue = p.bias_gradient != nullptr && method == bias_gradient_method::epilogue &&
+                             weight_and_bias_gradient_by_epilogue(p, dz, x, dw, may_fall_back);
+    if (!by_epilogue) {
+        if (p.bias_gradient != nullptr) {
+            method = bias_gradient_method::reduction;
+        }
+        blas::lt_matmul(lt, dz.transposed(), x, dw, 1.0F, 1.0F); // dW += dzᵀ·x
+        if (p.bias_gradient != nullptr) {
+            accumulate_column_sums(p.dz, p.type, static_cast<std::size_t>(p.rows),
+                                   static_cast<std::size_t>(p.out), p.bias_gradient, p.stream);
+        }
     }
-    blas::lt_matmul(lt, dz.transposed(), x, dw, 1.0F, 1.0F); // dW += dzᵀ·x
-    if (p.bias_gradient != nullptr) {
-        accumulate_column_sums(p.dz, p.type, static_cast<std::size_t>(p.rows), static_cast<std::size_t>(p.out),
-                               p.bias_gradient, p.stream);
+    if (p.dx != nullptr) { // dx = dz·W
+        blas::lt_matmul(lt, dz, blas::row_major(static_cast<const T*>(p.weight), p.out, p.in),
+                        blas::row_major(static_cast<T*>(p.dx), p.rows, p.in));
     }
 }
 
@@ -214,11 +237,17 @@ void linear::do_backward(context& ctx, const tensor_ref& output_gradient, const 
         pass.bias_scratch = bias_scratch_.data();
     }
     if (options_.relu) { // dz = dy where y > 0, 0 elsewhere
+        // The mask is read from the forward's output: a gradient written over it (an in-place
+        // loss backward) would leave no mask to read.
+        GPU_EXPECTS(output_gradient.data != saved_output_, std::invalid_argument, "gpu::nn::linear(",
+                    name_, ")::backward: the output gradient is the forward's output buffer, but the "
+                    "fused ReLU reads its mask from that output; give the gradient its own buffer");
         GPU_CUDA_CHECK(detail::kernels::relu_gradient(kernel_type(pass.type), saved_output_, output_gradient.data,
                                                       relu_gradient_.data(), rows_ * out_, ctx.stream().get()));
         pass.dz = relu_gradient_.data();
     }
-    with_compute_type(pass.type, [&]<class T>(std::type_identity<T>) { backward_as<T>(pass, resolved_); });
+    with_compute_type(pass.type, [&]<class T>(std::type_identity<T>) { backward_as<T>(pass, resolved_, options_.bias_gradient == bias_gradient_method::automatic);
+    });
 }
 
 } // namespace gpu::nn
