@@ -5,6 +5,7 @@
 // a CUDA graph with cudagap's allocations and replayed, and the profile checks refused during
 // a capture.
 #include <gpu/blas/gemm.hpp>
+#include <gpu/blas/lt.hpp>
 #include <gpu/blas/numerics.hpp>
 #include <gpu/host_blas.hpp>
 
@@ -443,4 +444,22 @@ TEST_CASE("a profile's synchronising checks refuse a gemm during a capture and l
     CHECK(gpu::capture_status_of(s) == gpu::capture_status::active); // nothing broke the capture
     const gpu::graph g = scope.end();
     CHECK(g.node_count() == 0); // refused before anything was queued
+}
+
+TEST_CASE("a handle refuses to move its workspace into a capture from a stream outside it",
+          "[blas][gpu]")
+{
+    gpu::stream outside(gpu::stream_flags::non_blocking);
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    blas::handle h(outside); // the recommended workspace: moving it makes the new stream wait
+    blas::lt_handle lt(outside);
+    gpu::capture_scope scope(s);
+    CHECK_THROWS_WITH(h.set_stream(s), ContainsSubstring("gpu::blas::handle::set_stream") &&
+                                           ContainsSubstring("bind the handle to the capturing stream"));
+    CHECK_THROWS_WITH(lt.set_stream(s), ContainsSubstring("gpu::blas::lt_handle::set_stream") &&
+                                            ContainsSubstring("before the capture begins"));
+    CHECK(gpu::capture_status_of(s) == gpu::capture_status::active); // nothing broke the capture
+    CHECK(h.stream() == outside.ref());
+    const gpu::graph g = scope.end();
+    CHECK(g.node_count() == 0);
 }

@@ -355,3 +355,22 @@ TEST_CASE("the bias-gradient epilogue, when forced, gives the right gradients or
     check_forced_epilogue<__nv_bfloat16>(nn::mixed_precision::bf16(), true, 1e-2);
     check_forced_epilogue<float>(nn::mixed_precision::fp32(), true, 1e-5);
 }
+
+TEST_CASE("linear's backward may write the input gradient over its input, never a gradient over a "
+          "fused ReLU's output",
+          "[nn][gpu]")
+{
+    const linear_case c{6, 8, 5, true, true, nn::bias_gradient_method::reduction};
+    linear_run<float> run(nn::mixed_precision::fp32(), c);
+    run.fc.forward(run.device.ctx, run.x.ref(), run.y.ref());
+    // The ReLU's mask is the forward's output: a gradient written there first would erase it.
+    CHECK_THROWS_WITH(run.fc.backward(run.device.ctx, run.y.ref(), run.dx.ref()),
+                      ContainsSubstring("gpu::nn::linear(fc)::backward") &&
+                          ContainsSubstring("the fused ReLU reads its mask from that output"));
+    // dW reads the input, so it is computed before the input gradient overwrites it.
+    run.fc.backward(run.device.ctx, run.dy.ref(), run.x.ref());
+    const std::vector<double> dw_reference = finite_differences(run.values, &linear_values::w, 1e-6);
+    CHECK(gpu::test::relative_error<double>(run.gradient(run.fc.weight_index()), dw_reference) < 1e-5);
+    const std::vector<double> dx = download<float>(run.x.data(), run.values.x.size(), run.stream);
+    CHECK(gpu::test::relative_error<double>(dx, finite_differences(run.values, &linear_values::x, 1e-6)) < 1e-5);
+}
