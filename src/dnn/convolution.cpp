@@ -37,7 +37,11 @@ std::optional<std::string> try_fused(const detail::pass_view& view, detail::plan
         return detail::workspace_refusal(query.status);
     }
     const stream_ref stream = view.h.stream();
-    device_buffer<std::byte> workspace(std::max(query.bytes, c.workspace_bytes), stream);
+    std::string refusal;
+    auto workspace = detail::trial_workspace(std::max(query.bytes, c.workspace_bytes), stream, refusal);
+    if (!workspace) {
+        return refusal;
+    }
     if (fused.bias_values.empty()) {
         fused.bias_values = device_buffer<std::byte>(fused.bias.size_bytes(), stream);
         fused.bias_values.fill_zero_async(stream);
@@ -52,7 +56,7 @@ std::optional<std::string> try_fused(const detail::pass_view& view, detail::plan
     const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
         view.h.get(), &one, view.input.get(), buffers.first(), view.filter.get(), buffers.second(),
         view.convolution.get(), static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm),
-        workspace.data(), workspace.size(), &zero, view.output.get(), buffers.out(),
+        workspace->data(), workspace->size(), &zero, view.output.get(), buffers.out(),
         fused.bias.get(), fused.bias_values.data(), fused.activation.get(), view.output.get(),
         buffers.out());
     return detail::trial_verdict(status, stream,

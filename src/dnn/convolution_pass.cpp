@@ -385,6 +385,17 @@ std::string workspace_refusal(cudnnStatus_t status)
            std::to_string(static_cast<int>(status)) + ")";
 }
 
+std::optional<device_buffer<std::byte>> trial_workspace(std::size_t bytes, stream_ref stream,
+                                                        std::string& refusal)
+{
+    try {
+        return device_buffer<std::byte>(bytes, stream);
+    } catch (const gpu::out_of_memory&) {
+        refusal = "its workspace of " + std::to_string(bytes) + " bytes could not be allocated (out of memory)";
+        return std::nullopt;
+    }
+}
+
 template <class Algorithm>
 std::optional<std::string> try_candidate(const pass_view& view, planning_buffers& buffers,
                                          const basic_algorithm_candidate<Algorithm>& c, data_type type)
@@ -396,11 +407,15 @@ std::optional<std::string> try_candidate(const pass_view& view, planning_buffers
         return workspace_refusal(query.status);
     }
     const stream_ref stream = view.h.stream();
-    device_buffer<std::byte> workspace(std::max(query.bytes, c.workspace_bytes), stream);
+    std::string refusal;
+    auto workspace = trial_workspace(std::max(query.bytes, c.workspace_bytes), stream, refusal);
+    if (!workspace) {
+        return refusal;
+    }
     const float zero = 0.0F;
     const cudnnStatus_t status =
         pass_api<Algorithm>::run(view, native_of(c.algorithm), buffers.first(), buffers.second(),
-                                 buffers.out(), workspace.data(), workspace.size(), &zero);
+                                 buffers.out(), workspace->data(), workspace->size(), &zero);
     return trial_verdict(status, stream,
                          std::string(plain_call(pass_of_algorithm<Algorithm>)) + " (trial of " +
                              std::string(to_string(c.algorithm)) + ")");

@@ -124,6 +124,12 @@ cudaError_t check_cuda_context(stream_ref stream, const std::string& what);
 // A trial's refusal when the workspace query of the candidate failed.
 [[nodiscard]] std::string workspace_refusal(cudnnStatus_t status);
 
+// A trial's workspace of `bytes` on `stream`; empty, with `refusal` set to why, when the device
+// is out of memory: the candidate is refused and the next (which may need less) is tried, as the
+// exhaustive search falls back to smaller workspaces.
+[[nodiscard]] std::optional<device_buffer<std::byte>> trial_workspace(std::size_t bytes, stream_ref stream,
+                                                                      std::string& refusal);
+
 // One trial of the pass's plain call on `candidate`, under its math type and with its
 // workspace, on the planning buffers (overwriting the out tensor).
 template <class Algorithm>

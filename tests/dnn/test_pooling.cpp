@@ -291,6 +291,13 @@ TEST_CASE("a pooling forward and backward replay from a CUDA graph", "[dnn][gpu]
     gpu::test::device_tensor<float> dx(in, tensor_layout::nchw, s);
     x.upload(gpu::test::distinct_values(x.element_count(), 3));
     dy.upload(gpu::test::nonzero_values(dy.element_count(), 4));
+    // Warm-up outside the capture: a handle's first calls may load modules or set up lazily.
+    p.forward(h, x.buffer, y.buffer);
+    p.backward(h, y.buffer, dy.buffer, x.buffer, dx.buffer);
+    s.synchronize();
+    // Poisoned again, so that only the replay can write the right values.
+    y.upload(std::vector<double>(y.element_count(), std::nan("")));
+    dx.upload(std::vector<double>(dx.element_count(), std::nan("")));
     cudaGraph_t graph = nullptr;
     REQUIRE(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal) == cudaSuccess);
     p.forward(h, x.buffer, y.buffer);

@@ -131,7 +131,8 @@ public:
     }
 
     /// @brief Plans on these buffers (the exhaustive search times on them, as `cudnn.benchmark`
-    /// does on the real tensors); @p dx is overwritten.
+    /// does on the real tensors); @p dx is overwritten when the plan is searched for, not when it
+    /// comes from the plan cache.
     /// @throws std::invalid_argument also when a buffer's size or element type does not match
     template <class T>
     convolution_backward_data(handle& h, const convolution_problem& problem,
@@ -237,7 +238,8 @@ public:
     {
     }
 
-    /// @brief Plans on these buffers; @p dw is overwritten.
+    /// @brief Plans on these buffers; @p dw is overwritten when the plan is searched for, not
+    /// when it comes from the plan cache.
     /// @throws std::invalid_argument also when a buffer's size or element type does not match
     template <class T>
     convolution_backward_filter(handle& h, const convolution_problem& problem,

@@ -90,7 +90,7 @@ public:
     [[nodiscard]] static std::size_t reserve_bytes(std::size_t elements, data_type type);
 
     /// @brief y = x * mask / (1 - p) with a new mask, written to @p reserve, on @p h's stream.
-    /// x and y may be the same buffer.
+    /// cuDNN does not document dropout in place: give y a buffer of its own.
     /// @tparam T `float`, `__half` or `__nv_bfloat16`
     /// @throws std::invalid_argument when x and y differ in size, x is empty or has more than
     /// INT_MAX elements, or @p reserve is smaller than `reserve_bytes` (sizes named)
@@ -105,7 +105,7 @@ public:
     }
 
     /// @brief dx = dy * mask / (1 - p) with the mask a forward wrote to @p reserve, on @p h's
-    /// stream. dy and dx may be the same buffer.
+    /// stream; dx a buffer of its own (cuDNN does not document the backward in place).
     /// @throws as `forward`
     template <dnn_element T>
     void backward(handle& h, const device_buffer<T>& dy, device_buffer<T>& dx,
