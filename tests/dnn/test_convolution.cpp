@@ -24,7 +24,6 @@
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -878,10 +877,7 @@ struct conv_data {
     }
 };
 
-double error_of(const std::vector<double>& out, const std::vector<double>& ref)
-{
-    return gpu::test::relative_error(std::span<const double>(out), std::span<const double>(ref));
-}
+using gpu::test::error_of;
 
 const std::vector<convolution_problem>& small_problems()
 {

@@ -23,7 +23,6 @@
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -503,13 +502,9 @@ TEST_CASE("the float64 backward references are the forward's adjoints and its fi
 
 namespace {
 
+using gpu::test::error_of;
 using gpu::test::tolerance;
 using gpu::test::type_of;
-
-double error_of(const std::vector<double>& out, const std::vector<double>& ref)
-{
-    return gpu::test::relative_error(std::span<const double>(out), std::span<const double>(ref));
-}
 
 // Random x, w and dy rounded to T (the references see exactly what the GPU sees), in the
 // problem's layout, and the three gradients poisoned with NaN.
