@@ -6,6 +6,8 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/numerics.hpp>
 
+#include "library_types.hpp"
+
 #include <cublas_v2.h>
 
 #include <stdexcept>
@@ -14,26 +16,6 @@
 namespace gpu::blas::detail {
 
 namespace {
-
-cudaDataType to_cuda(element_type type) noexcept
-{
-    switch (type) {
-    case element_type::fp64:
-        return CUDA_R_64F;
-    case element_type::fp16:
-        return CUDA_R_16F;
-    case element_type::bf16:
-        return CUDA_R_16BF;
-    case element_type::fp32:
-        break;
-    }
-    return CUDA_R_32F;
-}
-
-cublasOperation_t to_cublas(operation op) noexcept
-{
-    return op == operation::none ? CUBLAS_OP_N : CUBLAS_OP_T;
-}
 
 cublasComputeType_t compute_type(element_type input, math_mode mode) noexcept
 {
@@ -89,11 +71,11 @@ std::string describe_call(const gemm_call& call, std::string_view compute)
 void enqueue_gemm(cublasHandle_t handle, const gemm_call& call, math_mode mode)
 {
     const gemm_plan& p = call.plan;
-    const cublasOperation_t op_a = to_cublas(p.op_first);
-    const cublasOperation_t op_b = to_cublas(p.op_second);
+    const cublasOperation_t op_a = cublas_operation(p.op_first);
+    const cublasOperation_t op_b = cublas_operation(p.op_second);
     const cublasComputeType_t compute = compute_type(call.input, mode);
-    const cudaDataType ab_type = to_cuda(call.input);
-    const cudaDataType c_type = to_cuda(call.output);
+    const cudaDataType ab_type = cuda_data_type(call.input);
+    const cudaDataType c_type = cuda_data_type(call.output);
     // plan_gemm has checked that every size, leading dimension and the batch count fit an int.
     const int m = static_cast<int>(p.m);
     const int n = static_cast<int>(p.n);

@@ -1,7 +1,8 @@
 // cuBLAS's names for the wing's element types and compute types, for the compiled parts that
-// call cuBLASLt (lt.cpp). Private to src/blas.
+// call cuBLAS (gemm.cpp) and cuBLASLt (lt.cpp). Private to src/blas.
 #pragma once
 
+#include <gpu/blas/gemm_plan.hpp>
 #include <gpu/element_type.hpp>
 
 #include <cublas_api.h>
@@ -23,6 +24,12 @@ namespace gpu::blas::detail {
         break;
     }
     return CUDA_R_32F;
+}
+
+// cuBLAS's operation for a planned operand: transposed or not (plan_gemm says which).
+[[nodiscard]] constexpr cublasOperation_t cublas_operation(operation op) noexcept
+{
+    return op == operation::none ? CUBLAS_OP_N : CUBLAS_OP_T;
 }
 
 // The compute type of a cuBLASLt matmul on inputs of @p input: FP32 accumulation always (FP16

@@ -130,8 +130,8 @@ descriptors make_descriptors(const lt_problem& problem)
     GPU_CUBLAS_CHECK(cublasLtMatmulDescCreate(&raw, lt_compute_type(problem.input, problem.allow_tf32),
                                               CUDA_R_32F));
     d.operation.reset(raw);
-    const std::int32_t transa = p.op_first == operation::none ? CUBLAS_OP_N : CUBLAS_OP_T;
-    const std::int32_t transb = p.op_second == operation::none ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const std::int32_t transa = cublas_operation(p.op_first);
+    const std::int32_t transb = cublas_operation(p.op_second);
     const std::uint32_t epilogue = to_cublaslt(problem.epilogue);
     set_attribute(raw, CUBLASLT_MATMUL_DESC_TRANSA, transa);
     set_attribute(raw, CUBLASLT_MATMUL_DESC_TRANSB, transb);

@@ -59,11 +59,13 @@ void adamw::step(float* params, const float* grads, std::size_t count, stream_re
                  const float* found_inf, const float* grad_scale)
 {
     constexpr const char* function = "gpu::nn::adamw::step";
-    GPU_EXPECTS(count == size(), std::invalid_argument, function, ": ", count,
-                " parameters given to an optimizer of ", size());
     GPU_EXPECTS((params != nullptr && grads != nullptr) || count == 0, std::invalid_argument, function,
                 ": null ", params == nullptr ? "parameters" : "gradients", " for ", count, " elements");
+    // Before the count is compared with size(): a moved-from optimizer has size 0, and its
+    // caller's right-sized buffers must hear that it is empty, not that they are the wrong size.
     require_state("step");
+    GPU_EXPECTS(count == size(), std::invalid_argument, function, ": ", count,
+                " parameters given to an optimizer of ", size());
     GPU_CUDA_CHECK(detail::kernels::adamw_step(params, grads, exp_avg_.data(), exp_avg_sq_.data(),
                                                static_cast<long long>(count), step_.data(),
                                                factors_.data(), options_.lr, options_.beta1,
@@ -88,10 +90,10 @@ void adamw::step(device_buffer<float>& params, const device_buffer<float>& grads
         return;
     }
     // Everything is checked before the scaler's check is queued, so a refused step queues nothing.
+    require_state("step");
     GPU_EXPECTS(params.size() == size() && grads.size() == size(), std::invalid_argument,
                 "gpu::nn::adamw::step: ", params.size(), " parameters and ", grads.size(),
                 " gradients given to an optimizer of ", size());
-    require_state("step");
     // The check and the step share the flag; gradients unscaled already must not be divided again.
     const bool unscaled = scaler.unscaled();
     if (!unscaled) {
@@ -133,11 +135,11 @@ void adamw::set_step(std::int64_t step, stream_ref stream)
 void adamw::load_state(const adamw_state& state, stream_ref stream)
 {
     constexpr const char* function = "gpu::nn::adamw::load_state";
+    GPU_EXPECTS(state.step >= 0, std::invalid_argument, function, ": step ", state.step, " is negative");
+    require_state("load_state"); // before the sizes are compared with size() (0 when moved from)
     GPU_EXPECTS(state.exp_avg.size() == size() && state.exp_avg_sq.size() == size(), std::invalid_argument,
                 function, ": exp_avg of ", state.exp_avg.size(), " and exp_avg_sq of ",
                 state.exp_avg_sq.size(), " values for an optimizer of ", size(), " parameters");
-    GPU_EXPECTS(state.step >= 0, std::invalid_argument, function, ": step ", state.step, " is negative");
-    require_state("load_state");
     exp_avg_.copy_from_host_async(state.exp_avg, stream);
     exp_avg_sq_.copy_from_host_async(state.exp_avg_sq, stream);
     set_step(state.step, stream);
@@ -148,11 +150,11 @@ void adamw::load_state(std::int64_t step, const device_buffer<float>& exp_avg,
                        const device_buffer<float>& exp_avg_sq, stream_ref stream)
 {
     constexpr const char* function = "gpu::nn::adamw::load_state";
+    GPU_EXPECTS(step >= 0, std::invalid_argument, function, ": step ", step, " is negative");
+    require_state("load_state"); // before the sizes are compared with size() (0 when moved from)
     GPU_EXPECTS(exp_avg.size() == size() && exp_avg_sq.size() == size(), std::invalid_argument, function,
                 ": exp_avg of ", exp_avg.size(), " and exp_avg_sq of ", exp_avg_sq.size(),
                 " values for an optimizer of ", size(), " parameters");
-    GPU_EXPECTS(step >= 0, std::invalid_argument, function, ": step ", step, " is negative");
-    require_state("load_state");
     exp_avg_.copy_from_async(exp_avg, stream);
     exp_avg_sq_.copy_from_async(exp_avg_sq, stream);
     set_step(step, stream);

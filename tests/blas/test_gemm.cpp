@@ -12,6 +12,7 @@
 #include <cublas_v2.h>
 
 #include "catch.hpp"
+#include <element_cast.hpp>
 #include <test_support.hpp>
 
 #include <gpu/capture.hpp>
@@ -56,18 +57,6 @@ float* const fake_a = reinterpret_cast<float*>(std::uintptr_t{0x100000});
 float* const fake_b = reinterpret_cast<float*>(std::uintptr_t{0x200000});
 float* const fake_c = reinterpret_cast<float*>(std::uintptr_t{0x300000});
 
-template <class T>
-T from_double(double value)
-{
-    if constexpr (std::is_same_v<T, __half>) {
-        return __float2half(static_cast<float>(value));
-    } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-        return __float2bfloat16(static_cast<float>(value));
-    } else {
-        return static_cast<T>(value);
-    }
-}
-
 // Host storage for one operand plus its view; `values` are the elements as doubles (after
 // rounding to T), laid out exactly like `storage`, for the float64 reference.
 template <class T>
@@ -87,9 +76,9 @@ struct host_matrix {
         const auto size = static_cast<std::size_t>(std::max<std::int64_t>(1, outer) * ld);
         const auto random = gpu::test::random_doubles(size, seed);
         for (const double x : random) {
-            const T value = poison ? from_double<T>(std::numeric_limits<double>::quiet_NaN()) : from_double<T>(x);
+            const T value = gpu::test::narrow<T>(poison ? std::numeric_limits<double>::quiet_NaN() : x);
             storage.push_back(value);
-            values.push_back(static_cast<double>(value));
+            values.push_back(gpu::test::widen(value));
         }
     }
     [[nodiscard]] blas::matrix_view<double> reference_view() { return {values.data(), rows, cols, ld, order}; }

@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
-#include <span>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -120,10 +119,7 @@ const std::vector<function_reference>& functions()
     return all;
 }
 
-double error_of(const std::vector<double>& out, const std::vector<double>& ref)
-{
-    return gpu::test::relative_error(std::span<const double>(out), std::span<const double>(ref));
-}
+using gpu::test::error_of;
 
 template <class T>
 void check_function(gpu::dnn::handle& h, gpu::stream_ref s, const function_reference& ref,

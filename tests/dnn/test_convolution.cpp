@@ -1,5 +1,6 @@
 // gpu/dnn/convolution.hpp: problems, options, cache keys, algorithm selection and explanations
 // on the host; forward convolutions against a float64 CPU reference on a GPU.
+#include "candidates.hpp"
 #include "convolution_selection.hpp" // the wing's private selection machinery
 #include "reference_convolution.hpp"
 #include "typed_values.hpp"
@@ -24,7 +25,6 @@
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -42,27 +42,13 @@ using gpu::dnn::convolution_problem;
 using gpu::dnn::data_type;
 using gpu::dnn::math_type;
 using gpu::dnn::tensor_layout;
+using gpu::test::candidate;
 
 namespace {
 
 convolution_problem article_problem()
 {
     return {.input = {32, 3, 224, 224}, .filter = {64, 3, 3, 3}, .geometry = {.padding = {1, 1}}};
-}
-
-algorithm_candidate candidate(convolution_algorithm algorithm, std::size_t workspace,
-                              std::optional<double> time_ms = std::nullopt,
-                              bool deterministic = true, math_type math = math_type::fma,
-                              std::string status = "CUDNN_STATUS_SUCCESS")
-{
-    algorithm_candidate c;
-    c.algorithm = algorithm;
-    c.status = std::move(status);
-    c.workspace_bytes = workspace;
-    c.time_ms = time_ms;
-    c.deterministic = deterministic;
-    c.math = math;
-    return c;
 }
 
 } // namespace
@@ -878,10 +864,7 @@ struct conv_data {
     }
 };
 
-double error_of(const std::vector<double>& out, const std::vector<double>& ref)
-{
-    return gpu::test::relative_error(std::span<const double>(out), std::span<const double>(ref));
-}
+using gpu::test::error_of;
 
 const std::vector<convolution_problem>& small_problems()
 {

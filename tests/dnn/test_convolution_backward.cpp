@@ -3,6 +3,7 @@
 // adjoint and its finite differences; on a GPU, backward data, filter and bias against those
 // references under every policy, layout and type, bit-identical deterministic runs, gradient
 // accumulation and the errors of a run.
+#include "candidates.hpp"
 #include "convolution_pass.hpp" // the wing's private planning pieces (descriptors)
 #include "convolution_selection.hpp" // the wing's private selection machinery
 #include "reference_convolution.hpp"
@@ -23,7 +24,6 @@
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -48,28 +48,13 @@ using gpu::dnn::data_type;
 using gpu::dnn::gradient_update;
 using gpu::dnn::math_type;
 using gpu::dnn::tensor_layout;
+using gpu::test::candidate;
 
 namespace {
 
 convolution_problem small_problem()
 {
     return {.input = {2, 3, 9, 11}, .filter = {4, 3, 3, 3}, .geometry = {.padding = {1, 1}}};
-}
-
-template <class Algorithm>
-gpu::dnn::basic_algorithm_candidate<Algorithm>
-candidate(Algorithm algorithm, std::size_t workspace, std::optional<double> time_ms = std::nullopt,
-          bool deterministic = true, math_type math = math_type::fma,
-          std::string status = "CUDNN_STATUS_SUCCESS")
-{
-    gpu::dnn::basic_algorithm_candidate<Algorithm> c;
-    c.algorithm = algorithm;
-    c.status = std::move(status);
-    c.workspace_bytes = workspace;
-    c.time_ms = time_ms;
-    c.deterministic = deterministic;
-    c.math = math;
-    return c;
 }
 
 gpu::dnn::handle empty_handle() { return gpu::dnn::handle::from_native_handle(nullptr); }
@@ -503,13 +488,9 @@ TEST_CASE("the float64 backward references are the forward's adjoints and its fi
 
 namespace {
 
+using gpu::test::error_of;
 using gpu::test::tolerance;
 using gpu::test::type_of;
-
-double error_of(const std::vector<double>& out, const std::vector<double>& ref)
-{
-    return gpu::test::relative_error(std::span<const double>(out), std::span<const double>(ref));
-}
 
 // Random x, w and dy rounded to T (the references see exactly what the GPU sees), in the
 // problem's layout, and the three gradients poisoned with NaN.

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <span>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -149,10 +148,7 @@ std::vector<double> reference_backward(const std::vector<double>& y, const std::
     return dx;
 }
 
-double error_of(const std::vector<double>& out, const std::vector<double>& ref)
-{
-    return gpu::test::relative_error(std::span<const double>(out), std::span<const double>(ref));
-}
+using gpu::test::error_of;
 
 template <class T>
 void check_softmax(gpu::dnn::handle& h, gpu::stream_ref s, const std::vector<int>& dims,

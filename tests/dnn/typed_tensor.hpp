@@ -1,10 +1,10 @@
 // Device tensors of float, __half or __nv_bfloat16 for the [gpu] tests of the typed operations
 // (pooling, activation, softmax, dropout): values in logical order as doubles (exactly what the
-// device holds, after rounding to the type), stored in a layout, outputs poisoned with NaN.
-// Test code only.
+// device holds, after rounding to the type), stored in a layout, outputs poisoned with NaN; the
+// conversions, tolerances and transfers are typed_values.hpp's. Test code only.
 #pragma once
 
-#include "reference_convolution.hpp" // to_storage, from_storage
+#include "typed_values.hpp" // upload_rounded, download, poison, tolerance_of, error_of
 
 #include <gpu/dnn/element.hpp>
 #include <gpu/dnn/handle.hpp>
@@ -12,55 +12,16 @@
 #include <gpu/memory.hpp>
 #include <gpu/stream.hpp>
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <numeric>
 #include <random>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace gpu::test {
-
-/// @p value rounded to T.
-template <class T>
-T to_element(double value)
-{
-    const auto single = static_cast<float>(value);
-    if constexpr (std::is_same_v<T, float>) {
-        return single;
-    } else if constexpr (std::is_same_v<T, __half>) {
-        return __float2half(single);
-    } else {
-        return __float2bfloat16(single);
-    }
-}
-
-/// @p value as a double (exact).
-template <class T>
-double to_double_value(T value)
-{
-    if constexpr (std::is_same_v<T, float>) {
-        return value;
-    } else if constexpr (std::is_same_v<T, __half>) {
-        return static_cast<double>(__half2float(value));
-    } else {
-        return static_cast<double>(__bfloat162float(value));
-    }
-}
-
-/// The tolerance of DESIGN.md for a relative error in T: 1e-5 for fp32, 1e-2 for fp16/bf16.
-template <class T>
-constexpr double tolerance_of()
-{
-    return std::is_same_v<T, float> ? 1e-5 : 1e-2;
-}
 
 /// @p n distinct values in a random order: the integers -n/2 ... n/2 - 1 divided by 2^scale_bits
 /// (exact in every type when n <= 512: bf16 holds the integers up to 256 exactly). Distinct
@@ -104,44 +65,22 @@ struct device_tensor {
         poison();
     }
 
-    [[nodiscard]] std::size_t element_count() const
-    {
-        std::size_t count = 1;
-        for (const int d : dims) {
-            count *= static_cast<std::size_t>(d);
-        }
-        return count;
-    }
+    [[nodiscard]] std::size_t element_count() const { return gpu::test::element_count(dims); }
 
     /// Rounds @p logical to T, stores it in the layout, and keeps the rounded values.
-    void upload(const std::vector<double>& logical)
-    {
-        std::vector<T> typed(logical.size());
-        values.resize(logical.size());
-        for (std::size_t i = 0; i < logical.size(); ++i) {
-            typed[i] = to_element<T>(logical[i]);
-            values[i] = to_double_value(typed[i]);
-        }
-        buffer.copy_from_host(to_storage(typed, dims, layout));
-    }
+    void upload(const std::vector<double>& logical) { values = upload_rounded(buffer, logical, dims, layout); }
 
     /// Fills the buffer with NaN, so that an element an operation does not write shows.
     void poison()
     {
-        buffer.copy_from_host(std::vector<T>(element_count(), to_element<T>(std::numeric_limits<double>::quiet_NaN())));
+        gpu::test::poison(buffer);
         values.clear();
     }
 
     /// The device's values in logical order; waits for @p s first.
     [[nodiscard]] std::vector<double> download(gpu::stream_ref s) const
     {
-        s.synchronize();
-        const std::vector<T> logical = from_storage(buffer.to_host(), dims, layout);
-        std::vector<double> result(logical.size());
-        for (std::size_t i = 0; i < logical.size(); ++i) {
-            result[i] = to_double_value(logical[i]);
-        }
-        return result;
+        return gpu::test::download(buffer, dims, layout, s);
     }
 };
 

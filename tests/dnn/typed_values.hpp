@@ -1,10 +1,14 @@
-// Element types of the convolution tests: the data_type of a C++ element type, conversions
-// from float and to double, a quiet NaN to poison outputs with, the tolerance of each type, and
-// device buffers filled from (and read back into) float64 references in a layout's order. Test
-// code only; the device helpers need a GPU.
+// Element types of the dnn tests (convolutions, and the typed operations through
+// typed_tensor.hpp): the data_type of a C++ element type, a quiet NaN to poison outputs with, the
+// tolerance of each type, the relative error of a result, and device buffers filled from (and
+// read back into) float64 references in a layout's order. The conversions themselves are
+// element_cast.hpp's. Test code only; the device helpers need a GPU.
 #pragma once
 
 #include "reference_convolution.hpp"
+
+#include <element_cast.hpp>
+#include <test_support.hpp>
 
 #include <gpu/dnn/types.hpp>
 #include <gpu/memory.hpp>
@@ -14,6 +18,7 @@
 #include <cuda_fp16.h>
 
 #include <limits>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -31,23 +36,6 @@ constexpr dnn::data_type type_of()
         return dnn::data_type::bf16;
     }
 }
-
-/// @p v rounded to @p T.
-template <class T>
-T from_float(float v)
-{
-    if constexpr (std::is_same_v<T, float>) {
-        return v;
-    } else if constexpr (std::is_same_v<T, __half>) {
-        return __float2half(v);
-    } else {
-        return __float2bfloat16(v);
-    }
-}
-
-inline double to_double(float v) { return v; }
-inline double to_double(__half v) { return static_cast<double>(__half2float(v)); }
-inline double to_double(__nv_bfloat16 v) { return static_cast<double>(__bfloat162float(v)); }
 
 /// A quiet NaN of @p T.
 template <class T>
@@ -75,21 +63,29 @@ inline double tolerance(dnn::data_type type, bool tf32)
     return tf32 ? 1e-3 : 1e-5;
 }
 
-/// Copies @p values (logical order, rounded to T) into @p buffer in @p layout's order and
-/// returns what the device holds, as doubles in logical order: the reference sees exactly the
-/// GPU's inputs.
+/// The tolerance of @p T without TF32: 1e-5 for fp32, 1e-2 for fp16/bf16.
 template <class T>
-std::vector<double> upload_rounded(device_buffer<T>& buffer, const std::vector<float>& values,
+double tolerance_of()
+{
+    return tolerance(type_of<T>(), false);
+}
+
+/// ‖out − ref‖ / ‖ref‖ of two vectors of doubles (`relative_error`).
+inline double error_of(const std::vector<double>& out, const std::vector<double>& ref)
+{
+    return relative_error(std::span<const double>(out), std::span<const double>(ref));
+}
+
+/// Copies @p values (logical order, float or double, rounded to T) into @p buffer in @p layout's
+/// order and returns what the device holds, as doubles in logical order: the reference sees
+/// exactly the GPU's inputs.
+template <class T, class From>
+std::vector<double> upload_rounded(device_buffer<T>& buffer, const std::vector<From>& values,
                                    const std::vector<int>& dims, dnn::tensor_layout layout)
 {
-    std::vector<T> typed(values.size());
-    std::vector<double> reference(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-        typed[i] = from_float<T>(values[i]);
-        reference[i] = to_double(typed[i]);
-    }
+    const std::vector<T> typed = narrowed<T>(values);
     buffer.copy_from_host(to_storage(typed, dims, layout));
-    return reference;
+    return widened(typed);
 }
 
 /// @p buffer (in @p layout's order) as doubles in logical order, after @p stream's work.
@@ -98,12 +94,7 @@ std::vector<double> download(const device_buffer<T>& buffer, const std::vector<i
                              dnn::tensor_layout layout, stream_ref stream)
 {
     stream.synchronize();
-    const std::vector<T> logical = from_storage(buffer.to_host(), dims, layout);
-    std::vector<double> values(logical.size());
-    for (std::size_t i = 0; i < logical.size(); ++i) {
-        values[i] = to_double(logical[i]);
-    }
-    return values;
+    return widened(from_storage(buffer.to_host(), dims, layout));
 }
 
 /// Fills @p buffer with NaN, so that an element a pass leaves unwritten fails the comparison.

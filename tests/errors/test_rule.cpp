@@ -7,11 +7,13 @@
 // moves every owner for real.
 #include <gpu/blas/gemm.hpp>
 #include <gpu/blas/handle.hpp>
+#include <gpu/blas/lt.hpp>
 #include <gpu/blas/random.hpp>
 #include <gpu/device.hpp>
 #include <gpu/dnn/activation.hpp>
 #include <gpu/dnn/activation_descriptor.hpp>
 #include <gpu/dnn/convolution.hpp>
+#include <gpu/dnn/convolution_backward.hpp>
 #include <gpu/dnn/convolution_descriptor.hpp>
 #include <gpu/dnn/dropout.hpp>
 #include <gpu/dnn/filter_descriptor.hpp>
@@ -23,10 +25,16 @@
 #include <gpu/event.hpp>
 #include <gpu/graph.hpp>
 #include <gpu/memory.hpp>
+#include <gpu/nn/adamw.hpp>
+#include <gpu/nn/cross_entropy.hpp>
+#include <gpu/nn/format_error.hpp>
+#include <gpu/nn/grad_scaler.hpp>
+#include <gpu/nn/parameters.hpp>
 #include <gpu/stream.hpp>
 
 #include "catch.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -40,6 +48,7 @@ namespace {
 
 namespace blas = gpu::blas;
 namespace dnn = gpu::dnn;
+namespace nn = gpu::nn;
 
 float* const fake_a = reinterpret_cast<float*>(std::uintptr_t{0x100000});
 float* const fake_b = reinterpret_cast<float*>(std::uintptr_t{0x200000});
@@ -60,6 +69,19 @@ void check_empty_blas_handle(blas::handle& h)
                                blas::matrix_view<const float>(fake_b, 4, 2),
                                blas::matrix_view<float>(fake_c, 3, 2)),
                     std::logic_error);
+}
+
+// Every use of an lt_handle that holds nothing is a logic_error, the matmuls included.
+void check_empty_lt_handle(blas::lt_handle& h)
+{
+    const auto a = blas::row_major(static_cast<const float*>(fake_a), 3, 4);
+    const auto b = blas::row_major(static_cast<const float*>(fake_b), 4, 2);
+    const auto c = blas::row_major(fake_c, 3, 2);
+    CHECK_THROWS_AS(blas::lt_matmul(h, a, b, c), std::logic_error);
+    CHECK_THROWS_AS(blas::lt_matmul_bias(h, a, b, c, static_cast<const float*>(fake_a)), std::logic_error);
+    CHECK_THROWS_AS(static_cast<void>(blas::lt_supports_bias_gradient(h, a, b, c, fake_a)), std::logic_error);
+    CHECK_THROWS_AS(h.set_stream(gpu::legacy_default_stream), std::logic_error);
+    CHECK_THROWS_AS(h.set_workspace_size(1024), std::logic_error);
 }
 
 // Every use of a dnn::handle that holds nothing is a logic_error, planning included.
@@ -97,6 +119,21 @@ TEST_CASE("an empty wing owner refuses to be used with logic_error", "[rule]")
     check_empty_blas_handle(b);
     dnn::handle d = dnn::handle::from_native_handle(nullptr);
     check_empty_dnn_handle(d);
+    blas::lt_handle lt = blas::lt_handle::from_native_handle(nullptr, gpu::legacy_default_stream);
+    check_empty_lt_handle(lt);
+}
+
+TEST_CASE("an nn parameter store used before allocate refuses with logic_error", "[rule]")
+{
+    // The store is neither copyable nor movable: its empty state is the one before allocate.
+    nn::parameters store;
+    store.add("fc.weight", {4, 3}, nn::initialization::zeros());
+    CHECK_THROWS_AS(store.view(0), std::logic_error);
+    CHECK_THROWS_AS(store.zero_grad(gpu::legacy_default_stream), std::logic_error);
+    CHECK_THROWS_AS(store.refresh_working_copy(gpu::legacy_default_stream), std::logic_error);
+    CHECK_THROWS_AS(store.initialize(1, gpu::legacy_default_stream), std::logic_error);
+    // A bad argument stays a bad argument on it.
+    CHECK_THROWS_AS(store.view(1), std::invalid_argument);
 }
 
 TEST_CASE("moved-from cuDNN descriptors refuse to be used with logic_error", "[rule]")
@@ -173,6 +210,18 @@ TEST_CASE("bad arguments are invalid_argument naming the values, in every floor"
     dnn::convolution_problem p = small_problem();
     p.filter = {4, 5, 3, 3};
     CHECK_THROWS_AS(dnn::convolution(no_handle, p), std::invalid_argument);
+    CHECK_THROWS_AS(dnn::convolution_backward_data(no_handle, p), std::invalid_argument);
+    blas::lt_handle no_lt = blas::lt_handle::from_native_handle(nullptr, gpu::legacy_default_stream);
+    CHECK_THROWS_WITH(blas::lt_matmul(no_lt, blas::row_major(static_cast<const float*>(fake_a), 3, 4),
+                                      blas::row_major(static_cast<const float*>(fake_b), 5, 2),
+                                      blas::row_major(fake_c, 3, 2)),
+                      ContainsSubstring("a has 4 columns, b has 5 rows"));
+    // The nn floor checks its options before it allocates anything, so no GPU is needed here.
+    CHECK_THROWS_WITH(nn::adamw(8, gpu::legacy_default_stream, {.beta1 = 1.5}), ContainsSubstring("beta1 1.5"));
+    CHECK_THROWS_WITH(nn::grad_scaler(gpu::legacy_default_stream, {.growth_interval = 0}),
+                      ContainsSubstring("growth_interval 0"));
+    CHECK_THROWS_WITH(nn::cross_entropy(0, gpu::element_type::fp32, gpu::legacy_default_stream),
+                      ContainsSubstring("classes 0"));
 }
 
 TEST_CASE("library failures are gpu::error subclasses of each library's floor", "[rule]")
@@ -182,6 +231,10 @@ TEST_CASE("library failures are gpu::error subclasses of each library's floor", 
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, blas::random_error>);
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, dnn::dnn_error>);
     STATIC_REQUIRE(std::is_base_of_v<dnn::dnn_error, dnn::no_algorithm_error>);
+    // A file that breaks its format is no library failure and no bad argument: the nn floor's
+    // format_error is a std::runtime_error, like the filesystem_error of a file that cannot be read.
+    STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, nn::format_error>);
+    STATIC_REQUIRE(!std::is_base_of_v<gpu::error, nn::format_error>);
     CHECK_THROWS_AS(GPU_CHECK(cudaErrorInvalidValue), gpu::cuda_error);
     CHECK_THROWS_AS(GPU_CHECK(CUBLAS_STATUS_INVALID_VALUE), blas::blas_error);
     CHECK_THROWS_AS(GPU_CHECK(CURAND_STATUS_TYPE_ERROR), blas::random_error);
@@ -230,4 +283,60 @@ TEST_CASE("every owner, really moved from, refuses to be used with logic_error",
     gpu::device_buffer<float> y(small_problem().output_elements(), s2);
     CHECK_THROWS_AS(plan.forward(d2, x, w, y), std::logic_error); // NOLINT(bugprone-use-after-move)
     s2.synchronize();
+}
+
+TEST_CASE("the owners of issue 11, really moved from, refuse to be used with logic_error", "[rule][gpu]")
+{
+    const gpu::stream s(gpu::stream_flags::non_blocking);
+    blas::lt_handle lt(s);
+    const blas::lt_handle lt2(std::move(lt));
+    check_empty_lt_handle(lt); // NOLINT(bugprone-use-after-move)
+
+    dnn::handle d(s);
+    const dnn::convolution_problem p = small_problem();
+    gpu::device_buffer<float> x(p.input_elements(), s);
+    gpu::device_buffer<float> w(p.filter_elements(), s);
+    gpu::device_buffer<float> y(p.output_elements(), s);
+    dnn::convolution_backward_data data(d, p);
+    const dnn::convolution_backward_data data2(std::move(data));
+    dnn::convolution_backward_filter filter(d, p);
+    const dnn::convolution_backward_filter filter2(std::move(filter));
+    dnn::dropout drop(d, 0.5F, 1);
+    const dnn::dropout drop2(std::move(drop));
+    gpu::device_buffer<std::byte> reserve(dnn::dropout::reserve_bytes(x.size(), dnn::data_type::fp32), s);
+
+    // Each is given the buffers of the object it was moved into: right-sized, so only its
+    // emptiness is wrong.
+    const std::size_t n = 64;
+    nn::adamw optimizer(n, s);
+    nn::adamw optimizer2(std::move(optimizer));
+    nn::grad_scaler scaler(s);
+    nn::grad_scaler scaler2(std::move(scaler));
+    nn::cross_entropy loss(10, gpu::element_type::fp32, s);
+    const nn::cross_entropy loss2(std::move(loss));
+    gpu::device_buffer<float> params(n, s);
+    gpu::device_buffer<float> grads(n, s);
+    gpu::device_buffer<std::int32_t> labels(4, s);
+
+    // NOLINTBEGIN(bugprone-use-after-move): the documented moved-from state is what is tested
+    CHECK_THROWS_AS(data.backward_data(d, w, y, x), std::logic_error);
+    CHECK_THROWS_AS(filter.backward_filter(d, x, y, w), std::logic_error);
+    CHECK_THROWS_AS(drop.forward(d, x, x, reserve), std::logic_error);
+    CHECK_THROWS_AS(optimizer.step(params, grads, s), std::logic_error);
+    CHECK_THROWS_AS(optimizer.step(params, grads, scaler2, s), std::logic_error);
+    CHECK_THROWS_AS(optimizer2.step(params, grads, scaler, s), std::logic_error);
+    CHECK_THROWS_AS(optimizer.load_state(nn::adamw_state{.step = 0, .exp_avg = std::vector<float>(n),
+                                                         .exp_avg_sq = std::vector<float>(n)},
+                                         s),
+                    std::logic_error);
+    CHECK_THROWS_AS(static_cast<void>(optimizer.step_count(s)), std::logic_error);
+    CHECK_THROWS_AS(scaler.scale(), std::logic_error);
+    CHECK_THROWS_AS(scaler.unscale(grads, s), std::logic_error);
+    CHECK_THROWS_AS(scaler.update(s), std::logic_error);
+    CHECK_THROWS_AS(static_cast<void>(scaler.current_scale(s)), std::logic_error);
+    CHECK_THROWS_AS(loss.forward(params.data(), labels.data(), 4, params.data(), s), std::logic_error);
+    CHECK_THROWS_AS(loss.backward(params.data(), labels.data(), 4, params.data(), nullptr, s), std::logic_error);
+    CHECK_THROWS_AS(loss.check_labels(s), std::logic_error);
+    // NOLINTEND(bugprone-use-after-move)
+    s.synchronize();
 }

@@ -10,6 +10,7 @@
 #include "catch.hpp"
 
 #include "test_support.hpp"
+#include <element_cast.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -76,8 +77,6 @@ struct reference {
     }
 };
 
-std::vector<double> widened(const std::vector<float>& values) { return {values.begin(), values.end()}; }
-
 gpu::device_buffer<float> device_float(float value, gpu::stream_ref s)
 {
     return gpu::device_buffer<float>::from_host(std::vector<float>{value}, s);
@@ -98,7 +97,7 @@ TEST_CASE("the fused AdamW kernel matches the float64 reference after several st
     CHECK(optimizer.size() == n);
     CHECK(optimizer.step_count(s) == 0);
 
-    std::vector<double> theta = widened(start);
+    std::vector<double> theta = gpu::test::widened(start);
     reference ref{options, std::vector<double>(n), std::vector<double>(n)};
     for (std::uint32_t step = 0; step < 6; ++step) {
         const std::vector<float> g = gpu::test::random_floats(n, 10 + step);

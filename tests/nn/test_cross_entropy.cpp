@@ -9,6 +9,7 @@
 #include "catch.hpp"
 
 #include "test_support.hpp"
+#include <element_cast.hpp>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -120,8 +121,6 @@ std::vector<std::int32_t> labels_for(std::size_t batch, int classes, std::uint32
     return labels;
 }
 
-std::vector<double> widened(const std::vector<float>& values) { return {values.begin(), values.end()}; }
-
 float read_float(const gpu::device_buffer<float>& value) { return value.to_host().at(0); }
 
 // Runs forward and backward on FP32 logits; returns the loss and the gradient.
@@ -157,9 +156,10 @@ TEST_CASE("FP32 forward and backward match the float64 reference", "[nn][cross_e
         const std::vector<float> x = logits_for(batch * classes, 1 + classes);
         const std::vector<std::int32_t> labels = labels_for(batch, classes, 3);
         const pass_result r = run_fp32(x, labels, classes, nullptr, s);
-        const double expected = reference_loss(widened(x), labels, classes);
+        const std::vector<double> exact = gpu::test::widened(x);
+        const double expected = reference_loss(exact, labels, classes);
         CHECK(std::abs(r.loss - expected) / expected < 1e-5);
-        CHECK(gpu::test::relative_error<float>(r.grad, reference_gradient(widened(x), labels, classes, 1.0)) < 1e-5);
+        CHECK(gpu::test::relative_error<float>(r.grad, reference_gradient(exact, labels, classes, 1.0)) < 1e-5);
     }
 }
 
@@ -176,8 +176,8 @@ TEST_CASE("the backward pass agrees with central finite differences of the loss"
     std::vector<double> fd64(x.size());
     std::vector<double> fd32(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
-        std::vector<double> up = widened(x);
-        std::vector<double> down = widened(x);
+        std::vector<double> up = gpu::test::widened(x);
+        std::vector<double> down = gpu::test::widened(x);
         const double h64 = 1e-5;
         up[i] += h64;
         down[i] -= h64;
@@ -215,42 +215,13 @@ TEST_CASE("the loss scale multiplies the gradient, not the loss", "[nn][cross_en
 
 namespace {
 
-// Host copies of FP16 / BF16 values and their exact float64 meaning.
-template <class Half>
-std::vector<Half> narrowed(const std::vector<float>& x)
-{
-    std::vector<Half> out(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        if constexpr (std::is_same_v<Half, __half>) {
-            out[i] = __float2half_rn(x[i]);
-        } else {
-            out[i] = __float2bfloat16_rn(x[i]);
-        }
-    }
-    return out;
-}
-
-template <class Half>
-std::vector<double> widened_half(const std::vector<Half>& x)
-{
-    std::vector<double> out(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        if constexpr (std::is_same_v<Half, __half>) {
-            out[i] = __half2float(x[i]);
-        } else {
-            out[i] = __bfloat162float(x[i]);
-        }
-    }
-    return out;
-}
-
 template <class Half>
 void check_half_precision(element_type type)
 {
     gpu::stream s;
     const int classes = 10;
     const std::size_t batch = 128;
-    const std::vector<Half> x = narrowed<Half>(logits_for(batch * classes, 23));
+    const std::vector<Half> x = gpu::test::narrowed<Half>(logits_for(batch * classes, 23));
     const std::vector<std::int32_t> labels = labels_for(batch, classes, 4);
     cross_entropy loss(classes, type, s);
     auto logits = gpu::device_buffer<Half>::from_host(x, s);
@@ -262,10 +233,10 @@ void check_half_precision(element_type type)
     loss.backward(logits.data(), y.data(), static_cast<std::int64_t>(batch), grad.data(), scale.data(), s);
 
     // Against the reference of the logits as they are in memory (computed in FP32 on the device).
-    const std::vector<double> exact = widened_half(x);
+    const std::vector<double> exact = gpu::test::widened(x);
     const double expected = reference_loss(exact, labels, classes);
     CHECK(std::abs(read_float(out) - expected) / expected < 1e-5);
-    CHECK(gpu::test::relative_error<double>(widened_half(grad.to_host()),
+    CHECK(gpu::test::relative_error<double>(gpu::test::widened(grad.to_host()),
                                             reference_gradient(exact, labels, classes, 1024.0)) < 1e-2);
 }
 
@@ -391,8 +362,8 @@ TEST_CASE("count_correct counts argmax hits, first maximum on ties, NaN never wi
     const int wide = 37;
     const std::vector<float> big = logits_for(batch * wide, 51);
     const std::vector<std::int32_t> big_labels = labels_for(batch, wide, 7);
-    const std::vector<__half> half = narrowed<__half>(big);
-    const std::vector<double> exact = widened_half(half);
+    const std::vector<__half> half = gpu::test::narrowed<__half>(big);
+    const std::vector<double> exact = gpu::test::widened(half);
     int expected = 0;
     for (std::size_t r = 0; r < batch; ++r) {
         const auto first = exact.begin() + static_cast<std::ptrdiff_t>(r * wide);

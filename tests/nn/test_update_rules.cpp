@@ -7,6 +7,7 @@
 #include "catch.hpp"
 
 #include "test_support.hpp"
+#include <element_cast.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -69,11 +70,6 @@ struct rules_adamw {
     }
 };
 
-std::vector<double> widened(const std::vector<float>& values)
-{
-    return {values.begin(), values.end()};
-}
-
 // Gradients of mixed magnitudes (1e-4 to 1): the bias correction and eps both matter.
 std::vector<float> gradients(std::size_t n, std::uint32_t seed)
 {
@@ -92,13 +88,13 @@ TEST_CASE("the AdamW rule follows PyTorch's documented algorithm over several st
     const double lr = 1e-2;
     const double wd = 0.1; // large enough that coupled (Adam's L2) decay would differ visibly
     std::vector<float> params = gpu::test::random_floats(n, 1);
-    std::vector<double> theta = widened(params);
+    std::vector<double> theta = gpu::test::widened(params);
     reference_adamw ref{lr, 0.9, 0.999, 1e-8, wd, std::vector<double>(n), std::vector<double>(n)};
     rules_adamw fast{lr, 0.9, 0.999, 1e-8, wd, std::vector<float>(n), std::vector<float>(n)};
     for (std::uint32_t step = 0; step < 8; ++step) {
         const std::vector<float> g = gradients(n, 100 + step);
         fast.step(params, g, nullptr);
-        ref.step(theta, widened(g));
+        ref.step(theta, gpu::test::widened(g));
     }
     CHECK(fast.step_count == 8);
     CHECK(gpu::test::relative_error<float>(params, theta) < 1e-5);
@@ -124,13 +120,13 @@ TEST_CASE("without weight decay or with lr 0 the rule is plain Adam or no change
 {
     constexpr std::size_t n = 64;
     std::vector<float> params = gpu::test::random_floats(n, 7);
-    std::vector<double> theta = widened(params);
+    std::vector<double> theta = gpu::test::widened(params);
     reference_adamw ref{1e-3, 0.8, 0.99, 1e-6, 0.0, std::vector<double>(n), std::vector<double>(n)};
     rules_adamw fast{1e-3, 0.8, 0.99, 1e-6, 0.0, std::vector<float>(n), std::vector<float>(n)};
     for (std::uint32_t step = 0; step < 5; ++step) {
         const std::vector<float> g = gradients(n, 300 + step);
         fast.step(params, g, nullptr);
-        ref.step(theta, widened(g));
+        ref.step(theta, gpu::test::widened(g));
     }
     CHECK(gpu::test::relative_error<float>(params, theta) < 1e-5);
 
@@ -162,12 +158,12 @@ TEST_CASE("a step with found_inf set changes nothing and does not count", "[nn][
 
     // The next good step is step 2 (its bias correction), like a reference that never saw the
     // skipped one.
-    std::vector<double> theta = widened(gpu::test::random_floats(n, 11));
+    std::vector<double> theta = gpu::test::widened(gpu::test::random_floats(n, 11));
     reference_adamw ref{1e-2, 0.9, 0.999, 1e-8, 0.01, std::vector<double>(n), std::vector<double>(n)};
-    ref.step(theta, widened(gradients(n, 12)));
+    ref.step(theta, gpu::test::widened(gradients(n, 12)));
     const float clean = 0.0F;
     fast.step(params, gradients(n, 14), &clean);
-    ref.step(theta, widened(gradients(n, 14)));
+    ref.step(theta, gpu::test::widened(gradients(n, 14)));
     CHECK(fast.step_count == 2);
     CHECK(gpu::test::relative_error<float>(params, theta) < 1e-5);
 }

@@ -1,6 +1,7 @@
 // Host conversions between double and the element types of device data (float, __half,
 // __nv_bfloat16), for the float64 references of the tests: `narrow` rounds once to nearest even,
-// `widen` is exact. Header-only, test code only.
+// `widen` is exact. The one home of these conversions for every test suite (blas, dnn, nn).
+// Header-only, test code only.
 #pragma once
 
 #include "test_support.hpp"
@@ -40,6 +41,18 @@ double widen(T value)
     } else {
         return static_cast<double>(value);
     }
+}
+
+/// Every element of @p values (any arithmetic type) rounded to T, one `narrow` each.
+template <class T, class From>
+std::vector<T> narrowed(const std::vector<From>& values)
+{
+    std::vector<T> out;
+    out.reserve(values.size());
+    for (const From v : values) {
+        out.push_back(narrow<T>(static_cast<double>(v)));
+    }
+    return out;
 }
 
 /// Every element of @p values as a double.
