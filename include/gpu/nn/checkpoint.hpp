@@ -78,8 +78,8 @@ void write_parameters(const std::filesystem::path& path, const parameters& store
 /// and dtype match.
 /// @throws std::filesystem::filesystem_error when the file cannot be opened or read
 /// @throws format_error naming @p path: a corrupt file (see `read_safetensors`); field `tensors`
-/// when tensors are missing or unexpected (all listed); field `tensor '<name>'` with the dtype and
-/// shape expected and found
+/// when tensors are missing or unexpected (all listed); field of the tensor (`tensor 'fc1.weight'`)
+/// with the dtype and shape expected and found
 [[nodiscard]] std::vector<float> read_parameters(const std::filesystem::path& path, const parameters& store);
 
 /// @brief Writes @p state as a training checkpoint: the optimizer file
@@ -96,9 +96,9 @@ void write_training_state(const std::filesystem::path& path, const parameters& s
 /// @throws std::filesystem::filesystem_error when a file cannot be opened or read (a model file
 /// saved by `save_parameters` has no optimizer file)
 /// @throws format_error naming the file at fault: as `read_parameters` for either file (the
-/// optimizer file's tensors are `exp_avg.<name>` and `exp_avg_sq.<name>`); field
-/// `__metadata__ '<key>'` for a missing or malformed step, scaler value or checkpoint id, and for
-/// ids that differ between the two files
+/// optimizer file's tensors are `exp_avg.<name>` and `exp_avg_sq.<name>`); field of
+/// the key (`__metadata__ 'step'`) for a missing or malformed step, scaler value or checkpoint id,
+/// and for ids that differ between the two files
 [[nodiscard]] training_state read_training_state(const std::filesystem::path& path, const parameters& store);
 
 /// @brief Copies the master parameters to the host on @p stream, waits, and writes them as
