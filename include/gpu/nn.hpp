@@ -1,11 +1,13 @@
 /// @file nn.hpp
 /// @brief Umbrella header of the `nn` component (`cudagap::nn`), the floor above the blas and
-/// dnn wings: layers, parameters, mixed precision, AdamW, cross-entropy, the grad scaler,
-/// checkpoints (safetensors) and data sets (IDX).
+/// dnn wings: layers, parameters, mixed precision, AdamW, cross-entropy, the grad scaler, a
+/// training step captured in a CUDA graph, checkpoints (safetensors) and data sets (IDX).
 #pragma once
 
 #include <gpu/nn/accumulate.hpp>
 #include <gpu/nn/adamw.hpp>
+#include <gpu/nn/captured_step.hpp>
+#include <gpu/nn/checkpoint.hpp>
 #include <gpu/nn/context.hpp>
 #include <gpu/nn/cross_entropy.hpp>
 #include <gpu/nn/flatten.hpp>

@@ -12,9 +12,14 @@ sanitizer_specs() { # sets memcheck_specs, racecheck_specs, initcheck_specs
   # racecheck sees shared-memory hazards only, so it runs where cudagap's own kernels run: inside
   # cuDNN's kernels it would report cuDNN, not cudagap. initcheck also runs the convolution
   # tests: their trials hand cuDNN cudagap's planning scratch, which must be written first. The
+  # suites of cudagap's own kernels (core, blas, nn) run before the cuDNN convolution trials,
+  # whose memcheck run is the slowest and the one the budget cuts first. The
   # stream-gate tests ([gate]) hold a stream in a host function until the test thread opens it,
   # which a sanitizer that serialises work could turn into a wait until the time limit.
   local gate='~[gate]'
+  # The training step's kernels: AdamW, the grad scaler (check, unscale, update), cross-entropy
+  # (labels out of range included: never an index), and a whole step captured and replayed.
+  local nn_step="[#test_adamw][gpu]$gate,[#test_grad_scaler][gpu]$gate,[#test_cross_entropy][gpu]$gate,[#test_captured_step][gpu]$gate"
   if ((quick)); then
     memcheck_specs=("core:[memory][gpu]$gate,[#test_numerics][gpu]$gate"
       "blas:[#test_numerics][gpu]$gate,[#test_convert][gpu]$gate")
@@ -23,15 +28,15 @@ sanitizer_specs() { # sets memcheck_specs, racecheck_specs, initcheck_specs
   else
     memcheck_specs=("core:[memory][gpu]$gate,[#test_numerics][gpu]$gate"
       "blas:[#test_numerics][gpu]$gate,[#test_convert][gpu]$gate,[#test_gemm][gpu]$gate"
-      "dnn:[#test_convolution][gpu]"
-      "nn:[#test_accumulate][gpu]$gate,[#test_parameters][gpu]$gate,[#test_linear][gpu]$gate")
+      "nn:[#test_accumulate][gpu]$gate,[#test_parameters][gpu]$gate,[#test_linear][gpu]$gate,$nn_step"
+      "dnn:[#test_convolution][gpu]")
     racecheck_specs=("core:[#test_numerics][gpu]$gate"
       "blas:[#test_numerics][gpu]$gate,[#test_convert][gpu]$gate"
-      "nn:[#test_accumulate][gpu]$gate")
+      "nn:[#test_accumulate][gpu]$gate,[#test_cross_entropy][gpu]$gate")
     initcheck_specs=("core:[memory][gpu]$gate,[#test_numerics][gpu]$gate"
       "blas:[#test_numerics][gpu]$gate,[#test_convert][gpu]$gate,[#test_gemm][gpu]$gate"
-      "dnn:[#test_convolution][gpu]"
-      "nn:[#test_accumulate][gpu]$gate,[#test_parameters][gpu]$gate")
+      "nn:[#test_accumulate][gpu]$gate,[#test_parameters][gpu]$gate,[#test_cross_entropy][gpu]$gate,[#test_captured_step][gpu]$gate"
+      "dnn:[#test_convolution][gpu]")
   fi
 }
 

@@ -149,6 +149,8 @@ namespace {
     CUDAGAP_FILL(gpu::nn::idx_array, type, data)
     CUDAGAP_FILL(gpu::nn::idx_images, count, pixels)
     CUDAGAP_FILL(gpu::nn::idx_dataset, images, labels)
+    CUDAGAP_FILL(gpu::nn::training_state, parameters, scaler)
+    CUDAGAP_FILL(gpu::nn::captured_step_options, warmup_steps, mode)
 }
 #endif
 

@@ -4,10 +4,19 @@
 //       dtype) and numpy.safetensors (the dtypes NumPy has), for Python to read
 //   cudagap_nn_safetensors_interop check <file>     reads a file Python's safetensors wrote
 //       and checks every tensor and the metadata against the same recipe
+//   cudagap_nn_safetensors_interop check-model <file>   reads a state dict Python wrote for the
+//       checkpoint's model (gpu::nn::read_parameters) and checks it against the model's recipe
+//
+// `write` also writes a training checkpoint (gpu::nn::write_training_state): checkpoint.safetensors
+// and checkpoint.optim.safetensors, for a model of nn.Linear(6, 4) "fc1" and nn.Linear(4, 3)
+// "fc2"; element i of its p-th parameter (fc1.weight, fc1.bias, fc2.weight, fc2.bias) is
+// p / 2 + i / 64, exp_avg that plus 1, exp_avg_sq that plus 2; step 42, scale 1024, tracker 5.
 //
 // The recipe, shared with the script: tensor "t.<DTYPE>" (j its index in the list below) of
 // shape [2, 3] whose byte k is (29k + 7j + 3) mod 256, or (k + j) mod 2 for BOOL; "empty",
 // F32 [0, 3]; "scalar", F64 [] holding 2.5.
+#include <gpu/nn/checkpoint.hpp>
+#include <gpu/nn/parameters.hpp>
 #include <gpu/nn/safetensors.hpp>
 
 #include <array>
@@ -66,6 +75,52 @@ void write(const std::string& folder)
     }
 }
 
+// The checkpoint's model, registered as nn.Linear(6, 4) "fc1" and nn.Linear(4, 3) "fc2" are.
+void register_model(gpu::nn::parameters& store)
+{
+    const auto zeros = gpu::nn::initialization::zeros();
+    store.add("fc1.weight", {4, 6}, zeros);
+    store.add("fc1.bias", {4}, zeros);
+    store.add("fc2.weight", {3, 4}, zeros);
+    store.add("fc2.bias", {3}, zeros);
+}
+
+// The recipe's values in the store's flat layout, each plus @p shift (exact in FP32).
+std::vector<float> model_values(const gpu::nn::parameters& store, float shift)
+{
+    std::vector<float> values(store.total_elements(), 0.0F);
+    for (std::size_t p = 0; p < store.size(); ++p) {
+        const gpu::nn::parameter_info& info = store.info(p);
+        for (std::size_t i = 0; i < info.count; ++i) {
+            values[info.offset + i] = static_cast<float>(p) / 2.0F + static_cast<float>(i) / 64.0F + shift;
+        }
+    }
+    return values;
+}
+
+void write_checkpoint(const std::string& folder)
+{
+    gpu::nn::parameters store;
+    register_model(store);
+    const gpu::nn::training_state state{
+        .parameters = model_values(store, 0.0F),
+        .optimizer = {.step = 42, .exp_avg = model_values(store, 1.0F), .exp_avg_sq = model_values(store, 2.0F)},
+        .scaler = gpu::nn::grad_scaler_state{.scale = 1024.0F, .growth_tracker = 5}};
+    gpu::nn::write_training_state(folder + "/checkpoint.safetensors", store, state);
+}
+
+// A state dict Python wrote for the checkpoint's model, read as load_parameters reads it.
+int check_model(const std::string& path)
+{
+    gpu::nn::parameters store;
+    register_model(store);
+    if (gpu::nn::read_parameters(path, store) != model_values(store, 0.0F)) {
+        std::fprintf(stderr, "%s: the parameters differ from the recipe\n", path.c_str());
+        return 1;
+    }
+    return 0;
+}
+
 // Every tensor of the recipe that NumPy has, and the metadata Python wrote: 0 when all match.
 int check(const std::string& path)
 {
@@ -101,15 +156,19 @@ int main(int argc, char** argv)
     try {
         if (mode == "write") {
             write(argv[2]);
+            write_checkpoint(argv[2]);
             return 0;
         }
         if (mode == "check") {
             return check(argv[2]);
         }
+        if (mode == "check-model") {
+            return check_model(argv[2]);
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;
     }
-    std::fprintf(stderr, "usage: %s write <folder> | check <file>\n", argv[0]);
+    std::fprintf(stderr, "usage: %s write <folder> | check <file> | check-model <file>\n", argv[0]);
     return 2;
 }

@@ -8,7 +8,10 @@ reads them with the reference implementation (safetensors.deserialize, which che
 file as safetensors.torch.load_file does, and safetensors.numpy.load_file) and checks each tensor
 against the recipe in safetensors_interop.cpp; when PyTorch is installed, with
 safetensors.torch.load_file too. Then it writes a file with safetensors.numpy.save_file and has
-the program check it. Exits 77 (Skipped) when safetensors or NumPy is missing.
+the program check it. Then the same for a training checkpoint: the model file holds exactly the
+model's state_dict keys (what load_state_dict(strict=True) takes; tried with PyTorch where it is
+installed), the optimizer file beside it the moments and the metadata; and a state dict written
+by Python reads as the model's parameters. Exits 77 (Skipped) when safetensors or NumPy is missing.
 """
 import os
 import subprocess
@@ -78,6 +81,59 @@ def check_with_torch(folder):
     print("safetensors.torch.load_file read cudagap's file")
 
 
+MODEL = {"fc1.weight": (4, 6), "fc1.bias": (4,), "fc2.weight": (3, 4), "fc2.bias": (3,)}
+
+
+def model_recipe(shift=0.0):
+    """The checkpoint's parameters (see safetensors_interop.cpp): p / 2 + i / 64 + shift."""
+    return {name: (p / 2 + np.arange(np.prod(shape), dtype=np.float32) / 64 + shift).reshape(shape)
+            for p, (name, shape) in enumerate(MODEL.items())}
+
+
+def check_checkpoint(folder):
+    path = os.path.join(folder, "checkpoint.safetensors")
+    optim_path = os.path.join(folder, "checkpoint.optim.safetensors")
+    model = load_file(path)
+    assert list(model) == list(MODEL), sorted(model)  # the state_dict's keys and order, no more
+    for name, values in model_recipe().items():
+        assert model[name].dtype == np.float32 and np.array_equal(model[name], values), name
+    optim = load_file(optim_path)
+    assert sorted(optim) == sorted([f"exp_avg.{n}" for n in MODEL] + [f"exp_avg_sq.{n}" for n in MODEL])
+    for prefix, shift in (("exp_avg.", 1.0), ("exp_avg_sq.", 2.0)):
+        for name, values in model_recipe(shift).items():
+            assert np.array_equal(optim[prefix + name], values), prefix + name
+    with safetensors.safe_open(path, framework="numpy") as f:
+        model_meta = f.metadata()
+    with safetensors.safe_open(optim_path, framework="numpy") as f:
+        optim_meta = f.metadata()
+    assert model_meta["format"] == "pt" and model_meta["step"] == "42", model_meta
+    assert optim_meta == {"cudagap.checkpoint": model_meta["cudagap.checkpoint"], "step": "42",
+                          "grad_scaler.enabled": "true", "grad_scaler.scale": "1024",
+                          "grad_scaler.growth_tracker": "5"}, optim_meta
+    print("Python's safetensors read cudagap's training checkpoint: the state_dict keys only, "
+          "the moments and the metadata beside them")
+
+
+def check_checkpoint_with_torch(folder):
+    try:
+        import torch
+        from safetensors.torch import load_file as torch_load_file
+    except ImportError:
+        print("PyTorch is not installed: load_state_dict(strict=True) not tried")
+        return
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = torch.nn.Linear(6, 4)
+            self.fc2 = torch.nn.Linear(4, 3)
+
+    net = Net()
+    net.load_state_dict(torch_load_file(os.path.join(folder, "checkpoint.safetensors")), strict=True)
+    assert torch.equal(net.fc2.bias, torch.from_numpy(model_recipe()["fc2.bias"]))
+    print("model.load_state_dict(load_file(...), strict=True) took cudagap's model file")
+
+
 def write_python_file(path):
     arrays = {"empty": np.zeros((0, 3), np.float32), "scalar": np.array(2.5, np.float64)}
     for j, name in enumerate(DTYPES):
@@ -96,6 +152,12 @@ def main():
         write_python_file(python_file)
         subprocess.run([program, "check", python_file], check=True)
         print("cudagap read Python's file: every NumPy dtype, metadata, empty and scalar tensors")
+        check_checkpoint(folder)
+        check_checkpoint_with_torch(folder)
+        state_dict = os.path.join(folder, "state_dict.safetensors")
+        save_file(model_recipe(), state_dict, metadata={"format": "pt"})  # as save_file(model.state_dict())
+        subprocess.run([program, "check-model", state_dict], check=True)
+        print("cudagap read a state dict Python wrote as the model's parameters")
 
 
 if __name__ == "__main__":
