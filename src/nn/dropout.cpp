@@ -52,11 +52,15 @@ tensor_spec dropout::do_plan(context& ctx, const tensor_spec& input)
 
 void dropout::do_forward(context& ctx, const tensor_ref& input, const tensor_ref& output)
 {
-    dropped_ = ctx.training() && probability_ > 0.0F;
-    if (!dropped_) { // model.eval(): the output is the input
+    if (!ctx.training() || probability_ == 0.0F) { // model.eval(): the output is the input
+        dropped_ = false;
         detail::copy_device(output.data, input.data, bytes_, ctx.stream());
         return;
     }
+    GPU_EXPECTS(input.data != output.data, std::invalid_argument, describe(),
+                ": forward: the output is the input's memory; cuDNN does not document dropout in place, "
+                "so a training forward needs an output of its own");
+    dropped_ = true;
     dnn::handle& h = ctx.dnn();
     h.set_stream(ctx.stream());
     dropout_->forward_raw(h, type_, elements_, input.data, output.data, reserve_.data(), reserve_.size());
@@ -71,6 +75,9 @@ void dropout::do_backward(context& ctx, const tensor_ref& output_gradient, const
         detail::copy_device(input_gradient.data, output_gradient.data, bytes_, ctx.stream());
         return;
     }
+    GPU_EXPECTS(input_gradient.data != output_gradient.data, std::invalid_argument, describe(),
+                ": backward: the input gradient is the output gradient's memory; cuDNN does not document "
+                "dropout's backward in place, so it needs memory of its own");
     dnn::handle& h = ctx.dnn();
     h.set_stream(ctx.stream());
     dropout_->backward_raw(h, type_, elements_, output_gradient.data, input_gradient.data, reserve_.data(),

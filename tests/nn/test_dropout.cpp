@@ -113,6 +113,12 @@ void check_training(float p)
     run.backward();
     const double fraction = check_mask(run, p);
     CHECK(fraction == Approx(p).margin(0.05)); // 8192 draws: the standard deviation is under 0.006
+    // In place cuDNN does not document: refused, the mask and the outputs left as they were.
+    CHECK_THROWS_WITH(run.drop.forward(run.device.ctx, gpu::test::ref_of(run.x), gpu::test::ref_of(run.x)),
+                      ContainsSubstring("cuDNN does not document dropout in place"));
+    CHECK_THROWS_WITH(run.drop.backward(run.device.ctx, gpu::test::ref_of(run.dy), gpu::test::ref_of(run.dy)),
+                      ContainsSubstring("dropout's backward in place"));
+    CHECK(check_mask(run, p) == fraction);
     const std::vector<double> first = run.y.download(run.stream);
     run.forward(); // a new mask
     run.backward();

@@ -36,8 +36,10 @@ namespace gpu::nn {
 /// draws a new mask with no host work; the backward reads the mask the last forward drew.
 /// Whether the context trains is read at each forward: the backward follows what its forward did.
 /// In evaluation, and for p = 0, the forward copies the input to the output (nothing when they
-/// are the same memory) and the backward copies the gradient likewise. Input and output may be
-/// the same memory, and so may the two gradients.
+/// are the same memory) and the backward copies the gradient likewise. A forward that drops
+/// needs an output of its own, and its backward an input gradient of its own: cuDNN does not
+/// document dropout in place, so the layer refuses the same memory there
+/// (`std::invalid_argument`).
 ///
 /// The masks differ from PyTorch's for the same seed (cuDNN's generator, not PyTorch's), as
 /// the initial parameters do; the same seed on the same kind of GPU gives the same masks.
