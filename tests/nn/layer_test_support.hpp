@@ -5,7 +5,8 @@
 #pragma once
 
 #include "typed_tensor.hpp" // gpu::test::device_tensor, the float64 references' layouts
-#include <test_support.hpp>  // gpu::test::relative_error
+#include <element_cast.hpp> // gpu::test::widened
+#include <test_support.hpp> // gpu::test::relative_error, random_doubles
 
 #include <gpu/element_type.hpp>
 #include <gpu/error.hpp>
@@ -17,7 +18,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -53,11 +53,7 @@ std::vector<double> read_device(const void* data, std::size_t count, stream_ref 
     stream.synchronize();
     std::vector<T> values(count);
     GPU_CUDA_CHECK(cudaMemcpy(values.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost));
-    std::vector<double> result(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        result[i] = to_double_value(values[i]);
-    }
-    return result;
+    return widened(values);
 }
 
 /// The FP32 gradient of parameter @p index.
@@ -105,12 +101,6 @@ std::vector<double> central_differences(std::vector<double>& v, double h, Loss&&
         gradient[i] = central_difference(v, i, h, loss);
     }
     return gradient;
-}
-
-/// ‖out − ref‖₂ / ‖ref‖₂ of two double vectors.
-inline double error_of(const std::vector<double>& out, const std::vector<double>& ref)
-{
-    return relative_error(std::span<const double>(out), std::span<const double>(ref));
 }
 
 } // namespace gpu::test

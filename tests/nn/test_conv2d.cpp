@@ -227,7 +227,7 @@ void check_forward(nn::mixed_precision policy, const conv_case& c)
     conv_run<T> run(policy, c);
     run.forward();
     INFO(run.conv.forward_plan()->explain().to_string());
-    CHECK(gpu::test::error_of(run.y.download(run.stream), run.reference(run.x.values, run.w, run.b)) <
+    CHECK(gpu::test::relative_error<double>(run.y.download(run.stream), run.reference(run.x.values, run.w, run.b)) <
           gpu::test::tolerance_of<T>());
 }
 
@@ -256,26 +256,26 @@ TEST_CASE("conv2d's FP32 backward matches central finite differences and accumul
         // The loss is linear in each variable: a large step loses nothing and rounds less.
         const double h = 0.25;
         const std::vector<double> dx = run.dx.download(run.stream);
-        CHECK(gpu::test::error_of(dx, gpu::test::central_differences(xs, h, [&] { return run.loss(xs, ws, bs); })) < 1e-5);
+        CHECK(gpu::test::relative_error<double>(dx, gpu::test::central_differences(xs, h, [&] { return run.loss(xs, ws, bs); })) < 1e-5);
         std::vector<double> dw_reference =
             gpu::test::central_differences(ws, h, [&] { return run.loss(xs, ws, bs); });
-        CHECK(gpu::test::error_of(gpu::test::gradient_of(run.store, run.conv.weight_index(), run.stream), dw_reference) < 1e-5);
+        CHECK(gpu::test::relative_error<double>(gpu::test::gradient_of(run.store, run.conv.weight_index(), run.stream), dw_reference) < 1e-5);
         std::vector<double> db_reference;
         if (c.bias) {
             db_reference = gpu::test::central_differences(bs, h, [&] { return run.loss(xs, ws, bs); });
-            CHECK(gpu::test::error_of(gpu::test::gradient_of(run.store, *run.conv.bias_index(), run.stream), db_reference) < 1e-5);
+            CHECK(gpu::test::relative_error<double>(gpu::test::gradient_of(run.store, *run.conv.bias_index(), run.stream), db_reference) < 1e-5);
         }
         // A second backward without dx adds the parameter gradients again and leaves dx alone.
         run.backward(false);
         for (double& v : dw_reference) {
             v *= 2.0;
         }
-        CHECK(gpu::test::error_of(gpu::test::gradient_of(run.store, run.conv.weight_index(), run.stream), dw_reference) < 1e-5);
+        CHECK(gpu::test::relative_error<double>(gpu::test::gradient_of(run.store, run.conv.weight_index(), run.stream), dw_reference) < 1e-5);
         if (c.bias) {
             for (double& v : db_reference) {
                 v *= 2.0;
             }
-            CHECK(gpu::test::error_of(gpu::test::gradient_of(run.store, *run.conv.bias_index(), run.stream), db_reference) < 1e-5);
+            CHECK(gpu::test::relative_error<double>(gpu::test::gradient_of(run.store, *run.conv.bias_index(), run.stream), db_reference) < 1e-5);
         }
         CHECK(run.dx.download(run.stream) == dx);
     }
@@ -292,14 +292,14 @@ void check_low_precision_backward(nn::mixed_precision policy, const conv_case& c
     run.forward();
     run.backward();
     const dnn::convolution_geometry g = run.geometry();
-    CHECK(gpu::test::error_of(run.dx.download(run.stream),
+    CHECK(gpu::test::relative_error<double>(run.dx.download(run.stream),
                               gpu::test::reference_backward_data(run.w, run.filter(), run.dy.values, run.x.dims, g)) <
           1e-2);
-    CHECK(gpu::test::error_of(gpu::test::gradient_of(run.store, run.conv.weight_index(), run.stream),
+    CHECK(gpu::test::relative_error<double>(gpu::test::gradient_of(run.store, run.conv.weight_index(), run.stream),
                               gpu::test::reference_backward_filter(run.x.values, run.x.dims, run.dy.values,
                                                                    run.filter(), g)) < 1e-2);
     if (c.bias) {
-        CHECK(gpu::test::error_of(gpu::test::gradient_of(run.store, *run.conv.bias_index(), run.stream),
+        CHECK(gpu::test::relative_error<double>(gpu::test::gradient_of(run.store, *run.conv.bias_index(), run.stream),
                                   gpu::test::reference_backward_bias(run.dy.values, run.y.dims)) < 1e-2);
     }
 }
@@ -326,7 +326,7 @@ TEST_CASE("conv2d plans all three passes under the context's options: benchmark,
         CHECK(run.conv.backward_data_plan()->explain().search == dnn::algorithm_search::exhaustive);
         CHECK(run.conv.backward_filter_plan()->explain().search == dnn::algorithm_search::exhaustive);
         run.forward();
-        CHECK(gpu::test::error_of(run.y.download(run.stream), run.reference(run.x.values, run.w, run.b)) < 1e-5);
+        CHECK(gpu::test::relative_error<double>(run.y.download(run.stream), run.reference(run.x.values, run.w, run.b)) < 1e-5);
     }
     settings.benchmark = false;
     settings.deterministic = true;

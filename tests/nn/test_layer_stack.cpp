@@ -143,7 +143,7 @@ TEST_CASE("conv2d, relu, max_pool2d, flatten and linear: forward and backward en
     stack_run run;
     run.step();
     stack_values v = run.values();
-    CHECK(gpu::test::error_of(run.y.download(run.stream), reference_forward(v)) < 1e-5);
+    CHECK(gpu::test::relative_error<double>(run.y.download(run.stream), reference_forward(v)) < 1e-5);
     nn::parameters& store = run.store;
     check_sampled(v, &stack_values::conv_w, gpu::test::gradient_of(store, run.conv.weight_index(), run.stream),
                   {0, 7, 20, 35, 53});
@@ -168,11 +168,11 @@ TEST_CASE("the stack's forward and backward captured in a CUDA graph give the ea
     const gpu::graph_exec exec(gpu::capture(run.stream, [&](gpu::stream_ref) { run.step(); }));
     exec.launch(run.stream);
     CHECK(run.y.download(run.stream) == output);
-    CHECK(gpu::test::error_of(run.gradients(), eager) < 1e-6); // cuDNN may sum with atomics
+    CHECK(gpu::test::relative_error<double>(run.gradients(), eager) < 1e-6); // cuDNN may sum with atomics
     exec.launch(run.stream); // a replay adds the gradients again
     std::vector<double> twice = eager;
     for (std::size_t i = 0; i < run.store.total_elements(); ++i) {
         twice[i] *= 2.0;
     }
-    CHECK(gpu::test::error_of(run.gradients(), twice) < 1e-6);
+    CHECK(gpu::test::relative_error<double>(run.gradients(), twice) < 1e-6);
 }

@@ -118,7 +118,7 @@ void check_pool(const nn::max_pool2d& shape, const std::vector<int>& in, dnn::te
     CHECK(y.download(stream) == reference_max_pool(x.values, in, pool)); // a maximum rounds nothing
     std::vector<double> xs = x.values;
     const auto loss = [&] { return gpu::test::dot(reference_max_pool(xs, in, pool), dy.values); };
-    CHECK(gpu::test::error_of(dx.download(stream), gpu::test::central_differences(xs, 1e-4, loss)) <
+    CHECK(gpu::test::relative_error<double>(dx.download(stream), gpu::test::central_differences(xs, 1e-4, loss)) <
           gpu::test::tolerance_of<T>());
 }
 

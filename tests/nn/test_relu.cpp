@@ -76,7 +76,7 @@ void check_relu(const std::vector<int>& dims, dnn::tensor_layout layout)
         }
         return sum;
     };
-    CHECK(gpu::test::error_of(dx.download(stream), gpu::test::central_differences(xs, 1e-3, loss)) < 1e-9);
+    CHECK(gpu::test::relative_error<double>(dx.download(stream), gpu::test::central_differences(xs, 1e-3, loss)) < 1e-9);
 }
 
 } // namespace
