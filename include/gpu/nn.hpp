@@ -1,7 +1,8 @@
 /// @file nn.hpp
 /// @brief Umbrella header of the `nn` component (`cudagap::nn`), the floor above the blas and
-/// dnn wings: layers, parameters, mixed precision, AdamW, cross-entropy, the grad scaler, a
-/// training step captured in a CUDA graph, checkpoints (safetensors) and data sets (IDX).
+/// dnn wings: layers (conv2d, linear, relu, max_pool2d, flatten, dropout), parameters, mixed
+/// precision, AdamW, cross-entropy, the grad scaler, a training step captured in a CUDA graph,
+/// checkpoints (safetensors) and data sets (IDX).
 #pragma once
 
 #include <gpu/nn/accumulate.hpp>
@@ -9,14 +10,18 @@
 #include <gpu/nn/captured_step.hpp>
 #include <gpu/nn/checkpoint.hpp>
 #include <gpu/nn/context.hpp>
+#include <gpu/nn/conv2d.hpp>
 #include <gpu/nn/cross_entropy.hpp>
+#include <gpu/nn/dropout.hpp>
 #include <gpu/nn/flatten.hpp>
 #include <gpu/nn/format_error.hpp>
 #include <gpu/nn/grad_scaler.hpp>
 #include <gpu/nn/idx.hpp>
 #include <gpu/nn/layer.hpp>
 #include <gpu/nn/linear.hpp>
+#include <gpu/nn/max_pool2d.hpp>
 #include <gpu/nn/mixed_precision.hpp>
 #include <gpu/nn/parameters.hpp>
+#include <gpu/nn/relu.hpp>
 #include <gpu/nn/safetensors.hpp>
 #include <gpu/nn/tensor.hpp>

@@ -66,6 +66,8 @@ namespace {
 #endif
 #if CUDAGAP_TEST_NN
     [[maybe_unused]] const gpu::nn::linear_options fc{.relu = true};
+    // docs/nn_layers.md: nn.Conv2d(1, 32, 3, padding=1).
+    [[maybe_unused]] const gpu::nn::conv2d_options conv{.padding = {1, 1}};
     [[maybe_unused]] const gpu::nn::tensor_spec spec{.shape = {64, 1, 28, 28}, .type = gpu::element_type::fp16};
 #endif
 #if CUDAGAP_TEST_NN
@@ -139,6 +141,7 @@ namespace {
     CUDAGAP_FILL(gpu::nn::tensor_spec, shape, layout)
     CUDAGAP_FILL(gpu::nn::tensor_ref, data, spec)
     CUDAGAP_FILL(gpu::nn::linear_options, bias, bias_gradient)
+    CUDAGAP_FILL(gpu::nn::conv2d_options, stride, bias)
     CUDAGAP_FILL(gpu::nn::grad_scaler_options, init_scale, enabled)
     CUDAGAP_FILL(gpu::nn::grad_scaler_state, scale, growth_tracker)
     CUDAGAP_FILL(gpu::nn::loss_scaling_advice, needed, reason)

@@ -1,6 +1,7 @@
 /// @file context.hpp
 /// @brief `gpu::nn::context`: what every layer call gets: the stream, the library handles
-/// (cuBLAS, cuBLASLt, cuDNN), the parameter store and the training flag.
+/// (cuBLAS, cuBLASLt, cuDNN), the parameter store, the training flag and how convolutions are
+/// planned.
 ///
 /// @code
 /// gpu::stream stream(gpu::stream_flags::non_blocking);
@@ -11,11 +12,14 @@
 /// // ... layers register in `store`, then store.allocate(stream) ...
 /// gpu::nn::context ctx(stream, blas, lt, dnn, store);
 /// ctx.set_training(false);                              // model.eval()
+/// // torch.backends.cudnn.benchmark = True, and the rest of a profile's switches:
+/// ctx.set_convolution_options(gpu::dnn::convolution_options::from_profile(gpu::profile::production()));
 /// @endcode
 #pragma once
 
 #include <gpu/blas/handle.hpp>
 #include <gpu/blas/lt.hpp>
+#include <gpu/dnn/convolution_planning.hpp>
 #include <gpu/dnn/handle.hpp>
 #include <gpu/nn/mixed_precision.hpp>
 #include <gpu/nn/parameters.hpp>
@@ -62,6 +66,17 @@ public:
     /// @brief Switches between training and evaluation.
     void set_training(bool training) noexcept { training_ = training; }
 
+    /// @brief How `conv2d` layers choose their cuDNN algorithms when planned (all three passes):
+    /// `search` exhaustive is PyTorch's `cudnn.benchmark = True`, `deterministic` its
+    /// `cudnn.deterministic` (which also makes `max_pool2d`'s backward deterministic),
+    /// `allow_tf32` its `cudnn.allow_tf32`. The default is cuDNN's heuristic, no TF32.
+    /// `synchronous_checks` and `check_numerics` synchronise after each pass, which a CUDA graph
+    /// capture refuses: leave them off in a step meant to be captured.
+    [[nodiscard]] const dnn::convolution_options& convolution_options() const noexcept { return convolution_; }
+    /// @brief Sets how layers planned from now on choose their algorithms (planned layers keep
+    /// their choice until planned again); e.g. `dnn::convolution_options::from_profile(p)`.
+    void set_convolution_options(const dnn::convolution_options& options) { convolution_ = options; }
+
 private:
     stream_ref stream_;
     blas::handle* blas_;
@@ -69,6 +84,7 @@ private:
     dnn::handle* dnn_;
     parameters* params_;
     bool training_ = true;
+    dnn::convolution_options convolution_{};
 };
 
 } // namespace gpu::nn
