@@ -474,6 +474,24 @@ private:
     detail::unique_handle<detail::allocation, detail::allocation_deleter> block_;
 };
 
+/// @brief Reads one value of device memory: copies the @p T at @p source to the host on
+/// @p stream and waits for it. What reading a device-resident scalar on demand takes (a step
+/// count, a flag, a loss). It synchronises @p stream, so it is not for use inside a capture.
+/// @throws std::invalid_argument for a null @p source
+/// @throws gpu::cuda_error from the copy or the synchronisation
+template <class T>
+[[nodiscard]] T read_device_value(const T* source, stream_ref stream)
+{
+    static_assert(std::is_trivially_copyable_v<T>, "read_device_value reads trivially copyable types");
+    if (source == nullptr) {
+        throw std::invalid_argument("gpu::read_device_value: null source");
+    }
+    T value{};
+    GPU_CUDA_CHECK(cudaMemcpyAsync(&value, source, sizeof value, cudaMemcpyDeviceToHost, stream.get()));
+    stream.synchronize();
+    return value;
+}
+
 /// @brief An owning array in page-locked (pinned) host memory, which copies to and from the
 /// device can overlap with computation. Move-only. Usable as a contiguous range.
 /// @tparam T a trivially copyable element type

@@ -105,10 +105,7 @@ void adamw::step(device_buffer<float>& params, const device_buffer<float>& grads
 std::int64_t adamw::step_count(stream_ref stream) const
 {
     require_state("step_count");
-    std::int64_t value = 0;
-    GPU_CUDA_CHECK(cudaMemcpyAsync(&value, step_.data(), sizeof value, cudaMemcpyDeviceToHost, stream.get()));
-    stream.synchronize();
-    return value;
+    return read_device_value(step_.data(), stream);
 }
 
 const std::int64_t* adamw::step_count_data() const

@@ -95,9 +95,7 @@ std::optional<bad_label> cross_entropy::first_bad_label(stream_ref stream) const
 {
     GPU_EXPECTS(bad_label_.data() != nullptr, std::logic_error,
                 "gpu::nn::cross_entropy::first_bad_label: the loss holds no state (moved from)");
-    unsigned long long code = 0;
-    GPU_CUDA_CHECK(cudaMemcpyAsync(&code, bad_label_.data(), sizeof code, cudaMemcpyDeviceToHost, stream.get()));
-    stream.synchronize();
+    const unsigned long long code = read_device_value(bad_label_.data(), stream);
     if (code == no_bad_label) {
         return std::nullopt;
     }

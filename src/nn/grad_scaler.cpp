@@ -181,29 +181,19 @@ void grad_scaler::update(stream_ref stream)
 float grad_scaler::current_scale(stream_ref stream) const
 {
     require_state("current_scale");
-    float value = 0.0F;
-    GPU_CUDA_CHECK(cudaMemcpyAsync(&value, values_.data(), sizeof value, cudaMemcpyDeviceToHost, stream.get()));
-    stream.synchronize();
-    return value;
+    return read_device_value(values_.data(), stream);
 }
 
 bool grad_scaler::found_inf(stream_ref stream) const
 {
     require_state("found_inf");
-    float value = 0.0F;
-    GPU_CUDA_CHECK(cudaMemcpyAsync(&value, values_.data() + 1, sizeof value, cudaMemcpyDeviceToHost,
-                                   stream.get()));
-    stream.synchronize();
-    return value != 0.0F;
+    return read_device_value(values_.data() + 1, stream) != 0.0F;
 }
 
 std::int32_t grad_scaler::growth_tracker(stream_ref stream) const
 {
     require_state("growth_tracker");
-    std::int32_t value = 0;
-    GPU_CUDA_CHECK(cudaMemcpyAsync(&value, tracker_.data(), sizeof value, cudaMemcpyDeviceToHost, stream.get()));
-    stream.synchronize();
-    return value;
+    return read_device_value(tracker_.data(), stream);
 }
 
 grad_scaler_state grad_scaler::state(stream_ref stream) const

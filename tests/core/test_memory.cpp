@@ -92,6 +92,27 @@ TEST_CASE("allocating without CUDA throws the CUDA error, not out_of_memory", "[
     CHECK_THROWS_AS(gpu::pinned_buffer<float>(16), gpu::cuda_error);
 }
 
+TEST_CASE("read_device_value refuses a null source, and without CUDA throws the CUDA error", "[memory]")
+{
+    CHECK_THROWS_WITH(gpu::read_device_value(static_cast<const float*>(nullptr), gpu::legacy_default_stream),
+                      "gpu::read_device_value: null source");
+    if (gpu::is_available()) {
+        SUCCEED("CUDA is available here; the read is covered by the [gpu] tests");
+        return;
+    }
+    const float not_device_memory = 1.0F;
+    CHECK_THROWS_AS(gpu::read_device_value(&not_device_memory, gpu::legacy_default_stream), gpu::cuda_error);
+}
+
+TEST_CASE("read_device_value reads one value written on the stream", "[memory][gpu]")
+{
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    const std::vector<std::int64_t> host{7, -3, 1LL << 40};
+    const auto buffer = gpu::device_buffer<std::int64_t>::from_host(host, s);
+    CHECK(gpu::read_device_value(buffer.data(), s) == 7);
+    CHECK(gpu::read_device_value(buffer.data() + 2, s) == (1LL << 40));
+}
+
 TEST_CASE("a failed page-lock names host memory, not the device's numbers", "[memory]")
 {
     try {
