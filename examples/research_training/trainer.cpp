@@ -192,6 +192,27 @@ void save(model& m, const std::string& path)
     nn::save_training_state(path, m.store, m.optimizer, m.scaler, m.s);
 }
 
+// The epoch's numbers: waits for its steps, reads the device's sums, evaluates on the test set.
+// A NaN or Inf mean loss without a grad scaler (BF16, FP32: nothing skips such steps) stops the run.
+epoch_result finish_epoch(model& m, const options& opts, int epoch, std::int64_t steps,
+                          std::chrono::steady_clock::time_point start, const device_set& test_set,
+                          gpu::device_buffer<std::uint32_t>& eval_number, gpu::device_buffer<int>& correct)
+{
+    m.s.synchronize();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::vector<float> sums = m.sums.to_host();
+    const epoch_result result{epoch, sums[0] / static_cast<double>(steps), evaluate(m, test_set, eval_number, correct),
+                              static_cast<double>(steps * opts.batch_size) / seconds, seconds,
+                              m.scaler.enabled() ? m.scaler.current_scale() : 1.0, static_cast<std::int64_t>(sums[1])};
+    if (!std::isfinite(result.mean_loss) && !m.scaler.enabled()) {
+        throw std::runtime_error("the mean loss of epoch " + std::to_string(epoch) + " is " +
+                                 std::to_string(result.mean_loss) + " (no grad scaler in " + opts.precision +
+                                 " skips such steps): lower --lr, or run --profile development, whose numerics "
+                                 "checks stop at the first call whose output holds a NaN or Inf");
+    }
+    return result;
+}
+
 struct epoch_loop {
     model& m;
     const options& opts;
@@ -267,20 +288,7 @@ run_report run_training(const options& opts, const fashion_mnist& data, const ca
             report.interrupted = true;
             break;
         }
-        s.synchronize();
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        const std::vector<float> sums = m.sums.to_host();
-        epoch_result result{epoch, sums[0] / static_cast<double>(steps), evaluate(m, test_set, eval_number, correct),
-                            static_cast<double>(steps * opts.batch_size) / seconds, seconds,
-                            m.scaler.enabled() ? m.scaler.current_scale() : 1.0,
-                            static_cast<std::int64_t>(sums[1])};
-        if (!std::isfinite(result.mean_loss) && !m.scaler.enabled()) {
-            throw std::runtime_error("the mean loss of epoch " + std::to_string(epoch) + " is " +
-                                     std::to_string(result.mean_loss) +
-                                     " (no grad scaler in " + opts.precision +
-                                     " skips such steps): lower --lr, or run --profile development to find the "
-                                     "first layer whose output holds a NaN or Inf");
-        }
+        epoch_result result = finish_epoch(m, opts, epoch, steps, start, test_set, eval_number, correct);
         if (opts.save) {
             save(m, *opts.save);
             report.checkpoint = *opts.save;
