@@ -125,6 +125,7 @@ int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, n
 int run(const train::options& opts)
 {
     const train::fashion_mnist data = train::load_fashion_mnist(opts.data, opts.train_limit, opts.test_limit);
+    train::check_checkpoint(opts);
     nlohmann::json report = base_report(opts, data);
     if (text_out(opts)) {
         std::printf("Fashion-MNIST from %s: %zu training images, %zu test images\n", opts.data.c_str(),

@@ -37,6 +37,30 @@ nn::mixed_precision precision_of(const std::string& name)
                           : (name == "bf16" ? nn::mixed_precision::bf16() : nn::mixed_precision::fp32());
 }
 
+// The model's parameters and layers (PyTorch's names, which the checkpoint uses). Made on the
+// host only (nothing here touches the GPU until the store is allocated), so the program checks
+// a --resume file against it before it needs a GPU.
+struct network {
+    nn::parameters store;
+    nn::conv2d conv1;
+    nn::relu relu1;
+    nn::max_pool2d pool1{2};
+    nn::conv2d conv2;
+    nn::relu relu2;
+    nn::max_pool2d pool2{2};
+    nn::flatten flat;
+    nn::linear fc1;
+    nn::dropout drop;
+    nn::linear fc2;
+
+    explicit network(const options& opts)
+        : store(precision_of(opts.precision)), conv1(store, "conv1", 1, 32, 5, {.padding = {2, 2}}),
+          conv2(store, "conv2", 32, 64, 5, {.padding = {2, 2}}), fc1(store, "fc1", 64 * 7 * 7, 1024, {.relu = true}),
+          drop(static_cast<float>(opts.dropout), opts.seed), fc2(store, "fc2", 1024, classes)
+    {
+    }
+};
+
 // A data set on the device: its pixels and labels as u8, copied once.
 struct device_set {
     gpu::device_buffer<std::uint8_t> pixels;
@@ -63,17 +87,8 @@ struct model {
     gpu::blas::handle blas;
     gpu::blas::lt_handle lt;
     gpu::dnn::handle dnn;
-    nn::parameters store;
-    nn::conv2d conv1;
-    nn::relu relu1;
-    nn::max_pool2d pool1{2};
-    nn::conv2d conv2;
-    nn::relu relu2;
-    nn::max_pool2d pool2{2};
-    nn::flatten flat;
-    nn::linear fc1;
-    nn::dropout drop;
-    nn::linear fc2;
+    network net;
+    nn::parameters& store = net.store;
     nn::context ctx;
     nn::cross_entropy loss;
     nn::adamw optimizer;
@@ -85,10 +100,7 @@ struct model {
 
     model(const options& opts, const gpu::profile& profile, gpu::stream_ref stream)
         : s(stream), blas(profile, stream), lt(stream, gpu::blas::lt_handle_options::from_profile(profile)),
-          dnn(stream), store(precision_of(opts.precision)),
-          conv1(store, "conv1", 1, 32, 5, {.padding = {2, 2}}), conv2(store, "conv2", 32, 64, 5, {.padding = {2, 2}}),
-          fc1(store, "fc1", 64 * 7 * 7, 1024, {.relu = true}), drop(static_cast<float>(opts.dropout), opts.seed),
-          fc2(store, "fc2", 1024, classes), ctx(stream, blas, lt, dnn, store),
+          dnn(stream), net(opts), ctx(stream, blas, lt, dnn, net.store),
           loss(classes, store.precision().compute, stream),
           optimizer(store.total_elements(), stream, {.lr = opts.lr, .weight_decay = opts.weight_decay}),
           scaler(nn::grad_scaler::for_precision(store.precision().compute, stream)), loss_value(1, stream),
@@ -106,10 +118,10 @@ struct model {
     {
         batch = rows;
         const nn::tensor_spec in{.shape = {rows, 1, 28, 28}, .type = store.precision().compute};
-        const nn::tensor_spec c1 = conv1.plan(ctx, in), r1 = relu1.plan(ctx, c1), p1 = pool1.plan(ctx, r1);
-        const nn::tensor_spec c2 = conv2.plan(ctx, p1), r2 = relu2.plan(ctx, c2), p2 = pool2.plan(ctx, r2);
-        const nn::tensor_spec f = flat.plan(ctx, p2), h = fc1.plan(ctx, f), d = drop.plan(ctx, h);
-        const nn::tensor_spec y = fc2.plan(ctx, d);
+        const nn::tensor_spec c1 = net.conv1.plan(ctx, in), r1 = net.relu1.plan(ctx, c1), p1 = net.pool1.plan(ctx, r1);
+        const nn::tensor_spec c2 = net.conv2.plan(ctx, p1), r2 = net.relu2.plan(ctx, c2), p2 = net.pool2.plan(ctx, r2);
+        const nn::tensor_spec f = net.flat.plan(ctx, p2), h = net.fc1.plan(ctx, f), d = net.drop.plan(ctx, h);
+        const nn::tensor_spec y = net.fc2.plan(ctx, d);
         b = buffers{make(in), make(c1), make(r1), make(p1), make(c2), make(r2), make(p2), make(h), make(d), make(y),
                     make(y), make(d), make(h), make(p2), make(r2), make(c2), make(p1), make(r1), make(c1),
                     gpu::device_buffer<std::int32_t>(static_cast<std::size_t>(rows), s)};
@@ -117,32 +129,32 @@ struct model {
 
     void forward()
     {
-        const nn::tensor_ref flat_p2{b.p2.data(), *flat.planned_output()};
-        conv1.forward(ctx, b.x.ref(), b.c1.ref());
-        relu1.forward(ctx, b.c1.ref(), b.r1.ref());
-        pool1.forward(ctx, b.r1.ref(), b.p1.ref());
-        conv2.forward(ctx, b.p1.ref(), b.c2.ref());
-        relu2.forward(ctx, b.c2.ref(), b.r2.ref());
-        pool2.forward(ctx, b.r2.ref(), b.p2.ref());
-        flat.forward(ctx, b.p2.ref(), flat_p2);
-        fc1.forward(ctx, flat_p2, b.h.ref());
-        drop.forward(ctx, b.h.ref(), b.d.ref());
-        fc2.forward(ctx, b.d.ref(), b.y.ref());
+        const nn::tensor_ref flat_p2{b.p2.data(), *net.flat.planned_output()};
+        net.conv1.forward(ctx, b.x.ref(), b.c1.ref());
+        net.relu1.forward(ctx, b.c1.ref(), b.r1.ref());
+        net.pool1.forward(ctx, b.r1.ref(), b.p1.ref());
+        net.conv2.forward(ctx, b.p1.ref(), b.c2.ref());
+        net.relu2.forward(ctx, b.c2.ref(), b.r2.ref());
+        net.pool2.forward(ctx, b.r2.ref(), b.p2.ref());
+        net.flat.forward(ctx, b.p2.ref(), flat_p2);
+        net.fc1.forward(ctx, flat_p2, b.h.ref());
+        net.drop.forward(ctx, b.h.ref(), b.d.ref());
+        net.fc2.forward(ctx, b.d.ref(), b.y.ref());
     }
 
     void backward()
     {
-        const nn::tensor_ref flat_dp2{b.dp2.data(), *flat.planned_output()};
-        fc2.backward(ctx, b.dy.ref(), b.dd.ref());
-        drop.backward(ctx, b.dd.ref(), b.dh.ref());
-        fc1.backward(ctx, b.dh.ref(), flat_dp2);
-        flat.backward(ctx, flat_dp2, b.dp2.ref());
-        pool2.backward(ctx, b.dp2.ref(), b.dr2.ref());
-        relu2.backward(ctx, b.dr2.ref(), b.dc2.ref());
-        conv2.backward(ctx, b.dc2.ref(), b.dp1.ref());
-        pool1.backward(ctx, b.dp1.ref(), b.dr1.ref());
-        relu1.backward(ctx, b.dr1.ref(), b.dc1.ref());
-        conv1.backward(ctx, b.dc1.ref(), {});
+        const nn::tensor_ref flat_dp2{b.dp2.data(), *net.flat.planned_output()};
+        net.fc2.backward(ctx, b.dy.ref(), b.dd.ref());
+        net.drop.backward(ctx, b.dd.ref(), b.dh.ref());
+        net.fc1.backward(ctx, b.dh.ref(), flat_dp2);
+        net.flat.backward(ctx, flat_dp2, b.dp2.ref());
+        net.pool2.backward(ctx, b.dp2.ref(), b.dr2.ref());
+        net.relu2.backward(ctx, b.dr2.ref(), b.dc2.ref());
+        net.conv2.backward(ctx, b.dc2.ref(), b.dp1.ref());
+        net.pool1.backward(ctx, b.dp1.ref(), b.dr1.ref());
+        net.relu1.backward(ctx, b.dr1.ref(), b.dc1.ref());
+        net.conv1.backward(ctx, b.dc1.ref(), {});
     }
 
     // One whole step on the batch that `source` and `batch_number` say: nothing synchronises.
@@ -251,6 +263,14 @@ struct epoch_loop {
 };
 
 } // namespace
+
+void check_checkpoint(const options& opts)
+{
+    if (opts.resume) {
+        const network net(opts);
+        static_cast<void>(nn::read_training_state(*opts.resume, net.store));
+    }
+}
 
 run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on)
 {

@@ -42,6 +42,11 @@ struct callbacks {
     std::function<void(int epoch, std::int64_t step, std::int64_t steps)> progress;
 };
 
+/// Reads the --resume file, if any, and checks it against the model on the host: a
+/// gpu::nn::format_error names the file and the tensor of another model, std::filesystem's
+/// error a file that cannot be read. Needs no GPU.
+void check_checkpoint(const options& opts);
+
 /// Trains on a GPU as @p opts says. Throws gpu::out_of_memory (with its numbers),
 /// gpu::error, gpu::nn::format_error (a checkpoint of another model) or std::runtime_error (a
 /// NaN loss).

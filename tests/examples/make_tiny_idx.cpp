@@ -1,12 +1,19 @@
 // Writes a tiny Fashion-MNIST-shaped IDX set for cudagap-train's tests: <dir>/good holds the four
 // files (64 training and 32 test images of 28x28, raw, labels 0-9 with a pattern per class so a
 // model can learn them), <dir>/corrupt the same with a truncated training images file, <dir>/empty
-// nothing. Usage: cudagap_make_tiny_idx DIR
+// nothing, and <dir>/other-model.safetensors the training checkpoint of another model (one
+// linear layer "fc1" 4 -> 2), which --resume must refuse naming the tensor.
+// Usage: cudagap_make_tiny_idx DIR
+#include <gpu/nn/checkpoint.hpp>
+#include <gpu/nn/linear.hpp>
+#include <gpu/nn/parameters.hpp>
+
 #include <array>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,6 +77,15 @@ void write_set(const std::filesystem::path& dir, bool truncated)
     write(dir / "t10k-labels-idx1-ubyte", labels(32));
 }
 
+// Written on the host: the store is never allocated, the state is zeros of its size.
+void write_other_checkpoint(const std::filesystem::path& path)
+{
+    gpu::nn::parameters store;
+    const gpu::nn::linear fc(store, "fc1", 4, 2);
+    const std::vector<float> zeros(store.total_elements(), 0.0F);
+    gpu::nn::write_training_state(path, store, {zeros, {1, zeros, zeros}, std::nullopt});
+}
+
 } // namespace
 
 int main(int argc, char* argv[])
@@ -83,6 +99,7 @@ int main(int argc, char* argv[])
         write_set(dir / "good", false);
         write_set(dir / "corrupt", true);
         std::filesystem::create_directories(dir / "empty");
+        write_other_checkpoint(dir / "other-model.safetensors");
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cudagap_make_tiny_idx: %s\n", e.what());
