@@ -171,10 +171,13 @@ int main(int argc, char* argv[])
     try {
         return run(opts);
     } catch (const gpu::out_of_memory& e) {
+        constexpr double mib = 1024.0 * 1024.0;
         std::fprintf(stderr,
-                     "cudagap-train: out of GPU memory with --batch-size %lld: %s\nReduce --batch-size (the "
-                     "activations grow with it).\n",
-                     static_cast<long long>(opts.batch_size), e.what());
+                     "cudagap-train: out of GPU memory with --batch-size %lld: %.1f MiB asked for, %.1f MiB free "
+                     "of %.1f MiB.\nReduce --batch-size (the activations grow with it; the model and AdamW's "
+                     "state do not).\n%s\n",
+                     static_cast<long long>(opts.batch_size), static_cast<double>(e.requested_bytes()) / mib,
+                     static_cast<double>(e.free_bytes()) / mib, static_cast<double>(e.total_bytes()) / mib, e.what());
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cudagap-train: %s\n", e.what());
     }
