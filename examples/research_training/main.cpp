@@ -126,6 +126,12 @@ int run(const train::options& opts)
 {
     const train::fashion_mnist data = train::load_fashion_mnist(opts.data, opts.train_limit, opts.test_limit);
     train::check_checkpoint(opts);
+    if (static_cast<std::uint64_t>(opts.batch_size) > data.train.images.count) {
+        throw train::data_error("--batch-size " + std::to_string(opts.batch_size) + " is more than the " +
+                                std::to_string(data.train.images.count) +
+                                " training images: no full batch to train on (lower --batch-size or raise "
+                                "--train-limit)");
+    }
     nlohmann::json report = base_report(opts, data);
     if (text_out(opts)) {
         std::printf("Fashion-MNIST from %s: %zu training images, %zu test images\n", opts.data.c_str(),
