@@ -12,6 +12,7 @@
 #include <gpu/nn/context.hpp>
 #include <gpu/nn/conv2d.hpp>
 #include <gpu/nn/cross_entropy.hpp>
+#include <gpu/nn/data.hpp>
 #include <gpu/nn/dropout.hpp>
 #include <gpu/nn/flatten.hpp>
 #include <gpu/nn/format_error.hpp>

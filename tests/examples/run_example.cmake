@@ -8,8 +8,8 @@
 #   -D REJECT=<regexes joined by '|'>             must not match stdout
 #   -D JSON=ON                                    stdout must be one JSON object; then
 #   -D JSON_CHECKS=... -D JSON_NO_GPU=... -D JSON_GPU=...   checks joined by '|', each
-#        "a/b/0/c=value" (the member's value; booleans read ON/OFF) or "a/b:TYPE" (NULL,
-#        NUMBER, STRING, BOOLEAN, ARRAY, OBJECT)
+#        "a/b/0/c=value" (the member's value; booleans read ON/OFF), "a/b>=number" (a number at
+#        least that) or "a/b:TYPE" (NULL, NUMBER, STRING, BOOLEAN, ARRAY, OBJECT)
 # The regexes are CMake regexes; write '\\|' nowhere (the lists are split at '|').
 cmake_minimum_required(VERSION 3.24)
 
@@ -68,7 +68,9 @@ if(JSON)
   foreach(list_name IN ITEMS JSON_CHECKS JSON_${kind})
     string(REPLACE "|" ";" checks "${${list_name}}")
     foreach(check IN LISTS checks)
-      if(check MATCHES "^([^=:]+)=(.*)$")
+      if(check MATCHES "^([^=:>]+)>=(.*)$")
+        set(mode at_least)
+      elseif(check MATCHES "^([^=:]+)=(.*)$")
         set(mode value)
       elseif(check MATCHES "^([^=:]+):([A-Z]+)$")
         set(mode type)
@@ -77,13 +79,17 @@ if(JSON)
       endif()
       set(expected "${CMAKE_MATCH_2}")
       string(REPLACE "/" ";" path "${CMAKE_MATCH_1}")
-      if(mode STREQUAL "value")
+      if(mode STREQUAL "value" OR mode STREQUAL "at_least")
         string(JSON actual ERROR_VARIABLE json_error GET "${out}" ${path})
       else()
         string(JSON actual ERROR_VARIABLE json_error TYPE "${out}" ${path})
       endif()
       if(json_error)
         message(FATAL_ERROR "JSON check '${check}' failed: ${json_error}\n${shown}")
+      elseif(mode STREQUAL "at_least")
+        if(NOT actual GREATER_EQUAL expected)
+          message(FATAL_ERROR "JSON check '${check}' failed: got '${actual}'\n${shown}")
+        endif()
       elseif(NOT actual STREQUAL expected)
         message(FATAL_ERROR "JSON check '${check}' failed: got '${actual}'\n${shown}")
       endif()

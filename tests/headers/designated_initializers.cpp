@@ -154,6 +154,8 @@ namespace {
     CUDAGAP_FILL(gpu::nn::idx_dataset, images, labels)
     CUDAGAP_FILL(gpu::nn::training_state, parameters, scaler)
     CUDAGAP_FILL(gpu::nn::captured_step_options, warmup_steps, mode)
+    CUDAGAP_FILL(gpu::nn::batch_source, pixels, item_elements)
+    CUDAGAP_FILL(gpu::nn::normalization, mean, std)
 }
 #endif
 

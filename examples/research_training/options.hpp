@@ -1,0 +1,39 @@
+// cudagap-train's command line: the options (TRAIN_CLI contract: docs/research_training.md),
+// parsed with an error naming the bad option or value.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace train {
+
+/// The usage text (--help).
+extern const char* const usage;
+
+/// Every option of the program, with its default.
+struct options {
+    std::string data = "/usr/share/datasets/fashion-mnist";
+    int epochs = 10;
+    std::int64_t batch_size = 64;
+    double lr = 1e-3;
+    std::string precision = "fp16"; // fp16, bf16 or fp32
+    bool graph = false;
+    std::uint64_t seed = 42;
+    std::uint64_t train_limit = 0; // 0: all
+    std::uint64_t test_limit = 0;  // 0: all
+    double weight_decay = 0.01;
+    double dropout = 0.4;
+    std::optional<std::string> json;  // a file, or "-" for stdout
+    std::optional<std::string> save;
+    std::optional<std::string> resume;
+    bool quiet = false;
+    std::string profile = "production";
+    bool help = false;
+    bool version = false;
+};
+
+/// Parses argv; throws std::invalid_argument naming the option and its value.
+[[nodiscard]] options parse(int argc, char* argv[]);
+
+} // namespace train

@@ -1,0 +1,321 @@
+// cudagap-train's GPU part. One object holds the handles, the layers (PyTorch's names, which the
+// checkpoint uses), the loss, AdamW, the grad scaler and every activation buffer of one batch
+// size; a step reads its batch on the device (gpu::nn::gather_batch advances a device counter),
+// so the same step runs eagerly or as the replay of one captured graph. The mean loss and the
+// skipped steps are summed on the device and read once per epoch.
+#include "trainer.hpp"
+
+#include <gpu/blas/handle.hpp>
+#include <gpu/blas/lt.hpp>
+#include <gpu/device.hpp>
+#include <gpu/dnn/handle.hpp>
+#include <gpu/error.hpp>
+#include <gpu/memory.hpp>
+#include <gpu/nn.hpp>
+#include <gpu/profile.hpp>
+#include <gpu/stream.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace train {
+
+volatile std::sig_atomic_t stop_requested = 0;
+
+namespace {
+
+namespace nn = gpu::nn;
+constexpr nn::normalization fashion_mnist_norm{0.2860F, 0.3530F};
+constexpr std::int64_t classes = 10;
+
+nn::mixed_precision precision_of(const std::string& name)
+{
+    return name == "fp16" ? nn::mixed_precision::fp16()
+                          : (name == "bf16" ? nn::mixed_precision::bf16() : nn::mixed_precision::fp32());
+}
+
+// The model's parameters and layers (PyTorch's names, which the checkpoint uses). Made on the
+// host only (nothing here touches the GPU until the store is allocated), so the program checks
+// a --resume file against it before it needs a GPU.
+struct network {
+    nn::parameters store;
+    nn::conv2d conv1;
+    nn::relu relu1;
+    nn::max_pool2d pool1{2};
+    nn::conv2d conv2;
+    nn::relu relu2;
+    nn::max_pool2d pool2{2};
+    nn::flatten flat;
+    nn::linear fc1;
+    nn::dropout drop;
+    nn::linear fc2;
+
+    explicit network(const options& opts)
+        : store(precision_of(opts.precision)), conv1(store, "conv1", 1, 32, 5, {.padding = {2, 2}}),
+          conv2(store, "conv2", 32, 64, 5, {.padding = {2, 2}}), fc1(store, "fc1", 64 * 7 * 7, 1024, {.relu = true}),
+          drop(static_cast<float>(opts.dropout), opts.seed), fc2(store, "fc2", 1024, classes)
+    {
+    }
+};
+
+// A data set on the device: its pixels and labels as u8, copied once.
+struct device_set {
+    gpu::device_buffer<std::uint8_t> pixels;
+    gpu::device_buffer<std::uint8_t> labels;
+    std::uint64_t count = 0;
+
+    device_set(const gpu::nn::idx_dataset& set, gpu::stream_ref s)
+        : pixels(gpu::device_buffer<std::uint8_t>::from_host(std::span<const std::uint8_t>(set.images.pixels), s)),
+          labels(gpu::device_buffer<std::uint8_t>::from_host(std::span<const std::uint8_t>(set.labels), s)),
+          count(set.images.count)
+    {
+    }
+};
+
+// The activations and their gradients for one batch size.
+struct buffers {
+    nn::tensor x, c1, r1, p1, c2, r2, p2, h, d, y;
+    nn::tensor dy, dd, dh, dp2, dr2, dc2, dp1, dr1, dc1;
+    gpu::device_buffer<std::int32_t> labels;
+};
+
+struct model {
+    gpu::stream_ref s;
+    gpu::blas::handle blas;
+    gpu::blas::lt_handle lt;
+    gpu::dnn::handle dnn;
+    network net;
+    nn::parameters& store = net.store;
+    nn::context ctx;
+    nn::cross_entropy loss;
+    nn::adamw optimizer;
+    nn::grad_scaler scaler;
+    std::int64_t batch = 0;
+    buffers b;
+    gpu::device_buffer<float> loss_value;
+    gpu::device_buffer<float> sums; // [0] the epoch's summed loss, [1] its skipped steps
+
+    model(const options& opts, const gpu::profile& profile, gpu::stream_ref stream)
+        : s(stream), blas(profile, stream), lt(stream, gpu::blas::lt_handle_options::from_profile(profile)),
+          dnn(stream), net(opts), ctx(stream, blas, lt, dnn, net.store),
+          loss(classes, store.precision().compute, stream),
+          optimizer(store.total_elements(), stream, {.lr = opts.lr, .weight_decay = opts.weight_decay}),
+          scaler(nn::grad_scaler::for_precision(store.precision().compute, stream)), loss_value(1, stream),
+          sums(2, stream)
+    {
+        ctx.set_convolution_options(gpu::dnn::convolution_options::from_profile(profile));
+        store.allocate(stream);
+        store.initialize(opts.seed, stream);
+    }
+
+    nn::tensor make(const nn::tensor_spec& spec) { return nn::tensor(spec, s); }
+
+    // Plans every layer for `rows` and makes the buffers (a new size: new addresses).
+    void plan(std::int64_t rows)
+    {
+        batch = rows;
+        const nn::tensor_spec in{.shape = {rows, 1, 28, 28}, .type = store.precision().compute};
+        const nn::tensor_spec c1 = net.conv1.plan(ctx, in), r1 = net.relu1.plan(ctx, c1), p1 = net.pool1.plan(ctx, r1);
+        const nn::tensor_spec c2 = net.conv2.plan(ctx, p1), r2 = net.relu2.plan(ctx, c2), p2 = net.pool2.plan(ctx, r2);
+        const nn::tensor_spec f = net.flat.plan(ctx, p2), h = net.fc1.plan(ctx, f), d = net.drop.plan(ctx, h);
+        const nn::tensor_spec y = net.fc2.plan(ctx, d);
+        b = buffers{make(in), make(c1), make(r1), make(p1), make(c2), make(r2), make(p2), make(h), make(d), make(y),
+                    make(y), make(d), make(h), make(p2), make(r2), make(c2), make(p1), make(r1), make(c1),
+                    gpu::device_buffer<std::int32_t>(static_cast<std::size_t>(rows), s)};
+    }
+
+    void forward()
+    {
+        const nn::tensor_ref flat_p2{b.p2.data(), *net.flat.planned_output()};
+        net.conv1.forward(ctx, b.x.ref(), b.c1.ref());
+        net.relu1.forward(ctx, b.c1.ref(), b.r1.ref());
+        net.pool1.forward(ctx, b.r1.ref(), b.p1.ref());
+        net.conv2.forward(ctx, b.p1.ref(), b.c2.ref());
+        net.relu2.forward(ctx, b.c2.ref(), b.r2.ref());
+        net.pool2.forward(ctx, b.r2.ref(), b.p2.ref());
+        net.flat.forward(ctx, b.p2.ref(), flat_p2);
+        net.fc1.forward(ctx, flat_p2, b.h.ref());
+        net.drop.forward(ctx, b.h.ref(), b.d.ref());
+        net.fc2.forward(ctx, b.d.ref(), b.y.ref());
+    }
+
+    void backward()
+    {
+        const nn::tensor_ref flat_dp2{b.dp2.data(), *net.flat.planned_output()};
+        net.fc2.backward(ctx, b.dy.ref(), b.dd.ref());
+        net.drop.backward(ctx, b.dd.ref(), b.dh.ref());
+        net.fc1.backward(ctx, b.dh.ref(), flat_dp2);
+        net.flat.backward(ctx, flat_dp2, b.dp2.ref());
+        net.pool2.backward(ctx, b.dp2.ref(), b.dr2.ref());
+        net.relu2.backward(ctx, b.dr2.ref(), b.dc2.ref());
+        net.conv2.backward(ctx, b.dc2.ref(), b.dp1.ref());
+        net.pool1.backward(ctx, b.dp1.ref(), b.dr1.ref());
+        net.relu1.backward(ctx, b.dr1.ref(), b.dc1.ref());
+        net.conv1.backward(ctx, b.dc1.ref(), {});
+    }
+
+    // One whole step on the batch that `source` and `batch_number` say: nothing synchronises.
+    void step(const nn::batch_source& source, std::uint32_t* batch_number, gpu::stream_ref st)
+    {
+        nn::gather_batch(source, batch, fashion_mnist_norm, store.precision().compute, b.x.data(), b.labels.data(),
+                         batch_number, st);
+        store.zero_grad(st);
+        forward();
+        loss.forward(b.y.data(), b.labels.data(), batch, loss_value.data(), st);
+        loss.backward(b.y.data(), b.labels.data(), batch, b.dy.data(), scaler.scale(), st);
+        backward();
+        optimizer.step(store.master(), store.gradient(), scaler, st);
+        nn::accumulate(loss_value.data(), gpu::element_type::fp32, sums.data(), 1, st);
+        if (scaler.enabled()) {
+            nn::accumulate(scaler.found_inf_flag(), gpu::element_type::fp32, sums.data() + 1, 1, st);
+        }
+        scaler.update(st);
+        store.refresh_working_copy(st);
+    }
+};
+
+// The fraction of `set` the model classifies right, in batches of the planned size (the last
+// one wraps to the start of the set; only its first rows are counted).
+double evaluate(model& m, const device_set& set, gpu::device_buffer<std::uint32_t>& batch_number,
+                gpu::device_buffer<int>& correct)
+{
+    m.ctx.set_training(false);
+    batch_number.fill_zero_async(m.s);
+    correct.fill_zero_async(m.s);
+    const nn::batch_source source{set.pixels.data(), set.labels.data(), nullptr, set.count, 28 * 28};
+    const auto count = static_cast<std::int64_t>(set.count);
+    for (std::int64_t first = 0; first < count; first += m.batch) {
+        nn::gather_batch(source, m.batch, fashion_mnist_norm, m.store.precision().compute, m.b.x.data(),
+                         m.b.labels.data(), batch_number.data(), m.s);
+        m.forward();
+        nn::count_correct(m.b.y.data(), m.store.precision().compute, m.b.labels.data(),
+                          std::min(m.batch, count - first), classes, correct.data(), m.s);
+    }
+    m.ctx.set_training(true);
+    return static_cast<double>(correct.to_host().at(0)) / static_cast<double>(count);
+}
+
+// Saves to `path` atomically: the library writes a sibling file and renames it (checkpoint.hpp).
+void save(model& m, const std::string& path)
+{
+    nn::save_training_state(path, m.store, m.optimizer, m.scaler, m.s);
+}
+
+// The epoch's numbers: waits for its steps, reads the device's sums, evaluates on the test set.
+// A NaN or Inf mean loss without a grad scaler (BF16, FP32: nothing skips such steps) stops the run.
+epoch_result finish_epoch(model& m, const options& opts, int epoch, std::int64_t steps,
+                          std::chrono::steady_clock::time_point start, const device_set& test_set,
+                          gpu::device_buffer<std::uint32_t>& eval_number, gpu::device_buffer<int>& correct)
+{
+    m.s.synchronize();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::vector<float> sums = m.sums.to_host();
+    const epoch_result result{epoch, sums[0] / static_cast<double>(steps), evaluate(m, test_set, eval_number, correct),
+                              static_cast<double>(steps * opts.batch_size) / seconds, seconds,
+                              m.scaler.enabled() ? m.scaler.current_scale() : 1.0, static_cast<std::int64_t>(sums[1])};
+    if (!std::isfinite(result.mean_loss) && !m.scaler.enabled()) {
+        throw std::runtime_error("the mean loss of epoch " + std::to_string(epoch) + " is " +
+                                 std::to_string(result.mean_loss) + " (no grad scaler in " + opts.precision +
+                                 " skips such steps): lower --lr, or run --profile development, whose numerics "
+                                 "checks stop at the first call whose output holds a NaN or Inf");
+    }
+    return result;
+}
+
+struct epoch_loop {
+    model& m;
+    const options& opts;
+    const callbacks& on;
+    device_set& train_set;
+    gpu::device_buffer<std::uint32_t>& order;
+    gpu::device_buffer<std::uint32_t>& batch_number;
+    std::unique_ptr<nn::captured_step> captured;
+
+    nn::batch_source source() const
+    {
+        return {train_set.pixels.data(), train_set.labels.data(), order.data(), train_set.count, 28 * 28};
+    }
+
+    // Runs the steps of one epoch; false when Ctrl-C stopped it.
+    bool run_steps(int epoch, std::int64_t steps)
+    {
+        nn::shuffle_order(order.data(), train_set.count, opts.seed, static_cast<std::uint64_t>(epoch), m.s);
+        batch_number.fill_zero_async(m.s);
+        m.sums.fill_zero_async(m.s);
+        for (std::int64_t i = 0; i < steps; ++i) {
+            if (stop_requested != 0) {
+                return false;
+            }
+            if (captured) {
+                captured->run();
+            } else {
+                m.step(source(), batch_number.data(), m.s);
+            }
+            if (on.progress) {
+                on.progress(epoch, i + 1, steps);
+            }
+        }
+        return true;
+    }
+};
+
+} // namespace
+
+void check_checkpoint(const options& opts)
+{
+    if (opts.resume) {
+        const network net(opts);
+        static_cast<void>(nn::read_training_state(*opts.resume, net.store));
+    }
+}
+
+run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on)
+{
+    run_report report;
+    report.device = gpu::device::current().properties().name;
+    const gpu::profile profile = gpu::profile_from_name(opts.profile);
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    model m(opts, profile, s);
+    if (opts.resume) {
+        nn::load_training_state(*opts.resume, m.store, m.optimizer, m.scaler, s);
+    }
+    device_set train_set(data.train, s);
+    device_set test_set(data.test, s);
+    const std::int64_t steps = static_cast<std::int64_t>(train_set.count) / opts.batch_size;
+    // steps >= 1: main checked that a full batch exists before it needed a GPU.
+    m.plan(opts.batch_size);
+    gpu::device_buffer<std::uint32_t> order(train_set.count, s);
+    gpu::device_buffer<std::uint32_t> batch_number(1, s);
+    gpu::device_buffer<std::uint32_t> eval_number(1, s);
+    gpu::device_buffer<int> correct(1, s);
+    epoch_loop loop{m, opts, on, train_set, order, batch_number, nullptr};
+    if (opts.graph) {
+        // One eager warm-up step (it fills the algorithm caches, whose first use runs on the host),
+        // then one capture; every later step is one graph launch.
+        loop.captured = std::make_unique<nn::captured_step>(
+            s, [&m, &loop](gpu::stream_ref st) { m.step(loop.source(), loop.batch_number.data(), st); },
+            nn::captured_step_options{.warmup_steps = 1});
+    }
+    for (int epoch = 1; epoch <= opts.epochs; ++epoch) {
+        const auto start = std::chrono::steady_clock::now();
+        if (!loop.run_steps(epoch, steps)) {
+            report.interrupted = true;
+            break;
+        }
+        epoch_result result = finish_epoch(m, opts, epoch, steps, start, test_set, eval_number, correct);
+        if (opts.save) {
+            save(m, *opts.save);
+            report.checkpoint = *opts.save;
+        }
+        report.epochs.push_back(result);
+        if (on.epoch_done) {
+            on.epoch_done(result);
+        }
+    }
+    return report;
+}
+
+} // namespace train

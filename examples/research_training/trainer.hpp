@@ -1,0 +1,55 @@
+// cudagap-train's GPU part: the model, the training loop (eager or captured), the evaluation
+// and the checkpoints.
+#pragma once
+
+#include "dataset.hpp"
+#include "options.hpp"
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace train {
+
+/// Set by the SIGINT handler; checked between steps.
+extern volatile std::sig_atomic_t stop_requested;
+
+/// What one epoch measured.
+struct epoch_result {
+    int epoch = 0;
+    double mean_loss = 0.0;
+    double test_accuracy = 0.0;
+    double images_per_second = 0.0;
+    double seconds = 0.0;
+    double loss_scale = 1.0;
+    std::int64_t skipped_steps = 0;
+};
+
+/// What a run did.
+struct run_report {
+    std::string device;
+    std::vector<epoch_result> epochs;
+    bool interrupted = false;     // Ctrl-C: stopped between steps
+    std::optional<std::string> checkpoint; // the last complete one written
+};
+
+/// Called after each epoch (for the per-epoch lines) and with the progress of each step.
+struct callbacks {
+    std::function<void(const epoch_result&)> epoch_done;
+    std::function<void(int epoch, std::int64_t step, std::int64_t steps)> progress;
+};
+
+/// Reads the --resume file, if any, and checks it against the model on the host: a
+/// gpu::nn::format_error names the file and the tensor of another model, std::filesystem's
+/// error a file that cannot be read. Needs no GPU.
+void check_checkpoint(const options& opts);
+
+/// Trains on a GPU as @p opts says. Throws gpu::out_of_memory (with its numbers),
+/// gpu::error, gpu::nn::format_error (a checkpoint of another model) or std::runtime_error (a
+/// NaN loss).
+[[nodiscard]] run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on);
+
+} // namespace train
