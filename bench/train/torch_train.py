@@ -239,6 +239,13 @@ def make_step(torch, model, optimizer, scaler, precision):
     return step
 
 
+def make_scaler(torch, enabled):
+    """GradScaler() as the article writes it: torch.amp's (PyTorch 2.3+), else torch.cuda.amp's."""
+    if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
+        return torch.amp.GradScaler("cuda", enabled=enabled)
+    return torch.cuda.amp.GradScaler(enabled=enabled)
+
+
 def set_up(torch, seed):
     """The article's seeds and math settings."""
     torch.manual_seed(seed)
@@ -255,7 +262,7 @@ def train(torch, args, data):
     test_x, test_y = to_device(torch, data["test"])
     model = build_model(torch, args.dropout).to("cuda")
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    scaler = torch.amp.GradScaler("cuda", enabled=args.precision == "fp16")
+    scaler = make_scaler(torch, args.precision == "fp16")
     runner = model
     if args.mode == "compile":
         runner = torch.compile(model, mode=None if args.compile_mode == "default" else args.compile_mode)
@@ -267,7 +274,9 @@ def train(torch, args, data):
         skipped_before = _skipped(scaler)
         mean_loss, seconds = train_epoch(torch, step, x, y, args.batch_size, generator)
         epochs.append({"epoch": epoch, "mean_loss": mean_loss,
-                       "test_accuracy": accuracy(torch, runner, test_x, test_y, args.precision),
+                       # The module itself, not the compiled one: evaluation is not timed, and
+                       # eval mode and its batch size would only make torch.compile recompile.
+                       "test_accuracy": accuracy(torch, model, test_x, test_y, args.precision),
                        "images_per_second": x.shape[0] / seconds, "seconds": seconds,
                        "loss_scale": float(scaler.get_scale()) if scaler.is_enabled() else 1.0,
                        "skipped_steps": _skipped(scaler) - skipped_before})
