@@ -322,7 +322,7 @@ def evaluate_checkpoint(args, data):
     try:
         with contextlib.redirect_stdout(sys.stderr):
             from safetensors.torch import load_file  # noqa: PLC0415 (optional)
-    except ImportError as error:
+    except Exception as error:  # noqa: BLE001 (any import failure is a reason to report)
         raise Skip(f"safetensors.torch is not importable: {error} (pip install safetensors)") from None
     model = build_model(torch, 0.0)
     model.load_state_dict(load_file(args.evaluate_checkpoint), strict=True)

@@ -29,6 +29,7 @@ DRIVER = TRAIN / "run.py"
 RESULTS = SOURCE / "bench" / "harness" / "results.py"
 TOOLS = SOURCE / "scripts" / "lib" / "gpu_check_tools.py"
 FAKE_TORCH = Path(__file__).resolve().parent / "fake_torch"
+FAKE_SAFETENSORS = Path(__file__).resolve().parent / "fake_safetensors"
 SHAPES = {"conv1.weight": [32, 1, 5, 5], "conv1.bias": [32], "conv2.weight": [64, 32, 5, 5],
           "conv2.bias": [64], "fc1.weight": [1024, 3136], "fc1.bias": [1024],
           "fc2.weight": [10, 1024], "fc2.bias": [10]}
@@ -145,6 +146,42 @@ class TrainScriptTests(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(json.loads(result.stdout),
                          {"ok": False, "reason": "torch 0.0+fake sees no CUDA device"})
+
+    def fake(self, *args, env=None):
+        """torch_train.py against the fake torch (shapes only) and a fake safetensors.torch."""
+        paths = os.pathsep.join([str(FAKE_TORCH), str(FAKE_SAFETENSORS)])
+        result = self.script(*args, env={"PYTHONPATH": paths, **(env or {})})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)
+
+    def test_training_loop_and_report_against_the_fake_torch(self):
+        folder = write_dataset(self.dir / "set", train=130, test=6)
+        output = self.fake("--data", folder, "--epochs", "3", "--batch-size", "64",
+                           env={"FAKE_TORCH_SCALE_BACKOFF": "3"})
+        self.assertTrue(output["ok"])
+        self.assertEqual((output["mode"], output["precision"], output["train_images"], output["test_images"]),
+                         ("eager", "fp16", 130, 6))
+        self.assertEqual([e["epoch"] for e in output["epochs"]], [1, 2, 3])
+        first = output["epochs"][0]
+        # Three steps (64 + 64 + 2 images), each backing the scale off once.
+        self.assertEqual((first["loss_scale"], first["skipped_steps"]), (8192.0, 3))
+        self.assertEqual(output["epochs"][1]["skipped_steps"], 0)
+        self.assertEqual(first["mean_loss"], 2.0)
+        self.assertEqual(output["final_test_accuracy"], 0.5)  # the fake calls half of them right
+        self.assertEqual(output["measured_epoch"], 2)
+        self.assertEqual(output["images_per_second"], output["epochs"][1]["images_per_second"])
+        compiled = self.fake("--data", folder, "--epochs", "1", "--mode", "compile",
+                             "--compile-mode", "reduce-overhead", "--precision", "bf16")
+        self.assertEqual((compiled["compile_mode"], compiled["warmed_up"]), ("reduce-overhead", False))
+        self.assertEqual(compiled["epochs"][0]["loss_scale"], 1.0)  # BF16: no scaler
+
+    def test_checkpoint_evaluation_against_the_fake_torch(self):
+        folder = write_dataset(self.dir / "set")
+        path = self.dir / "model.safetensors"
+        self.write_checkpoint(path, SHAPES)
+        output = self.fake("--evaluate-checkpoint", path, "--data", folder)
+        self.assertEqual((output["ok"], output["precision"], output["test_images"]), (True, "fp32", 6))
+        self.assertEqual(output["test_accuracy"], 0.5)
 
     def write_checkpoint(self, path, shapes):
         try:
