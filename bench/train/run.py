@@ -390,7 +390,8 @@ def markdown(report, run):
     check = run.parts.get("checkpoint in PyTorch")
     if check:
         lines.append(f"| checkpoint in PyTorch | FP32 | - | - | {100 * check['test_accuracy']:.2f}% | "
-                     "cudagap --graph's checkpoint, load_state_dict(strict=True) |")
+                     f"cudagap --graph's checkpoint, load_state_dict(strict=True), read by "
+                     f"{check.get('loader', 'safetensors.torch.load_file')} |")
     for variant, why in run.missing.items():
         lines.append(f"| {variant} | - | - | - | - | not measured: {why} |")
     lines += ["", "| target | status | measured | requirement | note |", "|---|---|---|---|---|"]

@@ -13,8 +13,9 @@ Training prints one JSON object on stdout, with the same per-epoch fields as cud
 --json (mean_loss, test_accuracy, images_per_second, seconds, loss_scale, skipped_steps) and
 "images_per_second": the rate of epoch 2 (epoch 1 is the warm-up: cuDNN's algorithm search,
 torch.compile's compilation), or of epoch 1 with "warmed_up": false when only one epoch ran.
---evaluate-checkpoint loads the file with safetensors.torch.load_file and
-load_state_dict(strict=True) into the same model and prints its test accuracy, measured in
+--evaluate-checkpoint loads the file with safetensors.torch.load_file (where the package is
+missing, with its own reader of the format: "loader" says which) and load_state_dict(strict=True)
+into the same model and prints its test accuracy, measured in
 eval mode in FP32 (TF32 off).
 
 The data is read here from the IDX files (raw or .gz), with cudagap-train's normalisation.
@@ -311,6 +312,34 @@ def _skipped(scaler):
     return state[1]
 
 
+def load_state(torch, path):
+    """(state dict, how it was read): with safetensors.torch.load_file, as a PyTorch user reads
+    the file; where the safetensors package is missing (a GPU host's torch environment may lack
+    it), with the format's own layout (a JSON header, then little-endian F32 data), so that the
+    check still runs and the report says which reader it used."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            from safetensors.torch import load_file  # noqa: PLC0415 (optional)
+        return load_file(path), "safetensors.torch.load_file"
+    except ImportError:
+        pass
+    except AttributeError:  # a safetensors that cannot work with this torch
+        pass
+    with open(path, "rb") as stream:
+        size = struct.unpack("<Q", stream.read(8))[0]
+        header = json.loads(stream.read(size))
+        data = stream.read()
+    state = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if info.get("dtype") != "F32":
+            raise DataError(f"{path}: tensor '{name}' is {info.get('dtype')}, expected F32")
+        begin, end = info["data_offsets"]
+        state[name] = torch.frombuffer(bytearray(data[begin:end]), dtype=torch.float32).reshape(info["shape"])
+    return state, "torch_train.py's safetensors reader (the safetensors package is not importable)"
+
+
 def evaluate_checkpoint(args, data):
     """The test accuracy PyTorch measures with cudagap's checkpoint."""
     if not os.path.isfile(args.evaluate_checkpoint):
@@ -319,20 +348,16 @@ def evaluate_checkpoint(args, data):
     if problems:
         raise DataError(f"{args.evaluate_checkpoint} is not this model's checkpoint: " + "; ".join(problems))
     torch = import_torch()
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            from safetensors.torch import load_file  # noqa: PLC0415 (optional)
-    except Exception as error:  # noqa: BLE001 (any import failure is a reason to report)
-        raise Skip(f"safetensors.torch is not importable: {error} (pip install safetensors)") from None
+    state, loader = load_state(torch, args.evaluate_checkpoint)
     model = build_model(torch, 0.0)
-    model.load_state_dict(load_file(args.evaluate_checkpoint), strict=True)
+    model.load_state_dict(state, strict=True)
     model = model.to("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     test_x, test_y = to_device(torch, data["test"])
     return {"ok": True, "program": "torch_train.py", "torch": torch.__version__,
             "device": torch.cuda.get_device_name(0), "checkpoint": args.evaluate_checkpoint,
-            "test_images": int(test_x.shape[0]), "precision": "fp32",
+            "test_images": int(test_x.shape[0]), "precision": "fp32", "loader": loader,
             "test_accuracy": accuracy(torch, model, test_x, test_y, "fp32")}
 
 

@@ -182,6 +182,14 @@ class TrainScriptTests(unittest.TestCase):
         output = self.fake("--evaluate-checkpoint", path, "--data", folder)
         self.assertEqual((output["ok"], output["precision"], output["test_images"]), (True, "fp32", 6))
         self.assertEqual(output["test_accuracy"], 0.5)
+        self.assertEqual(output["loader"], "safetensors.torch.load_file")
+        # Without a usable safetensors.torch (the real one cannot load against the fake torch),
+        # the script's own reader of the format gives the same tensors.
+        result = self.script("--evaluate-checkpoint", path, "--data", folder, env={"PYTHONPATH": str(FAKE_TORCH)})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        output = json.loads(result.stdout)
+        self.assertEqual(output["test_accuracy"], 0.5)
+        self.assertIn("torch_train.py's safetensors reader", output["loader"])
 
     def write_checkpoint(self, path, shapes):
         try:

@@ -45,6 +45,8 @@ class Tensor:
 
     # ---- what bench/train/torch_train.py uses: shapes only ----
     def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = tuple(shape[0])
         assert _count(shape) == _count(self.shape), (shape, self.shape)
         return Tensor(shape, self.dtype, self.device)
 
@@ -103,8 +105,8 @@ def _count(shape):
 
 
 def frombuffer(buffer, dtype):
-    assert isinstance(buffer, bytearray) and dtype == uint8
-    return Tensor((len(buffer),), dtype)
+    assert isinstance(buffer, bytearray) and dtype in (uint8, float32)
+    return Tensor((len(buffer) // (4 if dtype == float32 else 1),), dtype)
 
 
 def randperm(n, device=None, generator=None):
