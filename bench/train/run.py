@@ -10,7 +10,7 @@ test accuracy after the last one) and the targets, reported, not asserted; --jso
 report in the benchmarks' schema (cudagap-bench/1, bench/README.md) with the details under
 "train"; --markdown writes the table alone.
 
-A part that cannot run is a line "not measured: <reason>" (no cudagap-train program, no torch,
+A part that cannot run is a line "not measured: <reason>" (no data set, no cudagap-train, no torch,
 no CUDA in torch, the budget spent). Exit code: 0 when it ran; 77 when cudagap-train found no
 GPU (the GPU part skipped, as the C++ benchmarks do); 1 when a part failed (the others still
 ran); 2 for a bad command line.
@@ -199,12 +199,26 @@ def run_torch(run, variant, extra, minimum=10):
     return None
 
 
+def missing_data(directory):
+    """Why @directory is not a Fashion-MNIST folder (a file missing), or None."""
+    sys.path.insert(0, HERE)
+    import torch_train  # noqa: PLC0415 (its IDX file names; no torch is imported)
+
+    for stem in torch_train.FILES.values():
+        try:
+            torch_train.idx_path(directory, stem)
+        except torch_train.DataError as error:
+            return str(error)
+    return None
+
+
 def run_all(run):
     a = run.args
-    if a.cpu_only:
-        run.skip_reason = "--cpu-only"
+    why = "--cpu-only: the benchmark has no CPU part" if a.cpu_only else missing_data(a.data)
+    if why:
+        run.skip_reason = "--cpu-only" if a.cpu_only else ""
         for variant in (GRAPH, EAGER, TORCH, "checkpoint in PyTorch", "torch.compile"):
-            run.missing[variant] = "--cpu-only: the benchmark has no CPU part"
+            run.missing[variant] = why
         return
     run_cudagap(run, graph=True)
     run_cudagap(run, graph=False)

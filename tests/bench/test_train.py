@@ -317,12 +317,13 @@ class TrainDriverTests(unittest.TestCase):
         self.torch.write_text(STUB_TORCH)
         self.log = self.dir / "calls.log"
         self.json = self.dir / "train.json"
+        self.data = write_dataset(self.dir / "data")
 
     def tearDown(self):
         shutil.rmtree(self.dir)
 
     def driver(self, *args, env=None, program=True, torch_stub=True):
-        command = [sys.executable, DRIVER, "--json", self.json, *args]
+        command = [sys.executable, DRIVER, "--json", self.json, "--data", self.data, *args]
         if program:
             command += ["--cudagap-train", self.program]
         if torch_stub:
@@ -436,6 +437,14 @@ class TrainDriverTests(unittest.TestCase):
         result, report = self.driver("--compile-modes", "none", "--no-torch")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual([r["variant"] for r in report["rows"]], ["cudagap --graph", "cudagap eager"])
+
+    def test_no_data_runs_nothing_and_says_how_to_get_it(self):
+        result, report = self.driver("--data", self.dir / "absent")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.check()
+        self.assertFalse(self.log.exists())
+        self.assertIn("dataset-fashion-mnist", report["notes"][0])
+        self.assertEqual({t["status"] for t in report["targets"]}, {"not measured"})
 
     def test_cpu_only_runs_nothing(self):
         result, report = self.driver("--cpu-only")
