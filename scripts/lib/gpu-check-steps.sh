@@ -175,13 +175,17 @@ tests_step() {
 # a GPU only its CPU part runs (--quick, seconds): the budget, which is there for GPU time, does
 # not stop it, the hard end does.
 bench_step() {
-  local name="$1" program full_cap quick_cap left cap flags=() mode_note="" json targets
+  local name="$1" program full_cap quick_cap left cap flags=() extra=() mode_note="" json targets
   program="$build/bench/$name/cudagap-bench-$name"
   if [[ ! -x "$program" ]]; then
     record "bench-$name" FAIL 0 "$program was not built (was nlohmann-json found? see logs/configure.log)"
     return
   fi
-  case "$name" in gemm | conv) full_cap=120; quick_cap=60 ;; *) full_cap=45; quick_cap=30 ;; esac
+  case "$name" in
+    gemm | conv) full_cap=120; quick_cap=60 ;;
+    train) full_cap=100; quick_cap=45 ;;
+    *) full_cap=45; quick_cap=30 ;;
+  esac
   left="$(remaining)"
   ((have_gpu)) || left=$((hard_end - $(elapsed) - 15))
   if ((left < 15)); then
@@ -196,11 +200,31 @@ bench_step() {
     flags=(--quick); cap="$quick_cap"; mode_note="--quick: only ${left}s of the time budget were left; "
   fi
   ((force_no_gpu)) && flags+=(--cpu-only)
+  if [[ "$name" == train ]]; then
+    mapfile -t extra < <(train_flags "$(min "$cap" "$left")" "${flags[0]:-}")
+    flags+=("${extra[@]}")
+  fi
   json="$work/bench/$name.json"
   run_logged "bench-$name" "$(min "$cap" "$left")" "$program" "${flags[@]}" --json "$json"
   targets=""
   [[ -f "$json" ]] && targets="$("$python" "$root/bench/harness/results.py" brief "$json" 2>&1 | head -1)"
   bench_verdict "$name" "$(min "$cap" "$left")" "$cap" "$mode_note$targets"
+}
+
+# bench/train's arguments under a limit of <seconds> (and <--quick> when so): the Fashion-MNIST
+# subset prepare-gpu-run carries, 3 epochs on its 20,000 training images (cudagap twice, torch
+# eager, the checkpoint's evaluation: about 30 s on an H200), then torch.compile when 60 s are
+# still left (its first compilation takes 30-60 s); --budget stops it 5 s before the limit.
+# --quick: 2 epochs on 2,000 images, no torch.compile.
+train_flags() {
+  local data="$deps/fashion-mnist-subset"
+  [[ -f "$data/t10k-images-idx3-ubyte.gz" ]] && printf '%s\n' --data "$data"
+  printf '%s\n' --budget "$(($1 > 10 ? $1 - 5 : $1))"
+  if [[ "$2" == --quick ]]; then
+    printf '%s\n' --compile-modes none
+  else
+    printf '%s\n' --epochs 3 --train-limit 20000 --compile-modes default --compile-seconds 60
+  fi
 }
 
 bench_verdict() { # name limit cap note

@@ -25,6 +25,13 @@ made of [A-Za-z0-9._-]; the tree it sends is at most 64 MiB.
       files of ROOT plus every carried folder. Prints the sizes; exit 0 when the total is within
       the limit, 1 when it is over, 2 when ROOT is not a git checkout.
 
+  gpu_check_tools.py data-subset SOURCE DEST [--train N] [--test N]
+      writes into DEST the first N training and test images and labels of the Fashion-MNIST IDX
+      files in SOURCE (raw or .gz), as .gz IDX files (what bench/train runs on a lent GPU host:
+      the whole set does not fit what travels). The files are read and checked with
+      bench/train/torch_train.py's IDX reader. Prints what it wrote; exit 0, 1 when SOURCE is
+      missing or a file is wrong.
+
   gpu_check_tools.py summary-json DATE HOST GPU QUICK SECONDS EXIT_CODE VERDICT [KEY=VALUE...]
       reads the steps as tab-separated lines (step, status, seconds, note) from stdin and prints
       gpu-check's summary.json; each KEY=VALUE becomes one more field (a string).
@@ -36,6 +43,7 @@ import io
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import tarfile
@@ -211,6 +219,27 @@ def command_size(args):
     return 1 if over else 0
 
 
+def command_data_subset(args):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "train"))
+    import torch_train  # noqa: PLC0415 (bench/train's IDX reader; no torch is imported)
+
+    dest = Path(args.dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for key, stem in torch_train.FILES.items():
+        limit = args.train if key.startswith("train") else args.test
+        try:
+            dims, payload = torch_train.read_idx(torch_train.idx_path(args.source, stem), limit)
+        except torch_train.DataError as error:
+            print(f"data-subset: {error}", file=sys.stderr)
+            return 1
+        header = bytes([0, 0, 0x08, len(dims)]) + struct.pack(f">{len(dims)}I", *dims)
+        target = dest / f"{stem}.gz"
+        with gzip.open(target, "wb", compresslevel=6) as stream:
+            stream.write(header + payload)
+        print(f"{target}: {dims[0]} items, {target.stat().st_size / MIB:.1f} MiB")
+    return 0
+
+
 def command_summary_json(args):
     steps = []
     for line in sys.stdin:
@@ -245,13 +274,18 @@ def main(argv=None):
     size.add_argument("root")
     size.add_argument("--carry", action="append", default=[])
     size.add_argument("--limit-mib", type=int, default=64)
+    subset = sub.add_parser("data-subset", help="the first images of Fashion-MNIST, as .gz IDX files")
+    subset.add_argument("source")
+    subset.add_argument("dest")
+    subset.add_argument("--train", type=int, default=20000)
+    subset.add_argument("--test", type=int, default=10000)
     summary = sub.add_parser("summary-json", help="gpu-check's summary.json")
     for field in ("date", "host", "gpu", "quick", "seconds", "exit_code", "verdict"):
         summary.add_argument(field)
     summary.add_argument("extra", nargs="*")
     args = parser.parse_args(argv)
     handlers = {"pack": command_pack, "check-out": command_check_out, "size": command_size,
-                "summary-json": command_summary_json}
+                "summary-json": command_summary_json, "data-subset": command_data_subset}
     return handlers[args.command](args)
 
 
