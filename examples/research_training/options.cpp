@@ -2,6 +2,7 @@
 // 12) and within its range; the message names the option and the text given.
 #include "options.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -50,8 +51,10 @@ std::uint64_t whole(const std::string& text, std::string_view option, std::uint6
     std::size_t used = 0;
     unsigned long long value = 0;
     try {
-        value = text.empty() || text[0] == '-' || text[0] == '+' ? throw std::invalid_argument("sign")
-                                                                  : std::stoull(text, &used);
+        // Digits only: std::stoull would also take a sign or leading white space (" -1" as 2^64 - 1).
+        value = text.empty() || std::isdigit(static_cast<unsigned char>(text[0])) == 0
+                    ? throw std::invalid_argument("not a digit")
+                    : std::stoull(text, &used);
     } catch (const std::logic_error&) {
         used = std::string::npos;
     }

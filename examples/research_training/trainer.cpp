@@ -15,6 +15,7 @@
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
