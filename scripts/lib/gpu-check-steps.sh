@@ -40,8 +40,10 @@ expand_targets() {
   while read -r target; do
     if [[ "$target" == programs ]]; then
       # The programs, and the programs behind ctest entries of the labels gpu and examples that
-      # are not Catch2 suites (an entry whose program was not built fails as "Not Run").
-      build_target_names | grep -E '^(cudagap-[a-z0-9-]+|cudagap_gpu_probe|cudagap_readme_(example|gemm)|cudagap_test_main)$'
+      # are not Catch2 suites (an entry whose program was not built fails as "Not Run"), with the
+      # helpers cudagap-train's entries run (the tiny IDX set they train on, the run comparison).
+      build_target_names |
+        grep -E '^(cudagap-[a-z0-9-]+|cudagap_gpu_probe|cudagap_readme_(example|gemm)|cudagap_test_main|cudagap_make_tiny_idx|cudagap_compare_train_runs)$'
     else
       echo "$target"
     fi
