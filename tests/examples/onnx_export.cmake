@@ -39,7 +39,7 @@ _cudagap_onnx_test("onnx export refuses values of another size" ARGS refuse valu
   EXIT 0 EXPECT "refused: infer::export_onnx: 3[0-9]+ values given for a store of 3[0-9]+ elements" "nothing left behind")
 
 if(NOT CUDAGAP_INFER_ONNX_FOUND)
-  set(_how "built without the ONNX C++ library[^\n]*apt-get install libonnx-dev libprotobuf-dev[^\n]*pip")
+  set(_how "built without the ONNX C\\+\\+ library[^\n]*apt-get install libonnx-dev libprotobuf-dev[^\n]*pip")
   _cudagap_onnx_test("onnx export without the library says how to get it" ARGS export "${_onnx}/model.onnx"
     EXIT 1 STDERR_EXPECT "infer::export_onnx: this program was ${_how}")
   _cudagap_onnx_test("onnx export without the library writes nothing" ARGS refuse folder "${_onnx}/folder"
