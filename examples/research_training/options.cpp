@@ -180,6 +180,12 @@ options parse(int argc, char* argv[])
             throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
         }
     }
+    // Found here rather than by the capture on a GPU, after the data is read and the layers planned.
+    if (opts.graph && opts.profile == "development") {
+        throw std::invalid_argument("--graph cannot run under --profile development: its checks wait for the GPU "
+                                    "after every call, which a CUDA graph capture cannot hold (use --profile "
+                                    "testing, whose NaN/Inf checks of every layer are captured with the step)");
+    }
     return opts;
 }
 
