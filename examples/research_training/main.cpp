@@ -3,7 +3,8 @@
 // the grad scaler or BF16 or FP32, AdamW, cross-entropy), the whole data set on the GPU and
 // shuffled there, eager or with the whole step captured in one CUDA graph (--graph). Per epoch:
 // the mean loss, the test accuracy, images/s, the loss scale and the skipped steps; --json;
-// --save/--resume in safetensors. See docs/research_training.md.
+// --save/--resume in safetensors; a failure part way still writes the --json report, with the
+// error. See docs/research_training.md.
 #include "dataset.hpp"
 #include "options.hpp"
 #include "trainer.hpp"
@@ -19,8 +20,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -40,12 +45,15 @@ nlohmann::json base_report(const train::options& opts, const train::fashion_mnis
             {"device", nullptr}, {"gpu_available", false}, {"precision", opts.precision}, {"graph", opts.graph},
             {"seed", opts.seed}, {"batch_size", opts.batch_size}, {"lr", opts.lr},
             {"train_images", data.train.images.count}, {"test_images", data.test.images.count},
-            {"epochs", nlohmann::json::array()}, {"final_test_accuracy", nullptr}, {"checkpoint", nullptr}};
+            {"epochs", nlohmann::json::array()}, {"final_test_accuracy", nullptr}, {"checkpoint", nullptr},
+            {"interrupted", false}, {"error", nullptr}};
 }
 
 nlohmann::json to_json(const train::epoch_result& r)
 {
-    return {{"epoch", r.epoch}, {"mean_loss", r.mean_loss}, {"test_accuracy", r.test_accuracy},
+    // NaN: the grad scaler skipped every step of the epoch, so there is no mean to give.
+    const nlohmann::json loss = std::isnan(r.mean_loss) ? nlohmann::json(nullptr) : nlohmann::json(r.mean_loss);
+    return {{"epoch", r.epoch}, {"mean_loss", loss}, {"test_accuracy", r.test_accuracy},
             {"images_per_second", r.images_per_second}, {"seconds", r.seconds}, {"loss_scale", r.loss_scale},
             {"skipped_steps", r.skipped_steps}};
 }
@@ -72,9 +80,13 @@ bool text_out(const train::options& opts) { return !(opts.json && *opts.json == 
 
 void print_epoch(const train::epoch_result& r)
 {
-    std::printf("epoch %3d  loss %.4f  test accuracy %6.2f%%  %10.0f images/s  %6.2f s  loss scale %g  "
+    char loss[32] = "n/a";
+    if (!std::isnan(r.mean_loss)) {
+        std::snprintf(loss, sizeof loss, "%.4f", r.mean_loss);
+    }
+    std::printf("epoch %3d  loss %s  test accuracy %6.2f%%  %10.0f images/s  %6.2f s  loss scale %g  "
                 "skipped steps %lld\n",
-                r.epoch, r.mean_loss, 100.0 * r.test_accuracy, r.images_per_second, r.seconds, r.loss_scale,
+                r.epoch, loss, 100.0 * r.test_accuracy, r.images_per_second, r.seconds, r.loss_scale,
                 static_cast<long long>(r.skipped_steps));
     std::fflush(stdout);
 }
@@ -95,12 +107,52 @@ void print_progress(int epoch, std::int64_t step, std::int64_t steps)
     }
 }
 
+// What a failure says: an out-of-memory error with its numbers and what to reduce, else the
+// error's own message.
+std::string failure_message(const std::exception& e, const train::options& opts)
+{
+    const auto* oom = dynamic_cast<const gpu::out_of_memory*>(&e);
+    if (oom == nullptr) {
+        return e.what();
+    }
+    constexpr double mib = 1024.0 * 1024.0;
+    char numbers[256];
+    std::snprintf(numbers, sizeof numbers, "%.1f MiB asked for, %.1f MiB free of %.1f MiB",
+                  static_cast<double>(oom->requested_bytes()) / mib, static_cast<double>(oom->free_bytes()) / mib,
+                  static_cast<double>(oom->total_bytes()) / mib);
+    return "out of GPU memory with --batch-size " + std::to_string(opts.batch_size) + ": " + numbers +
+           ".\nReduce --batch-size (the activations grow with it; the model and AdamW's state do not).\n" +
+           oom->what();
+}
+
+// A run that failed part way: the message, the last complete checkpoint, and the --json report
+// with the error and the epochs done.
+int report_failure(const std::exception& e, const train::options& opts, nlohmann::json& report)
+{
+    const std::string message = failure_message(e, opts);
+    std::fprintf(stderr, "\ncudagap-train: %s\n", message.c_str());
+    if (!report["checkpoint"].is_null()) {
+        std::fprintf(stderr, "cudagap-train: the last complete checkpoint, %s, is intact\n",
+                     report["checkpoint"].get<std::string>().c_str());
+    }
+    report["error"] = message;
+    try {
+        write_json(opts, report);
+    } catch (const std::exception& json_error) {
+        std::fprintf(stderr, "cudagap-train: %s\n", json_error.what());
+    }
+    return exit_failure;
+}
+
 int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, nlohmann::json& report)
 {
     train::callbacks on;
     on.epoch_done = [&](const train::epoch_result& r) {
         report["epochs"].push_back(to_json(r));
         report["final_test_accuracy"] = r.test_accuracy;
+        if (opts.save) {
+            report["checkpoint"] = *opts.save; // saved before the epoch is reported
+        }
         if (text_out(opts)) {
             print_epoch(r);
         }
@@ -109,9 +161,14 @@ int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, n
         on.progress = print_progress;
     }
     std::signal(SIGINT, on_sigint);
-    const train::run_report run = train::run_training(opts, data, on);
-    report["device"] = run.device;
-    report["checkpoint"] = run.checkpoint ? nlohmann::json(*run.checkpoint) : nlohmann::json(nullptr);
+    train::run_report run;
+    try {
+        report["device"] = gpu::device::current().properties().name;
+        run = train::run_training(opts, data, on);
+    } catch (const std::exception& e) {
+        return report_failure(e, opts, report);
+    }
+    report["interrupted"] = run.interrupted;
     write_json(opts, report);
     if (run.interrupted) {
         std::fprintf(stderr, "\ncudagap-train: interrupted (Ctrl-C) after %zu complete epoch(s); %s\n",
@@ -123,8 +180,34 @@ int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, n
     return 0;
 }
 
+// An output file's folder must exist and be writable, and the file must not be a folder: found
+// before the data is read and the GPU trains, not when the first epoch ends.
+void check_output(const char* option, const std::string& path)
+{
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ignored;
+    const std::string where = std::string(option) + " " + path + ": ";
+    if (fs::is_directory(target, ignored)) {
+        throw std::runtime_error(where + "it is a folder; give a file name");
+    }
+    if (!fs::is_directory(folder, ignored)) {
+        throw std::runtime_error(where + "the folder " + folder.string() + " does not exist");
+    }
+    if (::access(folder.c_str(), W_OK) != 0) {
+        throw std::runtime_error(where + "cannot write into " + folder.string() + ": " + std::strerror(errno));
+    }
+}
+
 int run(const train::options& opts)
 {
+    if (opts.save) {
+        check_output("--save", *opts.save);
+    }
+    if (opts.json && *opts.json != "-") {
+        check_output("--json", *opts.json);
+    }
     const train::fashion_mnist data = train::load_fashion_mnist(opts.data, opts.train_limit, opts.test_limit);
     train::check_checkpoint(opts);
     if (static_cast<std::uint64_t>(opts.batch_size) > data.train.images.count) {
@@ -177,16 +260,8 @@ int main(int argc, char* argv[])
     }
     try {
         return run(opts);
-    } catch (const gpu::out_of_memory& e) {
-        constexpr double mib = 1024.0 * 1024.0;
-        std::fprintf(stderr,
-                     "cudagap-train: out of GPU memory with --batch-size %lld: %.1f MiB asked for, %.1f MiB free "
-                     "of %.1f MiB.\nReduce --batch-size (the activations grow with it; the model and AdamW's "
-                     "state do not).\n%s\n",
-                     static_cast<long long>(opts.batch_size), static_cast<double>(e.requested_bytes()) / mib,
-                     static_cast<double>(e.free_bytes()) / mib, static_cast<double>(e.total_bytes()) / mib, e.what());
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "cudagap-train: %s\n", e.what());
+        std::fprintf(stderr, "cudagap-train: %s\n", failure_message(e, opts).c_str());
     }
     return exit_failure;
 }

@@ -10,6 +10,8 @@
 
 namespace train {
 
+static_assert(max_batch_size == 85598, "the usage text and docs/research_training.md give the number");
+
 const char* const usage = R"(usage: cudagap-train [--data DIR] [--epochs N] [--batch-size B] [--lr LR]
                      [--precision fp16|bf16|fp32] [--graph] [--seed S]
                      [--train-limit N] [--test-limit N] [--weight-decay WD] [--dropout P]
@@ -23,7 +25,8 @@ GPU, shuffled there each epoch.
   --data DIR          the four IDX files (default /usr/share/datasets/fashion-mnist:
                       apt-get install dataset-fashion-mnist)
   --epochs N          passes over the training set (default 10)
-  --batch-size B      images per step (default 64)
+  --batch-size B      images per step (default 64, at most 85598); out of GPU memory:
+                      lower it
   --lr LR             AdamW's learning rate (default 0.001)
   --precision P       fp16 (with the grad scaler), bf16 or fp32 (default fp16)
   --graph             capture the whole training step once, replay it every step
@@ -40,13 +43,18 @@ GPU, shuffled there each epoch.
                       or testing
   --help              print this text
   --version           print the version
-Exit status: 0 done (or no GPU: the reason), 1 a failure (data, checkpoint, CUDA), 2 bad
-arguments, 130 interrupted (Ctrl-C; the last complete checkpoint is kept).
+  --profile testing checks every layer's output for NaN and Inf on the device and names the
+  first that held one. --json is written also when the run fails ("error") or is interrupted.
+Exit status: 0 done (or no GPU: the reason), 1 a failure (data, checkpoint, CUDA, out of
+memory, a NaN loss), 2 bad arguments, 130 interrupted (Ctrl-C; the last complete checkpoint
+is kept).
 )";
 
 namespace {
 
-std::uint64_t whole(const std::string& text, std::string_view option, std::uint64_t least, std::uint64_t most)
+// A whole number in [least, most]; `why` (if any) says where `most` comes from.
+std::uint64_t whole(const std::string& text, std::string_view option, std::uint64_t least, std::uint64_t most,
+                    std::string_view why = {})
 {
     std::size_t used = 0;
     unsigned long long value = 0;
@@ -60,7 +68,7 @@ std::uint64_t whole(const std::string& text, std::string_view option, std::uint6
     }
     if (used != text.size() || value < least || value > most) {
         throw std::invalid_argument(std::string(option) + " takes a whole number from " + std::to_string(least) +
-                                    " to " + std::to_string(most) + ", got '" + text + "'");
+                                    " to " + std::to_string(most) + std::string(why) + ", got '" + text + "'");
     }
     return value;
 }
@@ -116,7 +124,10 @@ bool parse_value(options& opts, std::string_view arg, const std::string& text)
     } else if (arg == "--epochs") {
         opts.epochs = static_cast<int>(whole(text, arg, 1, 100000));
     } else if (arg == "--batch-size") {
-        opts.batch_size = static_cast<std::int64_t>(whole(text, arg, 1, 1 << 20));
+        opts.batch_size = static_cast<std::int64_t>(
+            whole(text, arg, 1, static_cast<std::uint64_t>(max_batch_size),
+                  " (a larger batch makes conv1's output, B x 32 x 28 x 28, more than the 2^31 - 1 elements cuDNN "
+                  "indexes)"));
     } else if (arg == "--lr") {
         opts.lr = real(text, arg, 0.0, 10.0, false, "from 0 to 10");
     } else if (arg == "--precision") {
@@ -168,6 +179,12 @@ options parse(int argc, char* argv[])
         } else {
             throw std::invalid_argument("unknown option '" + std::string(arg) + "'");
         }
+    }
+    // Found here rather than by the capture on a GPU, after the data is read and the layers planned.
+    if (opts.graph && opts.profile == "development") {
+        throw std::invalid_argument("--graph cannot run under --profile development: its checks wait for the GPU "
+                                    "after every call, which a CUDA graph capture cannot hold (use --profile "
+                                    "testing, whose NaN/Inf checks of every layer are captured with the step)");
     }
     return opts;
 }

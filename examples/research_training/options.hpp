@@ -8,6 +8,10 @@
 
 namespace train {
 
+/// The largest --batch-size: conv1's output, B x 32 x 28 x 28, must hold at most 2^31 - 1
+/// elements, the most cuDNN's convolution API indexes (85598).
+constexpr std::int64_t max_batch_size = 2147483647LL / (32 * 28 * 28);
+
 /// The usage text (--help).
 extern const char* const usage;
 

@@ -1,8 +1,10 @@
 // cudagap-train's GPU part. One object holds the handles, the layers (PyTorch's names, which the
 // checkpoint uses), the loss, AdamW, the grad scaler and every activation buffer of one batch
 // size; a step reads its batch on the device (gpu::nn::gather_batch advances a device counter),
-// so the same step runs eagerly or as the replay of one captured graph. The mean loss and the
-// skipped steps are summed on the device and read once per epoch.
+// so the same step runs eagerly or as the replay of one captured graph. The loss of the applied
+// steps and the skipped steps are summed on the device and read once per epoch; under the
+// testing and development profiles each layer's output is checked on the device too
+// (gpu::flag_non_finite), and the flag is read with the sums.
 #include "trainer.hpp"
 
 #include <gpu/blas/handle.hpp>
@@ -12,12 +14,15 @@
 #include <gpu/error.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/nn.hpp>
+#include <gpu/numerics.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -31,6 +36,26 @@ namespace {
 namespace nn = gpu::nn;
 constexpr nn::normalization fashion_mnist_norm{0.2860F, 0.3530F};
 constexpr std::int64_t classes = 10;
+
+// What the layer checks call each checked output, by its code (0: none held NaN or Inf). Flatten
+// is left out: its output is the second pool's, the same memory.
+constexpr std::array<const char*, 11> checked_outputs{
+    "",
+    "conv1 (Conv2d 1 -> 32, 5x5)",
+    "the ReLU after conv1",
+    "the MaxPool2d after conv1",
+    "conv2 (Conv2d 32 -> 64, 5x5)",
+    "the ReLU after conv2",
+    "the MaxPool2d after conv2",
+    "fc1 (Linear 3136 -> 1024, with its ReLU)",
+    "the Dropout after fc1",
+    "fc2 (Linear 1024 -> 10)",
+    "the loss (cross-entropy of fc2's output)"};
+constexpr std::uint32_t loss_code = 10;
+
+// The profiles that check every layer's output: testing (on the device, read once per epoch)
+// and development (whose library checks already stop at a cuBLAS or cuDNN call).
+bool checks_layers(const gpu::profile& profile) { return profile.name == "testing" || profile.check_numerics; }
 
 nn::mixed_precision precision_of(const std::string& name)
 {
@@ -97,7 +122,9 @@ struct model {
     std::int64_t batch = 0;
     buffers b;
     gpu::device_buffer<float> loss_value;
-    gpu::device_buffer<float> sums; // [0] the epoch's summed loss, [1] its skipped steps
+    gpu::device_buffer<float> sums; // [0] the epoch's summed loss of the applied steps, [1] its skipped steps
+    bool layer_checks = false;      // flag each layer's output in the training steps
+    gpu::device_buffer<std::uint32_t> first_bad; // the code of the first output that held NaN or Inf; 0: none
 
     model(const options& opts, const gpu::profile& profile, gpu::stream_ref stream)
         : s(stream), blas(profile, stream), lt(stream, gpu::blas::lt_handle_options::from_profile(profile)),
@@ -105,11 +132,12 @@ struct model {
           loss(classes, store.precision().compute, stream),
           optimizer(store.total_elements(), stream, {.lr = opts.lr, .weight_decay = opts.weight_decay}),
           scaler(nn::grad_scaler::for_precision(store.precision().compute, stream)), loss_value(1, stream),
-          sums(2, stream)
+          sums(2, stream), layer_checks(checks_layers(profile)), first_bad(1, stream)
     {
         ctx.set_convolution_options(gpu::dnn::convolution_options::from_profile(profile));
         store.allocate(stream);
         store.initialize(opts.seed, stream);
+        first_bad.fill_zero_async(stream);
     }
 
     nn::tensor make(const nn::tensor_spec& spec) { return nn::tensor(spec, s); }
@@ -128,19 +156,37 @@ struct model {
                     gpu::device_buffer<std::int32_t>(static_cast<std::size_t>(rows), s)};
     }
 
-    void forward()
+    // Runs one layer; with `check`, flags its output with `code` on the device (no wait, so the
+    // captured step holds the checks too), and names the layer in a library's numerics_error
+    // (the development profile's check, which waits at the call).
+    template <class Layer>
+    void checked(bool check, std::uint32_t code, const nn::tensor& output, Layer&& run)
+    {
+        try {
+            run();
+        } catch (const gpu::numerics_error& e) {
+            throw std::runtime_error(std::string("the output of ") + checked_outputs.at(code) +
+                                     " holds NaN or Inf (the development profile's check): " + e.what());
+        }
+        if (check) {
+            gpu::flag_non_finite(output.data(), output.spec().elements(), output.spec().type, first_bad.data(), code,
+                                 s);
+        }
+    }
+
+    void forward(bool check)
     {
         const nn::tensor_ref flat_p2{b.p2.data(), *net.flat.planned_output()};
-        net.conv1.forward(ctx, b.x.ref(), b.c1.ref());
-        net.relu1.forward(ctx, b.c1.ref(), b.r1.ref());
-        net.pool1.forward(ctx, b.r1.ref(), b.p1.ref());
-        net.conv2.forward(ctx, b.p1.ref(), b.c2.ref());
-        net.relu2.forward(ctx, b.c2.ref(), b.r2.ref());
-        net.pool2.forward(ctx, b.r2.ref(), b.p2.ref());
+        checked(check, 1, b.c1, [&] { net.conv1.forward(ctx, b.x.ref(), b.c1.ref()); });
+        checked(check, 2, b.r1, [&] { net.relu1.forward(ctx, b.c1.ref(), b.r1.ref()); });
+        checked(check, 3, b.p1, [&] { net.pool1.forward(ctx, b.r1.ref(), b.p1.ref()); });
+        checked(check, 4, b.c2, [&] { net.conv2.forward(ctx, b.p1.ref(), b.c2.ref()); });
+        checked(check, 5, b.r2, [&] { net.relu2.forward(ctx, b.c2.ref(), b.r2.ref()); });
+        checked(check, 6, b.p2, [&] { net.pool2.forward(ctx, b.r2.ref(), b.p2.ref()); });
         net.flat.forward(ctx, b.p2.ref(), flat_p2);
-        net.fc1.forward(ctx, flat_p2, b.h.ref());
-        net.drop.forward(ctx, b.h.ref(), b.d.ref());
-        net.fc2.forward(ctx, b.d.ref(), b.y.ref());
+        checked(check, 7, b.h, [&] { net.fc1.forward(ctx, flat_p2, b.h.ref()); });
+        checked(check, 8, b.d, [&] { net.drop.forward(ctx, b.h.ref(), b.d.ref()); });
+        checked(check, 9, b.y, [&] { net.fc2.forward(ctx, b.d.ref(), b.y.ref()); });
     }
 
     void backward()
@@ -164,14 +210,22 @@ struct model {
         nn::gather_batch(source, batch, fashion_mnist_norm, store.precision().compute, b.x.data(), b.labels.data(),
                          batch_number, st);
         store.zero_grad(st);
-        forward();
+        forward(layer_checks);
         loss.forward(b.y.data(), b.labels.data(), batch, loss_value.data(), st);
+        if (layer_checks) {
+            gpu::flag_non_finite(loss_value.data(), 1, gpu::element_type::fp32, first_bad.data(), loss_code, st);
+        }
         loss.backward(b.y.data(), b.labels.data(), batch, b.dy.data(), scaler.scale(), st);
         backward();
         optimizer.step(store.master(), store.gradient(), scaler, st);
-        nn::accumulate(loss_value.data(), gpu::element_type::fp32, sums.data(), 1, st);
+        // The epoch's mean loss is over the applied steps: a step the scaler skipped (its
+        // gradients held Inf or NaN) changed nothing, and its loss is left out of the sum.
         if (scaler.enabled()) {
+            nn::accumulate_unless(scaler.found_inf_flag(), loss_value.data(), gpu::element_type::fp32, sums.data(),
+                                  1, st);
             nn::accumulate(scaler.found_inf_flag(), gpu::element_type::fp32, sums.data() + 1, 1, st);
+        } else {
+            nn::accumulate(loss_value.data(), gpu::element_type::fp32, sums.data(), 1, st);
         }
         scaler.update(st);
         store.refresh_working_copy(st);
@@ -191,7 +245,7 @@ double evaluate(model& m, const device_set& set, gpu::device_buffer<std::uint32_
     for (std::int64_t first = 0; first < count; first += m.batch) {
         nn::gather_batch(source, m.batch, fashion_mnist_norm, m.store.precision().compute, m.b.x.data(),
                          m.b.labels.data(), batch_number.data(), m.s);
-        m.forward();
+        m.forward(false);
         nn::count_correct(m.b.y.data(), m.store.precision().compute, m.b.labels.data(),
                           std::min(m.batch, count - first), classes, correct.data(), m.s);
     }
@@ -205,8 +259,49 @@ void save(model& m, const std::string& path)
     nn::save_training_state(path, m.store, m.optimizer, m.scaler, m.s);
 }
 
-// The epoch's numbers: waits for its steps, reads the device's sums, evaluates on the test set.
-// A NaN or Inf mean loss without a grad scaler (BF16, FP32: nothing skips such steps) stops the run.
+// Under the layer checks: names the first output that held NaN or Inf in the epoch's steps.
+void throw_if_flagged(model& m, const options& opts, int epoch)
+{
+    if (!m.layer_checks) {
+        return;
+    }
+    const std::uint32_t code = m.first_bad.to_host().at(0);
+    if (code == 0) {
+        return;
+    }
+    const std::string output = code < checked_outputs.size() ? checked_outputs[code] : "an unknown output";
+    throw std::runtime_error(
+        "epoch " + std::to_string(epoch) + ": the output of " + output +
+        " was the first to hold NaN or Inf (the " + opts.profile +
+        " profile checks every layer's output in every training step). The outputs before it in that step were "
+        "finite, so the fault is in it: its weights or bias hold NaN or Inf (from a --resume checkpoint, or "
+        "updates that diverged: lower --lr) or its values overflowed (" +
+        (opts.precision == "fp16" ? "FP16 holds magnitudes up to 65504: try --precision bf16" : "lower --lr") + ")");
+}
+
+// The mean loss over the applied steps: NaN when the grad scaler skipped every one. A NaN or
+// Inf among applied steps (BF16 and FP32 apply every step) stops the run.
+double mean_loss(const model& m, const options& opts, int epoch, std::int64_t steps, const std::vector<float>& sums)
+{
+    const std::int64_t applied = steps - static_cast<std::int64_t>(sums[1]);
+    if (applied <= 0) {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    const double mean = sums[0] / static_cast<double>(applied);
+    if (!std::isfinite(mean)) {
+        throw std::runtime_error(
+            "the mean loss of epoch " + std::to_string(epoch) + " is " + std::to_string(mean) + " (" + opts.precision +
+            (m.scaler.enabled() ? "" : ": no grad scaler skips such steps") + "). " +
+            (m.layer_checks ? std::string("Lower --lr, or check the --resume checkpoint")
+                            : "Rerun with --profile testing to find the layer: it checks every layer's output on the "
+                              "device and names the first that held NaN or Inf. Then lower --lr, or check the "
+                              "--resume checkpoint"));
+    }
+    return mean;
+}
+
+// The epoch's numbers: waits for its steps, reads the device's sums (and the layer checks' flag),
+// then evaluates on the test set.
 epoch_result finish_epoch(model& m, const options& opts, int epoch, std::int64_t steps,
                           std::chrono::steady_clock::time_point start, const device_set& test_set,
                           gpu::device_buffer<std::uint32_t>& eval_number, gpu::device_buffer<int>& correct)
@@ -214,16 +309,11 @@ epoch_result finish_epoch(model& m, const options& opts, int epoch, std::int64_t
     m.s.synchronize();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::vector<float> sums = m.sums.to_host();
-    const epoch_result result{epoch, sums[0] / static_cast<double>(steps), evaluate(m, test_set, eval_number, correct),
-                              static_cast<double>(steps * opts.batch_size) / seconds, seconds,
-                              m.scaler.enabled() ? m.scaler.current_scale() : 1.0, static_cast<std::int64_t>(sums[1])};
-    if (!std::isfinite(result.mean_loss) && !m.scaler.enabled()) {
-        throw std::runtime_error("the mean loss of epoch " + std::to_string(epoch) + " is " +
-                                 std::to_string(result.mean_loss) + " (no grad scaler in " + opts.precision +
-                                 " skips such steps): lower --lr, or run --profile development, whose numerics "
-                                 "checks stop at the first call whose output holds a NaN or Inf");
-    }
-    return result;
+    throw_if_flagged(m, opts, epoch);
+    const double loss = mean_loss(m, opts, epoch, steps, sums);
+    return epoch_result{epoch, loss, evaluate(m, test_set, eval_number, correct),
+                        static_cast<double>(steps * opts.batch_size) / seconds, seconds,
+                        m.scaler.enabled() ? m.scaler.current_scale() : 1.0, static_cast<std::int64_t>(sums[1])};
 }
 
 struct epoch_loop {
@@ -267,16 +357,20 @@ struct epoch_loop {
 
 void check_checkpoint(const options& opts)
 {
-    if (opts.resume) {
-        const network net(opts);
+    if (!opts.resume) {
+        return;
+    }
+    const network net(opts);
+    try {
         static_cast<void>(nn::read_training_state(*opts.resume, net.store));
+    } catch (const std::exception& e) {
+        throw std::runtime_error("cannot resume from " + *opts.resume + ": " + e.what());
     }
 }
 
 run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on)
 {
     run_report report;
-    report.device = gpu::device::current().properties().name;
     const gpu::profile profile = gpu::profile_from_name(opts.profile);
     gpu::stream s(gpu::stream_flags::non_blocking);
     model m(opts, profile, s);

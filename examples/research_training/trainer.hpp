@@ -20,6 +20,8 @@ extern volatile std::sig_atomic_t stop_requested;
 /// What one epoch measured.
 struct epoch_result {
     int epoch = 0;
+    /// Over the steps that were applied: a step the FP16 grad scaler skipped is left out; NaN
+    /// when it skipped every one.
     double mean_loss = 0.0;
     double test_accuracy = 0.0;
     double images_per_second = 0.0;
@@ -30,7 +32,6 @@ struct epoch_result {
 
 /// What a run did.
 struct run_report {
-    std::string device;
     std::vector<epoch_result> epochs;
     bool interrupted = false;     // Ctrl-C: stopped between steps
     std::optional<std::string> checkpoint; // the last complete one written
@@ -42,14 +43,15 @@ struct callbacks {
     std::function<void(int epoch, std::int64_t step, std::int64_t steps)> progress;
 };
 
-/// Reads the --resume file, if any, and checks it against the model on the host: a
-/// gpu::nn::format_error names the file and the tensor of another model, std::filesystem's
-/// error a file that cannot be read. Needs no GPU.
+/// Reads the --resume file, if any, and checks it against the model on the host; throws
+/// std::runtime_error naming the file and what is wrong (the tensor of another model, a file
+/// that cannot be read). Needs no GPU.
 void check_checkpoint(const options& opts);
 
-/// Trains on a GPU as @p opts says. Throws gpu::out_of_memory (with its numbers),
-/// gpu::error, gpu::nn::format_error (a checkpoint of another model) or std::runtime_error (a
-/// NaN loss).
+/// Trains on a GPU as @p opts says. Throws gpu::out_of_memory (with its numbers), gpu::error,
+/// gpu::nn::format_error (a checkpoint of another model) or std::runtime_error: a NaN or Inf
+/// loss, or, under the testing and development profiles, the first layer whose output held
+/// NaN or Inf.
 [[nodiscard]] run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on);
 
 } // namespace train

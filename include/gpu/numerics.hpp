@@ -104,6 +104,39 @@ private:
 [[nodiscard]] non_finite_report check_finite_on_host(std::span<const std::byte> host,
                                                      std::size_t count, element_type type);
 
+/// @brief Sets `*flag` to @p code when it is still 0 and the @p count elements of @p type at
+/// @p data hold a NaN or an Inf: a check that never waits, for a whole pass of a model.
+///
+/// One kernel on @p stream, no copy to the host and no synchronisation, so it can be captured
+/// in a CUDA graph and replayed. Checks queued one after another on one stream keep the code of
+/// the first that found NaN or Inf (the later ones see a non-zero flag and leave it): give the
+/// output of each layer its own code, queue a check after each, and read the flag once, where
+/// the host waits anyway (after an epoch), to learn which output went non-finite first. Clear the
+/// flag with a memset to start again. The same bit rules as `check_finite` (a signalling NaN
+/// counts).
+///
+/// @code
+/// gpu::device_buffer<std::uint32_t> first_bad(1, s);
+/// first_bad.fill_zero_async(s);
+/// for (std::uint32_t i = 0; i < layers; ++i) {
+///     forward(i);
+///     gpu::flag_non_finite(out[i], count[i], gpu::element_type::fp16, first_bad.data(), i + 1, s);
+/// }
+/// if (const std::uint32_t bad = first_bad.to_host().at(0); bad != 0) { /* layer bad - 1 */ }
+/// @endcode
+/// @param data the device address of the first element
+/// @param count the number of elements (0: nothing is queued)
+/// @param type their format
+/// @param flag a device address: 0, or the code of the check that found NaN or Inf first
+/// @param code what to write, not 0
+/// @param stream where the check is queued
+/// @throws std::invalid_argument for a @p type outside the enumeration, a @p count whose bytes
+/// exceed the address space, null @p data with a non-zero count, a null @p flag or a @p code of
+/// 0 (each named)
+/// @throws gpu::cuda_error when the kernel cannot be launched
+void flag_non_finite(const void* data, std::size_t count, element_type type, std::uint32_t* flag,
+                     std::uint32_t code, stream_ref stream);
+
 namespace detail {
 
 /// @brief Where the elements of strided data lie: @p batch blocks `batch_stride` elements

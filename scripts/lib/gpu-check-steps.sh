@@ -41,9 +41,10 @@ expand_targets() {
     if [[ "$target" == programs ]]; then
       # The programs, and the programs behind ctest entries of the labels gpu and examples that
       # are not Catch2 suites (an entry whose program was not built fails as "Not Run"), with the
-      # helpers cudagap-train's entries run (the tiny IDX set they train on, the run comparison).
+      # helpers cudagap-train's entries run (the tiny IDX set they train on, the run comparison,
+      # the driver that holds GPU memory and sends Ctrl-C).
       build_target_names |
-        grep -E '^(cudagap-[a-z0-9-]+|cudagap_gpu_probe|cudagap_readme_(example|gemm)|cudagap_test_main|cudagap_make_tiny_idx|cudagap_compare_train_runs)$'
+        grep -E '^(cudagap-[a-z0-9-]+|cudagap_gpu_probe|cudagap_readme_(example|gemm)|cudagap_test_main|cudagap_make_tiny_idx|cudagap_compare_train_runs|cudagap_train_driver)$'
     else
       echo "$target"
     fi

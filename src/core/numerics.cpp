@@ -176,6 +176,27 @@ non_finite_report check_finite(const void* data, std::size_t count, element_type
                                         stream);
 }
 
+void flag_non_finite(const void* data, std::size_t count, element_type type, std::uint32_t* flag,
+                     std::uint32_t code, stream_ref stream)
+{
+    constexpr const char* function = "gpu::flag_non_finite";
+    require_named(type, function);
+    constexpr auto max_offset = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+    GPU_EXPECTS(count <= max_offset / element_size(type), std::invalid_argument, function, ": ", count, " ",
+                to_string(type), " elements need ", byte_count(count, type),
+                " bytes, more than the address space holds");
+    GPU_EXPECTS(count == 0 || data != nullptr, std::invalid_argument, function, ": null data for ", count,
+                " elements");
+    GPU_EXPECTS(flag != nullptr, std::invalid_argument, function, ": the flag is null");
+    GPU_EXPECTS(code != 0, std::invalid_argument, function,
+                ": code 0 is the flag's \"nothing found\"; give each check a code from 1");
+    if (count == 0) {
+        return;
+    }
+    GPU_CUDA_CHECK(detail::kernels::flag_non_finite(static_cast<int>(type), data, static_cast<long long>(count), flag,
+                                            code, stream.get()));
+}
+
 non_finite_report check_finite_on_host(std::span<const std::byte> host, std::size_t count, element_type type)
 {
     require_named(type, "gpu::check_finite_on_host");

@@ -1,5 +1,6 @@
-// The NaN/Inf kernel of gpu::check_finite: counts NaN and Inf in strided device data by bit
-// pattern (finite_bits.hpp, shared with the host scan) and finds the first one.
+// The NaN/Inf kernels of gpu::check_finite (counts NaN and Inf in strided device data by bit
+// pattern, finite_bits.hpp, shared with the host scan, and finds the first one) and of
+// gpu::flag_non_finite (sets a device flag, without a copy to the host).
 #include "finite_bits.hpp"
 #include "numerics_kernel.hpp"
 
@@ -76,7 +77,49 @@ cudaError_t launch(const void* data, long long batch, long long batch_stride, lo
     return cudaGetLastError();
 }
 
+// Sets *flag to code when *flag is 0 and an element is NaN or Inf. A flag already set means an
+// earlier check on the stream found one: then nothing is read.
+template <int Format>
+__global__ void flag_non_finite_kernel(const void* data, long long n, unsigned int* flag, unsigned int code)
+{
+    if (*static_cast<volatile unsigned int*>(flag) != 0U) {
+        return;
+    }
+    for (long long index = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; index < n;
+         index += static_cast<long long>(gridDim.x) * blockDim.x) {
+        if (classify_at<Format>(data, index) != finite_bits::finite) {
+            atomicCAS(flag, 0U, code); // the first thread to find one writes; the others leave it
+            return;
+        }
+    }
+}
+
+template <int Format>
+cudaError_t launch_flag(const void* data, long long n, unsigned int* flag, unsigned int code, cudaStream_t stream)
+{
+    constexpr int threads = 256;
+    const long long wanted = (n + threads - 1) / threads;
+    const int blocks = static_cast<int>(wanted < 4096 ? wanted : 4096);
+    flag_non_finite_kernel<Format><<<blocks, threads, 0, stream>>>(data, n, flag, code);
+    return cudaGetLastError();
+}
+
 } // namespace
+
+cudaError_t flag_non_finite(int format, const void* data, long long n, unsigned int* flag, unsigned int code,
+                            cudaStream_t stream)
+{
+    switch (format) {
+    case finite_bits::fp64:
+        return launch_flag<finite_bits::fp64>(data, n, flag, code, stream);
+    case finite_bits::fp16:
+        return launch_flag<finite_bits::fp16>(data, n, flag, code, stream);
+    case finite_bits::bf16:
+        return launch_flag<finite_bits::bf16>(data, n, flag, code, stream);
+    default:
+        return launch_flag<finite_bits::fp32>(data, n, flag, code, stream);
+    }
+}
 
 cudaError_t count_non_finite(int format, const void* data, long long batch, long long batch_stride,
                              long long runs, long long run_length, long long run_stride,

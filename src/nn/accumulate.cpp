@@ -48,7 +48,21 @@ void accumulate(const void* from, element_type from_type, float* to, std::size_t
     if (count == 0) {
         return;
     }
-    GPU_CUDA_CHECK(detail::kernels::accumulate(code, from, to, static_cast<long long>(count), stream.get()));
+    GPU_CUDA_CHECK(detail::kernels::accumulate(code, from, to, static_cast<long long>(count), nullptr, stream.get()));
+}
+
+void accumulate_unless(const float* skip, const void* from, element_type from_type, float* to, std::size_t count,
+                       stream_ref stream)
+{
+    constexpr const char* function = "gpu::nn::accumulate_unless";
+    const int code = type_code(from_type, function);
+    GPU_EXPECTS(skip != nullptr, std::invalid_argument, function,
+                ": the skip flag is null (use gpu::nn::accumulate to add always)");
+    check_pointers(function, from, to, count);
+    if (count == 0) {
+        return;
+    }
+    GPU_CUDA_CHECK(detail::kernels::accumulate(code, from, to, static_cast<long long>(count), skip, stream.get()));
 }
 
 void accumulate_column_sums(const void* from, element_type from_type, std::size_t rows, std::size_t cols,

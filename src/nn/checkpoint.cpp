@@ -5,6 +5,7 @@
 #include <gpu/nn/format_error.hpp>
 #include <gpu/nn/safetensors.hpp>
 
+#include "safetensors_write.hpp"
 #include "text.hpp"
 
 #include <algorithm>
@@ -244,10 +245,15 @@ void write_training_state(const std::filesystem::path& path, const parameters& s
         optimizer_metadata.emplace(scale_key, exact_text(state.scaler->scale));
         optimizer_metadata.emplace(tracker_key, std::to_string(state.scaler->growth_tracker));
     }
-    // The optimizer file first: the model file, renamed last, completes the pair.
-    write_safetensors(optimizer_state_path(path), moments, optimizer_metadata);
-    write_safetensors(path, tensors_of(store, state.parameters, ""),
-                      {{"format", "pt"}, {std::string(id_key), id}, {std::string(step_key), step}});
+    // Both files are written and on the disk before either is renamed: a failure on the way (a
+    // full disk, a file that cannot be made) leaves the earlier pair as it was. Then the renames,
+    // the optimizer file's first: the model file, renamed last, completes the pair.
+    const auto optimizer_file = detail::stage_safetensors(optimizer_state_path(path), moments, optimizer_metadata);
+    const auto model_file =
+        detail::stage_safetensors(path, tensors_of(store, state.parameters, ""),
+                                  {{"format", "pt"}, {std::string(id_key), id}, {std::string(step_key), step}});
+    optimizer_file->commit();
+    model_file->commit();
 }
 
 training_state read_training_state(const std::filesystem::path& path, const parameters& store)

@@ -137,8 +137,11 @@ void atomic_writer::write(std::span<const std::byte> bytes)
     }
 }
 
-void atomic_writer::commit()
+void atomic_writer::finish()
 {
+    if (fd_ < 0) {
+        return;
+    }
     // Data on the disk before the rename: otherwise a crash just after it can leave the new
     // name pointing at an empty or partial file on file systems that reorder the two.
     if (::fsync(fd_) != 0) {
@@ -148,6 +151,11 @@ void atomic_writer::commit()
     if (::close(fd) != 0) {
         fail("cannot close the temporary file", errno);
     }
+}
+
+void atomic_writer::commit()
+{
+    finish();
     if (::rename(temporary_.c_str(), target_.c_str()) != 0) {
         fail("cannot rename the temporary file over the target", errno);
     }

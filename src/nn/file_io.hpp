@@ -34,9 +34,15 @@ public:
     /// @throws std::filesystem::filesystem_error when the write fails (a full disk, a size limit)
     void write(std::span<const std::byte> bytes);
 
-    /// Flushes the temporary file (fsync), closes it and renames it over the target; then
+    /// Flushes the temporary file to the disk (fsync) and closes it; nothing more can be
+    /// written. Does nothing the second time. Lets a caller finish several files before it
+    /// renames any (a training checkpoint's pair).
+    /// @throws std::filesystem::filesystem_error when either fails
+    void finish();
+
+    /// Finishes the temporary file (when not yet done) and renames it over the target; then
     /// flushes the folder, so that the rename itself survives a crash.
-    /// @throws std::filesystem::filesystem_error when any of the first three fails
+    /// @throws std::filesystem::filesystem_error when the flush, the close or the rename fails
     void commit();
 
     /// The temporary file's path (for the tests).

@@ -1,4 +1,5 @@
-// The nn component's gradient kernels: FP32 accumulation of FP32/FP16/BF16 gradients, column
+// The nn component's gradient kernels: FP32 accumulation of FP32/FP16/BF16 gradients (unless a
+// device flag says skip), column
 // sums (bias gradients), and the gradient through a fused ReLU.
 #include "gradient_kernels.hpp"
 
@@ -35,8 +36,11 @@ int grid_for(long long n)
 }
 
 template <class From>
-__global__ void accumulate_kernel(const From* from, float* to, long long n)
+__global__ void accumulate_kernel(const From* from, float* to, long long n, const float* skip)
 {
+    if (skip != nullptr && *skip != 0.0F) {
+        return;
+    }
     for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<long long>(gridDim.x) * blockDim.x) {
         to[i] += widen(from[i]);
@@ -80,9 +84,9 @@ __global__ void relu_gradient_kernel(const T* output, const T* output_gradient, 
 }
 
 template <class From>
-cudaError_t launch_accumulate(const void* from, float* to, long long n, cudaStream_t stream)
+cudaError_t launch_accumulate(const void* from, float* to, long long n, const float* skip, cudaStream_t stream)
 {
-    accumulate_kernel<From><<<grid_for(n), threads, 0, stream>>>(static_cast<const From*>(from), to, n);
+    accumulate_kernel<From><<<grid_for(n), threads, 0, stream>>>(static_cast<const From*>(from), to, n, skip);
     return cudaGetLastError();
 }
 
@@ -107,15 +111,16 @@ cudaError_t launch_relu_gradient(const void* output, const void* output_gradient
 
 } // namespace
 
-cudaError_t accumulate(int from_type, const void* from, float* to, long long n, cudaStream_t stream)
+cudaError_t accumulate(int from_type, const void* from, float* to, long long n, const float* skip,
+                       cudaStream_t stream)
 {
     switch (from_type) {
     case fp16:
-        return launch_accumulate<__half>(from, to, n, stream);
+        return launch_accumulate<__half>(from, to, n, skip, stream);
     case bf16:
-        return launch_accumulate<__nv_bfloat16>(from, to, n, stream);
+        return launch_accumulate<__nv_bfloat16>(from, to, n, skip, stream);
     default:
-        return launch_accumulate<float>(from, to, n, stream);
+        return launch_accumulate<float>(from, to, n, skip, stream);
     }
 }
 

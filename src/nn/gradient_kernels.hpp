@@ -10,8 +10,10 @@ namespace gpu::nn::detail::kernels {
 // Element type codes, in the order of gpu::element_type (FP64, 1, is never passed here).
 enum type_code : int { fp32 = 0, fp16 = 2, bf16 = 3 };
 
-// to[i] += float(from[i]) for i < n. Returns the launch status.
-cudaError_t accumulate(int from_type, const void* from, float* to, long long n, cudaStream_t stream);
+// to[i] += float(from[i]) for i < n, unless `skip` is not null and *skip != 0 on the device.
+// Returns the launch status.
+cudaError_t accumulate(int from_type, const void* from, float* to, long long n, const float* skip,
+                       cudaStream_t stream);
 
 // to[j] += sum over i < rows of float(from[i * cols + j]), j < cols, summed in FP32 in a fixed
 // order. Requires rows, cols > 0. Returns the launch status.

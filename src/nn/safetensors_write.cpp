@@ -1,4 +1,6 @@
 // Writing safetensors checkpoints: the header, the data after it, and the atomic write of both.
+#include "safetensors_write.hpp"
+
 #include "file_io.hpp"
 #include "json.hpp"
 #include "text.hpp"
@@ -9,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <set>
 
 namespace gpu::nn {
@@ -131,15 +134,27 @@ std::vector<std::byte> serialize_safetensors(std::span<const tensor_view> tensor
 void write_safetensors(const std::filesystem::path& path, std::span<const tensor_view> tensors,
                        const safetensors_metadata& metadata)
 {
+    detail::stage_safetensors(path, tensors, metadata)->commit();
+}
+
+namespace detail {
+
+std::unique_ptr<atomic_writer> stage_safetensors(const std::filesystem::path& path,
+                                                 std::span<const tensor_view> tensors,
+                                                 const safetensors_metadata& metadata)
+{
     std::uint64_t data_bytes = 0;
     const std::string header = make_header(tensors, metadata, data_bytes); // refuses before any file exists
-    detail::atomic_writer file(path, "gpu::nn::write_safetensors");
-    file.write(little_endian(header.size()));
-    file.write(std::as_bytes(std::span(header)));
+    auto file = std::make_unique<atomic_writer>(path, "gpu::nn::write_safetensors");
+    file->write(little_endian(header.size()));
+    file->write(std::as_bytes(std::span(header)));
     for (const tensor_view& tensor : tensors) {
-        file.write(tensor.data); // straight from the caller's memory: no copy of the checkpoint
+        file->write(tensor.data); // straight from the caller's memory: no copy of the checkpoint
     }
-    file.commit();
+    file->finish();
+    return file;
 }
+
+} // namespace detail
 
 } // namespace gpu::nn

@@ -1,7 +1,9 @@
 // gpu/numerics.hpp and gpu/element_type.hpp: the NaN/Inf check of every wing. On the host: the
 // report's words, numerics_error's place in the error family, its message and hint, the host
 // scan (by the same bit rules as the kernel) and every argument check; on a GPU, the kernel
-// counts every format, reads strided data without its padding, and waits for its stream.
+// counts every format, reads strided data without its padding, and waits for its stream; the
+// flag check keeps the code of the first output that held NaN or Inf, also in a CUDA graph.
+#include <gpu/capture.hpp>
 #include <gpu/element_type.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
@@ -194,6 +196,27 @@ TEST_CASE("a scan's byte count cannot wrap around", "[numerics]")
                       ContainsSubstring("gpu::check_finite: element_type value 7"));
 }
 
+TEST_CASE("the flag check refuses bad arguments before the GPU, each named", "[numerics]")
+{
+    const float somewhere = 0.0F;
+    std::uint32_t flag_storage = 0;
+    std::uint32_t* const flag = &flag_storage;
+    const auto s = gpu::legacy_default_stream;
+    CHECK_THROWS_WITH(gpu::flag_non_finite(&somewhere, 1, static_cast<element_type>(7), flag, 1, s),
+                      ContainsSubstring("gpu::flag_non_finite: element_type value 7"));
+    CHECK_THROWS_WITH(gpu::flag_non_finite(nullptr, 10, element_type::fp16, flag, 1, s),
+                      ContainsSubstring("gpu::flag_non_finite: null data for 10 elements"));
+    CHECK_THROWS_WITH(gpu::flag_non_finite(&somewhere, 10, element_type::fp32, nullptr, 1, s),
+                      ContainsSubstring("gpu::flag_non_finite: the flag is null"));
+    CHECK_THROWS_WITH(gpu::flag_non_finite(&somewhere, 10, element_type::fp32, flag, 0, s),
+                      ContainsSubstring("code 0 is the flag's \"nothing found\""));
+    CHECK_THROWS_WITH(gpu::flag_non_finite(&somewhere, std::size_t{1} << 62, element_type::fp16, flag, 1, s),
+                      ContainsSubstring("more than the address space holds"));
+    // Nothing to check: nothing is launched (no GPU needed), the flag is not touched.
+    CHECK_NOTHROW(gpu::flag_non_finite(nullptr, 0, element_type::fp32, flag, 3, s));
+    CHECK(flag_storage == 0);
+}
+
 TEST_CASE("strided checks refuse bad extents and counts beyond 64 bits before the GPU", "[numerics]")
 {
     using gpu::detail::strided_elements;
@@ -308,4 +331,59 @@ TEST_CASE("a device check waits for the work queued on its stream", "[numerics][
     gpu::test::check_waits_for_its_stream([](const gpu::device_buffer<float>& buffer, gpu::stream_ref stream) {
         return gpu::check_finite(buffer.data(), buffer.size(), element_type::fp32, stream);
     });
+}
+
+namespace {
+std::uint32_t flag_value(const gpu::device_buffer<std::uint32_t>& flag) { return flag.to_host().at(0); }
+} // namespace
+
+TEST_CASE("the flag keeps the code of the first check that found NaN or Inf", "[numerics][gpu]")
+{
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    // Large enough for many blocks; the non-finite elements sit in the last block.
+    const std::size_t n = (std::size_t{1} << 20) + 3;
+    std::vector<float> clean(n, 1.0F);
+    std::vector<float> with_inf = clean;
+    with_inf[n - 1] = -std::numeric_limits<float>::infinity();
+    std::vector<std::uint16_t> half(n, 0x3C00); // 1.0 in FP16, and 0x3C00 is finite in BF16 too
+    half[n - 2] = 0x7E00;                       // an FP16 NaN
+    std::vector<double> wide(1000, 2.0);
+    wide[999] = std::numeric_limits<double>::signaling_NaN();
+    const auto a = gpu::device_buffer<float>::from_host(clean, s);
+    const auto b = gpu::device_buffer<std::uint16_t>::from_host(half, s);
+    const auto c = gpu::device_buffer<float>::from_host(with_inf, s);
+    const auto d = gpu::device_buffer<double>::from_host(wide, s);
+    gpu::device_buffer<std::uint32_t> flag(1, s);
+    flag.fill_zero_async(s);
+    gpu::flag_non_finite(a.data(), n, element_type::fp32, flag.data(), 1, s);
+    CHECK(flag_value(flag) == 0); // finite: left at 0
+    gpu::flag_non_finite(b.data(), n, element_type::bf16, flag.data(), 2, s);
+    CHECK(flag_value(flag) == 0); // the same bits are finite BF16 numbers
+    gpu::flag_non_finite(b.data(), n, element_type::fp16, flag.data(), 3, s);
+    gpu::flag_non_finite(c.data(), n, element_type::fp32, flag.data(), 4, s);
+    CHECK(flag_value(flag) == 3); // the first that found one, not the last
+    flag.fill_zero_async(s);
+    gpu::flag_non_finite(c.data(), n - 1, element_type::fp32, flag.data(), 5, s); // the Inf is beyond n - 1
+    gpu::flag_non_finite(d.data(), wide.size(), element_type::fp64, flag.data(), 6, s);
+    gpu::flag_non_finite(c.data(), n, element_type::fp32, flag.data(), 7, s);
+    CHECK(flag_value(flag) == 6);
+}
+
+TEST_CASE("flag checks are captured in a CUDA graph and flag at the replay", "[numerics][gpu]")
+{
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    std::vector<float> host(4096, 0.5F);
+    auto x = gpu::device_buffer<float>::from_host(host, s);
+    gpu::device_buffer<std::uint32_t> flag(1, s);
+    flag.fill_zero_async(s);
+    const gpu::graph g = gpu::capture(s, [&](gpu::stream_ref captured) {
+        gpu::flag_non_finite(x.data(), x.size(), element_type::fp32, flag.data(), 9, captured);
+    });
+    gpu::graph_exec exec(g);
+    exec.launch(s);
+    CHECK(flag_value(flag) == 0);
+    host[100] = std::numeric_limits<float>::quiet_NaN();
+    x.copy_from_host(host); // the replay reads the buffer's new contents
+    exec.launch(s);
+    CHECK(flag_value(flag) == 9);
 }

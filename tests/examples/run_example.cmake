@@ -5,6 +5,7 @@
 #   -D EXPECT=<regexes joined by '|'>             must match stdout (or stderr with STDERR_EXPECT)
 #   -D EXPECT_NO_GPU=... -D EXPECT_GPU=...        must match, only on that kind of machine
 #   -D STDERR_EXPECT=<regexes joined by '|'>      must match stderr
+#   -D STDERR_EXPECT_NO_GPU=... -D STDERR_EXPECT_GPU=...   must match stderr, only on that kind
 #   -D REJECT=<regexes joined by '|'>             must not match stdout
 #   -D JSON=ON                                    stdout must be one JSON object; then
 #   -D JSON_CHECKS=... -D JSON_NO_GPU=... -D JSON_GPU=...   checks joined by '|', each
@@ -38,26 +39,26 @@ if(out MATCHES "terminate called|what\\(\\):" OR err MATCHES "terminate called|S
   message(FATAL_ERROR "the program crashed or let an exception escape: ${shown}")
 endif()
 
-foreach(list_name IN ITEMS EXPECT EXPECT_${kind})
-  string(REPLACE "|" ";" patterns "${${list_name}}")
-  foreach(pattern IN LISTS patterns)
-    if(NOT out MATCHES "${pattern}")
-      message(FATAL_ERROR "stdout does not match '${pattern}': ${shown}")
-    endif()
+# Every regex of the lists named after `what` must match the variable `variable` (out or err).
+function(require_matches variable what)
+  foreach(list_name IN LISTS ARGN)
+    string(REPLACE "|" ";" patterns "${${list_name}}")
+    foreach(pattern IN LISTS patterns)
+      if(NOT "${${variable}}" MATCHES "${pattern}")
+        message(FATAL_ERROR "${what} does not match '${pattern}': ${shown}")
+      endif()
+    endforeach()
   endforeach()
-endforeach()
+endfunction()
+
+require_matches(out stdout EXPECT EXPECT_${kind})
 string(REPLACE "|" ";" patterns "${REJECT}")
 foreach(pattern IN LISTS patterns)
   if(out MATCHES "${pattern}")
     message(FATAL_ERROR "stdout matches '${pattern}', which it must not: ${shown}")
   endif()
 endforeach()
-string(REPLACE "|" ";" patterns "${STDERR_EXPECT}")
-foreach(pattern IN LISTS patterns)
-  if(NOT err MATCHES "${pattern}")
-    message(FATAL_ERROR "stderr does not match '${pattern}': ${shown}")
-  endif()
-endforeach()
+require_matches(err stderr STDERR_EXPECT STDERR_EXPECT_${kind})
 
 if(JSON)
   # string(JSON) is a real JSON parser: anything but one valid document fails here.

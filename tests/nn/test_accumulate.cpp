@@ -1,11 +1,12 @@
 // gpu/nn/accumulate.hpp: argument checks without a GPU; on a GPU, FP32/FP16/BF16 gradients added
-// into FP32 and column sums, against float64 references.
+// into FP32 and column sums, against float64 references, and the additions a device flag skips.
 #include <gpu/nn/accumulate.hpp>
 
 #include "catch.hpp"
 #include <element_cast.hpp>
 #include <test_support.hpp>
 
+#include <gpu/capture.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/stream.hpp>
 
@@ -41,6 +42,14 @@ TEST_CASE("accumulation checks its arguments before launching anything", "[nn]")
                                                  std::size_t{1} << 40, to, stream),
                       ContainsSubstring("overflow"));
     CHECK_NOTHROW(nn::accumulate_column_sums(nullptr, element_type::bf16, 0, 3, nullptr, stream));
+    const float* const skip = reinterpret_cast<const float*>(std::uintptr_t{0x3000});
+    CHECK_THROWS_WITH(nn::accumulate_unless(nullptr, from, element_type::fp32, to, 1, stream),
+                      ContainsSubstring("gpu::nn::accumulate_unless: the skip flag is null"));
+    CHECK_THROWS_WITH(nn::accumulate_unless(skip, from, element_type::fp64, to, 1, stream),
+                      ContainsSubstring("gpu::nn::accumulate_unless: gradients of type FP64 (1)"));
+    CHECK_THROWS_WITH(nn::accumulate_unless(skip, from, element_type::fp32, nullptr, 2, stream),
+                      ContainsSubstring("2 elements with a null target"));
+    CHECK_NOTHROW(nn::accumulate_unless(skip, nullptr, element_type::fp32, nullptr, 0, stream));
 }
 
 namespace {
@@ -100,4 +109,28 @@ TEST_CASE("column sums are the same from run to run", "[nn][gpu]")
     nn::accumulate_column_sums(from.data(), element_type::fp32, 4096, 33, first.data(), stream);
     nn::accumulate_column_sums(from.data(), element_type::fp32, 4096, 33, second.data(), stream);
     CHECK(first.to_host() == second.to_host());
+}
+
+TEST_CASE("accumulate_unless adds only while the device flag is 0, read at each replay", "[nn][gpu]")
+{
+    gpu::stream stream(gpu::stream_flags::non_blocking);
+    const std::vector<float> values{1.5F, -2.0F, 4.0F};
+    auto from = gpu::device_buffer<float>::from_host(values, stream);
+    auto to = gpu::device_buffer<float>::from_host(std::vector<float>(3, 10.0F), stream);
+    auto flag = gpu::device_buffer<float>::from_host(std::vector<float>{0.0F}, stream);
+    nn::accumulate_unless(flag.data(), from.data(), element_type::fp32, to.data(), 3, stream);
+    CHECK(to.to_host() == std::vector<float>{11.5F, 8.0F, 14.0F});
+    flag.copy_from_host(std::vector<float>{1.0F}); // as the scaler sets it for a skipped step
+    nn::accumulate_unless(flag.data(), from.data(), element_type::fp32, to.data(), 3, stream);
+    CHECK(to.to_host() == std::vector<float>{11.5F, 8.0F, 14.0F});
+    // Captured once, the flag decides at every replay.
+    const gpu::graph g = gpu::capture(stream, [&](gpu::stream_ref s) {
+        nn::accumulate_unless(flag.data(), from.data(), element_type::fp32, to.data(), 3, s);
+    });
+    gpu::graph_exec exec(g);
+    exec.launch(stream);
+    CHECK(to.to_host() == std::vector<float>{11.5F, 8.0F, 14.0F});
+    flag.copy_from_host(std::vector<float>{0.0F});
+    exec.launch(stream);
+    CHECK(to.to_host() == std::vector<float>{13.0F, 6.0F, 18.0F});
 }

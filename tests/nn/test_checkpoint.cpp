@@ -1,7 +1,8 @@
 // gpu/nn/checkpoint.hpp. On the host: the files of a store's parameters and of a training state,
 // written and read back exactly, PyTorch's names, shapes and dtype in the model file, and every
 // refusal (another model, a wrong shape or dtype, a corrupt file, files of two saves, bad
-// metadata) naming the file and what differs. On a GPU: save and load of a store, and a model
+// metadata) naming the file and what differs; a save that fails while writing leaves the
+// earlier pair whole. On a GPU: save and load of a store, and a model
 // trained a few steps, saved, loaded into fresh objects, whose next step is the original's bit
 // for bit; a refused load changes nothing; a capturing stream is refused.
 #include <gpu/nn/checkpoint.hpp>
@@ -14,6 +15,8 @@
 #include <gpu/nn/safetensors.hpp>
 
 #include <cuda_runtime_api.h>
+
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -258,6 +261,37 @@ TEST_CASE("a training state of the wrong sizes or values is refused before any f
     state = some_state(store);
     state.scaler->growth_tracker = -2;
     refused(state, "growth_tracker -2 is negative");
+}
+
+TEST_CASE("a save that fails while writing leaves the earlier pair whole and no temporary file",
+          "[nn][checkpoint]")
+{
+    // A model file whose name is as long as the folder allows, with a long extension: its
+    // temporary file's name (the name + ".tmp<pid>.<n>") is too long to be made, while the
+    // optimizer file's ("c.optim.safetensors") is not. A save that renamed the optimizer file
+    // before it had written the model file would leave a pair of two saves here.
+    temporary_folder folder;
+    const long name_max = ::pathconf(folder.path().c_str(), _PC_NAME_MAX);
+    REQUIRE(name_max > 32);
+    const auto model = folder / ("c." + std::string(static_cast<std::size_t>(name_max) - 2, 'x'));
+    REQUIRE(nn::optimizer_state_path(model) == folder / "c.optim.safetensors");
+    nn::parameters store;
+    register_mlp(store);
+    const nn::training_state earlier = some_state(store);
+    nn::write_training_state(folder / "ckpt.safetensors", store, earlier);
+    std::filesystem::rename(folder / "ckpt.safetensors", model);
+    std::filesystem::rename(folder / "ckpt.optim.safetensors", nn::optimizer_state_path(model));
+    const std::vector<std::string> before = folder.names();
+
+    nn::training_state later = earlier;
+    later.optimizer.step = 8;
+    later.parameters[0] = -1.0F;
+    CHECK_THROWS_AS(nn::write_training_state(model, store, later), std::filesystem::filesystem_error);
+    CHECK(folder.names() == before); // nothing renamed, no temporary file left
+    const nn::training_state back = nn::read_training_state(model, store);
+    CHECK(back.optimizer.step == 7);
+    CHECK(back.parameters == earlier.parameters);
+    CHECK(back.optimizer.exp_avg == earlier.optimizer.exp_avg);
 }
 
 TEST_CASE("files of two saves, or a model file without training state, are refused", "[nn][checkpoint]")

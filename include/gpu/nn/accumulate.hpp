@@ -1,7 +1,8 @@
 /// @file accumulate.hpp
 /// @brief Adding gradients into the FP32 gradient buffer: element by element from an FP32, FP16
-/// or BF16 gradient (cuDNN's backward filter and bias write theirs in the data type), and as the
-/// column sums of a row-major matrix (the bias gradient of a batch).
+/// or BF16 gradient (cuDNN's backward filter and bias write theirs in the data type), the same
+/// unless a device flag says skip (a step the grad scaler skipped), and as the column sums of a
+/// row-major matrix (the bias gradient of a batch).
 ///
 /// @code
 /// // a convolution's FP16 dw (from cuDNN) into the FP32 gradient of its weight
@@ -11,7 +12,7 @@
 /// gpu::nn::accumulate_column_sums(dy, gpu::element_type::fp16, rows, cols, db, stream);
 /// @endcode
 ///
-/// Both are stream-ordered kernels (capturable) that sum in FP32 in a fixed order: the results
+/// All are stream-ordered kernels (capturable) that sum in FP32 in a fixed order: the results
 /// are the same from run to run.
 #pragma once
 
@@ -28,6 +29,20 @@ namespace gpu::nn {
 /// null while @p count is not 0 (values named)
 /// @throws gpu::cuda_error when the kernel cannot run
 void accumulate(const void* from, element_type from_type, float* to, std::size_t count, stream_ref stream);
+
+/// @brief `to[i] += from[i]` as `accumulate` does, unless `*skip` is not 0 on the device when the
+/// kernel runs: the flag is read there, not on the host, so a captured step adds or skips at
+/// each replay. For the grad scaler's found-Inf flag (`grad_scaler::found_inf_flag`): the loss of
+/// a step that the scaler skipped is left out of a running sum, with no synchronisation.
+/// @code
+/// optimizer.step(params, grads, scaler, s);   // sets the flag when the gradients hold Inf/NaN
+/// gpu::nn::accumulate_unless(scaler.found_inf_flag(), loss.data(), gpu::element_type::fp32,
+///                            loss_sum.data(), 1, s);
+/// @endcode
+/// @throws std::invalid_argument as `accumulate`, or when @p skip is null
+/// @throws gpu::cuda_error when the kernel cannot run
+void accumulate_unless(const float* skip, const void* from, element_type from_type, float* to, std::size_t count,
+                       stream_ref stream);
 
 /// @brief `to[j] += Σᵢ from[i·cols + j]` for the @p rows x @p cols row-major matrix @p from of
 /// type @p from_type, on @p stream: the bias gradient of a batch of output gradients.

@@ -18,11 +18,14 @@
 /// in their metadata (`cudagap.checkpoint`), so that files of two different saves are never
 /// loaded together.
 ///
-/// **Atomic, each file.** Each file is written to a temporary file and renamed
-/// (`write_safetensors`); the optimizer file first, the model file last. A crash between the two
-/// renames leaves the old model file with the new optimizer file: their ids differ and
-/// `load_training_state` refuses the pair, naming both ids. Save to a new path per checkpoint
-/// (`ckpt-000100.safetensors`) to always keep a complete earlier one.
+/// **The pair is replaced whole.** Both files are written to temporary files beside their
+/// targets and flushed to the disk before either is renamed; then the optimizer file is renamed
+/// over its target, and the model file last. A failure while writing (a full disk, a file that
+/// cannot be made) throws with the earlier pair left exactly as it was and no temporary file
+/// behind. Only a crash in the moment between the two renames can leave the old model file with
+/// the new optimizer file: their ids differ and `load_training_state` refuses the pair, naming
+/// both ids. Save to a new path per checkpoint (`ckpt-000100.safetensors`) to always keep a
+/// complete earlier one even then.
 ///
 /// **Loading checks everything first.** Both files are read and checked against the store
 /// (every name, dtype and shape; the ids; the metadata) before anything on the device changes:
@@ -83,12 +86,14 @@ void write_parameters(const std::filesystem::path& path, const parameters& store
 [[nodiscard]] std::vector<float> read_parameters(const std::filesystem::path& path, const parameters& store);
 
 /// @brief Writes @p state as a training checkpoint: the optimizer file
-/// (`optimizer_state_path(path)`) first, then the model file @p path, both atomic, with one new
-/// checkpoint id. Host only; @p store need not be allocated.
+/// (`optimizer_state_path(path)`) and the model file @p path, with one new checkpoint id, each
+/// to a temporary file; once both are written and flushed, the optimizer file is renamed over its
+/// target, then the model file. Host only; @p store need not be allocated.
 /// @throws std::invalid_argument when a buffer of @p state does not hold `store.total_elements()`
 /// values, the step is negative, or the scaler's scale is not finite and > 0 or its tracker is
 /// negative (values named), before any file is written
-/// @throws std::filesystem::filesystem_error when a file cannot be written
+/// @throws std::filesystem::filesystem_error when a file cannot be written; the files at @p path
+/// and beside it are then as they were
 void write_training_state(const std::filesystem::path& path, const parameters& store, const training_state& state);
 
 /// @brief Reads a training checkpoint (the model file @p path and its optimizer file) checked
