@@ -350,7 +350,7 @@ TEST_CASE("a shared conv2d layer uses the same parameters and registers nothing"
     CHECK_FALSE(shared.planned_for_inference());
 }
 
-TEST_CASE("conv2d planned in inference mode has the forward plan only; a shared layer keeps its own plan",
+TEST_CASE("conv2d planned in inference mode has the forward plan only, and a shared layer keeps its own plan",
           "[nn][gpu]")
 {
     const conv_case c = cases[0];

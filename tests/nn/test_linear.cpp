@@ -102,7 +102,7 @@ TEST_CASE("a linear layer checks its input's shape, type and layout when planned
     CHECK(out == nn::tensor_spec{.shape = {4, 16, 10}, .type = element_type::fp16});
 }
 
-TEST_CASE("a linear layer planned in inference mode allocates nothing; a shared one plans on its own", "[nn]")
+TEST_CASE("a linear layer planned in inference mode allocates nothing, and a shared one plans on its own", "[nn]")
 {
     nn::parameters store(nn::mixed_precision::fp16());
     gpu::test::host_context host(store);
