@@ -124,8 +124,6 @@ struct server::bucket {
     {
     }
 
-    bool converts() const { return x.spec().type != gpu::element_type::fp32; }
-
     // Plans every layer for `rows` (forward only: the context is in inference mode) and makes
     // the buffers.
     void plan(nn::context& ctx)
