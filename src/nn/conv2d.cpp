@@ -61,6 +61,14 @@ conv2d::conv2d(parameters& store, std::string name, std::int64_t in_channels, st
 {
 }
 
+conv2d::conv2d(const conv2d& other, sharing)
+    : layer(*other.registered_store()), name_(other.name_), in_(other.in_), out_(other.out_), kernel_(other.kernel_),
+      options_(other.options_), weight_(other.weight_), bias_(other.bias_)
+{
+}
+
+conv2d conv2d::share() const { return conv2d(*this, sharing{}); }
+
 std::string conv2d::describe() const
 {
     return "conv2d " + name_ + "(" + std::to_string(in_) + " -> " + std::to_string(out_) + ", kernel " +
@@ -118,10 +126,14 @@ tensor_spec conv2d::do_plan(context& ctx, const tensor_spec& input)
     dnn::convolution_problem forward = problem;
     forward.epilogue = bias_ ? dnn::convolution_epilogue::bias : dnn::convolution_epilogue::none;
     forward_.emplace(h, forward, options);
-    data_.emplace(h, problem, options);
-    filter_.emplace(h, problem, options);
+    // Inference mode: no backward plans (nor their algorithm searches), no gradient scratch.
+    const bool backward = !ctx.inference_mode();
+    if (backward) {
+        data_.emplace(h, problem, options);
+        filter_.emplace(h, problem, options);
+    }
     // FP32 gradients take cuDNN's beta = 1 directly; FP16/BF16 ones go through a scratch.
-    const std::size_t size = compute == element_type::fp32 ? 0 : element_size(compute);
+    const std::size_t size = compute == element_type::fp32 || !backward ? 0 : element_size(compute);
     weight_scratch_ = device_buffer<std::byte>(size * problem.filter_elements(), ctx.stream());
     bias_scratch_ = device_buffer<std::byte>(bias_ ? size * static_cast<std::size_t>(out_) : 0, ctx.stream());
     problem_ = std::move(problem);

@@ -18,6 +18,7 @@ tensor_spec layer::plan(context& ctx, const tensor_spec& input)
     tensor_spec output = do_plan(ctx, input);
     input_ = input;
     output_ = output;
+    forward_only_ = ctx.inference_mode();
     return output;
 }
 
@@ -37,6 +38,9 @@ void layer::backward(context& ctx, const tensor_ref& output_gradient, const tens
 {
     GPU_EXPECTS(input_.has_value() && forwarded_, std::logic_error, describe(),
                 ": backward before a forward with the current plan");
+    GPU_EXPECTS(!forward_only_, std::logic_error, describe(),
+                ": backward after a plan made in inference mode, which made nothing a backward needs "
+                "(plan again with ctx.set_inference_mode(false))");
     check_store("backward", ctx);
     check_tensor("backward", "output gradient", output_gradient, *output_, false);
     check_tensor("backward", "input gradient", input_gradient, *input_, true);

@@ -147,6 +147,14 @@ linear::linear(parameters& store, std::string name, std::int64_t in_features, st
     }
 }
 
+linear::linear(const linear& other, sharing)
+    : layer(*other.registered_store()), name_(other.name_), in_(other.in_), out_(other.out_),
+      options_(other.options_), weight_(other.weight_), bias_(other.bias_), resolved_(other.options_.bias_gradient)
+{
+}
+
+linear linear::share() const { return linear(*this, sharing{}); }
+
 std::string linear::describe() const
 {
     return "linear " + name_ + "(" + std::to_string(in_) + " -> " + std::to_string(out_) +
@@ -186,10 +194,14 @@ tensor_spec linear::do_plan(context& ctx, const tensor_spec& input)
     }
     rows_ = rows;
     resolved_ = options_.bias_gradient;
-    const std::size_t gradient_bytes =
-        options_.relu ? static_cast<std::size_t>(rows) * static_cast<std::size_t>(out_) * element_size(compute) : 0;
+    // Inference mode: neither the ReLU's gradient nor the bias gradient's scratch is needed.
+    const bool backward = !ctx.inference_mode();
+    const std::size_t gradient_bytes = options_.relu && backward ? static_cast<std::size_t>(rows) *
+                                                                       static_cast<std::size_t>(out_) *
+                                                                       element_size(compute)
+                                                                 : 0;
     relu_gradient_ = device_buffer<std::byte>(gradient_bytes, ctx.stream());
-    const bool scratch = bias_.has_value() && options_.bias_gradient != bias_gradient_method::reduction;
+    const bool scratch = backward && bias_.has_value() && options_.bias_gradient != bias_gradient_method::reduction;
     bias_scratch_ = device_buffer<float>(scratch ? static_cast<std::size_t>(out_) : 0, ctx.stream());
     return tensor_spec{std::move(shape), compute, dnn::tensor_layout::nchw};
 }

@@ -11,7 +11,7 @@ namespace nn = gpu::nn;
 static_assert(std::is_copy_constructible_v<nn::context>);
 static_assert(!std::is_default_constructible_v<nn::context>);
 
-TEST_CASE("a context refers to its stream, handles and store, and carries the training flag", "[nn]")
+TEST_CASE("a context refers to its stream, handles and store, and carries the training and inference flags", "[nn]")
 {
     nn::parameters store(nn::mixed_precision::bf16());
     gpu::test::host_context host(store);
@@ -23,9 +23,13 @@ TEST_CASE("a context refers to its stream, handles and store, and carries the tr
     CHECK(&ctx.params() == &store);
     CHECK(ctx.precision() == nn::mixed_precision::bf16());
     CHECK(ctx.training());
+    CHECK_FALSE(ctx.inference_mode());
+    ctx.set_inference_mode(true);
+    CHECK(ctx.inference_mode());
     ctx.set_training(false);
     CHECK_FALSE(ctx.training());
     const nn::context copy = ctx;
     CHECK(&copy.params() == &store);
     CHECK_FALSE(copy.training());
+    CHECK(copy.inference_mode());
 }

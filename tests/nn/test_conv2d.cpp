@@ -335,3 +335,52 @@ TEST_CASE("conv2d plans all three passes under the context's options: benchmark,
     CHECK(run.conv.backward_data_plan()->explain().deterministic);
     CHECK(run.conv.backward_filter_plan()->explain().deterministic);
 }
+
+TEST_CASE("a shared conv2d layer uses the same parameters and registers nothing", "[nn]")
+{
+    nn::parameters store;
+    const nn::conv2d conv(store, "conv1", 1, 32, 5, {.padding = {2, 2}});
+    const std::size_t registered = store.size();
+    const nn::conv2d shared = conv.share();
+    CHECK(store.size() == registered);
+    CHECK(shared.weight_index() == conv.weight_index());
+    CHECK(shared.bias_index() == conv.bias_index());
+    CHECK(shared.describe() == conv.describe());
+    CHECK_FALSE(shared.planned_input().has_value());
+    CHECK_FALSE(shared.planned_for_inference());
+}
+
+TEST_CASE("conv2d planned in inference mode has the forward plan only, and a shared layer keeps its own plan",
+          "[nn][gpu]")
+{
+    const conv_case c = cases[0];
+    conv_run<__half> run(nn::mixed_precision::fp16(), c); // planned for training, batch c.n
+    run.forward();
+    const std::vector<double> before = run.y.download(run.stream);
+    nn::conv2d shared = run.conv.share();
+    run.device.ctx.set_inference_mode(true);
+    // Twice the batch: the same images twice.
+    device_tensor<__half> x2({2 * c.n, c.c, c.h, c.w}, dnn::tensor_layout::nchw, run.stream);
+    device_tensor<__half> y2({2 * c.n, run.y.dims[1], run.y.dims[2], run.y.dims[3]}, dnn::tensor_layout::nchw,
+                             run.stream);
+    REQUIRE(shared.plan(run.device.ctx, gpu::test::spec_of(x2)) == gpu::test::spec_of(y2));
+    CHECK(shared.planned_for_inference());
+    CHECK(shared.forward_plan() != nullptr);
+    CHECK(shared.backward_data_plan() == nullptr);
+    CHECK(shared.backward_filter_plan() == nullptr);
+    std::vector<double> twice = run.x.values;
+    twice.insert(twice.end(), run.x.values.begin(), run.x.values.end());
+    x2.upload(twice);
+    shared.forward(run.device.ctx, gpu::test::ref_of(x2), gpu::test::ref_of(y2));
+    std::vector<double> expected = run.reference(run.x.values, run.w, run.b);
+    expected.insert(expected.end(), expected.begin(), expected.end());
+    CHECK(gpu::test::relative_error<double>(y2.download(run.stream), expected) < gpu::test::tolerance_of<__half>());
+    CHECK_THROWS_WITH(shared.backward(run.device.ctx, gpu::test::ref_of(y2), gpu::test::ref_of(x2)),
+                      ContainsSubstring("backward after a plan made in inference mode"));
+    // The first layer kept its training plan: the same output, bit for bit, and its backward.
+    run.y.poison();
+    run.forward();
+    CHECK(run.y.download(run.stream) == before);
+    CHECK_FALSE(run.conv.planned_for_inference());
+    run.backward();
+}

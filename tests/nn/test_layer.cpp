@@ -79,6 +79,29 @@ TEST_CASE("a layer is planned, then run forward, then backward, on the planned s
                       ContainsSubstring("probe: forward before plan"));
 }
 
+TEST_CASE("a layer planned in inference mode runs forward and refuses backward until planned again", "[nn]")
+{
+    nn::parameters store;
+    gpu::test::host_context host(store);
+    probe p(store);
+    const nn::tensor_spec in{.shape = {4, 3}};
+    CHECK_FALSE(p.planned_for_inference());
+    host.ctx.set_inference_mode(true);
+    const nn::tensor_spec out = p.plan(host.ctx, in);
+    CHECK(p.planned_for_inference());
+    p.forward(host.ctx, {fake(0x10), in}, {fake(0x20), out});
+    CHECK_THROWS_WITH(p.backward(host.ctx, {fake(0x30), out}, {fake(0x40), in}),
+                      ContainsSubstring("probe: backward after a plan made in inference mode"));
+    // The mode is read at plan time: turning it off does not change the current plan.
+    host.ctx.set_inference_mode(false);
+    CHECK_THROWS_AS(p.backward(host.ctx, {fake(0x30), out}, {fake(0x40), in}), std::logic_error);
+    p.plan(host.ctx, in);
+    CHECK_FALSE(p.planned_for_inference());
+    p.forward(host.ctx, {fake(0x10), in}, {fake(0x20), out});
+    p.backward(host.ctx, {fake(0x30), out}, {fake(0x40), in});
+    CHECK(p.calls == std::vector<std::string>{"plan", "forward", "plan", "forward", "backward"});
+}
+
 TEST_CASE("a layer refuses a context whose store is not the one it registered in", "[nn]")
 {
     nn::parameters store;

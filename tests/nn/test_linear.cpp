@@ -102,6 +102,29 @@ TEST_CASE("a linear layer checks its input's shape, type and layout when planned
     CHECK(out == nn::tensor_spec{.shape = {4, 16, 10}, .type = element_type::fp16});
 }
 
+TEST_CASE("a linear layer planned in inference mode allocates nothing, and a shared one plans on its own", "[nn]")
+{
+    nn::parameters store(nn::mixed_precision::fp16());
+    gpu::test::host_context host(store);
+    const nn::linear fc(store, "fc1", 32, 10, {.relu = true}); // the ReLU's gradient, the epilogue's scratch
+    const std::size_t registered = store.size();
+    nn::linear first = fc.share();
+    nn::linear second = fc.share();
+    CHECK(store.size() == registered);
+    CHECK(first.weight_index() == fc.weight_index());
+    CHECK(first.bias_index() == fc.bias_index());
+    CHECK(first.options().relu);
+    CHECK(first.describe() == "linear fc1(32 -> 10, bias, relu)");
+    // In inference mode nothing is allocated, so this plans on a machine without a GPU.
+    host.ctx.set_inference_mode(true);
+    CHECK(first.plan(host.ctx, {.shape = {8, 32}, .type = element_type::fp16}).shape == std::vector<std::int64_t>{8, 10});
+    CHECK(second.plan(host.ctx, {.shape = {256, 32}, .type = element_type::fp16}).shape ==
+          std::vector<std::int64_t>{256, 10});
+    CHECK(first.planned_for_inference());
+    CHECK(first.planned_input()->shape == std::vector<std::int64_t>{8, 32});
+    CHECK(second.planned_input()->shape == std::vector<std::int64_t>{256, 32});
+}
+
 TEST_CASE("a linear layer's forward and backward check their tensors before any work", "[nn]")
 {
     nn::parameters store;

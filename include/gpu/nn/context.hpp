@@ -12,6 +12,7 @@
 /// // ... layers register in `store`, then store.allocate(stream) ...
 /// gpu::nn::context ctx(stream, blas, lt, dnn, store);
 /// ctx.set_training(false);                              // model.eval()
+/// ctx.set_inference_mode(true);                         // torch.inference_mode(): plan forward only
 /// // torch.backends.cudnn.benchmark = True, and the rest of a profile's switches:
 /// ctx.set_convolution_options(gpu::dnn::convolution_options::from_profile(gpu::profile::production()));
 /// @endcode
@@ -66,6 +67,16 @@ public:
     /// @brief Switches between training and evaluation.
     void set_training(bool training) noexcept { training_ = training; }
 
+    /// @brief Whether layers planned from now on are planned for inference only (PyTorch's
+    /// `torch.inference_mode()`): the forward alone, with none of what a backward needs (the
+    /// backward convolution plans and their algorithm searches, gradient scratch buffers). A
+    /// layer keeps what it was planned with until it is planned again, and its `backward` then
+    /// throws `std::logic_error`. False at first. Independent of `training()`: an inference
+    /// server sets both (`set_training(false)`, so that dropout passes its input through).
+    [[nodiscard]] bool inference_mode() const noexcept { return inference_mode_; }
+    /// @brief Turns inference-only planning on or off for the plans made from now on.
+    void set_inference_mode(bool inference) noexcept { inference_mode_ = inference; }
+
     /// @brief How `conv2d` layers choose their cuDNN algorithms when planned (all three passes):
     /// `search` exhaustive is PyTorch's `cudnn.benchmark = True`, `deterministic` its
     /// `cudnn.deterministic` (which also makes `max_pool2d`'s backward deterministic),
@@ -84,6 +95,7 @@ private:
     dnn::handle* dnn_;
     parameters* params_;
     bool training_ = true;
+    bool inference_mode_ = false;
     dnn::convolution_options convolution_{};
 };
 

@@ -26,6 +26,12 @@
 /// `<name>.bias` `[out_channels]` (uniform ±1/sqrt(fan-in)): PyTorch's names, layout and
 /// initialisation, so a `state_dict` maps one to one.
 ///
+/// **Inference.** Planned while the context is in inference mode
+/// (`context::set_inference_mode`), the layer makes the forward plan only: no backward plans,
+/// no search for their algorithms, no gradient scratch. **Several batch sizes at once.** A layer
+/// holds one plan; `share()` makes another layer over the same parameters, with a plan of its
+/// own, so that one model keeps a plan (and a captured graph) per batch size.
+///
 /// Inputs are `[N, in_channels, H, W]` in `nchw` layout (the weight is stored in PyTorch's
 /// `[out, in, kh, kw]` order, which cuDNN reads only with NCHW data), in the policy's compute
 /// type; outputs `[N, out_channels, H_out, W_out]` in the same type and layout, with
@@ -78,6 +84,13 @@ public:
     conv2d(parameters& store, std::string name, std::int64_t in_channels, std::int64_t out_channels,
            int kernel_size, const conv2d_options& options = {});
 
+    /// @brief Another layer over this one's parameters (the same store, the same
+    /// `<name>.weight` and `<name>.bias`), unplanned, with a plan of its own: one per batch size
+    /// held at once, as an inference server keeps one plan and one CUDA graph per batch bucket.
+    /// Registers nothing; the store must outlive both layers. Backward passes of both add into
+    /// the same gradients.
+    [[nodiscard]] conv2d share() const;
+
     /// @brief E.g. `conv2d conv1(1 -> 32, kernel [3, 3], stride [1, 1], padding [1, 1], bias)`.
     [[nodiscard]] std::string describe() const override;
 
@@ -106,18 +119,22 @@ public:
     {
         return forward_ ? &*forward_ : nullptr;
     }
-    /// @brief The backward data plan of the current plan; null before `plan`.
+    /// @brief The backward data plan of the current plan; null before `plan`, and for a plan
+    /// made in inference mode.
     [[nodiscard]] const dnn::convolution_backward_data* backward_data_plan() const noexcept
     {
         return data_ ? &*data_ : nullptr;
     }
-    /// @brief The backward filter plan of the current plan; null before `plan`.
+    /// @brief The backward filter plan of the current plan; null before `plan`, and for a plan
+    /// made in inference mode.
     [[nodiscard]] const dnn::convolution_backward_filter* backward_filter_plan() const noexcept
     {
         return filter_ ? &*filter_ : nullptr;
     }
 
 private:
+    struct sharing {};
+    conv2d(const conv2d& other, sharing);
     tensor_spec do_plan(context& ctx, const tensor_spec& input) override;
     void do_forward(context& ctx, const tensor_ref& input, const tensor_ref& output) override;
     void do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient) override;

@@ -25,6 +25,9 @@
 ///   `input_gradient.data` means it is not needed (the first layer), and no work is done for it.
 /// - A layer whose output is a view of its input (`output_is_view()`, e.g. flatten) moves no
 ///   data: the caller passes the same address for input and output, and for both gradients.
+/// - A plan made while the context is in inference mode (`context::set_inference_mode`,
+///   PyTorch's `torch.inference_mode()`) is forward only: the layer makes nothing a backward
+///   needs, and `backward` throws `std::logic_error` until it is planned again outside it.
 /// - Nothing synchronises the host or allocates outside `plan`: after one eager step, a whole
 ///   forward and backward can be captured in a CUDA graph and replayed (the buffers' addresses
 ///   then stay those of the capture).
@@ -69,7 +72,8 @@ public:
 
     /// @brief Back-propagates: writes @p input_gradient (unless its data is null) from
     /// @p output_gradient and adds the parameter gradients to the store.
-    /// @throws std::logic_error before a `forward` with the current plan
+    /// @throws std::logic_error before a `forward` with the current plan, or when the current
+    /// plan was made in inference mode
     /// @throws std::invalid_argument as `forward`
     void backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient);
 
@@ -77,6 +81,9 @@ public:
     [[nodiscard]] const std::optional<tensor_spec>& planned_input() const noexcept { return input_; }
     /// @brief The output spec of the current plan, if planned.
     [[nodiscard]] const std::optional<tensor_spec>& planned_output() const noexcept { return output_; }
+    /// @brief Whether the current plan was made in inference mode (forward only); false when
+    /// unplanned.
+    [[nodiscard]] bool planned_for_inference() const noexcept { return input_.has_value() && forward_only_; }
 
 protected:
     /// @brief A layer with no parameters.
@@ -91,6 +98,10 @@ protected:
     layer(layer&&) noexcept = default;
     /// @brief Moved with their plan.
     layer& operator=(layer&&) noexcept = default;
+
+    /// @brief The store the layer registered its parameters in (null for a layer without
+    /// parameters): what a layer that shares them (`conv2d::share`, `linear::share`) is made on.
+    [[nodiscard]] parameters* registered_store() const noexcept { return store_; }
 
     /// @brief The layer's own planning: checks @p input (throwing `std::invalid_argument` with
     /// `describe()` and the values) and returns the output spec.
@@ -111,6 +122,7 @@ private:
     std::optional<tensor_spec> input_;
     std::optional<tensor_spec> output_;
     bool forwarded_ = false;
+    bool forward_only_ = false; // planned in inference mode
 };
 
 } // namespace gpu::nn

@@ -19,6 +19,10 @@
 /// PyTorch) and `<name>.bias` `[out_features]` (uniform ±1/sqrt(in_features)), PyTorch's names
 /// and layout, so a `state_dict` maps one to one.
 ///
+/// Planned in inference mode (`context::set_inference_mode`), the layer allocates nothing (the
+/// ReLU's gradient buffer and the bias-gradient scratch are for the backward). `share()` makes
+/// another layer over the same parameters with a plan of its own (one per batch size).
+///
 /// Inputs are `[..., in_features]`, row-major (all leading dimensions are the batch), in the
 /// policy's compute type; outputs `[..., out_features]` in the same type.
 #pragma once
@@ -69,6 +73,11 @@ public:
     linear(parameters& store, std::string name, std::int64_t in_features, std::int64_t out_features,
            const linear_options& options = {});
 
+    /// @brief Another layer over this one's parameters (the same store, the same
+    /// `<name>.weight` and `<name>.bias`), unplanned, with a plan of its own (see
+    /// `conv2d::share`). Registers nothing; the store must outlive both layers.
+    [[nodiscard]] linear share() const;
+
     /// @brief E.g. `linear fc1(784 -> 128, bias, relu)`.
     [[nodiscard]] std::string describe() const override;
 
@@ -92,6 +101,8 @@ public:
     [[nodiscard]] std::vector<std::int64_t> output_shape(const std::vector<std::int64_t>& input) const;
 
 private:
+    struct sharing {};
+    linear(const linear& other, sharing);
     tensor_spec do_plan(context& ctx, const tensor_spec& input) override;
     void do_forward(context& ctx, const tensor_ref& input, const tensor_ref& output) override;
     void do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient) override;
