@@ -95,6 +95,10 @@ std::set<fs::path> folder_contents(const fs::path& folder)
 // One refusal: what the exporter threw, then whether it left anything behind.
 int refuse(std::string_view which, const fs::path& folder)
 {
+    const std::set<std::string_view> cases{"missing", "misshaped", "extra", "values", "folder", "no-folder"};
+    if (!cases.contains(which)) {
+        throw std::invalid_argument("unknown refusal case '" + std::string(which) + "'");
+    }
     fs::remove_all(folder);
     fs::create_directories(folder);
     gpu::nn::parameters store;
