@@ -284,6 +284,11 @@ class InferBaselinesTests(unittest.TestCase):
         self.assertEqual((report["provider"], report["math"]), ("CUDAExecutionProvider", "TF32"))
         self.assertTrue(report["comparison"]["ok"])
         self.assertEqual(report["comparison"]["images"], 3)
+        # FP32 under cudagap-infer's production profile is TF32: held to 1e-2, not 1e-4.
+        write_outputs(self.dir / "out.safetensors", images, 2.0 * images.reshape(3, -1)[:, :10] * 1.004)
+        report = self.baselines("--engine", "onnxruntime", "--model", model, "--precision", "fp32",
+                                "--compare-outputs", self.dir / "out.safetensors", "--batch-sizes", "1")
+        self.assertEqual((report["comparison"]["ok"], report["comparison"]["precision"]), (True, "tf32"))
         report = self.baselines("--engine", "onnxruntime", "--model", self.dir / "absent.onnx", code=1)
         self.assertIn("no ONNX model at", report["error"])
 
