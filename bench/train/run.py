@@ -108,6 +108,8 @@ def check(parser, args):
 class Run:
     """The state of one benchmark run: the parts measured, the ones not, the errors."""
 
+    label = "train"  # what the progress lines on stderr start with (bench/infer's Run says "infer")
+
     def __init__(self, args, tmp):
         self.args, self.tmp = args, tmp
         self.start = time.monotonic()
@@ -136,7 +138,7 @@ class Run:
         if left is not None and left < minimum:
             self.missing[variant] = f"the {self.args.budget:.0f} s budget is spent ({max(left, 0):.0f} s left)"
             return None
-        print(f"train: running {variant}: {' '.join(command)}", file=sys.stderr)
+        print(f"{self.label}: running {variant}: {' '.join(command)}", file=sys.stderr)
         try:
             done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   timeout=left, check=False)
@@ -408,12 +410,33 @@ def markdown(report, run):
                      f"{check.get('loader', 'safetensors.torch.load_file')} |")
     for variant, why in run.missing.items():
         lines.append(f"| {variant} | - | - | - | - | not measured: {why} |")
-    lines += ["", "| target | status | measured | requirement | note |", "|---|---|---|---|---|"]
+    return "\n".join(lines + targets_table(report)) + "\n"
+
+
+def targets_table(report):
+    """The lines that end a script benchmark's Markdown: the targets' table, then the errors."""
+    lines = ["", "| target | status | measured | requirement | note |", "|---|---|---|---|---|"]
     for t in report["targets"]:
         lines.append(f"| {t['name']} | **{t['status']}** | {t['measured'] or '-'} | {t['requirement']} | {t['note']} |")
     for error in report["errors"]:
         lines.append(f"\n- **error**: {error}")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def publish(report, table, args, trailer=()):
+    """Prints a script benchmark's @report as the C++ ones print theirs (the header, the @table,
+    the notes, then the @trailer lines) and writes args.json and args.markdown when given."""
+    print(f"== cudagap benchmark: {report['benchmark']} ==")
+    print(report["description"])
+    if report["gpu_skipped"]:
+        print(f"GPU part skipped: {report['skip_reason']}")
+    print(table)
+    for line in [f"- {note}" for note in report["notes"]] + list(trailer):
+        print(line)
+    for path, text in ((args.json, json.dumps(report, indent=2)), (args.markdown, table)):
+        if path:
+            with open(path, "w", encoding="utf-8") as stream:
+                stream.write(text + "\n")
 
 
 def main(argv=None):
@@ -422,19 +445,8 @@ def main(argv=None):
         run = Run(args, tmp)
         run_all(run)
     report = build_report(run)
-    table = markdown(report, run)
-    print("== cudagap benchmark: train ==")
-    print(report["description"])
-    if report["gpu_skipped"]:
-        print(f"GPU part skipped: {report['skip_reason']}")
-    print(table)
-    for note in report["notes"]:
-        print(f"- {note}")
-    print(f"{case_name(run)}: the rows above; cases: " + ", ".join(sorted({r['case'] for r in report['rows']})))
-    for path, text in ((args.json, json.dumps(report, indent=2)), (args.markdown, table)):
-        if path:
-            with open(path, "w", encoding="utf-8") as stream:
-                stream.write(text + "\n")
+    publish(report, markdown(report, run), args,
+            [f"{case_name(run)}: the rows above; cases: " + ", ".join(sorted({r['case'] for r in report['rows']}))])
     return report["exit_code"]
 
 

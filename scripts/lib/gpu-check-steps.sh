@@ -187,6 +187,7 @@ bench_step() {
   case "$name" in
     gemm | conv) full_cap=120; quick_cap=60 ;;
     train) full_cap=100; quick_cap=45 ;;
+    infer) full_cap=90; quick_cap=45 ;;
     *) full_cap=45; quick_cap=30 ;;
   esac
   left="$(remaining)"
@@ -203,8 +204,8 @@ bench_step() {
     flags=(--quick); cap="$quick_cap"; mode_note="--quick: only ${left}s of the time budget were left; "
   fi
   ((force_no_gpu)) && flags+=(--cpu-only)
-  if [[ "$name" == train ]]; then
-    mapfile -t extra < <(train_flags "$(min "$cap" "$left")" "${flags[0]:-}")
+  if [[ "$name" == train || "$name" == infer ]]; then
+    mapfile -t extra < <("${name}_flags" "$(min "$cap" "$left")" "${flags[0]:-}")
     flags+=("${extra[@]}")
   fi
   json="$work/bench/$name.json"
@@ -228,6 +229,18 @@ train_flags() {
   else
     printf '%s\n' --epochs 3 --train-limit 20000 --compile-modes default --compile-seconds 60
   fi
+}
+
+# bench/infer's arguments under a limit of <seconds> (and <--quick> when so): the same data as
+# train_flags (cudagap-infer's accuracy and --outputs read its test images; 2,000 of them),
+# --budget 5 s before the limit, torch.compile (reduce-overhead) only when 40 s are still left
+# (it compiles and captures one graph per batch size); a full run times 500 requests per batch
+# size and part, --quick 100. It also checks cudagap's logits against ONNX Runtime's (a target).
+infer_flags() {
+  local data="$deps/fashion-mnist-subset"
+  [[ -f "$data/t10k-images-idx3-ubyte.gz" ]] && printf '%s\n' --data "$data"
+  printf '%s\n' --budget "$(($1 > 10 ? $1 - 5 : $1))" --test-limit 2000 --compile-seconds 40
+  [[ "$2" == --quick ]] || printf '%s\n' --requests 500 --max-seconds 4
 }
 
 bench_verdict() { # name limit cap note

@@ -6,7 +6,8 @@ FAKE_TORCH_NO_CUDA=1 makes torch.cuda.is_available() false; FAKE_TORCH_FAIL=<dty
 operation on that dtype (e.g. bfloat16) raise, as an unsupported type would.
 
 For bench/train/torch_train.py it also has a shape-checking model, optimiser, loss, scaler and
-compile (the training loop's control flow, the model's names and shapes, the report's fields):
+compile (the training loop's control flow, the model's names and shapes, the report's fields),
+and for bench/infer/baselines.py pinned host tensors, cpu() and non-blocking copies:
 tensors carry shapes, no values; a loss is 2.0 and a comparison counts half its elements as
 equal. FAKE_TORCH_SCALE_BACKOFF=N makes the grad scaler halve its scale on its first N updates.
 """
@@ -50,10 +51,21 @@ class Tensor:
         assert _count(shape) == _count(self.shape), (shape, self.shape)
         return Tensor(shape, self.dtype, self.device)
 
-    def to(self, target):
+    def to(self, target, non_blocking=False):
+        assert not non_blocking or (target == "cuda" and getattr(self, "pinned", False)), \
+            "non_blocking copies need pinned host memory"
         if target in ("cuda", "cpu"):
             return Tensor(self.shape, self.dtype, target)
         return Tensor(self.shape, target, self.device)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def pin_memory(self):
+        assert self.device == "cpu"
+        pinned = Tensor(self.shape, self.dtype, self.device)
+        pinned.pinned = True
+        return pinned
 
     def float(self):
         return self.to(float32)
@@ -127,8 +139,8 @@ def flatten(x, start):
     return Tensor((x.shape[0], _count(x.shape[1:])), x.dtype, x.device)
 
 
-def compile(model, mode=None):  # noqa: A001 (mirrors torch.compile)
-    assert mode in (None, "reduce-overhead", "max-autotune")
+def compile(model, mode=None, dynamic=None):  # noqa: A001 (mirrors torch.compile)
+    assert mode in (None, "reduce-overhead", "max-autotune") and dynamic in (None, False, True)
     return model
 
 
