@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,10 @@ void check_arguments(const collective_call& call)
     if (call.kind != operation::broadcast && !call.in_place) {
         GPU_EXPECTS(call.send != nullptr || call.send_count == 0, std::invalid_argument, call.function,
                     ": null input for ", call.send_count, " elements");
+    }
+    if (call.kind == operation::all_reduce || call.kind == operation::reduce_scatter) {
+        GPU_EXPECTS(to_string(call.op) != "unknown", std::invalid_argument, call.function, ": reduction ",
+                    static_cast<int>(call.op), " is not a gpu::nccl::reduction");
     }
 }
 

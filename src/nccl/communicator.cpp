@@ -193,21 +193,21 @@ communicator communicator::init_rank(const unique_id& id, int rank, int size, gp
 namespace {
 
 // Starts one rank per device inside one NCCL group; the communicators are in progress after.
-ncclResult_t start_all(std::vector<ncclComm_t>& comms, std::span<const gpu::device> devices,
-                       const ncclUniqueId& id)
+// The configurations outlive the group (@p configs, one per device): the work starts at its end.
+ncclResult_t start_all(std::vector<ncclComm_t>& comms, std::vector<ncclConfig_t>& configs,
+                       std::span<const gpu::device> devices, const ncclUniqueId& id)
 {
     ncclResult_t first_failure = ncclSuccess;
     gpu::detail::check(ncclGroupStart(), "ncclGroupStart", std::source_location::current());
     for (std::size_t i = 0; i < devices.size() && first_failure == ncclSuccess; ++i) {
         const cudaError_t set = cudaSetDevice(devices[i].id());
         if (set != cudaSuccess) {
+            static_cast<void>(cudaGetLastError());
             first_failure = ncclUnhandledCudaError;
             break;
         }
-        ncclConfig_t config = non_blocking_config();
-        ncclUniqueId raw = id;
         const ncclResult_t status = ncclCommInitRankConfig(&comms[i], static_cast<int>(devices.size()),
-                                                           raw, static_cast<int>(i), &config);
+                                                           id, static_cast<int>(i), &configs[i]);
         if (status != ncclSuccess && status != ncclInProgress) {
             first_failure = status;
         }
@@ -236,8 +236,9 @@ std::vector<communicator> communicator::init_all(std::span<const gpu::device> de
     const unique_id id = unique_id::create();
     const scoped_device guard(devices.front()); // restores the caller's device at the end
     std::vector<ncclComm_t> comms(devices.size(), nullptr);
+    std::vector<ncclConfig_t> configs(devices.size(), non_blocking_config());
     try {
-        const ncclResult_t started = start_all(comms, devices, id.get());
+        const ncclResult_t started = start_all(comms, configs, devices, id.get());
         gpu::detail::check(started, "ncclCommInitRankConfig (in a group, one per device)",
                            std::source_location::current(), std::to_string(size) + " devices in one process");
         for (std::size_t i = 0; i < comms.size(); ++i) {

@@ -63,6 +63,9 @@ TEST_CASE("all_reduce needs equal counts, named when they differ, before the com
     collective_call null_input = call_of(operation::all_gather, 0, 4, 100, 8);
     null_input.send = nullptr;
     CHECK_THROWS_WITH(nccl::detail::check_arguments(null_input), "f: null input for 4 elements");
+    collective_call bad_op = call_of(operation::reduce_scatter, 0, 8, 100, 4);
+    bad_op.op = static_cast<nccl::reduction>(9); // an integer cast to the enum
+    CHECK_THROWS_WITH(nccl::detail::check_arguments(bad_op), "f: reduction 9 is not a gpu::nccl::reduction");
 
     // Through the public function: a bad argument stays a bad argument on an empty communicator.
     const nccl::communicator empty;
