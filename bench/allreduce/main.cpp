@@ -327,6 +327,7 @@ void gpu_part(bench::report& r)
         if (bytes < ratio_from_bytes) {
             r.add_ratio(case_name(bytes, false), variant_cudagap, variant_raw);
         }
+        r.add_ratio(case_name(bytes, true), variant_cudagap, variant_raw);
     }
     set_ratio_target(r, sizes);
     r.set_target_not_measured(target_busbw, n == 1 ? "one GPU: no byte crosses a link (busbw = 0 by 2(n-1)/n)"
