@@ -4,7 +4,7 @@
 ///
 /// A failed call reads, for example:
 /// @code
-/// ncclCommInitRankConfig(...): ncclInvalidUsage (5): invalid usage; NCCL says: Duplicate GPU
+/// ncclCommInitRankConfig: ncclInvalidUsage (5): invalid usage; NCCL says: Duplicate GPU
 /// detected : rank 1 and rank 0 both on CUDA device 1000
 /// hint: two ranks use the same GPU: give each rank its own device ...; set NCCL_DEBUG=INFO ...
 /// @endcode
