@@ -19,6 +19,10 @@ Subcommands (see --help of each):
   alloc  torch.empty(bytes, dtype=uint8) then dropped, caching allocator warm
            --sizes 4096,1048576,67108864,430964736
            case name: the size as "4 KiB", "1 MiB", "411 MiB" (exact binary units, else "<n> B")
+  allreduce  torch.distributed.all_reduce (in place, SUM, FP32) in a process group of one rank,
+           backend nccl (init through a file in a temporary folder)
+           --sizes 1048576,67108864 (bytes)
+           case name: "<size> in-place", e.g. "64 MiB in-place"
 
 Common flags: --warmup N --repetitions N --calls N|auto (auto: enough calls for about
 --target-ms per repetition, at most 10000).
@@ -136,6 +140,10 @@ def build_parser():
     alloc = sub.add_parser("alloc", help="torch.empty + del with the caching allocator warm")
     alloc.add_argument("--sizes", type=positive_int_list, required=True)
     common(alloc)
+
+    allreduce = sub.add_parser("allreduce", help="torch.distributed.all_reduce, one rank, nccl")
+    allreduce.add_argument("--sizes", type=positive_int_list, required=True)
+    common(allreduce)
     return parser
 
 
@@ -290,6 +298,32 @@ def run_alloc(torch, args):
         yield size_name(size), lambda size=size: measure(size)
 
 
+def run_allreduce(torch, args):
+    """Yields (case name, function measuring it), inside a process group of one rank (backend
+    nccl), which is destroyed when the cases are done."""
+    import tempfile  # noqa: PLC0415
+    dist = torch.distributed
+    if not dist.is_available() or not dist.is_nccl_available():
+        raise RuntimeError("this torch has no torch.distributed with the NCCL backend")
+    torch.cuda.set_device(0)
+    with tempfile.TemporaryDirectory(prefix="cudagap-allreduce-") as folder:
+        dist.init_process_group("nccl", init_method=f"file://{folder}/store", rank=0, world_size=1)
+        try:
+            version = torch.cuda.nccl.version()  # (2, 27, 3) in recent torch, an int before
+            nccl = ".".join(map(str, version)) if isinstance(version, tuple) else str(version)
+
+            def measure(size):
+                tensor = torch.zeros(size // 4, dtype=torch.float32, device="cuda")
+                result = time_with_events(torch, lambda: dist.all_reduce(tensor), args)
+                result.update({"bytes": size, "ranks": 1, "backend": "nccl", "nccl": nccl})
+                return result
+
+            for size in args.sizes:
+                yield f"{size_name(size)} in-place", lambda size=size: measure(size)
+        finally:
+            dist.destroy_process_group()
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)  # exits 2 on a bad command line
     real_stdout = sys.stdout
@@ -300,7 +334,8 @@ def main(argv=None):
             progress(f"skipped: {reason}")
             output = {"ok": False, "reason": reason}
         else:
-            runner = {"gemm": run_gemm, "conv": run_conv, "alloc": run_alloc}[args.command]
+            runner = {"gemm": run_gemm, "conv": run_conv, "alloc": run_alloc,
+                      "allreduce": run_allreduce}[args.command]
             results, errors = [], []
             for name, measure in runner(torch, args):
                 try:

@@ -5,7 +5,9 @@
 # those with it get the label `gpu`, run with --require-gpu, and are reported as Skipped (exit
 # code 77, with the reason) on a machine without a usable GPU. A [gpu] test that also carries
 # [serial] reads device-wide state that other processes change (free device memory): ctest runs
-# it alone (RUN_SERIAL), never beside the other test processes of a parallel run. Every test
+# it alone (RUN_SERIAL), never beside the other test processes of a parallel run. Cases tagged
+# [multi-gpu] are left to the suite's own CMakeLists.txt (tests/nccl registers them with
+# --require-gpus 2). Every test
 # name starts with "<name>/". (One label per discovery: catch_discover_tests would split a list
 # of labels into separate properties.)
 include(Catch)
@@ -28,7 +30,7 @@ function(cudagap_add_test_suite name)
   # (catch_discover_tests splits a test name at a ';', leaving halves that match nothing); under
   # Catch2 v3 that is the default, and the runner (tests/support/main.cpp) takes the v2 option.
   catch_discover_tests(${target}
-    TEST_SPEC "~[gpu]"
+    TEST_SPEC "~[gpu]~[multi-gpu]"
     TEST_PREFIX "${name}/"
     EXTRA_ARGS --warn NoTests
     ${v3_only}

@@ -1,7 +1,7 @@
 // cudagap-doctor: the article's CUDA environment diagnosis (cuda_gap_diagnosis.py) in C++.
 //
-// Every check (driver, runtime, GPUs, kernel images, nvcc, cuBLAS, cuDNN, duplicate libraries,
-// other platforms) reports ok / info / skipped / warning / error with what it found and the
+// Every check (driver, runtime, GPUs, kernel images, nvcc, cuBLAS, cuDNN, NCCL and the GPUs'
+// peer access, duplicate libraries, other platforms) reports ok / info / skipped / warning / error with what it found and the
 // exact fix; the report ends with the fixes to apply, root causes first. gpu::diagnose (the
 // tools component) runs the checks of every wing this cudagap was built with.
 //
@@ -25,9 +25,9 @@ namespace {
 constexpr const char* usage = R"(usage: cudagap-doctor [--json] [--strict] [--help]
 
 Diagnoses this machine's CUDA environment: nvidia-smi, the NVIDIA driver, the CUDA runtime,
-the GPUs and the kernel images this build has for them, nvcc, cuBLAS, cuDNN, duplicate copies
-of them on the library path, and other GPU platforms (ROCm, oneAPI). Each problem comes with
-the exact fix.
+the GPUs and the kernel images this build has for them, nvcc, cuBLAS, cuDNN, NCCL and the
+GPUs' peer access, duplicate copies of them on the library path, and other GPU platforms (ROCm,
+oneAPI). Each problem comes with the exact fix.
 
   --json     print the report as one JSON object (for scripts)
   --strict   exit 1 on warnings too, not only on errors

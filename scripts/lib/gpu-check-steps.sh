@@ -70,6 +70,8 @@ configure_note() {
   esac
   line="$(sed -n 's/^-- cudagap: cuDNN \([^ ]*\) at /\1 /p' "$log" | head -1)"
   if [[ -n "$line" ]]; then parts+=("cuDNN ${line%% *} at ${line#* }"); else parts+=("NO cuDNN: the dnn wing is not built"); fi
+  line="$(sed -n 's/^-- cudagap: NCCL \([^ ]*\) at /\1 /p' "$log" | head -1)"
+  if [[ -n "$line" ]]; then parts+=("NCCL ${line%% *} at ${line#* }"); else parts+=("NO NCCL: the nccl wing is not built"); fi
   printf '%s; ' "${parts[@]}" | sed 's/; $//'
 }
 
@@ -94,6 +96,8 @@ configure_step() {
   status=PASS
   # On a GPU host a missing cuDNN loses every convolution test and benchmark: a failure to fix.
   ((have_gpu)) && [[ "$note" == *"NO cuDNN"* ]] && status=FAIL
+  # ... and a missing NCCL the nccl wing's [gpu] tests and bench/allreduce.
+  ((have_gpu)) && [[ "$note" == *"NO NCCL"* ]] && status=FAIL
   record configure "$status" "$last_seconds" "$note"
   # cuDNN from NVIDIA's wheel loads its engine libraries by name at run time: let the loader
   # find them next to the libcudnn.so.9 that CMake linked.
@@ -148,8 +152,11 @@ tests_step() {
   local limit test_timeout log total failed skipped note first
   limit="$(min 900 "$(required_left 45 60)")"
   test_timeout=$((limit - 10 < 600 ? limit - 10 : 600))
+  # [multi-gpu] tests (tests/nccl) need two GPUs: run only where there are, Skipped elsewhere.
+  labels='^(gpu|examples)$'
+  ((gpu_count >= 2)) && labels='^(gpu|examples|multi-gpu)$'
   run_logged tests "$limit" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
-    --timeout "$test_timeout" -L '^(gpu|examples)$' --output-junit "$work/tests.xml"
+    --timeout "$test_timeout" -L "$labels" --output-junit "$work/tests.xml"
   log="$work/logs/tests.log"
   total="$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)"
   failed="$(sed -n 's/.*, \([0-9]*\) tests* failed out of.*/\1/p' "$log" | tail -1)"
@@ -178,15 +185,16 @@ tests_step() {
 # a GPU only its CPU part runs (--quick, seconds): the budget, which is there for GPU time, does
 # not stop it, the hard end does.
 bench_step() {
-  local name="$1" program full_cap quick_cap left cap flags=() extra=() mode_note="" json targets
+  local name="$1" program full_cap quick_cap left cap flags=() extra=() mode_note="" json targets numbers
   program="$build/bench/$name/cudagap-bench-$name"
   if [[ ! -x "$program" ]]; then
-    record "bench-$name" FAIL 0 "$program was not built (was nlohmann-json found? see logs/configure.log)"
+    record "bench-$name" FAIL 0 "$program was not built (was nlohmann-json$([[ $name == allreduce ]] && echo ', NCCL') found? see logs/configure.log)"
     return
   fi
   case "$name" in
     gemm | conv) full_cap=120; quick_cap=60 ;;
     train) full_cap=100; quick_cap=45 ;;
+    allreduce) full_cap=60; quick_cap=30 ;;
     *) full_cap=45; quick_cap=30 ;;
   esac
   left="$(remaining)"
@@ -211,6 +219,10 @@ bench_step() {
   run_logged "bench-$name" "$(min "$cap" "$left")" "$program" "${flags[@]}" --json "$json"
   targets=""
   [[ -f "$json" ]] && targets="$("$python" "$root/bench/harness/results.py" brief "$json" 2>&1 | head -1)"
+  if [[ "$name" == allreduce && -f "$json" ]]; then
+    numbers="$(allreduce_numbers "$json")"
+    [[ -n "$numbers" ]] && targets+="; $numbers"
+  fi
   bench_verdict "$name" "$(min "$cap" "$left")" "$cap" "$mode_note$targets"
 }
 
@@ -228,6 +240,28 @@ train_flags() {
   else
     printf '%s\n' --epochs 3 --train-limit 20000 --compile-modes default --compile-seconds 60
   fi
+}
+
+# The all-reduce's headline numbers for the summary: at the largest size, out of place, the
+# algbw of cudagap and raw NCCL and their ratio, and torch's in place when it ran.
+allreduce_numbers() {
+  "$python" - "$1" <<'PY' 2>&1 | head -1
+import json, sys
+rows = json.load(open(sys.argv[1])).get("rows", [])
+def row(case, variant):
+    return next((r for r in rows if r["case"] == case and r["variant"] == variant), None)
+sizes = sorted({r["case"].rsplit(" ", 1)[0] for r in rows},
+               key=lambda s: float(s.split()[0]) * {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[s.split()[1]])
+if not sizes:
+    sys.exit()
+big = sizes[-1]
+ours, raw = row(big + " out-of-place", "cudagap"), row(big + " out-of-place", "raw NCCL")
+text = f"{big} out-of-place algbw: cudagap {ours['gbps']:.0f} GB/s, raw NCCL {raw['gbps']:.0f} GB/s, ratio {ours['median_ms'] / raw['median_ms']:.3f}" if ours and raw else f"{big}: a side is missing"
+torch, mine = row(big + " in-place", "torch"), row(big + " in-place", "cudagap")
+if torch and mine:
+    text += f"; in place: torch {torch['median_ms'] * 1e3:.1f} us vs cudagap {mine['median_ms'] * 1e3:.1f} us"
+print(text)
+PY
 }
 
 bench_verdict() { # name limit cap note

@@ -35,6 +35,10 @@ inline constexpr const char* gpus_check = "GPUs";
 /// when the dnn wing is built).
 [[nodiscard]] std::vector<diagnostic> dnn_checks();
 
+/// `NCCL`, `NCCL copies on the library path`, `GPU peer access` (nccl_checks.cpp, compiled
+/// only when the nccl wing is built).
+[[nodiscard]] std::vector<diagnostic> nccl_checks();
+
 /// Marks @p check as failed by @p failure, a library call that threw: the detail is the error's
 /// `<api>: <status name> (<code>): <message>`, the fix its hint, and when no GPU is usable the
 /// root cause is the `GPUs` check. What the wings' handle checks share.

@@ -57,6 +57,13 @@ std::vector<diagnostic> wing_checks()
 #else
     checks.push_back(missing_wing("cuDNN", "set CUDNN_ROOT to a cuDNN 9 and reconfigure"));
 #endif
+#if CUDAGAP_TOOLS_WITH_NCCL
+    for (diagnostic& check : detail::run_checks("NCCL", detail::nccl_checks)) {
+        checks.push_back(std::move(check));
+    }
+#else
+    checks.push_back(missing_wing("NCCL", "set NCCL_ROOT (or pip install nvidia-nccl-cu13) and reconfigure"));
+#endif
     return checks;
 }
 

@@ -136,6 +136,24 @@ class CompareTorchTests(unittest.TestCase):
         self.assertEqual(output["results"][3]["bytes"], 430964736)
         self.assertEqual(output["results"][0]["timing"], "host clock")
 
+    def test_allreduce_names_sizes_in_place_and_closes_its_group(self):
+        result = self.compare("allreduce", "--sizes", "1048576,67108864", "--repetitions", "2",
+                              "--target-ms", "0.5")
+        output = self.parse(result)
+        self.assertTrue(output["ok"], output)
+        self.assertEqual([r["case"] for r in output["results"]], ["1 MiB in-place", "64 MiB in-place"])
+        last = output["results"][1]
+        self.assertEqual((last["bytes"], last["ranks"], last["backend"], last["nccl"]),
+                         (67108864, 1, "nccl", "2.28.9"))
+        self.assertEqual(last["timing"], "CUDA events")
+        self.assertIn("fake torch: process group destroyed", result.stderr)
+
+    def test_allreduce_without_distributed_is_a_reason(self):
+        output = self.parse(self.compare("allreduce", "--sizes", "4096",
+                                         env={"FAKE_TORCH_NO_DISTRIBUTED": "1"}))
+        self.assertFalse(output["ok"])
+        self.assertIn("no torch.distributed with the NCCL backend", output["reason"])
+
     def test_no_cuda_device_is_a_reason_not_a_failure(self):
         output = self.parse(self.compare("alloc", "--sizes", "4096", env={"FAKE_TORCH_NO_CUDA": "1"}))
         self.assertFalse(output["ok"])
@@ -143,7 +161,7 @@ class CompareTorchTests(unittest.TestCase):
 
     def test_bad_command_lines_exit_2(self):
         for args in (["gemm"], ["gemm", "--sizes", "0"], ["gemm", "--sizes", "64", "--precisions", "fp64"],
-                     ["conv", "--batch", "1"], ["alloc", "--sizes", "x"], ["bogus"],
+                     ["conv", "--batch", "1"], ["alloc", "--sizes", "x"], ["bogus"], ["allreduce"],
                      ["alloc", "--sizes", "64", "--repetitions", "0"]):
             with self.subTest(args=args):
                 result = self.compare(*args)
@@ -409,6 +427,22 @@ class GpuCheckTests(unittest.TestCase):
 
     def tearDown(self):
         shutil.rmtree(self.dir)
+
+    def test_the_summary_quotes_the_all_reduce_numbers(self):
+        rows = [{"case": case, "variant": variant, "gbps": gbps, "median_ms": ms}
+                for case, variant, gbps, ms in (
+                    ("1 MiB out-of-place", "cudagap", 100.0, 0.01),
+                    ("256 MiB out-of-place", "cudagap", 2000.0, 0.1342),
+                    ("256 MiB out-of-place", "raw NCCL", 2010.0, 0.1336),
+                    ("256 MiB in-place", "cudagap", 9e4, 0.003),
+                    ("256 MiB in-place", "torch", 2e4, 0.012))]
+        json_file = self.dir / "allreduce.json"
+        json_file.write_text(json.dumps({"rows": rows}))
+        steps = SOURCE / "scripts" / "lib" / "gpu-check-steps.sh"
+        result = run(["bash", "-c", f'python="{sys.executable}"; source "{steps}"; allreduce_numbers "{json_file}"'])
+        self.assertEqual(result.stdout.strip(),
+                         "256 MiB out-of-place algbw: cudagap 2000 GB/s, raw NCCL 2010 GB/s, ratio 1.004; "
+                         "in place: torch 12.0 us vs cudagap 3.0 us")
 
     def test_help_and_bad_command_lines(self):
         result = run([GPU_CHECK, "--help"])

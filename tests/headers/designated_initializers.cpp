@@ -17,6 +17,9 @@
 #if CUDAGAP_TEST_NN
 #include <gpu/nn.hpp>
 #endif
+#if CUDAGAP_TEST_NCCL
+#include <gpu/nccl.hpp>
+#endif
 #if CUDAGAP_TEST_HOST_BLAS
 #include <gpu/host_blas.hpp>
 #endif
@@ -128,6 +131,19 @@ namespace {
     CUDAGAP_FILL(gpu::blas::lt_problem, plan, alignment_vector)
     CUDAGAP_FILL(gpu::blas::detail::lt_call, problem, beta)
     CUDAGAP_FILL(gpu::blas::detail::lt_descriptor_values, compute_type, c_ld)
+}
+#endif
+
+#if CUDAGAP_TEST_NCCL
+[[maybe_unused]] void nccl_aggregates()
+{
+    CUDAGAP_FILL(gpu::nccl::version_info, compiled, loaded)
+    CUDAGAP_FILL(gpu::nccl::detail::hint_facts, gpu_available, nccl)
+    CUDAGAP_FILL(gpu::nccl::communicator_options, timeout, close_timeout)
+    CUDAGAP_FILL(gpu::nccl::detail::communicator_record, comm, close_timeout)
+    CUDAGAP_FILL(gpu::nccl::detail::collective_call, function, in_place)
+    // docs/scaling_out.md: a job whose ranks start within a minute.
+    [[maybe_unused]] const gpu::nccl::communicator_options options{.timeout = std::chrono::minutes(1)};
 }
 #endif
 

@@ -7,6 +7,9 @@
 #if CONSUMER_HAS_DNN
 #include <gpu/dnn.hpp>
 #endif
+#if CONSUMER_HAS_NCCL
+#include <gpu/nccl.hpp>
+#endif
 #if CONSUMER_HAS_NN
 #include <gpu/nn.hpp>
 
@@ -36,6 +39,15 @@ int main()
 #endif
 #if CONSUMER_HAS_DNN
     std::printf("cuDNN %s\n", gpu::dnn::version().loaded.to_string().c_str());
+#endif
+#if CONSUMER_HAS_NCCL
+    // The bootstrap of a job needs no GPU: a unique id, through its bytes.
+    const gpu::nccl::unique_id id = gpu::nccl::unique_id::create();
+    std::printf("NCCL %s, unique id of %zu bytes\n", gpu::nccl::version().loaded.to_string().c_str(),
+                id.to_bytes().size());
+    if (gpu::nccl::unique_id::from_bytes(id.to_bytes()) != id) {
+        return 1;
+    }
 #endif
 #if CONSUMER_HAS_NN
     // A layer registers PyTorch's parameters, initialised (on the host) within PyTorch's bounds.

@@ -2,7 +2,7 @@
 # REQUIRED request fails with the component's reason (what is missing, how to fix it) instead of
 # CMake's bare "set cudagap_FOUND to FALSE" or a link-interface error at generate time, and an
 # OPTIONAL one succeeds without the component, generating and building the rest.
-# -D COMPONENT=dnn|blas -D SOURCE_DIR=... -D BINARY_DIR=... -D GENERATOR=...
+# -D COMPONENT=dnn|nccl|blas -D SOURCE_DIR=... -D BINARY_DIR=... -D GENERATOR=...
 # -D CONFIGURE_ARGS=<joined by '|'> -D INSTALL_FROM=<cudagap build dir> -D INSTALL_PREFIX=<dir>
 # blas also needs -D TOOLKIT_INCLUDE_DIR=... -D TOOLKIT_LIBRARY_DIR=... -D TOOLKIT_VERSION=...
 # -D MAKE_PROGRAM=<the generator's build tool>
@@ -18,6 +18,9 @@ set(environment "")
 if(COMPONENT STREQUAL "dnn")
   list(APPEND CONFIGURE_ARGS -DCMAKE_DISABLE_FIND_PACKAGE_CUDNN=TRUE)
   set(expected_reason "dnn: cuDNN was not found: set CUDNN_ROOT to the folder holding include/cudnn.h and lib/")
+elseif(COMPONENT STREQUAL "nccl")
+  list(APPEND CONFIGURE_ARGS -DCMAKE_DISABLE_FIND_PACKAGE_NCCL=TRUE)
+  set(expected_reason "nccl: NCCL was not found: set NCCL_ROOT to the folder holding include/nccl.h and lib/libnccl.so, or install NVIDIA's wheel (pip install nvidia-nccl-cu13)")
 elseif(COMPONENT STREQUAL "blas")
   # A CUDA Toolkit without cuBLAS and cuRAND, as a minimal install or a container image with
   # only the runtime has: the real toolkit's headers and libraries, linked one by one, minus
@@ -46,7 +49,7 @@ elseif(COMPONENT STREQUAL "blas")
   set(environment "${CMAKE_COMMAND}" -E env --unset=CUDA_PATH --unset=CUDAToolkit_ROOT)
   set(expected_reason "blas: the CUDA Toolkit ${TOOLKIT_VERSION} found at ${toolkit}/lib64 has no libcublas (CUDA::cublas) and libcublasLt (CUDA::cublasLt) and libcurand (CUDA::curand): install its cuBLAS and cuRAND libraries")
 else()
-  message(FATAL_ERROR "COMPONENT must be dnn or blas, not '${COMPONENT}'")
+  message(FATAL_ERROR "COMPONENT must be dnn, nccl or blas, not '${COMPONENT}'")
 endif()
 set(common -S "${SOURCE_DIR}" -G "${GENERATOR}" ${CONFIGURE_ARGS} "-DCMAKE_PREFIX_PATH=${INSTALL_PREFIX}"
     "-DCOMPONENT=${COMPONENT}")

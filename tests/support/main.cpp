@@ -1,7 +1,8 @@
 // The Catch2 runner of every cudagap test executable, for Catch2 v3 and v2 alike. Adds
 // --require-gpu: ctest passes it to the [gpu] tests, and when no usable GPU exists the run stops
 // with exit code 77, which ctest reports as Skipped (with the reason printed here), never as
-// passed. Under v3 it also accepts the two v2 options that cudagap's scripts use, so that every
+// passed; --require-gpus N does the same for tests that need N GPUs ([multi-gpu]). Under v3 it
+// also accepts the two v2 options that cudagap's scripts use, so that every
 // command line means the same with both: --list-test-names-only (v3: --list-tests --verbosity
 // quiet) and --warn NoTests (fail when no test case ran, which v3 does by default).
 #if CUDAGAP_CATCH2_MAJOR == 3
@@ -59,9 +60,12 @@ int main(int argc, char* argv[])
 {
     Catch::Session session;
     bool require_gpu = false;
+    int require_gpus = 0;
     auto cli = session.cli() |
                clara::Opt(require_gpu)["--require-gpu"](
-                   "skip (exit 77) instead of running when no usable CUDA device exists");
+                   "skip (exit 77) instead of running when no usable CUDA device exists") |
+               clara::Opt(require_gpus, "count")["--require-gpus"](
+                   "skip (exit 77) instead of running when fewer usable CUDA devices exist");
 #if CUDAGAP_CATCH2_MAJOR == 3
     bool names_only = false;
     cli |= clara::Opt(names_only)["--list-test-names-only"](
@@ -85,6 +89,12 @@ int main(int argc, char* argv[])
     if (require_gpu && !listing(session.configData()) && !gpu::is_available()) {
         std::printf("SKIPPED: this test needs a usable CUDA device: %s\n",
                     gpu::unavailable_reason().c_str());
+        return skip_exit_code;
+    }
+    if (require_gpus > 1 && !listing(session.configData()) && gpu::device_count() < require_gpus) {
+        std::printf("SKIPPED: this test needs %d CUDA devices, this host has %d%s%s\n", require_gpus,
+                    gpu::device_count(), gpu::is_available() ? "" : ": ",
+                    gpu::is_available() ? "" : gpu::unavailable_reason().c_str());
         return skip_exit_code;
     }
     // Catch2 returns the number of failed assertions (up to 255): 77 of them would read as

@@ -139,6 +139,11 @@ std::vector<std::string> wing_check_names(std::vector<std::string> names)
     } else {
         names.emplace_back("cuDNN");
     }
+    if (CUDAGAP_TEST_WITH_NCCL) {
+        names.insert(names.end(), {"NCCL", "NCCL copies on the library path", "GPU peer access"});
+    } else {
+        names.emplace_back("NCCL");
+    }
     names.insert(names.end(), {"ROCm", "Intel oneAPI"});
     return names;
 }
@@ -430,7 +435,8 @@ TEST_CASE("a wing this cudagap was built without is a skipped check that says ho
 {
     const gpu::diagnosis report = gpu::diagnose();
     for (const auto& [wing, built] : {std::pair{"cuBLAS", CUDAGAP_TEST_WITH_BLAS != 0},
-                                      std::pair{"cuDNN", CUDAGAP_TEST_WITH_DNN != 0}}) {
+                                      std::pair{"cuDNN", CUDAGAP_TEST_WITH_DNN != 0},
+                                      std::pair{"NCCL", CUDAGAP_TEST_WITH_NCCL != 0}}) {
         const gpu::diagnostic* check = report.find(wing);
         REQUIRE(check != nullptr);
         INFO(check->name << ": " << check->detail);

@@ -3,7 +3,8 @@ path (timing, case names, fields, per-case failures, stdout kept clean) is teste
 without PyTorch or a GPU. It times host work with the host clock; its numbers mean nothing.
 
 FAKE_TORCH_NO_CUDA=1 makes torch.cuda.is_available() false; FAKE_TORCH_FAIL=<dtype> makes every
-operation on that dtype (e.g. bfloat16) raise, as an unsupported type would.
+operation on that dtype (e.g. bfloat16) raise, as an unsupported type would;
+FAKE_TORCH_NO_DISTRIBUTED=1 makes torch.distributed unavailable.
 
 For bench/train/torch_train.py it also has a shape-checking model, optimiser, loss, scaler and
 compile (the training loop's control flow, the model's names and shapes, the report's fields):
@@ -366,6 +367,15 @@ class cuda:  # noqa: N801
     def empty_cache():
         pass
 
+    @staticmethod
+    def set_device(index):
+        assert index == 0
+
+    class nccl:  # noqa: N801
+        @staticmethod
+        def version():
+            return (2, 28, 9)
+
     class Event:
         def __init__(self, enable_timing=False):
             assert enable_timing
@@ -380,3 +390,37 @@ class cuda:  # noqa: N801
         def elapsed_time(self, other):
             assert self.at is not None and other.at is not None
             return (other.at - self.at) * 1e3
+
+
+def zeros(*shape, device=None, dtype=None):
+    _fail_for(dtype)
+    return Tensor(shape, dtype, device)
+
+
+class distributed:  # noqa: N801 (mirrors torch.distributed: one process group at a time)
+    _group = None
+
+    @staticmethod
+    def is_available():
+        return os.environ.get("FAKE_TORCH_NO_DISTRIBUTED") != "1"
+
+    @staticmethod
+    def is_nccl_available():
+        return True
+
+    @staticmethod
+    def init_process_group(backend, init_method=None, rank=None, world_size=None):
+        assert backend == "nccl" and init_method.startswith("file://"), (backend, init_method)
+        assert rank == 0 and world_size == 1 and distributed._group is None
+        distributed._group = init_method
+
+    @staticmethod
+    def all_reduce(tensor):
+        assert distributed._group is not None and tensor.device == "cuda" and tensor.dtype == float32
+
+    @staticmethod
+    def destroy_process_group():
+        assert distributed._group is not None
+        distributed._group = None
+        import sys  # noqa: PLC0415
+        print("fake torch: process group destroyed", file=sys.stderr)

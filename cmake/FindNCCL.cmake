@@ -1,0 +1,95 @@
+# FindNCCL
+# --------
+#
+# Finds NVIDIA NCCL (the library and nccl.h) and provides the imported target ``NCCL::nccl``.
+#
+# Where it looks, in order:
+#
+# 1. ``NCCL_ROOT`` (CMake variable or environment variable): its ``include`` and
+#    ``lib``/``lib64`` folders, or the Python wheel layout below it
+#    (``<NCCL_ROOT>/nvidia/nccl``, so a site-packages folder works too).
+# 2. The CUDA toolkit's folders (``CUDAToolkit_INCLUDE_DIRS`` and its library folder), where
+#    NVIDIA's packages of NCCL for a toolkit put it.
+# 3. NVIDIA's Python wheel (``pip install nvidia-nccl-cu13``, also what PyTorch ships):
+#    ``<site-packages>/nvidia/nccl/{include,lib}``, found by asking ``python3`` for the
+#    ``nvidia.nccl`` package's folder (skipped when ``NCCL_ROOT`` is given or
+#    ``NCCL_SKIP_PYTHON_WHEEL`` is set).
+# 4. The system folders (Debian's ``libnccl-dev`` installs into ``/usr``).
+#
+# Result variables:
+#
+# ``NCCL_FOUND``, ``NCCL_INCLUDE_DIR``, ``NCCL_LIBRARY``, ``NCCL_VERSION`` (e.g. 2.28.9),
+# ``NCCL_VERSION_MAJOR``, ``NCCL_VERSION_MINOR``, ``NCCL_VERSION_PATCH``.
+#
+# The wheel ships only ``libnccl.so.2`` (no unversioned symlink), which is why the versioned
+# name is searched too. The same search as FindCUDNN.cmake, on purpose: one rule for where
+# NVIDIA's libraries are found.
+
+include(FindPackageHandleStandardArgs)
+
+set(_nccl_hints)
+foreach(_root IN ITEMS "${NCCL_ROOT}" "$ENV{NCCL_ROOT}")
+  if(_root)
+    list(APPEND _nccl_hints "${_root}" "${_root}/nvidia/nccl")
+  endif()
+endforeach()
+
+# The wheel: ask python3 where the nvidia.nccl package lives. Skipped when NCCL_ROOT is given.
+set(_nccl_wheel_hints)
+if(NOT _nccl_hints AND NOT NCCL_SKIP_PYTHON_WHEEL)
+  find_program(_nccl_python NAMES python3 python)
+  if(_nccl_python)
+    execute_process(
+      COMMAND "${_nccl_python}" -c "import nvidia.nccl as m; print(list(m.__path__)[0])"
+      OUTPUT_VARIABLE _nccl_wheel_dir
+      OUTPUT_STRIP_TRAILING_WHITESPACE
+      ERROR_QUIET
+      RESULT_VARIABLE _nccl_wheel_result)
+    if(_nccl_wheel_result EQUAL 0 AND IS_DIRECTORY "${_nccl_wheel_dir}")
+      list(APPEND _nccl_wheel_hints "${_nccl_wheel_dir}")
+    endif()
+  endif()
+endif()
+
+find_path(NCCL_INCLUDE_DIR
+  NAMES nccl.h
+  HINTS ${_nccl_hints} ${CUDAToolkit_INCLUDE_DIRS} ${_nccl_wheel_hints}
+  PATH_SUFFIXES include
+  DOC "Folder that holds nccl.h")
+
+# NAMES_PER_DIR: every name in one folder before the next folder, so that the wheel's
+# libnccl.so.2 (a hint) wins over an unrelated libnccl.so in a system folder, which would not
+# match the header found beside it.
+find_library(NCCL_LIBRARY
+  NAMES nccl libnccl.so.2
+  NAMES_PER_DIR
+  HINTS ${_nccl_hints} ${CUDAToolkit_LIBRARY_DIR} ${_nccl_wheel_hints}
+  PATH_SUFFIXES lib64 lib
+  DOC "The NCCL shared library")
+
+if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
+  file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" _nccl_version_lines
+       REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) +[0-9]+")
+  foreach(_part IN ITEMS MAJOR MINOR PATCH)
+    string(REGEX MATCH "NCCL_${_part} +([0-9]+)" _match "${_nccl_version_lines}")
+    set(NCCL_VERSION_${_part} "${CMAKE_MATCH_1}")
+  endforeach()
+  set(NCCL_VERSION "${NCCL_VERSION_MAJOR}.${NCCL_VERSION_MINOR}.${NCCL_VERSION_PATCH}")
+endif()
+
+find_package_handle_standard_args(NCCL
+  REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR
+  VERSION_VAR NCCL_VERSION
+  REASON_FAILURE_MESSAGE
+    "set NCCL_ROOT to the folder that holds include/nccl.h and lib/libnccl.so, install NVIDIA's wheel (pip install nvidia-nccl-cu13), or install Debian's libnccl-dev")
+
+if(NCCL_FOUND AND NOT TARGET NCCL::nccl)
+  add_library(NCCL::nccl SHARED IMPORTED)
+  set_target_properties(NCCL::nccl PROPERTIES
+    IMPORTED_LOCATION "${NCCL_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
+endif()
+
+mark_as_advanced(NCCL_INCLUDE_DIR NCCL_LIBRARY)
+unset(_nccl_hints)
+unset(_nccl_wheel_hints)

@@ -1,0 +1,81 @@
+/// @file types.hpp
+/// @brief What a collective computes with: `gpu::nccl::reduction` (sum, average, max, min,
+/// product) and the element types NCCL moves, mapped to `ncclDataType_t` at compile time
+/// (`gpu::nccl::element`, `gpu::nccl::data_type_of`).
+///
+/// @code
+/// static_assert(gpu::nccl::data_type_of<__nv_bfloat16> == ncclBfloat16);
+/// gpu::nccl::all_reduce(comm, grads, gpu::nccl::reduction::avg, stream);  // float -> ncclFloat32
+/// @endcode
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <string_view>
+
+namespace gpu::nccl {
+
+/// @brief How a reducing collective (`all_reduce`, `reduce_scatter`) combines the ranks'
+/// elements. The order is fixed (the compiled part receives it as an integer).
+enum class reduction {
+    sum,     ///< the sum over the ranks (`ncclSum`, `torch.distributed.ReduceOp.SUM`)
+    avg,     ///< the sum divided by the number of ranks (`ncclAvg`; integers round toward zero)
+    max,     ///< the largest value (`ncclMax`)
+    min,     ///< the smallest value (`ncclMin`)
+    product, ///< the product (`ncclProd`)
+};
+
+/// @brief `sum`, `avg`, `max`, `min` or `product`; `unknown` for a value outside the enumeration.
+[[nodiscard]] constexpr std::string_view to_string(reduction op) noexcept
+{
+    switch (op) {
+    case reduction::sum:
+        return "sum";
+    case reduction::avg:
+        return "avg";
+    case reduction::max:
+        return "max";
+    case reduction::min:
+        return "min";
+    case reduction::product:
+        return "product";
+    }
+    return "unknown";
+}
+
+namespace detail {
+
+/// @brief The `ncclDataType_t` of an element type; specialised for the types NCCL moves.
+template <class T> struct data_type {};
+
+template <> struct data_type<std::int8_t> { static constexpr ncclDataType_t value = ncclInt8; };
+template <> struct data_type<std::uint8_t> { static constexpr ncclDataType_t value = ncclUint8; };
+template <> struct data_type<std::int32_t> { static constexpr ncclDataType_t value = ncclInt32; };
+template <> struct data_type<std::uint32_t> { static constexpr ncclDataType_t value = ncclUint32; };
+template <> struct data_type<std::int64_t> { static constexpr ncclDataType_t value = ncclInt64; };
+template <> struct data_type<std::uint64_t> { static constexpr ncclDataType_t value = ncclUint64; };
+template <> struct data_type<__half> { static constexpr ncclDataType_t value = ncclFloat16; };
+template <> struct data_type<float> { static constexpr ncclDataType_t value = ncclFloat32; };
+template <> struct data_type<double> { static constexpr ncclDataType_t value = ncclFloat64; };
+template <> struct data_type<__nv_bfloat16> { static constexpr ncclDataType_t value = ncclBfloat16; };
+
+} // namespace detail
+
+/// @brief An element type that NCCL moves and reduces: `std::int8_t`, `std::uint8_t`,
+/// `std::int32_t`, `std::uint32_t`, `std::int64_t`, `std::uint64_t`, `__half`, `float`,
+/// `double` and `__nv_bfloat16`. Another type does not compile (no silent reinterpretation).
+template <class T>
+concept element = requires { detail::data_type<T>::value; };
+
+/// @brief The `ncclDataType_t` of @p T, fixed at compile time.
+template <element T>
+inline constexpr ncclDataType_t data_type_of = detail::data_type<T>::value;
+
+/// @brief NCCL's name of a data type without its prefix (`Float32`, `Bfloat16`, `Int64`, ...);
+/// `unknown` for a value this cudagap does not know.
+[[nodiscard]] std::string_view to_string(ncclDataType_t type) noexcept;
+
+} // namespace gpu::nccl

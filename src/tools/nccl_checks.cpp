@@ -1,0 +1,114 @@
+// The diagnosis's NCCL checks, compiled when the nccl wing is built: NCCL's versions (the one
+// loaded, from where, and the one cudagap was compiled against), its copies on the library path,
+// and the GPUs' peer access, which NCCL's fastest transport between GPUs of one host needs.
+#include "checks.hpp"
+
+#include <gpu/device.hpp>
+#include <gpu/nccl/version.hpp>
+#include <gpu/tools/library_copies.hpp>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace gpu::nccl {
+
+namespace {
+
+diagnostic check_versions()
+{
+    diagnostic check;
+    check.name = "NCCL";
+    const version_info info = version();
+    const std::optional<std::string> path = loaded_library_path("libnccl");
+    const std::string folder =
+        path ? std::filesystem::path(*path).parent_path().string() : std::string("<its folder>");
+    check.detail = "NCCL " + info.loaded.to_string() + " loaded" + (path ? " from " + *path : std::string()) +
+                   ", cudagap compiled against " + info.compiled.to_string() + " (NCCL_VERSION_CODE " +
+                   std::to_string(NCCL_VERSION_CODE) + ")";
+    if (!info.compatible()) {
+        check.status = diagnostic_status::error;
+        check.detail += ": the loaded NCCL cannot serve code built against " + info.compiled.to_string();
+        check.fix = "load NCCL " + std::to_string(info.compiled.major) + "." + std::to_string(info.compiled.minor) +
+                    " or newer (put its lib folder first on LD_LIBRARY_PATH), or rebuild cudagap "
+                    "against the loaded one with -DNCCL_ROOT=" + folder + "/..";
+        return check;
+    }
+    check.status = diagnostic_status::ok;
+    check.detail += "; every rank of a job must load the same release";
+    return check;
+}
+
+// Row i: whether GPU i can read and write GPU j's memory directly (cudaDeviceCanAccessPeer).
+std::string peer_matrix(int count, int& missing)
+{
+    std::string text = "peer access (row reaches column):";
+    missing = 0;
+    for (int i = 0; i < count; ++i) {
+        text += ' ';
+        text += std::to_string(i);
+        text += ':';
+        for (int j = 0; j < count; ++j) {
+            int can = 0;
+            if (i != j && cudaDeviceCanAccessPeer(&can, i, j) != cudaSuccess) {
+                static_cast<void>(cudaGetLastError());
+                can = 0;
+            }
+            missing += (i != j && can == 0) ? 1 : 0;
+            text += i == j ? "-" : (can != 0 ? "Y" : "N");
+        }
+    }
+    return text;
+}
+
+diagnostic check_peer_access()
+{
+    diagnostic check;
+    check.name = "GPU peer access";
+    const int count = gpu::device_count();
+    if (count == 0) {
+        check.status = diagnostic_status::skipped;
+        check.detail = "no usable GPU";
+        check.caused_by = detail::gpus_check;
+        return check;
+    }
+    if (count == 1) {
+        check.status = diagnostic_status::info;
+        check.detail = "one GPU: no peer to reach (a one-rank NCCL communicator still works; more "
+                       "GPUs connect through NVLink or PCIe peer access)";
+        return check;
+    }
+    int missing = 0;
+    check.detail = peer_matrix(count, missing);
+    // Information either way: many PCIe machines have no peer access by design, and NCCL then
+    // goes through host memory, slower but correct.
+    check.status = diagnostic_status::info;
+    check.detail += "; ";
+    if (missing == 0) {
+        check.detail += "every pair of the " + std::to_string(count) + " GPUs has peer access";
+    } else {
+        check.detail += std::to_string(missing) +
+                        " ordered pairs have none: NCCL moves their data through host memory, with "
+                        "less bandwidth (`nvidia-smi topo -m` shows the links; in a VM or container, "
+                        "peer access may be disabled)";
+    }
+    return check;
+}
+
+} // namespace
+
+} // namespace gpu::nccl
+
+namespace gpu::detail {
+
+std::vector<diagnostic> nccl_checks()
+{
+    return {nccl::check_versions(),
+            check_library_copies("NCCL copies on the library path", {"libnccl"}, "NCCL_ROOT"),
+            nccl::check_peer_access()};
+}
+
+} // namespace gpu::detail
