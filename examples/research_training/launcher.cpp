@@ -32,6 +32,10 @@ namespace {
 
 constexpr int interrupted_status = 130; // a rank stopped by Ctrl-C (128 + SIGINT)
 constexpr auto poll_interval = std::chrono::milliseconds(20);
+// After a rank failed, the others get this long to end by themselves (a NaN loss stops every
+// rank at the same point, and rank 0 then writes its report), then SIGTERM (a rank waiting in a
+// collective for the failed one would wait forever), then SIGKILL after kill_grace.
+constexpr auto term_grace = std::chrono::seconds(2);
 constexpr auto kill_grace = std::chrono::seconds(10);
 
 volatile std::sig_atomic_t signals_received = 0;
@@ -119,7 +123,8 @@ std::vector<char*> pointers(std::vector<std::string>& strings)
 }
 
 // The forked child's part: only async-signal-safe calls (the launcher may have threads).
-[[noreturn]] void become_rank(char* const* argv, char* const* envp, bool quiet_stdout, pid_t launcher) noexcept
+[[noreturn]] void become_rank(char* const* argv, char* const* envp, bool quiet_stdout, pid_t launcher,
+                              const std::string& failure) noexcept
 {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != launcher) {
@@ -141,10 +146,7 @@ std::vector<char*> pointers(std::vector<std::string>& strings)
         }
     }
     ::execve(argv[0], argv, envp);
-    const char message[] = "cudagap-train: a rank cannot execute ";
-    static_cast<void>(::write(STDERR_FILENO, message, sizeof message - 1));
-    static_cast<void>(::write(STDERR_FILENO, argv[0], std::strlen(argv[0])));
-    static_cast<void>(::write(STDERR_FILENO, "\n", 1));
+    static_cast<void>(::write(STDERR_FILENO, failure.data(), failure.size()));
     ::_exit(127); // as a shell says for a command it cannot run
 }
 
@@ -153,13 +155,14 @@ pid_t start_rank(std::vector<std::string> command, int rank, int ranks, const st
     std::vector<std::string> environment = rank_environment(rank, ranks, bootstrap);
     const std::vector<char*> argv = pointers(command);
     const std::vector<char*> envp = pointers(environment);
+    const std::string failure = "cudagap-train: rank " + std::to_string(rank) + " cannot execute " + command[0] + "\n";
     const pid_t launcher = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         throw std::system_error(errno, std::generic_category(), "cudagap-train: cannot start rank " + std::to_string(rank));
     }
     if (pid == 0) {
-        become_rank(argv.data(), envp.data(), rank != 0, launcher);
+        become_rank(argv.data(), envp.data(), rank != 0, launcher, failure);
     }
     return pid;
 }
@@ -179,10 +182,15 @@ int status_of(int wait_status)
     return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
 }
 
+// When the launcher stops the ranks that are left: max, not at all.
+struct stop_times {
+    std::chrono::steady_clock::time_point terminate = std::chrono::steady_clock::time_point::max();
+    std::chrono::steady_clock::time_point kill = std::chrono::steady_clock::time_point::max();
+};
+
 // What the launcher does when rank `rank` is the first to end badly: Ctrl-C's status is passed
-// on (the ranks stop together); any other failure stops the others, killed at `kill_at`.
-void first_failure(std::vector<pid_t>& pids, std::size_t rank, int status, bool signalled,
-                   std::chrono::steady_clock::time_point& kill_at)
+// on (the ranks stop together); any other failure stops the others.
+void first_failure(std::vector<pid_t>& pids, std::size_t rank, int status, bool signalled, stop_times& stop)
 {
     if (status == interrupted_status) {
         if (!signalled) {
@@ -196,13 +204,12 @@ void first_failure(std::vector<pid_t>& pids, std::size_t rank, int status, bool 
                      pids.size(), killed ? "was killed by signal" : "failed with exit status",
                      killed ? status - 128 : status, killed ? ", " : "", killed ? strsignal(status - 128) : "");
     }
-    signal_ranks(pids, SIGTERM);
-    kill_at = std::chrono::steady_clock::now() + kill_grace;
+    stop.terminate = std::chrono::steady_clock::now() + term_grace;
+    stop.kill = stop.terminate + kill_grace;
 }
 
 // Reaps the ranks that ended; returns false when none is left.
-bool reap(std::vector<pid_t>& pids, int& failure, bool signalled,
-          std::chrono::steady_clock::time_point& kill_at)
+bool reap(std::vector<pid_t>& pids, int& failure, bool signalled, stop_times& stop)
 {
     bool running = false;
     for (std::size_t rank = 0; rank < pids.size(); ++rank) {
@@ -219,7 +226,7 @@ bool reap(std::vector<pid_t>& pids, int& failure, bool signalled,
         const int status = done > 0 ? status_of(wait_status) : 1; // not our child any more: lost
         if (status != 0 && failure == 0) {
             failure = status;
-            first_failure(pids, rank, status, signalled, kill_at);
+            first_failure(pids, rank, status, signalled, stop);
         }
     }
     return running;
@@ -229,17 +236,22 @@ int wait_for_ranks(std::vector<pid_t>& pids)
 {
     int failure = 0;
     int signals_handled = 0;
-    auto kill_at = std::chrono::steady_clock::time_point::max(); // max: nobody to kill
-    while (reap(pids, failure, signals_handled > 0, kill_at)) {
+    stop_times stop;
+    while (reap(pids, failure, signals_handled > 0, stop)) {
         const int received = signals_received;
         if (received != signals_handled) {
             // The first signal is passed on (Ctrl-C: the ranks stop together); a second kills.
             signal_ranks(pids, received == 1 ? static_cast<int>(last_signal) : SIGKILL);
             signals_handled = received;
         }
-        if (std::chrono::steady_clock::now() >= kill_at) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= stop.terminate) {
+            signal_ranks(pids, SIGTERM);
+            stop.terminate = std::chrono::steady_clock::time_point::max();
+        }
+        if (now >= stop.kill) {
             signal_ranks(pids, SIGKILL);
-            kill_at = std::chrono::steady_clock::time_point::max();
+            stop.kill = std::chrono::steady_clock::time_point::max();
         }
         std::this_thread::sleep_for(poll_interval);
     }

@@ -35,7 +35,8 @@ struct rank_info {
 /// bootstrap file in a new folder of this launch, removed at the end), rank 0's stdout this
 /// process's and the others' /dev/null (their stderr stays), and waits for every one:
 /// - a rank that fails (a status other than 0 and 130, or a signal) makes the launcher stop the
-///   others (SIGTERM, then SIGKILL after 10 s) and return that status;
+///   others (2 s to end by themselves, then SIGTERM, then SIGKILL 10 s later) and return that
+///   status;
 /// - SIGINT or SIGTERM sent to the launcher is passed on to every rank, which all stop (a rank
 ///   that exits 130, Ctrl-C's status, is passed on the same way); a second one kills them;
 /// - a rank killed by a signal counts as 128 + its number, as a shell says.
