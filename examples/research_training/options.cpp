@@ -44,14 +44,14 @@ GPU, shuffled there each epoch.
   --gpus N            data-parallel on N GPUs of this host: one process per GPU, each
                       on --batch-size images of every step (a step takes N x B), the
                       gradients averaged with NCCL; only rank 0 prints, writes --json
-                      and --save
+                      and --save; Ctrl-C stops after the epoch in progress
   --help              print this text
   --version           print the version
   --profile testing checks every layer's output for NaN and Inf on the device and names the
   first that held one. --json is written also when the run fails ("error") or is interrupted.
 Exit status: 0 done (or no GPU: the reason), 1 a failure (data, checkpoint, CUDA, out of
-memory, a NaN loss), 2 bad arguments, 130 interrupted (Ctrl-C; the last complete checkpoint
-is kept).
+memory, a NaN loss, replicas that differ), 2 bad arguments, 130 interrupted (Ctrl-C; the
+last complete checkpoint is kept). With --gpus N: the first failing rank's status.
 )";
 
 namespace {
