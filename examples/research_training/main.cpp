@@ -4,8 +4,12 @@
 // shuffled there, eager or with the whole step captured in one CUDA graph (--graph). Per epoch:
 // the mean loss, the test accuracy, images/s, the loss scale and the skipped steps; --json;
 // --save/--resume in safetensors; a failure part way still writes the --json report, with the
-// error. See docs/research_training.md.
+// error. --gpus N: this process becomes the launcher of N ranks, each this program again, which
+// train data-parallel over NCCL (launcher.hpp, data_parallel.hpp). See docs/research_training.md
+// and docs/scaling_out.md.
+#include "data_parallel.hpp"
 #include "dataset.hpp"
+#include "launcher.hpp"
 #include "options.hpp"
 #include "trainer.hpp"
 
@@ -28,8 +32,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#ifndef CUDAGAP_TRAIN_NCCL
+#define CUDAGAP_TRAIN_NCCL 0 // the CMakeLists sets 1 when cudagap has its nccl component
+#endif
 
 namespace {
 
@@ -37,16 +47,26 @@ constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
 constexpr int exit_interrupted = 130;
 
+// A bad argument found after parsing (exit 2): a --gpus that this build or this machine cannot
+// serve, or launcher variables that do not fit the command line.
+class usage_error : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+// The name in messages: "cudagap-train", or "cudagap-train (rank 1 of 2)" in a rank of --gpus N.
+std::string program = "cudagap-train";
+
 extern "C" void on_sigint(int) { train::stop_requested = 1; }
 
 nlohmann::json base_report(const train::options& opts, const train::fashion_mnist& data)
 {
     return {{"program", "cudagap-train"}, {"version", gpu::library_version().to_string()},
             {"device", nullptr}, {"gpu_available", false}, {"precision", opts.precision}, {"graph", opts.graph},
-            {"seed", opts.seed}, {"batch_size", opts.batch_size}, {"lr", opts.lr},
+            {"seed", opts.seed}, {"batch_size", opts.batch_size}, {"gpus", std::max(opts.gpus, 1)}, {"lr", opts.lr},
             {"train_images", data.train.images.count}, {"test_images", data.test.images.count},
             {"epochs", nlohmann::json::array()}, {"final_test_accuracy", nullptr}, {"checkpoint", nullptr},
-            {"interrupted", false}, {"error", nullptr}};
+            {"replicas_identical", nullptr}, {"interrupted", false}, {"error", nullptr}};
 }
 
 nlohmann::json to_json(const train::epoch_result& r)
@@ -130,21 +150,23 @@ std::string failure_message(const std::exception& e, const train::options& opts)
 int report_failure(const std::exception& e, const train::options& opts, nlohmann::json& report)
 {
     const std::string message = failure_message(e, opts);
-    std::fprintf(stderr, "\ncudagap-train: %s\n", message.c_str());
+    std::fprintf(stderr, "\n%s: %s\n", program.c_str(), message.c_str());
     if (!report["checkpoint"].is_null()) {
-        std::fprintf(stderr, "cudagap-train: the last complete checkpoint, %s, is intact\n",
+        std::fprintf(stderr, "%s: the last complete checkpoint, %s, is intact\n", program.c_str(),
                      report["checkpoint"].get<std::string>().c_str());
     }
     report["error"] = message;
     try {
         write_json(opts, report);
     } catch (const std::exception& json_error) {
-        std::fprintf(stderr, "cudagap-train: %s\n", json_error.what());
+        std::fprintf(stderr, "%s: %s\n", program.c_str(), json_error.what());
     }
     return exit_failure;
 }
 
-int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, nlohmann::json& report)
+// Trains in this process: on one GPU, or as a rank of --gpus N with its `group`.
+int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, nlohmann::json& report,
+                 train::replica_group* group)
 {
     train::callbacks on;
     on.epoch_done = [&](const train::epoch_result& r) {
@@ -164,20 +186,25 @@ int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, n
     train::run_report run;
     try {
         report["device"] = gpu::device::current().properties().name;
-        run = train::run_training(opts, data, on);
+        run = train::run_training(opts, data, on, group);
     } catch (const std::exception& e) {
+        if (group != nullptr) {
+            group->abort(); // the others may wait in a collective: the launcher stops them
+        }
         return report_failure(e, opts, report);
     }
     report["interrupted"] = run.interrupted;
+    if (run.replicas_identical) {
+        report["replicas_identical"] = true;
+    }
     write_json(opts, report);
-    if (run.interrupted) {
-        std::fprintf(stderr, "\ncudagap-train: interrupted (Ctrl-C) after %zu complete epoch(s); %s\n",
+    if (run.interrupted && (group == nullptr || group->rank() == 0)) {
+        std::fprintf(stderr, "\n%s: interrupted (Ctrl-C) after %zu complete epoch(s); %s\n", program.c_str(),
                      run.epochs.size(),
                      run.checkpoint ? ("the last complete checkpoint is " + *run.checkpoint + ", intact").c_str()
                                     : "no checkpoint was written");
-        return exit_interrupted;
     }
-    return 0;
+    return run.interrupted ? exit_interrupted : 0;
 }
 
 // An output file's folder must exist and be writable, and the file must not be a folder: found
@@ -200,7 +227,58 @@ void check_output(const char* option, const std::string& path)
     }
 }
 
-int run(const train::options& opts)
+// The data must hold at least one full step: one batch, or one per rank under --gpus N.
+void check_step_fits(const train::options& opts, const train::fashion_mnist& data)
+{
+    const std::uint64_t count = data.train.images.count;
+    const auto images = static_cast<std::uint64_t>(opts.batch_size) * static_cast<std::uint64_t>(std::max(opts.gpus, 1));
+    if (images <= count) {
+        return;
+    }
+    if (opts.gpus <= 1) {
+        throw train::data_error("--batch-size " + std::to_string(opts.batch_size) + " is more than the " +
+                                std::to_string(count) +
+                                " training images: no full batch to train on (lower --batch-size or raise "
+                                "--train-limit)");
+    }
+    throw train::data_error("--batch-size " + std::to_string(opts.batch_size) + " on each of --gpus " +
+                            std::to_string(opts.gpus) + " makes steps of " + std::to_string(images) +
+                            " images, more than the " + std::to_string(count) +
+                            " training images: no full step to train on (lower --batch-size or --gpus, or raise "
+                            "--train-limit)");
+}
+
+// The launcher of --gpus N: N ranks of this program (the same arguments), one per GPU.
+int launch_ranks(const train::options& opts, std::vector<std::string> command)
+{
+    const int visible = gpu::device_count();
+    if (opts.gpus > visible) {
+        const char* mask = std::getenv("CUDA_VISIBLE_DEVICES");
+        throw usage_error("--gpus " + std::to_string(opts.gpus) + " asks for more GPUs than the " +
+                          std::to_string(visible) + " this process sees" +
+                          (mask != nullptr ? std::string(" (CUDA_VISIBLE_DEVICES=") + mask + ")" : std::string()) +
+                          ": one process per GPU needs a GPU per rank");
+    }
+    command.front() = std::filesystem::read_symlink("/proc/self/exe").string();
+    return train::launch(command, opts.gpus);
+}
+
+void print_training(const train::options& opts, const std::optional<train::rank_info>& rank)
+{
+    std::string batch = std::to_string(opts.batch_size);
+    if (rank) {
+        batch += " per GPU on " + std::to_string(rank->size) + (rank->size == 1 ? " GPU (" : " GPUs (") +
+                 std::to_string(opts.batch_size * rank->size) + " a step)";
+    }
+    std::printf("Training: %s, batch %s, lr %g, %s, profile %s, seed %llu\n", opts.precision.c_str(), batch.c_str(),
+                opts.lr, opts.graph ? "captured step (--graph)" : "eager", opts.profile.c_str(),
+                static_cast<unsigned long long>(opts.seed));
+}
+
+// Checks what can be checked without a GPU, then trains here (one GPU, or as a rank of
+// --gpus N), or launches the ranks of --gpus N. `command` is this process's argv.
+int run(const train::options& opts, const std::optional<train::rank_info>& rank,
+        const std::vector<std::string>& command)
 {
     if (opts.save) {
         check_output("--save", *opts.save);
@@ -210,14 +288,9 @@ int run(const train::options& opts)
     }
     const train::fashion_mnist data = train::load_fashion_mnist(opts.data, opts.train_limit, opts.test_limit);
     train::check_checkpoint(opts);
-    if (static_cast<std::uint64_t>(opts.batch_size) > data.train.images.count) {
-        throw train::data_error("--batch-size " + std::to_string(opts.batch_size) + " is more than the " +
-                                std::to_string(data.train.images.count) +
-                                " training images: no full batch to train on (lower --batch-size or raise "
-                                "--train-limit)");
-    }
+    check_step_fits(opts, data);
     nlohmann::json report = base_report(opts, data);
-    if (text_out(opts)) {
+    if (text_out(opts) && !rank) { // the launcher said it already
         std::printf("Fashion-MNIST from %s: %zu training images, %zu test images\n", opts.data.c_str(),
                     data.train.images.count, data.test.images.count);
     }
@@ -230,13 +303,49 @@ int run(const train::options& opts)
         write_json(opts, report);
         return 0;
     }
+    if (CUDAGAP_TRAIN_NCCL && opts.gpus > 0 && !rank) {
+        std::fflush(stdout);
+        return launch_ranks(opts, command);
+    }
     report["gpu_available"] = true;
     if (text_out(opts)) {
-        std::printf("Training: %s, batch %lld, lr %g, %s, profile %s, seed %llu\n", opts.precision.c_str(),
-                    static_cast<long long>(opts.batch_size), opts.lr, opts.graph ? "captured step (--graph)" : "eager",
-                    opts.profile.c_str(), static_cast<unsigned long long>(opts.seed));
+        print_training(opts, rank);
     }
-    return train_on_gpu(opts, data, report);
+#if CUDAGAP_TRAIN_NCCL
+    if (rank) {
+        const std::unique_ptr<train::replica_group> group = train::join_replicas(*rank);
+        return train_on_gpu(opts, data, report, group.get());
+    }
+#endif
+    return train_on_gpu(opts, data, report, nullptr);
+}
+
+// What only the launcher's variables and this build decide: a rank must agree with its
+// command line, and --gpus N > 1 needs NCCL.
+std::optional<train::rank_info> check_gpus(const train::options& opts)
+{
+    std::optional<train::rank_info> rank;
+    try {
+        rank = train::rank_from_environment();
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    if (!CUDAGAP_TRAIN_NCCL && opts.gpus > 1) {
+        throw usage_error(
+            "--gpus " + std::to_string(opts.gpus) +
+            " needs NCCL, and this cudagap-train was built against a cudagap without its nccl component. "
+            "Install NCCL (NVIDIA's wheel: pip install nvidia-nccl-cu13; or libnccl-dev), configure cudagap again "
+            "(it prints 'cudagap: NCCL <version> at <path>' when it finds NCCL; NCCL_ROOT tells it where), then "
+            "rebuild cudagap and this program: see docs/scaling_out.md");
+    }
+    if (rank && (!CUDAGAP_TRAIN_NCCL || rank->size != opts.gpus)) {
+        throw usage_error(std::string(train::rank_variable) + " and " + train::size_variable + "=" +
+                          std::to_string(rank->size) + " are set, so this process is a rank of cudagap-train "
+                          "--gpus N, but its command line says --gpus " + std::to_string(opts.gpus) +
+                          (CUDAGAP_TRAIN_NCCL ? "" : " and it was built without NCCL") +
+                          " (its launcher sets both; unset them to run it alone)");
+    }
+    return rank;
 }
 
 } // namespace
@@ -258,10 +367,23 @@ int main(int argc, char* argv[])
         std::printf("cudagap-train %s\n", gpu::library_version().to_string().c_str());
         return 0;
     }
+    std::optional<train::rank_info> rank;
     try {
-        return run(opts);
+        rank = check_gpus(opts);
+        if (rank) {
+            program += " (rank " + std::to_string(rank->rank) + " of " + std::to_string(rank->size) + ")";
+        }
+        if (rank && rank->rank != 0) { // only rank 0 reports and saves; the others' stdout is /dev/null
+            opts.quiet = true;
+            opts.json.reset();
+            opts.save.reset();
+        }
+        return run(opts, rank, std::vector<std::string>(argv, argv + argc));
+    } catch (const usage_error& e) {
+        std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
+        return exit_usage;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "cudagap-train: %s\n", failure_message(e, opts).c_str());
+        std::fprintf(stderr, "%s: %s\n", program.c_str(), failure_message(e, opts).c_str());
     }
     return exit_failure;
 }

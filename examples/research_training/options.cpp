@@ -16,7 +16,7 @@ const char* const usage = R"(usage: cudagap-train [--data DIR] [--epochs N] [--b
                      [--precision fp16|bf16|fp32] [--graph] [--seed S]
                      [--train-limit N] [--test-limit N] [--weight-decay WD] [--dropout P]
                      [--json FILE|-] [--save FILE] [--resume FILE] [--quiet]
-                     [--profile development|production|testing] [--help] [--version]
+                     [--profile development|production|testing] [--gpus N] [--help] [--version]
 
 Trains the Fashion-MNIST reference convnet (conv 5x5 32, pool, conv 5x5 64, pool, linear 1024,
 dropout, linear 10) with AdamW, cross-entropy and mixed precision, the whole data set on the
@@ -41,13 +41,17 @@ GPU, shuffled there each epoch.
   --quiet             no progress bar
   --profile NAME      production (default: exhaustive algorithm search, TF32), development
                       or testing
+  --gpus N            data-parallel on N GPUs of this host: one process per GPU, each
+                      on --batch-size images of every step (a step takes N x B), the
+                      gradients averaged with NCCL; only rank 0 prints, writes --json
+                      and --save; Ctrl-C stops after the epoch in progress
   --help              print this text
   --version           print the version
   --profile testing checks every layer's output for NaN and Inf on the device and names the
   first that held one. --json is written also when the run fails ("error") or is interrupted.
 Exit status: 0 done (or no GPU: the reason), 1 a failure (data, checkpoint, CUDA, out of
-memory, a NaN loss), 2 bad arguments, 130 interrupted (Ctrl-C; the last complete checkpoint
-is kept).
+memory, a NaN loss, replicas that differ), 2 bad arguments, 130 interrupted (Ctrl-C; the
+last complete checkpoint is kept). With --gpus N: the first failing rank's status.
 )";
 
 namespace {
@@ -108,7 +112,7 @@ bool takes_value(std::string_view arg)
 {
     for (const std::string_view name : {"--data", "--epochs", "--batch-size", "--lr", "--precision", "--seed",
                                         "--train-limit", "--test-limit", "--weight-decay", "--dropout", "--json",
-                                        "--save", "--resume", "--profile"}) {
+                                        "--save", "--resume", "--profile", "--gpus"}) {
         if (arg == name) {
             return true;
         }
@@ -116,32 +120,13 @@ bool takes_value(std::string_view arg)
     return false;
 }
 
-// The options that take a value; false when `arg` is none of them.
-bool parse_value(options& opts, std::string_view arg, const std::string& text)
+// The options that take a text: a path or a name; false when `arg` is none of them.
+bool parse_text(options& opts, std::string_view arg, const std::string& text)
 {
     if (arg == "--data") {
         opts.data = text;
-    } else if (arg == "--epochs") {
-        opts.epochs = static_cast<int>(whole(text, arg, 1, 100000));
-    } else if (arg == "--batch-size") {
-        opts.batch_size = static_cast<std::int64_t>(
-            whole(text, arg, 1, static_cast<std::uint64_t>(max_batch_size),
-                  " (a larger batch makes conv1's output, B x 32 x 28 x 28, more than the 2^31 - 1 elements cuDNN "
-                  "indexes)"));
-    } else if (arg == "--lr") {
-        opts.lr = real(text, arg, 0.0, 10.0, false, "from 0 to 10");
     } else if (arg == "--precision") {
         opts.precision = one_of(text, "precision", {"fp16", "bf16", "fp32"});
-    } else if (arg == "--seed") {
-        opts.seed = whole(text, arg, 0, UINT64_MAX);
-    } else if (arg == "--train-limit") {
-        opts.train_limit = whole(text, arg, 0, UINT32_MAX);
-    } else if (arg == "--test-limit") {
-        opts.test_limit = whole(text, arg, 0, UINT32_MAX);
-    } else if (arg == "--weight-decay") {
-        opts.weight_decay = real(text, arg, 0.0, 10.0, false, "from 0 to 10");
-    } else if (arg == "--dropout") {
-        opts.dropout = real(text, arg, 0.0, 1.0, true, "in [0, 1)");
     } else if (arg == "--json") {
         opts.json = text;
     } else if (arg == "--save") {
@@ -152,6 +137,36 @@ bool parse_value(options& opts, std::string_view arg, const std::string& text)
         opts.profile = one_of(text, "profile", {"development", "production", "testing"});
     } else {
         return false;
+    }
+    return true;
+}
+
+// The options that take a value; false when `arg` is none of them.
+bool parse_value(options& opts, std::string_view arg, const std::string& text)
+{
+    if (arg == "--epochs") {
+        opts.epochs = static_cast<int>(whole(text, arg, 1, 100000));
+    } else if (arg == "--batch-size") {
+        opts.batch_size = static_cast<std::int64_t>(
+            whole(text, arg, 1, static_cast<std::uint64_t>(max_batch_size),
+                  " (a larger batch makes conv1's output, B x 32 x 28 x 28, more than the 2^31 - 1 elements cuDNN "
+                  "indexes)"));
+    } else if (arg == "--lr") {
+        opts.lr = real(text, arg, 0.0, 10.0, false, "from 0 to 10");
+    } else if (arg == "--seed") {
+        opts.seed = whole(text, arg, 0, UINT64_MAX);
+    } else if (arg == "--train-limit") {
+        opts.train_limit = whole(text, arg, 0, UINT32_MAX);
+    } else if (arg == "--test-limit") {
+        opts.test_limit = whole(text, arg, 0, UINT32_MAX);
+    } else if (arg == "--weight-decay") {
+        opts.weight_decay = real(text, arg, 0.0, 10.0, false, "from 0 to 10");
+    } else if (arg == "--dropout") {
+        opts.dropout = real(text, arg, 0.0, 1.0, true, "in [0, 1)");
+    } else if (arg == "--gpus") {
+        opts.gpus = static_cast<int>(whole(text, arg, 1, max_gpus));
+    } else {
+        return parse_text(opts, arg, text);
     }
     return true;
 }

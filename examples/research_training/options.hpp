@@ -15,6 +15,9 @@ constexpr std::int64_t max_batch_size = 2147483647LL / (32 * 28 * 28);
 /// The usage text (--help).
 extern const char* const usage;
 
+/// The largest --gpus: more than any host holds; a larger number is refused, not clamped.
+constexpr int max_gpus = 1024;
+
 /// Every option of the program, with its default.
 struct options {
     std::string data = "/usr/share/datasets/fashion-mnist";
@@ -33,6 +36,8 @@ struct options {
     std::optional<std::string> resume;
     bool quiet = false;
     std::string profile = "production";
+    /// --gpus N: one process per GPU, data-parallel (0: not given, this process on one GPU).
+    int gpus = 0;
     bool help = false;
     bool version = false;
 };

@@ -7,6 +7,8 @@
 // (gpu::flag_non_finite), and the flag is read with the sums.
 #include "trainer.hpp"
 
+#include "data_parallel.hpp"
+
 #include <gpu/blas/handle.hpp>
 #include <gpu/blas/lt.hpp>
 #include <gpu/device.hpp>
@@ -65,7 +67,8 @@ nn::mixed_precision precision_of(const std::string& name)
 
 // The model's parameters and layers (PyTorch's names, which the checkpoint uses). Made on the
 // host only (nothing here touches the GPU until the store is allocated), so the program checks
-// a --resume file against it before it needs a GPU.
+// a --resume file against it before it needs a GPU. Each rank of --gpus N draws its dropout
+// masks from seed + rank, as one GPU would draw different masks for each part of its batch.
 struct network {
     nn::parameters store;
     nn::conv2d conv1;
@@ -79,10 +82,11 @@ struct network {
     nn::dropout drop;
     nn::linear fc2;
 
-    explicit network(const options& opts)
+    network(const options& opts, int rank)
         : store(precision_of(opts.precision)), conv1(store, "conv1", 1, 32, 5, {.padding = {2, 2}}),
           conv2(store, "conv2", 32, 64, 5, {.padding = {2, 2}}), fc1(store, "fc1", 64 * 7 * 7, 1024, {.relu = true}),
-          drop(static_cast<float>(opts.dropout), opts.seed), fc2(store, "fc2", 1024, classes)
+          drop(static_cast<float>(opts.dropout), opts.seed + static_cast<std::uint64_t>(rank)),
+          fc2(store, "fc2", 1024, classes)
     {
     }
 };
@@ -101,7 +105,9 @@ struct device_set {
     }
 };
 
-// The activations and their gradients for one batch size.
+// The activations and their gradients for one batch size. `x` and `labels` hold the whole step
+// of every rank (ranks x batch images, as one GPU would gather them); this rank computes on its
+// part.
 struct buffers {
     nn::tensor x, c1, r1, p1, c2, r2, p2, h, d, y;
     nn::tensor dy, dd, dh, dp2, dr2, dc2, dp1, dr1, dc1;
@@ -110,6 +116,9 @@ struct buffers {
 
 struct model {
     gpu::stream_ref s;
+    replica_group* group; // the other ranks of --gpus N; null on one GPU in this process
+    int rank = group != nullptr ? group->rank() : 0;
+    std::int64_t ranks = group != nullptr ? group->size() : 1;
     gpu::blas::handle blas;
     gpu::blas::lt_handle lt;
     gpu::dnn::handle dnn;
@@ -126,9 +135,9 @@ struct model {
     bool layer_checks = false;      // flag each layer's output in the training steps
     gpu::device_buffer<std::uint32_t> first_bad; // the code of the first output that held NaN or Inf; 0: none
 
-    model(const options& opts, const gpu::profile& profile, gpu::stream_ref stream)
-        : s(stream), blas(profile, stream), lt(stream, gpu::blas::lt_handle_options::from_profile(profile)),
-          dnn(stream), net(opts), ctx(stream, blas, lt, dnn, net.store),
+    model(const options& opts, const gpu::profile& profile, gpu::stream_ref stream, replica_group* replicas)
+        : s(stream), group(replicas), blas(profile, stream),
+          lt(stream, gpu::blas::lt_handle_options::from_profile(profile)), dnn(stream), net(opts, rank), ctx(stream, blas, lt, dnn, net.store),
           loss(classes, store.precision().compute, stream),
           optimizer(store.total_elements(), stream, {.lr = opts.lr, .weight_decay = opts.weight_decay}),
           scaler(nn::grad_scaler::for_precision(store.precision().compute, stream)), loss_value(1, stream),
@@ -147,13 +156,22 @@ struct model {
     {
         batch = rows;
         const nn::tensor_spec in{.shape = {rows, 1, 28, 28}, .type = store.precision().compute};
+        const nn::tensor_spec step_in{.shape = {rows * ranks, 1, 28, 28}, .type = in.type};
         const nn::tensor_spec c1 = net.conv1.plan(ctx, in), r1 = net.relu1.plan(ctx, c1), p1 = net.pool1.plan(ctx, r1);
         const nn::tensor_spec c2 = net.conv2.plan(ctx, p1), r2 = net.relu2.plan(ctx, c2), p2 = net.pool2.plan(ctx, r2);
         const nn::tensor_spec f = net.flat.plan(ctx, p2), h = net.fc1.plan(ctx, f), d = net.drop.plan(ctx, h);
         const nn::tensor_spec y = net.fc2.plan(ctx, d);
-        b = buffers{make(in), make(c1), make(r1), make(p1), make(c2), make(r2), make(p2), make(h), make(d), make(y),
+        b = buffers{make(step_in), make(c1), make(r1), make(p1), make(c2), make(r2), make(p2), make(h), make(d), make(y),
                     make(y), make(d), make(h), make(p2), make(r2), make(c2), make(p1), make(r1), make(c1),
-                    gpu::device_buffer<std::int32_t>(static_cast<std::size_t>(rows), s)};
+                    gpu::device_buffer<std::int32_t>(static_cast<std::size_t>(rows * ranks), s)};
+    }
+
+    // Part `part` of the gathered images: `batch` of them, what the layers were planned for.
+    nn::tensor_ref input(std::int64_t part)
+    {
+        nn::tensor_spec spec = b.x.spec();
+        spec.shape[0] = batch;
+        return {static_cast<std::byte*>(b.x.data()) + static_cast<std::size_t>(part) * spec.bytes(), spec};
     }
 
     // Runs one layer; with `check`, flags its output with `code` on the device (no wait, so the
@@ -174,10 +192,10 @@ struct model {
         }
     }
 
-    void forward(bool check)
+    void forward(bool check, const nn::tensor_ref& x)
     {
         const nn::tensor_ref flat_p2{b.p2.data(), *net.flat.planned_output()};
-        checked(check, 1, b.c1, [&] { net.conv1.forward(ctx, b.x.ref(), b.c1.ref()); });
+        checked(check, 1, b.c1, [&] { net.conv1.forward(ctx, x, b.c1.ref()); });
         checked(check, 2, b.r1, [&] { net.relu1.forward(ctx, b.c1.ref(), b.r1.ref()); });
         checked(check, 3, b.p1, [&] { net.pool1.forward(ctx, b.r1.ref(), b.p1.ref()); });
         checked(check, 4, b.c2, [&] { net.conv2.forward(ctx, b.p1.ref(), b.c2.ref()); });
@@ -205,18 +223,25 @@ struct model {
     }
 
     // One whole step on the batch that `source` and `batch_number` say: nothing synchronises.
+    // Under --gpus N every rank gathers the same N x batch images and computes on its part;
+    // one all-reduce then averages the gradients, before the grad scaler checks them for Inf
+    // and NaN, so that every rank takes the same decision and applies the same update.
     void step(const nn::batch_source& source, std::uint32_t* batch_number, gpu::stream_ref st)
     {
-        nn::gather_batch(source, batch, fashion_mnist_norm, store.precision().compute, b.x.data(), b.labels.data(),
-                         batch_number, st);
+        nn::gather_batch(source, batch * ranks, fashion_mnist_norm, store.precision().compute, b.x.data(),
+                         b.labels.data(), batch_number, st);
+        const std::int32_t* labels = b.labels.data() + static_cast<std::ptrdiff_t>(rank * batch);
         store.zero_grad(st);
-        forward(layer_checks);
-        loss.forward(b.y.data(), b.labels.data(), batch, loss_value.data(), st);
+        forward(layer_checks, input(rank));
+        loss.forward(b.y.data(), labels, batch, loss_value.data(), st);
         if (layer_checks) {
             gpu::flag_non_finite(loss_value.data(), 1, gpu::element_type::fp32, first_bad.data(), loss_code, st);
         }
-        loss.backward(b.y.data(), b.labels.data(), batch, b.dy.data(), scaler.scale(), st);
+        loss.backward(b.y.data(), labels, batch, b.dy.data(), scaler.scale(), st);
         backward();
+        if (group != nullptr) {
+            group->average({store.gradient().data(), store.gradient().size()}, st);
+        }
         optimizer.step(store.master(), store.gradient(), scaler, st);
         // The epoch's mean loss is over the applied steps: a step the scaler skipped (its
         // gradients held Inf or NaN) changed nothing, and its loss is left out of the sum.
@@ -245,7 +270,7 @@ double evaluate(model& m, const device_set& set, gpu::device_buffer<std::uint32_
     for (std::int64_t first = 0; first < count; first += m.batch) {
         nn::gather_batch(source, m.batch, fashion_mnist_norm, m.store.precision().compute, m.b.x.data(),
                          m.b.labels.data(), batch_number.data(), m.s);
-        m.forward(false);
+        m.forward(false, m.input(0));
         nn::count_correct(m.b.y.data(), m.store.precision().compute, m.b.labels.data(),
                           std::min(m.batch, count - first), classes, correct.data(), m.s);
     }
@@ -301,19 +326,26 @@ double mean_loss(const model& m, const options& opts, int epoch, std::int64_t st
 }
 
 // The epoch's numbers: waits for its steps, reads the device's sums (and the layer checks' flag),
-// then evaluates on the test set.
+// then evaluates on the test set. Under --gpus N the summed loss is averaged over the ranks
+// first (the skipped steps are the same on every rank), images/s counts every rank's images, and
+// only rank 0 evaluates (the others' accuracy is NaN: nobody reports it).
 epoch_result finish_epoch(model& m, const options& opts, int epoch, std::int64_t steps,
                           std::chrono::steady_clock::time_point start, const device_set& test_set,
                           gpu::device_buffer<std::uint32_t>& eval_number, gpu::device_buffer<int>& correct)
 {
     m.s.synchronize();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (m.group != nullptr) {
+        m.group->average({m.sums.data(), 1}, m.s);
+    }
     const std::vector<float> sums = m.sums.to_host();
     throw_if_flagged(m, opts, epoch);
     const double loss = mean_loss(m, opts, epoch, steps, sums);
-    return epoch_result{epoch, loss, evaluate(m, test_set, eval_number, correct),
-                        static_cast<double>(steps * opts.batch_size) / seconds, seconds,
-                        m.scaler.enabled() ? m.scaler.current_scale() : 1.0, static_cast<std::int64_t>(sums[1])};
+    const double accuracy =
+        m.rank == 0 ? evaluate(m, test_set, eval_number, correct) : std::numeric_limits<double>::quiet_NaN();
+    return epoch_result{epoch, loss, accuracy, static_cast<double>(steps * opts.batch_size * m.ranks) / seconds,
+                        seconds, m.scaler.enabled() ? m.scaler.current_scale() : 1.0,
+                        static_cast<std::int64_t>(sums[1])};
 }
 
 struct epoch_loop {
@@ -330,14 +362,16 @@ struct epoch_loop {
         return {train_set.pixels.data(), train_set.labels.data(), order.data(), train_set.count, 28 * 28};
     }
 
-    // Runs the steps of one epoch; false when Ctrl-C stopped it.
+    // Runs the steps of one epoch; false when Ctrl-C stopped it. The ranks of --gpus N stop only
+    // between epochs, all after the same one (run_training): a rank that stopped between steps
+    // would leave the others waiting in the next step's all-reduce.
     bool run_steps(int epoch, std::int64_t steps)
     {
         nn::shuffle_order(order.data(), train_set.count, opts.seed, static_cast<std::uint64_t>(epoch), m.s);
         batch_number.fill_zero_async(m.s);
         m.sums.fill_zero_async(m.s);
         for (std::int64_t i = 0; i < steps; ++i) {
-            if (stop_requested != 0) {
+            if (stop_requested != 0 && m.group == nullptr) {
                 return false;
             }
             if (captured) {
@@ -360,7 +394,7 @@ void check_checkpoint(const options& opts)
     if (!opts.resume) {
         return;
     }
-    const network net(opts);
+    const network net(opts, 0);
     try {
         static_cast<void>(nn::read_training_state(*opts.resume, net.store));
     } catch (const std::exception& e) {
@@ -368,19 +402,19 @@ void check_checkpoint(const options& opts)
     }
 }
 
-run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on)
+run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on, replica_group* group)
 {
     run_report report;
     const gpu::profile profile = gpu::profile_from_name(opts.profile);
     gpu::stream s(gpu::stream_flags::non_blocking);
-    model m(opts, profile, s);
+    model m(opts, profile, s, group);
     if (opts.resume) {
         nn::load_training_state(*opts.resume, m.store, m.optimizer, m.scaler, s);
     }
     device_set train_set(data.train, s);
     device_set test_set(data.test, s);
-    const std::int64_t steps = static_cast<std::int64_t>(train_set.count) / opts.batch_size;
-    // steps >= 1: main checked that a full batch exists before it needed a GPU.
+    const std::int64_t steps = static_cast<std::int64_t>(train_set.count) / (opts.batch_size * m.ranks);
+    // steps >= 1: main checked that a full step (every rank's batch) exists before it needed a GPU.
     m.plan(opts.batch_size);
     gpu::device_buffer<std::uint32_t> order(train_set.count, s);
     gpu::device_buffer<std::uint32_t> batch_number(1, s);
@@ -409,6 +443,14 @@ run_report run_training(const options& opts, const fashion_mnist& data, const ca
         if (on.epoch_done) {
             on.epoch_done(result);
         }
+        if (group != nullptr && epoch < opts.epochs && group->any(stop_requested != 0, s)) {
+            report.interrupted = true; // Ctrl-C reached some rank: every rank stops here
+            break;
+        }
+    }
+    if (group != nullptr) {
+        group->check_identical(m.store, s);
+        report.replicas_identical = group->rank() == 0;
     }
     return report;
 }

@@ -35,6 +35,7 @@ struct run_report {
     std::vector<epoch_result> epochs;
     bool interrupted = false;     // Ctrl-C: stopped between steps
     std::optional<std::string> checkpoint; // the last complete one written
+    bool replicas_identical = false; // --gpus N, rank 0: every rank's parameters equal its own, bit for bit
 };
 
 /// Called after each epoch (for the per-epoch lines) and with the progress of each step.
@@ -48,10 +49,15 @@ struct callbacks {
 /// that cannot be read). Needs no GPU.
 void check_checkpoint(const options& opts);
 
-/// Trains on a GPU as @p opts says. Throws gpu::out_of_memory (with its numbers), gpu::error,
+class replica_group;
+
+/// Trains on a GPU as @p opts says; with @p group (--gpus N, data_parallel.hpp), as one rank of
+/// its job: this rank's part of every step, the gradients averaged over the ranks, the replicas
+/// compared at the end. Throws gpu::out_of_memory (with its numbers), gpu::error,
 /// gpu::nn::format_error (a checkpoint of another model) or std::runtime_error: a NaN or Inf
 /// loss, or, under the testing and development profiles, the first layer whose output held
-/// NaN or Inf.
-[[nodiscard]] run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on);
+/// NaN or Inf; std::runtime_error naming the first parameter in which the replicas differ.
+[[nodiscard]] run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on,
+                                      replica_group* group = nullptr);
 
 } // namespace train

@@ -14,8 +14,36 @@
 //     file), and PROGRAM ARGS --resume on that checkpoint trains an epoch. Without a GPU the
 //     program says so and exits 0 at once; then the report must say so.
 //
-// Exit status: 0 checks passed (interrupt) or the program's own status (hold-gpu-memory); 1 a
-// check failed; 2 usage.
+//   cudagap_train_driver one-rank WORKDIR PROGRAM ARGS...
+//     Runs PROGRAM ARGS and PROGRAM ARGS --gpus 1 (a launcher, one rank, a one-rank NCCL
+//     communicator) and checks that every epoch's loss, accuracy, loss scale and skipped steps are
+//     equal (run them under --profile testing, whose algorithms do not depend on timings), and
+//     that the second report says gpus 1 and replicas_identical. Without a GPU both must exit 0
+//     and say so.
+//
+//   cudagap_train_driver data-parallel WORKDIR BATCH PROGRAM ARGS...
+//     Needs two GPUs (else exit 77, the reason printed: ctest reports it Skipped). Runs PROGRAM
+//     ARGS --batch-size 2*BATCH on one GPU in BF16, then --gpus 2 --batch-size BATCH in BF16
+//     eagerly and with --graph: both must end with identical replicas and stay close to the
+//     one-GPU run (the same global batches; per epoch the loss within 2% and the accuracy
+//     within 0.0625); then in FP16 with --graph, whose grad scaler must decide alike on both.
+//
+//   cudagap_train_driver launcher WORKDIR
+//     The launcher of --gpus N (examples/research_training/launcher.cpp) with /bin/sh as its
+//     ranks: the variables each rank gets, rank 1's stdout on /dev/null, the bootstrap folder
+//     removed, a failing rank's status returned with the others stopped, Ctrl-C passed on, a
+//     program that cannot run, and its argument checks. Host only.
+//
+//   cudagap_train_driver replica-difference
+//     The comparison that ends a --gpus N run (data_parallel.cpp), on host data. Host only.
+//
+// Exit status: 0 checks passed (interrupt, one-rank, data-parallel, launcher, replica-difference)
+// or the program's own status (hold-gpu-memory); 1 a check failed; 2 usage; 77 skipped.
+#include "launcher.hpp"
+#if CUDAGAP_TRAIN_NCCL
+#include "data_parallel.hpp"
+#endif
+
 #include <nlohmann/json.hpp>
 
 #include <cuda_runtime_api.h>
@@ -26,10 +54,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -199,25 +233,293 @@ int interrupt(const fs::path& work, const std::vector<std::string>& command)
     return 0;
 }
 
+// Runs `command` plus `extra` with this process's stdout; returns its status.
+int run_quietly(std::vector<std::string> command, const std::vector<std::string>& extra)
+{
+    command.insert(command.end(), extra.begin(), extra.end());
+    std::string line;
+    for (const std::string& part : command) {
+        line += part + " ";
+    }
+    std::printf("cudagap_train_driver: running %s\n", line.c_str());
+    std::fflush(stdout);
+    int unused = -1;
+    return wait_for(spawn(command, false, unused));
+}
+
+// Whether two reports' epochs hold the same numbers (exactly).
+void require_same_epochs(const nlohmann::json& a, const nlohmann::json& b)
+{
+    require(!a.at("epochs").empty() && a.at("epochs").size() == b.at("epochs").size(), "the epochs differ in number");
+    for (std::size_t i = 0; i < a.at("epochs").size(); ++i) {
+        for (const char* member : {"mean_loss", "test_accuracy", "loss_scale", "skipped_steps"}) {
+            require(a["epochs"][i].at(member) == b["epochs"][i].at(member),
+                    "epoch " + std::to_string(i + 1) + ": " + member + " " + a["epochs"][i].at(member).dump() +
+                        " in the plain run, " + b["epochs"][i].at(member).dump() + " with --gpus 1");
+        }
+    }
+}
+
+int one_rank(const fs::path& work, const std::vector<std::string>& command)
+{
+    fs::remove_all(work);
+    fs::create_directories(work);
+    require(run_quietly(command, {"--quiet", "--json", (work / "plain.json").string()}) == 0, "the plain run failed");
+    require(run_quietly(command, {"--gpus", "1", "--quiet", "--json", (work / "one-rank.json").string()}) == 0,
+            "the --gpus 1 run failed");
+    const nlohmann::json plain = read_report(work / "plain.json");
+    const nlohmann::json ranked = read_report(work / "one-rank.json");
+    require(plain.at("gpus") == 1 && ranked.at("gpus") == 1, "a report does not say gpus 1");
+    require(plain.at("gpu_available") == ranked.at("gpu_available"), "one run found a GPU, the other did not");
+    if (plain.at("gpu_available") == false) {
+        std::printf("cudagap_train_driver: no GPU: both runs checked the data and said so\n");
+        return 0;
+    }
+    require(plain.at("replicas_identical").is_null() && ranked.at("replicas_identical") == true,
+            "replicas_identical: null in the plain run, true with --gpus 1 expected");
+    require_same_epochs(plain, ranked);
+    std::printf("cudagap_train_driver: --gpus 1 trained bit for bit as the plain run (%zu epochs)\n",
+                plain.at("epochs").size());
+    return 0;
+}
+
+// A --gpus 2 report against the one-GPU report of the same global batches.
+void require_close(const nlohmann::json& one, const nlohmann::json& two)
+{
+    require(one.at("epochs").size() == two.at("epochs").size(), "the runs did not train the same epochs");
+    for (std::size_t i = 0; i < one.at("epochs").size(); ++i) {
+        const auto& a = one["epochs"][i];
+        const auto& b = two["epochs"][i];
+        const double accuracy_a = a.at("test_accuracy"), accuracy_b = b.at("test_accuracy");
+        std::printf("epoch %zu: loss %s vs %s, accuracy %.4f vs %.4f, %.0f vs %.0f images/s\n", i + 1,
+                    a.at("mean_loss").dump().c_str(), b.at("mean_loss").dump().c_str(), accuracy_a, accuracy_b,
+                    a.at("images_per_second").get<double>(), b.at("images_per_second").get<double>());
+        require(std::abs(accuracy_a - accuracy_b) <= 0.0625 && b.at("images_per_second").get<double>() > 0,
+                "epoch " + std::to_string(i + 1) + ": the accuracies differ by more than 0.0625");
+        if (a.at("mean_loss").is_number() && b.at("mean_loss").is_number()) {
+            const double loss_a = a["mean_loss"], loss_b = b["mean_loss"];
+            require(std::abs(loss_a - loss_b) <= 0.02 * std::abs(loss_a),
+                    "epoch " + std::to_string(i + 1) + ": the losses differ by more than 2%");
+        }
+    }
+}
+
+// Two ranks, `extra` added: exit 0, gpus 2, identical replicas; returns the report.
+nlohmann::json two_ranks(const fs::path& work, const std::string& name, std::int64_t batch,
+                         const std::vector<std::string>& command, std::vector<std::string> extra)
+{
+    const fs::path report = work / (name + ".json");
+    extra.insert(extra.end(), {"--gpus", "2", "--batch-size", std::to_string(batch), "--quiet", "--json",
+                               report.string()});
+    require(run_quietly(command, extra) == 0, "the --gpus 2 run (" + name + ") failed");
+    const nlohmann::json two = read_report(report);
+    require(two.at("gpus") == 2 && two.at("batch_size") == batch && two.at("replicas_identical") == true,
+            name + ": the report does not say gpus 2, its batch and replicas_identical");
+    return two;
+}
+
+int data_parallel(const fs::path& work, std::int64_t batch, const std::vector<std::string>& command)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        count = 0;
+    }
+    if (count < 2) {
+        std::printf("cudagap_train_driver: skipped: --gpus 2 needs two GPUs; this host has %d\n", count);
+        return 77;
+    }
+    fs::remove_all(work);
+    fs::create_directories(work);
+    // BF16 for the comparison: under FP16 each rank's loss is a mean over its own batch, so its
+    // scaled gradients are twice one GPU's and the grad scaler may skip other steps.
+    require(run_quietly(command, {"--precision", "bf16", "--batch-size", std::to_string(2 * batch), "--quiet",
+                                  "--json", (work / "one.json").string()}) == 0,
+            "the one-GPU run failed");
+    const nlohmann::json one = read_report(work / "one.json");
+    require_close(one, two_ranks(work, "eager", batch, command, {"--precision", "bf16"}));
+    require_close(one, two_ranks(work, "graph", batch, command, {"--precision", "bf16", "--graph"}));
+    // FP16: every rank must take the grad scaler's decisions alike, or the replicas part.
+    static_cast<void>(two_ranks(work, "graph-fp16", batch, command, {"--precision", "fp16", "--graph"}));
+    std::printf("cudagap_train_driver: --gpus 2 kept identical replicas, close to one GPU\n");
+    return 0;
+}
+
+// Runs train::launch with /bin/sh as each rank's program; returns its status and the seconds taken.
+int launch_shell(const std::string& script, int ranks, double& seconds)
+{
+    const auto start = std::chrono::steady_clock::now();
+    const int status = train::launch({"/bin/sh", "-c", script}, ranks);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return status;
+}
+
+std::string read_text(const fs::path& path)
+{
+    std::ifstream file(path);
+    require(file.good(), "missing: " + path.string());
+    return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+// Every rank gets its variables; only rank 0 writes to the launcher's stdout; the folder goes.
+void launcher_environment(const fs::path& work)
+{
+    double seconds = 0;
+    const std::string script = "echo \"$CUDAGAP_TRAIN_RANK $CUDAGAP_TRAIN_WORLD_SIZE $CUDAGAP_TRAIN_GPU "
+                               "$CUDAGAP_TRAIN_BOOTSTRAP $(readlink /proc/$$/fd/1)\" > '" + work.string() +
+                               "'/rank-$CUDAGAP_TRAIN_RANK";
+    require(launch_shell(script, 3, seconds) == 0, "three ranks that exit 0: the launcher must return 0");
+    for (int rank = 0; rank < 3; ++rank) {
+        std::istringstream fields(read_text(work / ("rank-" + std::to_string(rank))));
+        std::string got_rank, size, gpu, bootstrap, out;
+        fields >> got_rank >> size >> gpu >> bootstrap >> out;
+        require(got_rank == std::to_string(rank) && size == "3" && gpu == std::to_string(rank),
+                "rank " + std::to_string(rank) + " was told: " + read_text(work / ("rank-" + std::to_string(rank))));
+        require(fs::path(bootstrap).filename() == "nccl-id" && !fs::exists(fs::path(bootstrap).parent_path()),
+                "the bootstrap file must lie in a folder of this launch, removed at the end: " + bootstrap);
+        require((out == "/dev/null") == (rank != 0), "rank " + std::to_string(rank) + "'s stdout is " + out);
+    }
+}
+
+// A failing rank: its status comes back at once and the others are stopped.
+void launcher_failures(const fs::path& work)
+{
+    double seconds = 0;
+    const std::string sleeper = "exec sleep 60";
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && exit 3; " + sleeper, 2, seconds) == 3 && seconds < 8,
+            "rank 1 exits 3: the launcher must stop rank 0 and return 3 at once (" + std::to_string(seconds) + " s)");
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 0 ] && kill -KILL $$; " + sleeper, 2, seconds) == 128 + SIGKILL &&
+                seconds < 8,
+            "rank 0 killed by SIGKILL: the launcher must return 137 and stop rank 1");
+    require(train::launch({(work / "no-such-program").string()}, 2) == 127, "a program that cannot run: 127");
+    for (const int ranks : {0, -1}) {
+        bool refused = false;
+        try {
+            static_cast<void>(train::launch({"/bin/true"}, ranks));
+        } catch (const std::invalid_argument&) {
+            refused = true;
+        }
+        require(refused, "train::launch must refuse " + std::to_string(ranks) + " ranks");
+    }
+}
+
+// SIGINT to the launcher reaches every rank; the status is theirs (130).
+void launcher_interrupt(const fs::path& work)
+{
+    const std::string script = "trap 'touch \"" + work.string() + "/interrupted-$CUDAGAP_TRAIN_RANK\"; exit 130' INT; "
+                               "touch \"" + work.string() + "/ready-$CUDAGAP_TRAIN_RANK\"; "
+                               "while :; do sleep 0.05; done";
+    const pid_t launcher = ::fork();
+    require(launcher >= 0, "fork failed");
+    if (launcher == 0) {
+        int status = 1;
+        try {
+            status = train::launch({"/bin/sh", "-c", script}, 2);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "cudagap_train_driver: %s\n", e.what());
+        }
+        ::_exit(status);
+    }
+    child_pid = launcher;
+    ::alarm(60);
+    while (!fs::exists(work / "ready-0") || !fs::exists(work / "ready-1")) {
+        ::usleep(20000);
+    }
+    ::kill(launcher, SIGINT);
+    const int status = wait_for(launcher);
+    ::alarm(0);
+    require(status == 130, "after SIGINT the launcher must return 130, got " + std::to_string(status));
+    require(fs::exists(work / "interrupted-0") && fs::exists(work / "interrupted-1"),
+            "SIGINT to the launcher did not reach every rank");
+}
+
+int launcher(const fs::path& work)
+{
+    fs::remove_all(work);
+    fs::create_directories(work);
+    launcher_environment(work);
+    launcher_failures(work);
+    launcher_interrupt(work);
+    std::printf("cudagap_train_driver: the launcher passed its checks\n");
+    return 0;
+}
+
+#if CUDAGAP_TRAIN_NCCL
+int replica_difference()
+{
+    const std::vector<gpu::nn::parameter_info> parameters{{"conv1.weight", {2, 2}, 0, 4, {}},
+                                                          {"conv1.bias", {2}, 128, 2, {}}};
+    std::vector<float> gathered(3 * 256, 0.5F);
+    require(!train::replica_difference(gathered, 3, parameters), "identical replicas reported as different");
+    gathered[2 * 256 + 129] = 0.75F; // conv1.bias[1] on rank 2
+    gathered[256 + 200] = 1.0F;      // padding on rank 1: not a parameter
+    const std::optional<std::string> bias = train::replica_difference(gathered, 3, parameters);
+    require(bias && bias->find("conv1.bias[1] is 0.5 (bits 0x3f000000) on rank 0 and 0.75") != std::string::npos &&
+                bias->find("on rank 2") != std::string::npos,
+            "a difference in conv1.bias on rank 2: " + bias.value_or("none"));
+    gathered[256 + 3] = -0.5F; // conv1.weight[3] on rank 1: earlier in the model's order
+    const std::optional<std::string> weight = train::replica_difference(gathered, 3, parameters);
+    require(weight && weight->find("conv1.weight[3]") != std::string::npos &&
+                weight->find("on rank 1") != std::string::npos,
+            "the first differing parameter must be named: " + weight.value_or("none"));
+    bool refused = false;
+    try {
+        static_cast<void>(train::replica_difference(std::span<const float>(gathered).first(500), 3, parameters));
+    } catch (const std::invalid_argument&) {
+        refused = true;
+    }
+    require(refused, "500 values are not 3 copies: must be refused");
+    std::printf("cudagap_train_driver: replica_difference names the first differing parameter\n");
+    return 0;
+}
+#endif
+
+
+// Runs `mode` with its arguments; -1 when the arguments do not fit the mode.
+int run_mode(const std::string& mode, int argc, char* argv[])
+{
+    const std::vector<std::string> rest(argv + std::min(argc, 3), argv + argc);
+    if (mode == "hold-gpu-memory" && argc >= 4) {
+        return hold_gpu_memory(std::stoul(argv[2]), rest);
+    }
+    if ((mode == "interrupt" || mode == "one-rank") && argc >= 4) {
+        return mode == "interrupt" ? interrupt(argv[2], rest) : one_rank(argv[2], rest);
+    }
+    if (mode == "data-parallel" && argc >= 5) {
+        return data_parallel(argv[2], std::stoll(argv[3]), std::vector<std::string>(argv + 4, argv + argc));
+    }
+    if (mode == "launcher" && argc == 3) {
+        return launcher(argv[2]);
+    }
+    if (mode == "replica-difference" && argc == 2) {
+#if CUDAGAP_TRAIN_NCCL
+        return replica_difference();
+#else
+        std::printf("cudagap_train_driver: skipped: built without NCCL\n");
+        return 77;
+#endif
+    }
+    return -1;
+}
+
 } // namespace
 
 int main(int argc, char* argv[])
 {
-    const std::string mode = argc > 1 ? argv[1] : "";
-    if (argc < 4 || (mode != "hold-gpu-memory" && mode != "interrupt")) {
-        std::fprintf(stderr, "usage: cudagap_train_driver hold-gpu-memory LEAVE_MIB PROGRAM ARGS...\n"
-                             "       cudagap_train_driver interrupt WORKDIR PROGRAM ARGS...\n");
-        return 2;
-    }
     std::signal(SIGALRM, on_alarm);
-    const std::vector<std::string> command(argv + 3, argv + argc);
     try {
-        if (mode == "hold-gpu-memory") {
-            return hold_gpu_memory(std::stoul(argv[2]), command);
+        const int status = run_mode(argc > 1 ? argv[1] : "", argc, argv);
+        if (status >= 0) {
+            return status;
         }
-        return interrupt(argv[2], command);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cudagap_train_driver: %s\n", e.what());
         return 1;
     }
+    std::fprintf(stderr, "usage: cudagap_train_driver hold-gpu-memory LEAVE_MIB PROGRAM ARGS...\n"
+                         "       cudagap_train_driver interrupt|one-rank WORKDIR PROGRAM ARGS...\n"
+                         "       cudagap_train_driver data-parallel WORKDIR BATCH PROGRAM ARGS...\n"
+                         "       cudagap_train_driver launcher WORKDIR\n"
+                         "       cudagap_train_driver replica-difference\n");
+    return 2;
 }
