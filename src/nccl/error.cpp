@@ -181,8 +181,9 @@ std::string hint_for(ncclResult_t status, std::string_view nccl_says, std::strin
         return {};
     }
     // NCCL's text names a duplicated GPU outright; its status alone (ncclInvalidUsage) has
-    // several causes.
-    const bool duplicated = nccl_says.find("Duplicate GPU") != std::string_view::npos;
+    // several causes. The text is never cleared, so it counts only with the status it comes
+    // with: a stale one must not turn every later failure into a duplicated GPU.
+    const bool duplicated = status == ncclInvalidUsage && nccl_says.find("Duplicate GPU") != std::string_view::npos;
     std::string text = duplicated ? duplicated_gpu_hint() : status_hint(status, facts);
     if (!facts.nccl.compatible()) {
         text += "; the loaded NCCL " + facts.nccl.loaded.to_string() + " is older than the " +
