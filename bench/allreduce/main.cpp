@@ -26,6 +26,7 @@
 #include <gpu/stream.hpp>
 #include <gpu/timing.hpp>
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <algorithm>

@@ -2,6 +2,7 @@
 // communicators that the calling thread's open NCCL group has used.
 #pragma once
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <chrono>

@@ -6,6 +6,7 @@
 
 #include "catch.hpp"
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <chrono>

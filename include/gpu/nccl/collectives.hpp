@@ -33,6 +33,7 @@
 #include <gpu/nccl/types.hpp>
 #include <gpu/stream.hpp>
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <cstddef>

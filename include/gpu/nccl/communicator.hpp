@@ -24,6 +24,7 @@
 #include <gpu/device.hpp>
 #include <gpu/nccl/unique_id.hpp>
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <chrono>

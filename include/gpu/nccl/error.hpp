@@ -13,6 +13,7 @@
 #include <gpu/error.hpp>
 #include <gpu/nccl/version.hpp>
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <chrono>

@@ -18,6 +18,9 @@
 /// holds another id, which the other ranks would read at once and then wait on in vain.
 #pragma once
 
+#include <gpu/nccl/version.hpp> // NCCL's header, and the oldest release cudagap accepts
+
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <array>
