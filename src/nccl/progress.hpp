@@ -28,4 +28,8 @@ void wait_until_ready(ncclComm_t comm, std::chrono::milliseconds timeout, const 
 /// wait up to @p timeout: `group_scope::end` waits for it.
 void note_group_member(ncclComm_t comm, std::chrono::milliseconds timeout);
 
+/// Forgets @p comm among the members of the calling thread's open group: it is being closed,
+/// and the group's end must not wait on a communicator that is gone.
+void forget_group_member(ncclComm_t comm) noexcept;
+
 } // namespace gpu::nccl::detail

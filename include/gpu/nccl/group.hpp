@@ -35,7 +35,8 @@ public:
 
     /// @brief Ends the group (`ncclGroupEnd`), which launches what it queued, then waits while
     /// NCCL reports the communicators that the group's collectives used in progress (cudagap's
-    /// communicators are non-blocking), up to the longest of their timeouts.
+    /// communicators are non-blocking): all against one deadline, the longest of their
+    /// timeouts, and every one of them before the first failure is thrown.
     /// @throws std::logic_error when the group was already ended
     /// @throws gpu::nccl::nccl_error when NCCL fails, or with status `ncclInProgress` when a
     /// communicator was still in progress at the deadline
