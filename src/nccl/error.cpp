@@ -204,6 +204,19 @@ void throw_timeout(const char* api, std::chrono::milliseconds waited, std::strin
                      std::move(message), std::move(hint), gpu::detail::current_device_or_unknown(), where);
 }
 
+void throw_blocking_forced(const char* function, std::string_view value, std::source_location where)
+{
+    std::string message = "the environment sets NCCL_COMM_BLOCKING=" + std::string(value) +
+                          ", which makes NCCL's communicators blocking over cudagap's non-blocking "
+                          "configuration: a rank that never came would then block this process "
+                          "without a limit";
+    std::string hint = "unset NCCL_COMM_BLOCKING (or set it to 0): cudagap's communicators wait "
+                       "for the other ranks with deadlines instead (communicator_options); " +
+                       std::string(debug_advice);
+    throw nccl_error(function, status_name(ncclInvalidUsage), static_cast<long long>(ncclInvalidUsage),
+                     std::move(message), std::move(hint), -1, where);
+}
+
 } // namespace detail
 } // namespace gpu::nccl
 

@@ -12,6 +12,7 @@
 #include "test_support.hpp"
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -281,7 +282,7 @@ TEST_CASE("every local GPU: the collectives reduce, broadcast, gather and scatte
 {
     const std::vector<gpu::device> devices = gpu::devices();
     REQUIRE(devices.size() >= 2);
-    const std::vector<nccl::communicator> comms = nccl::communicator::init_all(devices);
+    std::vector<nccl::communicator> comms = nccl::communicator::init_all(devices);
     const std::size_t n = comms.size();
     const std::size_t count = 1024;
     // Rank r holds r + 1 everywhere.
@@ -327,4 +328,9 @@ TEST_CASE("every local GPU: the collectives reduce, broadcast, gather and scatte
         CHECK(scattered[rank].to_host() == std::vector<float>(count, static_cast<float>(rank + 1)));
         CHECK(inputs[rank].to_host() == std::vector<float>(count, 2.0F));
     }
+    // The ranks close together, well within the close timeout (one at a time, each would wait
+    // for the others until it ran out).
+    const auto start = std::chrono::steady_clock::now();
+    nccl::destroy_all(comms);
+    CHECK(std::chrono::steady_clock::now() - start < nccl::communicator_options{}.close_timeout / 2);
 }

@@ -93,6 +93,12 @@ struct hint_facts {
                                 std::string_view why,
                                 std::source_location where = std::source_location::current());
 
+/// @brief Throws the `nccl_error` (status `ncclInvalidUsage`, no device) of @p function refusing
+/// to make a communicator because `NCCL_COMM_BLOCKING` is @p value, which NCCL would let
+/// override cudagap's non-blocking configuration. Makes no GPU call.
+[[noreturn]] void throw_blocking_forced(const char* function, std::string_view value,
+                                        std::source_location where = std::source_location::current());
+
 } // namespace detail
 } // namespace gpu::nccl
 

@@ -18,6 +18,11 @@
 ///
 /// Groups nest (only the outermost end launches). A group that an exception leaves still ends:
 /// what was queued is launched, and the destructor reports a failure instead of throwing.
+///
+/// A group holds collectives, not the making or closing of communicators (nccl.h: the two
+/// cannot be grouped together): `communicator::init_rank`, `init_all`, `destroy` and
+/// `destroy_all` throw `std::logic_error` inside an open group. Only groups opened through
+/// `group_scope` are known to cudagap: a raw `ncclGroupStart` is not.
 #pragma once
 
 #include <utility>
