@@ -294,12 +294,16 @@ TEST_CASE("init_all's communicators close together, and the vector is left empty
     for (const gpu::nccl::communicator& comm : comms) {
         CHECK_FALSE(comm);
     }
-    // close_all, with an empty member (moved out) among them.
+    // close_all, with an empty member among them (moving one of the set out instead would
+    // leave the others' finalize waiting for it).
     comms = gpu::nccl::communicator::init_all(gpu::devices(), options);
-    const gpu::nccl::communicator moved = std::move(comms.front());
+    comms.emplace_back();
+    const auto again = std::chrono::steady_clock::now();
     gpu::nccl::close_all(comms);
-    CHECK_FALSE(comms.back());
-    CHECK(moved);
+    CHECK(std::chrono::steady_clock::now() - again < options.close_timeout);
+    for (const gpu::nccl::communicator& comm : comms) {
+        CHECK_FALSE(comm);
+    }
 }
 
 TEST_CASE("a communicator cannot be destroyed inside an open group, and stays owned", "[nccl][gpu]")
@@ -331,7 +335,8 @@ TEST_CASE("adopting a communicator that is still setting up waits, then says so"
         CHECK(e.status() == ncclInProgress);
         CHECK_THAT(std::string(e.what()), ContainsSubstring("did not finish within 2.0 s"));
     }
-    CHECK(ncclCommAbort(comm) == ncclSuccess); // the caller still owns it
+    const ncclResult_t aborted = ncclCommAbort(comm); // the caller still owns it
+    CHECK((aborted == ncclSuccess || aborted == ncclInProgress));
 }
 
 TEST_CASE("closing a communicator still in progress aborts it within the close timeout", "[nccl][gpu]")
