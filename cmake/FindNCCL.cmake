@@ -19,7 +19,13 @@
 # Result variables:
 #
 # ``NCCL_FOUND``, ``NCCL_INCLUDE_DIR``, ``NCCL_LIBRARY``, ``NCCL_VERSION`` (e.g. 2.28.9),
-# ``NCCL_VERSION_MAJOR``, ``NCCL_VERSION_MINOR``, ``NCCL_VERSION_PATCH``.
+# ``NCCL_VERSION_MAJOR``, ``NCCL_VERSION_MINOR``, ``NCCL_VERSION_PATCH``, and
+# ``NCCL_MINIMUM_VERSION`` (2.14).
+#
+# An NCCL older than ``NCCL_MINIMUM_VERSION`` is not found, whatever version was asked for, and
+# the message says why: cudagap's nccl wing rests on non-blocking communicators
+# (``ncclConfig_t::blocking``, ``ncclCommFinalize``, ``ncclInProgress``), which came in 2.14.
+# ``NCCL_VERSION_SUPPORTED`` says whether the NCCL found is new enough.
 #
 # The wheel ships only ``libnccl.so.2`` (no unversioned symlink), which is why the versioned
 # name is searched too. The same search as FindCUDNN.cmake, on purpose: one rule for where
@@ -77,11 +83,22 @@ if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
   set(NCCL_VERSION "${NCCL_VERSION_MAJOR}.${NCCL_VERSION_MINOR}.${NCCL_VERSION_PATCH}")
 endif()
 
+# The floor applies to every caller (cudagapConfig.cmake asks for no version): an older nccl.h
+# would fail to compile the wing (a static_assert in <gpu/nccl/version.hpp> says the same).
+set(NCCL_MINIMUM_VERSION 2.14)
+set(_nccl_advice
+  "set NCCL_ROOT to the folder that holds include/nccl.h and lib/libnccl.so, install NVIDIA's wheel (pip install nvidia-nccl-cu13), or install Debian's libnccl-dev")
+set(NCCL_VERSION_SUPPORTED TRUE)
+if(NCCL_VERSION AND NCCL_VERSION VERSION_LESS NCCL_MINIMUM_VERSION)
+  set(NCCL_VERSION_SUPPORTED FALSE)
+  set(_nccl_advice
+    "NCCL ${NCCL_VERSION} (${NCCL_INCLUDE_DIR}/nccl.h) is older than ${NCCL_MINIMUM_VERSION}, the oldest cudagap's nccl wing supports (non-blocking communicators: ncclConfig_t::blocking, ncclCommFinalize, ncclInProgress): ${_nccl_advice}, with NCCL ${NCCL_MINIMUM_VERSION} or newer")
+endif()
+
 find_package_handle_standard_args(NCCL
-  REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR
+  REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR NCCL_VERSION_SUPPORTED
   VERSION_VAR NCCL_VERSION
-  REASON_FAILURE_MESSAGE
-    "set NCCL_ROOT to the folder that holds include/nccl.h and lib/libnccl.so, install NVIDIA's wheel (pip install nvidia-nccl-cu13), or install Debian's libnccl-dev")
+  REASON_FAILURE_MESSAGE "${_nccl_advice}")
 
 if(NCCL_FOUND AND NOT TARGET NCCL::nccl)
   add_library(NCCL::nccl SHARED IMPORTED)
@@ -93,3 +110,4 @@ endif()
 mark_as_advanced(NCCL_INCLUDE_DIR NCCL_LIBRARY)
 unset(_nccl_hints)
 unset(_nccl_wheel_hints)
+unset(_nccl_advice)

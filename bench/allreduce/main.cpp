@@ -26,6 +26,7 @@
 #include <gpu/stream.hpp>
 #include <gpu/timing.hpp>
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <algorithm>
@@ -142,6 +143,13 @@ struct world {
             ranks.emplace_back(elements);
         }
     }
+    // cudagap's ranks close together: one at a time, each one's finalize would wait for the
+    // others until its close timeout, then abort.
+    ~world() { nccl::close_all(comms); }
+    world(const world&) = delete;
+    world& operator=(const world&) = delete;
+    world(world&&) = delete;
+    world& operator=(world&&) = delete;
 };
 
 // One step of a side: every rank's all-reduce of @p elements, grouped when there are several.

@@ -218,18 +218,25 @@ void run_collective(const communicator& comm, collective_call call, stream_ref s
     if (grouped) {
         note_group_member(comm.get(), comm.timeout());
     }
-    const ncclResult_t status = enqueue(call, comm, stream);
-    const char* api = api_of(call.kind);
-    if (status == ncclInProgress && !grouped) {
-        // The first collective of a non-blocking communicator sets up its connections.
-        wait_until_ready(comm.get(), comm.timeout(), api,
-                         "the other ranks did not reach this collective (the first one of a "
-                         "communicator connects the ranks): every rank must issue the same "
-                         "collectives in the same order",
-                         describe(call, comm));
-    } else if (status != ncclInProgress) {
-        gpu::detail::check(status, api, std::source_location::current(), describe(call, comm));
+    ncclResult_t status = enqueue(call, comm, stream);
+    if (status == ncclSuccess || (status == ncclInProgress && grouped)) {
+        return; // the hot path: nothing is composed
     }
+    const char* api = api_of(call.kind);
+    if (status == ncclInProgress) {
+        // The first collective of a non-blocking communicator sets up its connections.
+        status = poll_state(comm.get(), std::chrono::steady_clock::now() + comm.timeout());
+        if (status == ncclSuccess) {
+            return;
+        }
+        if (status == ncclInProgress) {
+            throw_timeout(api, comm.timeout(),
+                          "the other ranks did not reach this collective (the first one of a "
+                          "communicator connects the ranks): every rank must issue the same "
+                          "collectives in the same order");
+        }
+    }
+    gpu::detail::throw_error(status, api, std::source_location::current(), describe(call, comm));
 }
 
 int group_depth() noexcept { return this_thread_group.depth; }
@@ -244,12 +251,22 @@ void note_group_member(ncclComm_t comm, std::chrono::milliseconds timeout)
     }
 }
 
+void forget_group_member(ncclComm_t comm) noexcept
+{
+    auto& members = this_thread_group.members;
+    members.erase(std::remove_if(members.begin(), members.end(),
+                                 [&](const auto& member) { return member.first == comm; }),
+                  members.end());
+}
+
 } // namespace detail
 
 namespace {
 
-// Ends the innermost group; at the outermost, waits for the communicators it used. Returns the
-// first failure as (api, status), or a null api.
+// Ends the innermost group; at the outermost, waits for the communicators it used, all against
+// one deadline (the longest of their timeouts: they progress together), and every one before
+// the first failure is returned as (api, status); a null api when all finished. @p waited
+// receives the time allowed.
 std::pair<const char*, ncclResult_t> end_group(std::chrono::milliseconds* waited) noexcept
 {
     group_record& group = this_thread_group;
@@ -263,14 +280,20 @@ std::pair<const char*, ncclResult_t> end_group(std::chrono::milliseconds* waited
     if (ended != ncclSuccess && ended != ncclInProgress) {
         return {"ncclGroupEnd", ended};
     }
-    for (const auto& [comm, timeout] : members) {
-        const ncclResult_t state = detail::poll_state(comm, std::chrono::steady_clock::now() + timeout);
-        if (state != ncclSuccess) {
-            *waited = timeout;
-            return {"ncclGroupEnd (waiting for a communicator of the group)", state};
+    std::chrono::milliseconds longest{0};
+    for (const auto& member : members) {
+        longest = std::max(longest, member.second);
+    }
+    *waited = longest;
+    const auto deadline = std::chrono::steady_clock::now() + longest;
+    std::pair<const char*, ncclResult_t> first{nullptr, ncclSuccess};
+    for (const auto& member : members) {
+        const ncclResult_t state = detail::poll_state(member.first, deadline);
+        if (state != ncclSuccess && first.first == nullptr) {
+            first = {"ncclGroupEnd (waiting for a communicator of the group)", state};
         }
     }
-    return {nullptr, ncclSuccess};
+    return first;
 }
 
 } // namespace

@@ -181,8 +181,9 @@ std::string hint_for(ncclResult_t status, std::string_view nccl_says, std::strin
         return {};
     }
     // NCCL's text names a duplicated GPU outright; its status alone (ncclInvalidUsage) has
-    // several causes.
-    const bool duplicated = nccl_says.find("Duplicate GPU") != std::string_view::npos;
+    // several causes. The text is never cleared, so it counts only with the status it comes
+    // with: a stale one must not turn every later failure into a duplicated GPU.
+    const bool duplicated = status == ncclInvalidUsage && nccl_says.find("Duplicate GPU") != std::string_view::npos;
     std::string text = duplicated ? duplicated_gpu_hint() : status_hint(status, facts);
     if (!facts.nccl.compatible()) {
         text += "; the loaded NCCL " + facts.nccl.loaded.to_string() + " is older than the " +
@@ -201,6 +202,19 @@ void throw_timeout(const char* api, std::chrono::milliseconds waited, std::strin
     std::string hint = std::string(why) + "; " + std::string(debug_advice);
     throw nccl_error(api, status_name(ncclInProgress), static_cast<long long>(ncclInProgress),
                      std::move(message), std::move(hint), gpu::detail::current_device_or_unknown(), where);
+}
+
+void throw_blocking_forced(const char* function, std::string_view value, std::source_location where)
+{
+    std::string message = "the environment sets NCCL_COMM_BLOCKING=" + std::string(value) +
+                          ", which makes NCCL's communicators blocking over cudagap's non-blocking "
+                          "configuration: a rank that never came would then block this process "
+                          "without a limit";
+    std::string hint = "unset NCCL_COMM_BLOCKING (or set it to 0): cudagap's communicators wait "
+                       "for the other ranks with deadlines instead (communicator_options); " +
+                       std::string(debug_advice);
+    throw nccl_error(function, status_name(ncclInvalidUsage), static_cast<long long>(ncclInvalidUsage),
+                     std::move(message), std::move(hint), -1, where);
 }
 
 } // namespace detail

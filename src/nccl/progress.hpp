@@ -2,6 +2,7 @@
 // communicators that the calling thread's open NCCL group has used.
 #pragma once
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <chrono>
@@ -26,5 +27,9 @@ void wait_until_ready(ncclComm_t comm, std::chrono::milliseconds timeout, const 
 /// Notes that the calling thread's open group queued work on @p comm, whose operations may
 /// wait up to @p timeout: `group_scope::end` waits for it.
 void note_group_member(ncclComm_t comm, std::chrono::milliseconds timeout);
+
+/// Forgets @p comm among the members of the calling thread's open group: it is being closed,
+/// and the group's end must not wait on a communicator that is gone.
+void forget_group_member(ncclComm_t comm) noexcept;
 
 } // namespace gpu::nccl::detail

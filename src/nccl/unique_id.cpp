@@ -5,7 +5,9 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/nccl/error.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -24,10 +26,33 @@ std::string seconds_text(std::chrono::milliseconds duration)
     return text.data();
 }
 
-[[noreturn]] void throw_io_error(const char* what, const std::filesystem::path& path)
+// @p error is the errno of the failure, read at once; 0 when the stream did not say (a stream
+// need not set errno), which becomes EIO rather than an unrelated older errno.
+[[noreturn]] void throw_io_error(const char* what, const std::filesystem::path& path, int error)
 {
     throw std::filesystem::filesystem_error(std::string("gpu::nccl::unique_id: ") + what, path,
-                                            std::error_code(errno, std::generic_category()));
+                                            std::error_code(error != 0 ? error : EIO, std::generic_category()));
+}
+
+// Writes @p bytes to @p path and closes it, so that an error reported only at close (a full
+// disk, a network file system) is seen; throws filesystem_error, and leaves no file, when the
+// bytes are not all on disk.
+void write_closed(const std::filesystem::path& path, std::span<const std::byte> bytes)
+{
+    errno = 0;
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (out) {
+        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+    if (out) {
+        out.close();
+    }
+    if (out.fail()) {
+        const int error = errno;
+        std::error_code ignored;
+        std::filesystem::remove(path, ignored);
+        throw_io_error("cannot write the unique id to a temporary file", path, error);
+    }
 }
 
 } // namespace
@@ -66,19 +91,8 @@ void unique_id::write_file(const std::filesystem::path& path) const
     // The temporary name is unique per process, in the same folder, so the rename is atomic.
     std::filesystem::path temporary = path;
     temporary += ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-        const std::array<std::byte, size_bytes> bytes = to_bytes();
-        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-        out.flush();
-        if (!out) {
-            const int saved = errno;
-            std::error_code ignored;
-            std::filesystem::remove(temporary, ignored);
-            errno = saved;
-            throw_io_error("cannot write the unique id to a temporary file", temporary);
-        }
-    }
+    const std::array<std::byte, size_bytes> bytes = to_bytes();
+    write_closed(temporary, bytes);
     std::error_code renamed;
     std::filesystem::rename(temporary, path, renamed);
     if (renamed) {
@@ -98,9 +112,10 @@ unique_id unique_id::create_file(const std::filesystem::path& path)
 
 unique_id unique_id::read_file(const std::filesystem::path& path)
 {
+    errno = 0;
     std::ifstream in(path, std::ios::binary);
     if (!in) {
-        throw_io_error("cannot open the unique id's file", path);
+        throw_io_error("cannot open the unique id's file", path, errno);
     }
     std::array<std::byte, size_bytes + 1> bytes{};
     in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
@@ -125,9 +140,15 @@ unique_id unique_id::wait_for_file(const std::filesystem::path& path, std::chron
     const auto start = std::chrono::steady_clock::now();
     const auto interval = std::max(poll_interval, std::chrono::milliseconds(1));
     while (true) {
-        std::error_code ignored;
-        if (std::filesystem::exists(path, ignored)) {
+        // A failure other than "not there" (a folder it may not search, a loop of links) will
+        // not go away by waiting: it is thrown now, not after the timeout as a missing id.
+        std::error_code failed;
+        if (std::filesystem::exists(path, failed)) {
             return read_file(path);
+        }
+        if (failed) {
+            throw std::filesystem::filesystem_error(
+                "gpu::nccl::unique_id::wait_for_file: cannot look for the unique id's file", path, failed);
         }
         const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);

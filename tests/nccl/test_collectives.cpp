@@ -12,6 +12,7 @@
 #include "test_support.hpp"
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -172,6 +173,15 @@ struct one_rank {
     gpu::stream stream{gpu::stream_flags::non_blocking};
 };
 
+// ncclAvg multiplies each rank's value by float(1 / n) before summing: for n = 5 to 7 the
+// result can be one ulp from the exact average, so it is compared with a relative tolerance.
+void check_average(const std::vector<float>& got, float expected)
+{
+    for (const float value : got) {
+        CHECK(std::abs(value - expected) <= 1e-5F * std::abs(expected));
+    }
+}
+
 template <class T>
 std::vector<T> values(std::size_t n, int seed)
 {
@@ -272,7 +282,7 @@ TEST_CASE("every local GPU: the collectives reduce, broadcast, gather and scatte
 {
     const std::vector<gpu::device> devices = gpu::devices();
     REQUIRE(devices.size() >= 2);
-    const std::vector<nccl::communicator> comms = nccl::communicator::init_all(devices);
+    std::vector<nccl::communicator> comms = nccl::communicator::init_all(devices);
     const std::size_t n = comms.size();
     const std::size_t count = 1024;
     // Rank r holds r + 1 everywhere.
@@ -309,7 +319,7 @@ TEST_CASE("every local GPU: the collectives reduce, broadcast, gather and scatte
         const gpu::scoped_device on(devices[rank]);
         INFO("rank " << rank << " of " << n);
         CHECK(sums[rank].to_host() == std::vector<float>(count, ranks * (ranks + 1) / 2));
-        CHECK(averages[rank].to_host() == std::vector<float>(count, (ranks + 1) / 2));
+        check_average(averages[rank].to_host(), (ranks + 1) / 2);
         CHECK(minima[rank].to_host() == std::vector<float>(count, 1.0F));
         const std::vector<float> all = gathered[rank].to_host();
         for (std::size_t i = 0; i < all.size(); i += 97) {
@@ -318,4 +328,9 @@ TEST_CASE("every local GPU: the collectives reduce, broadcast, gather and scatte
         CHECK(scattered[rank].to_host() == std::vector<float>(count, static_cast<float>(rank + 1)));
         CHECK(inputs[rank].to_host() == std::vector<float>(count, 2.0F));
     }
+    // The ranks close together, well within the close timeout (one at a time, each would wait
+    // for the others until it ran out).
+    const auto start = std::chrono::steady_clock::now();
+    nccl::destroy_all(comms);
+    CHECK(std::chrono::steady_clock::now() - start < nccl::communicator_options{}.close_timeout / 2);
 }

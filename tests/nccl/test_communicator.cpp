@@ -1,13 +1,18 @@
-// gpu/nccl/communicator.hpp: argument checks and the empty communicator (no GPU needed), then
-// a real one-rank communicator, one per local GPU, and NCCL's own refusal of a duplicated GPU.
+// gpu/nccl/communicator.hpp: argument checks, what the makers refuse before any GPU call (an
+// open group, NCCL_COMM_BLOCKING) and the empty communicator (no GPU needed), then a real
+// one-rank communicator, one per local GPU, closing them together, adopting and closing ones
+// still in progress, and NCCL's own refusal of a duplicated GPU.
 #include <gpu/device.hpp>
 #include <gpu/nccl/communicator.hpp>
 #include <gpu/nccl/error.hpp>
+#include <gpu/nccl/group.hpp>
 
 #include "catch.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -16,6 +21,52 @@
 
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
+
+namespace {
+
+// Sets an environment variable for the scope, then restores what it was.
+class scoped_environment {
+public:
+    scoped_environment(const char* name, const char* value) : name_(name)
+    {
+        if (const char* before = std::getenv(name)) {
+            before_ = before;
+        }
+        ::setenv(name, value, 1);
+    }
+    ~scoped_environment()
+    {
+        if (before_) {
+            ::setenv(name_, before_->c_str(), 1);
+        } else {
+            ::unsetenv(name_);
+        }
+    }
+    scoped_environment(const scoped_environment&) = delete;
+    scoped_environment& operator=(const scoped_environment&) = delete;
+
+private:
+    const char* name_;
+    std::optional<std::string> before_;
+};
+
+// Rank 0 of a two-rank communicator made raw and non-blocking, whose rank 1 never comes: it
+// stays in progress (setting up) until it is aborted.
+ncclComm_t half_made_communicator()
+{
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclUniqueId id{};
+    REQUIRE(ncclGetUniqueId(&id) == ncclSuccess);
+    const gpu::scoped_device on(gpu::device(0));
+    ncclComm_t comm = nullptr;
+    const ncclResult_t started = ncclCommInitRankConfig(&comm, 2, id, 0, &config);
+    REQUIRE((started == ncclSuccess || started == ncclInProgress));
+    REQUIRE(comm != nullptr);
+    return comm;
+}
+
+} // namespace
 
 TEST_CASE("an empty communicator refuses every use, and aborting it does nothing", "[nccl]")
 {
@@ -55,6 +106,72 @@ TEST_CASE("ranks, sizes, timeouts and devices are checked before NCCL is called"
                       "f: device 0 is given twice (ranks 0 and 2): each rank needs a GPU of its own");
     const std::vector<int> distinct{3, 1, 0};
     CHECK_NOTHROW(check_devices("f", distinct));
+}
+
+TEST_CASE("NCCL_COMM_BLOCKING is read as NCCL reads it: only the value 1 makes communicators blocking",
+          "[nccl]")
+{
+    using gpu::nccl::detail::forces_blocking;
+    CHECK(forces_blocking("1"));
+    CHECK(forces_blocking(" 1"));  // strtoll skips leading blanks
+    CHECK(forces_blocking("0x1")); // base 0: hexadecimal
+    CHECK(forces_blocking("1abc")); // NCCL ignores what follows the number
+    CHECK_FALSE(forces_blocking(nullptr));
+    CHECK_FALSE(forces_blocking(""));
+    CHECK_FALSE(forces_blocking("0"));
+    CHECK_FALSE(forces_blocking("2"));
+    CHECK_FALSE(forces_blocking("yes"));
+    CHECK_FALSE(forces_blocking("99999999999999999999")); // out of range: NCCL uses its default
+}
+
+TEST_CASE("NCCL_COMM_BLOCKING=1 is refused before any GPU call, naming the variable", "[nccl]")
+{
+    const scoped_environment blocking("NCCL_COMM_BLOCKING", "1");
+    try {
+        // Without the check, a host without a GPU would say "no visible device" here, and one
+        // with a GPU would make a blocking communicator.
+        static_cast<void>(gpu::nccl::communicator::init_all());
+        FAIL("no exception");
+    } catch (const gpu::nccl::nccl_error& e) {
+        INFO(e.what());
+        CHECK(e.status() == ncclInvalidUsage);
+        CHECK(e.device() == -1);
+        CHECK_THAT(std::string(e.what()),
+                   StartsWith("gpu::nccl::communicator::init_all: ncclInvalidUsage (5): the environment sets "
+                              "NCCL_COMM_BLOCKING=1, which makes NCCL's communicators blocking"));
+        CHECK_THAT(e.hint(), StartsWith("unset NCCL_COMM_BLOCKING (or set it to 0)") &&
+                                 ContainsSubstring("NCCL_DEBUG=INFO"));
+    }
+    CHECK_THROWS_AS(gpu::nccl::detail::check_can_make("f"), gpu::nccl::nccl_error);
+    const scoped_environment not_blocking("NCCL_COMM_BLOCKING", "0");
+    CHECK_NOTHROW(gpu::nccl::detail::check_can_make("f"));
+}
+
+TEST_CASE("making a communicator inside an open group is refused: NCCL cannot group both", "[nccl]")
+{
+    gpu::nccl::group_scope group;
+    CHECK_THROWS_WITH(gpu::nccl::detail::check_can_make("f"),
+                      "f: called inside an open gpu::nccl::group_scope; NCCL groups collectives or the "
+                      "set-up of communicators, never both: make the communicators before the group");
+    // Before the devices are looked at: without a GPU this would otherwise be "no visible device".
+    CHECK_THROWS_AS(gpu::nccl::communicator::init_all(), std::logic_error);
+    // Closing inside a group is refused too, before anything is taken.
+    std::vector<gpu::nccl::communicator> none(2);
+    CHECK_THROWS_WITH(gpu::nccl::destroy_all(none),
+                      StartsWith("gpu::nccl::destroy_all: called inside an open gpu::nccl::group_scope"));
+    group.end();
+    CHECK_NOTHROW(gpu::nccl::detail::check_can_make("f"));
+}
+
+TEST_CASE("closing a set skips empty communicators", "[nccl]")
+{
+    std::vector<gpu::nccl::communicator> empty(3);
+    CHECK_NOTHROW(gpu::nccl::destroy_all(empty));
+    gpu::nccl::close_all(empty);
+    gpu::nccl::destroy_all({});
+    for (const gpu::nccl::communicator& comm : empty) {
+        CHECK_FALSE(comm);
+    }
 }
 
 TEST_CASE("without a GPU, a communicator over every device is refused with the reason", "[nccl]")
@@ -164,4 +281,69 @@ TEST_CASE("NCCL refuses two ranks on one GPU, and the error says so", "[nccl][gp
                           failure.find("two ranks use the same GPU") != std::string::npos);
     }
     CHECK(named);
+}
+
+TEST_CASE("init_all's communicators close together, and the vector is left empty", "[nccl][gpu]")
+{
+    gpu::nccl::communicator_options options;
+    options.close_timeout = std::chrono::seconds(20);
+    std::vector<gpu::nccl::communicator> comms = gpu::nccl::communicator::init_all(gpu::devices(), options);
+    const auto start = std::chrono::steady_clock::now();
+    gpu::nccl::destroy_all(comms);
+    CHECK(std::chrono::steady_clock::now() - start < options.close_timeout);
+    for (const gpu::nccl::communicator& comm : comms) {
+        CHECK_FALSE(comm);
+    }
+    // close_all, with an empty member among them (moving one of the set out instead would
+    // leave the others' finalize waiting for it).
+    comms = gpu::nccl::communicator::init_all(gpu::devices(), options);
+    comms.emplace_back();
+    const auto again = std::chrono::steady_clock::now();
+    gpu::nccl::close_all(comms);
+    CHECK(std::chrono::steady_clock::now() - again < options.close_timeout);
+    for (const gpu::nccl::communicator& comm : comms) {
+        CHECK_FALSE(comm);
+    }
+}
+
+TEST_CASE("a communicator cannot be destroyed inside an open group, and stays owned", "[nccl][gpu]")
+{
+    gpu::nccl::communicator comm = gpu::nccl::communicator::init_rank(gpu::nccl::unique_id::create(), 0, 1,
+                                                                      gpu::device(0));
+    {
+        gpu::nccl::group_scope group;
+        CHECK_THROWS_WITH(comm.destroy(),
+                          StartsWith("gpu::nccl::communicator::destroy: called inside an open gpu::nccl::group_scope"));
+        group.end();
+    }
+    REQUIRE(comm);
+    comm.destroy();
+    CHECK_FALSE(comm);
+}
+
+TEST_CASE("adopting a communicator that is still setting up waits, then says so", "[nccl][gpu]")
+{
+    ncclComm_t comm = half_made_communicator();
+    gpu::nccl::communicator_options options;
+    options.timeout = std::chrono::seconds(2);
+    try {
+        static_cast<void>(gpu::nccl::communicator::from_native_handle(comm, options));
+        FAIL("no exception");
+    } catch (const gpu::nccl::nccl_error& e) {
+        INFO(e.what());
+        // Not NCCL's ncclInvalidArgument for describing a communicator in progress.
+        CHECK(e.status() == ncclInProgress);
+        CHECK_THAT(std::string(e.what()), ContainsSubstring("did not finish within 2.0 s"));
+    }
+    const ncclResult_t aborted = ncclCommAbort(comm); // the caller still owns it
+    CHECK((aborted == ncclSuccess || aborted == ncclInProgress));
+}
+
+TEST_CASE("closing a communicator still in progress aborts it within the close timeout", "[nccl][gpu]")
+{
+    const gpu::nccl::detail::communicator_record record{half_made_communicator(), 0, 2, 0, std::chrono::seconds(5),
+                                                         std::chrono::seconds(1)};
+    const auto start = std::chrono::steady_clock::now();
+    gpu::nccl::detail::close_communicator(record); // reported "in progress at close", then aborted
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
 }

@@ -6,6 +6,7 @@
 
 #include "catch.hpp"
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <chrono>
@@ -72,6 +73,12 @@ TEST_CASE("the hints name the usual causes of a multi-GPU failure", "[nccl]")
     // A duplicated GPU: from NCCL's text, and among the causes of ncclInvalidUsage.
     CHECK_THAT(hint(ncclInvalidUsage, "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"),
                StartsWith("two ranks use the same GPU: give each rank its own device"));
+    // NCCL never clears its text: a stale "Duplicate GPU" must not name the cause of another
+    // status.
+    CHECK_THAT(hint(ncclSystemError, "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"),
+               StartsWith("a system call or socket failed"));
+    CHECK_THAT(hint(ncclRemoteError, "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"),
+               StartsWith("another rank failed"));
     CHECK_THAT(hint(ncclInvalidUsage), ContainsSubstring("two ranks use the same GPU") &&
                                            ContainsSubstring("gpu::nccl::group_scope") &&
                                            ContainsSubstring("same collectives in the same order"));

@@ -5,12 +5,15 @@
 #include "catch.hpp"
 
 #include <array>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -50,6 +53,32 @@ std::vector<std::filesystem::path> entries(const std::filesystem::path& folder)
     }
     return found;
 }
+
+// Limits the size of the files this process writes (RLIMIT_FSIZE) for the scope: a write past
+// it fails with EFBIG, for root too (unlike permissions). SIGXFSZ, which would end the
+// process, is ignored meanwhile.
+class file_size_limit {
+public:
+    explicit file_size_limit(rlim_t bytes)
+    {
+        REQUIRE(::getrlimit(RLIMIT_FSIZE, &before_) == 0);
+        previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+        rlimit limited = before_;
+        limited.rlim_cur = bytes;
+        REQUIRE(::setrlimit(RLIMIT_FSIZE, &limited) == 0);
+    }
+    ~file_size_limit()
+    {
+        static_cast<void>(::setrlimit(RLIMIT_FSIZE, &before_));
+        static_cast<void>(std::signal(SIGXFSZ, previous_handler_));
+    }
+    file_size_limit(const file_size_limit&) = delete;
+    file_size_limit& operator=(const file_size_limit&) = delete;
+
+private:
+    rlimit before_{};
+    void (*previous_handler_)(int) = nullptr;
+};
 
 } // namespace
 
@@ -148,4 +177,45 @@ TEST_CASE("a file that holds no id, or none at all, is an error that names it", 
                     std::filesystem::filesystem_error);
     CHECK_THROWS_AS(gpu::nccl::unique_id{}.write_file(folder.path() / "no-such-folder" / "id"),
                     std::filesystem::filesystem_error);
+}
+
+TEST_CASE("a unique id that cannot be written all is an error with the system's reason, and leaves "
+          "nothing", "[nccl]")
+{
+    const scratch_folder folder("full");
+    const std::filesystem::path file = folder.path() / "nccl-id";
+    const gpu::nccl::unique_id id = gpu::nccl::unique_id::create();
+    try {
+        const file_size_limit limit(100); // the id is 128 bytes
+        id.write_file(file);
+        FAIL("no exception");
+    } catch (const std::filesystem::filesystem_error& e) {
+        INFO(e.what());
+        CHECK(e.code() == std::error_code(EFBIG, std::generic_category()));
+        CHECK_THAT(std::string(e.what()), ContainsSubstring("cannot write the unique id to a temporary file"));
+    }
+    CHECK(entries(folder.path()).empty()); // neither the file nor its temporary
+    id.write_file(file); // the limit is gone
+    CHECK(gpu::nccl::unique_id::read_file(file) == id);
+}
+
+TEST_CASE("a file that cannot even be looked for is an error at once, not a wait until the timeout",
+          "[nccl]")
+{
+    // A loop of symbolic links on the way (ELOOP), which root meets too; a folder that may not
+    // be searched (EACCES), the common case, cannot be made here when the tests run as root.
+    const scratch_folder folder("loop");
+    std::filesystem::create_symlink(folder.path() / "loop", folder.path() / "loop");
+    const std::filesystem::path file = folder.path() / "loop" / "nccl-id";
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        static_cast<void>(gpu::nccl::unique_id::wait_for_file(file, std::chrono::seconds(20)));
+        FAIL("no exception");
+    } catch (const std::filesystem::filesystem_error& e) {
+        INFO(e.what());
+        CHECK(e.code() == std::error_code(ELOOP, std::generic_category()));
+        CHECK(e.path1() == file);
+        CHECK_THAT(std::string(e.what()), ContainsSubstring("cannot look for the unique id's file"));
+    }
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
 }

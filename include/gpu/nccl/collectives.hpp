@@ -26,6 +26,18 @@
 /// first collective of a communicator sets up its connections, and may wait for the other ranks
 /// on the host (up to the communicator's timeout). The stream must belong to the communicator's
 /// device.
+///
+/// **CUDA graphs.** Every collective here is capturable (`gpu::capture_scope`): it queues NCCL's
+/// kernel on @p stream and never synchronises a stream; what it may wait for is polled on the
+/// host (`ncclCommGetAsyncError`). The rules NCCL adds:
+/// - Run the first collective of a communicator before capturing: it sets up the connections
+///   between the ranks and may return `ncclInProgress`, which a capture cannot wait for.
+/// - Destroy the `gpu::graph_exec`s (and `gpu::graph`s) that captured a communicator's
+///   collectives before the communicator: NCCL's finalize waits for them, so closing it first
+///   runs out of `close_timeout` and aborts it.
+/// - NCCL advises against capturing when one thread drives several GPUs (`init_all` and a
+///   `group_scope`): prefer one process (or thread) per GPU for captured steps.
+/// - Every rank replays the same graphs in the same order, as with eager collectives.
 #pragma once
 
 #include <gpu/memory.hpp>
@@ -33,6 +45,7 @@
 #include <gpu/nccl/types.hpp>
 #include <gpu/stream.hpp>
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <cstddef>
@@ -110,7 +123,7 @@ template <class T>
 
 /// @brief Reduces @p send over every rank with @p op into @p recv, on every rank
 /// (`ncclAllReduce`, `torch.distributed.all_reduce`). @p send and @p recv may be the same
-/// range (in place).
+/// range (in place). Capturable (see the file's description).
 /// @throws std::invalid_argument when the counts differ (both named), an address is null with
 /// elements, or the ranges overlap without being the same
 /// @throws std::logic_error when @p comm is empty
@@ -125,14 +138,14 @@ void all_reduce(const communicator& comm, std::span<const std::type_identity_t<T
     detail::run_collective(comm, call, stream);
 }
 
-/// @brief `all_reduce` in place: @p data holds the input and receives the result.
+/// @brief `all_reduce` in place: @p data holds the input and receives the result. Capturable.
 template <element T>
 void all_reduce(const communicator& comm, std::span<T> data, reduction op, stream_ref stream)
 {
     all_reduce<T>(comm, data, data, op, stream);
 }
 
-/// @brief `all_reduce` of buffers.
+/// @brief `all_reduce` of buffers. Capturable.
 template <element T>
 void all_reduce(const communicator& comm, const device_buffer<T>& send, device_buffer<T>& recv,
                 reduction op, stream_ref stream)
@@ -140,7 +153,7 @@ void all_reduce(const communicator& comm, const device_buffer<T>& send, device_b
     all_reduce<T>(comm, detail::view(send), detail::view(recv), op, stream);
 }
 
-/// @brief `all_reduce` of a buffer in place.
+/// @brief `all_reduce` of a buffer in place. Capturable.
 template <element T>
 void all_reduce(const communicator& comm, device_buffer<T>& data, reduction op, stream_ref stream)
 {
@@ -149,7 +162,7 @@ void all_reduce(const communicator& comm, device_buffer<T>& data, reduction op, 
 
 /// @brief Copies @p send of rank @p root into @p recv of every rank (`ncclBroadcast`). Only the
 /// root reads @p send, which must then have as many elements as @p recv; elsewhere it may be
-/// empty.
+/// empty. Capturable (see the file's description).
 /// @throws std::invalid_argument when @p root is not a rank, the root's counts differ, an
 /// address is null with elements, or the ranges overlap without being the same
 /// @throws std::logic_error when @p comm is empty
@@ -165,14 +178,14 @@ void broadcast(const communicator& comm, std::span<const std::type_identity_t<T>
 }
 
 /// @brief `broadcast` in place (`torch.distributed.broadcast`): the root's @p data to every
-/// rank's @p data.
+/// rank's @p data. Capturable.
 template <element T>
 void broadcast(const communicator& comm, std::span<T> data, int root, stream_ref stream)
 {
     broadcast<T>(comm, data, data, root, stream);
 }
 
-/// @brief `broadcast` of buffers.
+/// @brief `broadcast` of buffers. Capturable.
 template <element T>
 void broadcast(const communicator& comm, const device_buffer<T>& send, device_buffer<T>& recv,
                int root, stream_ref stream)
@@ -180,7 +193,7 @@ void broadcast(const communicator& comm, const device_buffer<T>& send, device_bu
     broadcast<T>(comm, detail::view(send), detail::view(recv), root, stream);
 }
 
-/// @brief `broadcast` of a buffer in place.
+/// @brief `broadcast` of a buffer in place. Capturable.
 template <element T>
 void broadcast(const communicator& comm, device_buffer<T>& data, int root, stream_ref stream)
 {
@@ -189,6 +202,7 @@ void broadcast(const communicator& comm, device_buffer<T>& data, int root, strea
 
 /// @brief Gathers every rank's @p send into @p recv of every rank, rank r's at
 /// `recv[r * send.size()]` (`ncclAllGather`, `torch.distributed.all_gather_into_tensor`).
+/// Capturable (see the file's description).
 /// @throws std::invalid_argument when `recv.size() != send.size() * comm.size()` (the counts and
 /// the number of ranks named), an address is null with elements, or the ranges overlap
 /// @throws std::logic_error when @p comm is empty
@@ -203,7 +217,7 @@ void all_gather(const communicator& comm, std::span<const std::type_identity_t<T
 }
 
 /// @brief `all_gather` in place: @p data holds `comm.size()` equal parts, this rank's input in
-/// part `comm.rank()`, and receives every rank's part.
+/// part `comm.rank()`, and receives every rank's part. Capturable.
 /// @throws std::invalid_argument when `data.size()` is not a multiple of `comm.size()`
 template <element T>
 void all_gather_in_place(const communicator& comm, std::span<T> data, stream_ref stream)
@@ -214,7 +228,7 @@ void all_gather_in_place(const communicator& comm, std::span<T> data, stream_ref
     detail::run_collective(comm, call, stream);
 }
 
-/// @brief `all_gather` of buffers.
+/// @brief `all_gather` of buffers. Capturable.
 template <element T>
 void all_gather(const communicator& comm, const device_buffer<T>& send, device_buffer<T>& recv,
                 stream_ref stream)
@@ -222,7 +236,7 @@ void all_gather(const communicator& comm, const device_buffer<T>& send, device_b
     all_gather<T>(comm, detail::view(send), detail::view(recv), stream);
 }
 
-/// @brief `all_gather_in_place` of a buffer.
+/// @brief `all_gather_in_place` of a buffer. Capturable.
 template <element T>
 void all_gather_in_place(const communicator& comm, device_buffer<T>& data, stream_ref stream)
 {
@@ -231,6 +245,7 @@ void all_gather_in_place(const communicator& comm, device_buffer<T>& data, strea
 
 /// @brief Reduces @p send over every rank with @p op and leaves part `comm.rank()` of the
 /// result in @p recv (`ncclReduceScatter`, `torch.distributed.reduce_scatter_tensor`).
+/// Capturable (see the file's description).
 /// @throws std::invalid_argument when `send.size() != recv.size() * comm.size()` (the counts and
 /// the number of ranks named), an address is null with elements, or the ranges overlap
 /// @throws std::logic_error when @p comm is empty
@@ -247,7 +262,7 @@ void reduce_scatter(const communicator& comm, std::span<const std::type_identity
 
 /// @brief `reduce_scatter` in place: @p data holds the whole input (`comm.size()` equal parts)
 /// and receives this rank's part of the result in part `comm.rank()`; the other parts are left
-/// unspecified.
+/// unspecified. Capturable.
 /// @throws std::invalid_argument when `data.size()` is not a multiple of `comm.size()`
 template <element T>
 void reduce_scatter_in_place(const communicator& comm, std::span<T> data, reduction op, stream_ref stream)
@@ -260,7 +275,7 @@ void reduce_scatter_in_place(const communicator& comm, std::span<T> data, reduct
     detail::run_collective(comm, call, stream);
 }
 
-/// @brief `reduce_scatter` of buffers.
+/// @brief `reduce_scatter` of buffers. Capturable.
 template <element T>
 void reduce_scatter(const communicator& comm, const device_buffer<T>& send, device_buffer<T>& recv,
                     reduction op, stream_ref stream)
@@ -268,7 +283,7 @@ void reduce_scatter(const communicator& comm, const device_buffer<T>& send, devi
     reduce_scatter<T>(comm, detail::view(send), detail::view(recv), op, stream);
 }
 
-/// @brief `reduce_scatter_in_place` of a buffer.
+/// @brief `reduce_scatter_in_place` of a buffer. Capturable.
 template <element T>
 void reduce_scatter_in_place(const communicator& comm, device_buffer<T>& data, reduction op,
                              stream_ref stream)

@@ -13,6 +13,7 @@
 #include <gpu/error.hpp>
 #include <gpu/nccl/version.hpp>
 
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <chrono>
@@ -47,15 +48,18 @@ public:
 /// @brief NCCL's text about the last failure it logged in this process (`ncclGetLastError`),
 /// e.g. `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000`; empty when it
 /// has none. NCCL does not clear it: it names the latest failure, which may be older than the
-/// call at hand when that call failed without logging.
+/// call at hand when that call failed without logging (so hints trust it only with the status
+/// it goes with).
 [[nodiscard]] std::string last_error_text();
 
 /// @brief The advice cudagap gives for an NCCL status.
 ///
-/// Every hint ends with how to see what NCCL did (`NCCL_DEBUG=INFO`). A duplicated GPU (NCCL's
-/// text says so, or `ncclInvalidUsage`) names the fix per rank; `ncclSystemError` the network
-/// interface (`NCCL_SOCKET_IFNAME`) and shared memory; `ncclRemoteError` a failed peer and a
-/// version mismatch between ranks; `ncclUnhandledCudaError` the GPU (no driver, out of memory).
+/// Every hint ends with how to see what NCCL did (`NCCL_DEBUG=INFO`). A duplicated GPU names
+/// the fix per rank: alone when the status is `ncclInvalidUsage` and NCCL's text says so (the
+/// text may be stale, left by an earlier failure), among the causes of `ncclInvalidUsage`
+/// otherwise; `ncclSystemError` the network interface (`NCCL_SOCKET_IFNAME`) and shared
+/// memory; `ncclRemoteError` a failed peer and a version mismatch between ranks;
+/// `ncclUnhandledCudaError` the GPU (no driver, out of memory).
 /// @param status the failing status
 /// @param nccl_says NCCL's own text (`last_error_text()`), may be empty
 /// @param context what the call was doing, e.g. the collective, its size and the rank; may be
@@ -88,6 +92,12 @@ struct hint_facts {
 [[noreturn]] void throw_timeout(const char* api, std::chrono::milliseconds waited,
                                 std::string_view why,
                                 std::source_location where = std::source_location::current());
+
+/// @brief Throws the `nccl_error` (status `ncclInvalidUsage`, no device) of @p function refusing
+/// to make a communicator because `NCCL_COMM_BLOCKING` is @p value, which NCCL would let
+/// override cudagap's non-blocking configuration. Makes no GPU call.
+[[noreturn]] void throw_blocking_forced(const char* function, std::string_view value,
+                                        std::source_location where = std::source_location::current());
 
 } // namespace detail
 } // namespace gpu::nccl

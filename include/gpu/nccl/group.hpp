@@ -18,6 +18,11 @@
 ///
 /// Groups nest (only the outermost end launches). A group that an exception leaves still ends:
 /// what was queued is launched, and the destructor reports a failure instead of throwing.
+///
+/// A group holds collectives, not the making or closing of communicators (nccl.h: the two
+/// cannot be grouped together): `communicator::init_rank`, `init_all`, `destroy` and
+/// `destroy_all` throw `std::logic_error` inside an open group. Only groups opened through
+/// `group_scope` are known to cudagap: a raw `ncclGroupStart` is not.
 #pragma once
 
 #include <utility>
@@ -35,7 +40,8 @@ public:
 
     /// @brief Ends the group (`ncclGroupEnd`), which launches what it queued, then waits while
     /// NCCL reports the communicators that the group's collectives used in progress (cudagap's
-    /// communicators are non-blocking), up to the longest of their timeouts.
+    /// communicators are non-blocking): all against one deadline, the longest of their
+    /// timeouts, and every one of them before the first failure is thrown.
     /// @throws std::logic_error when the group was already ended
     /// @throws gpu::nccl::nccl_error when NCCL fails, or with status `ncclInProgress` when a
     /// communicator was still in progress at the deadline

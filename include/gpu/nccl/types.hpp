@@ -9,7 +9,9 @@
 /// @endcode
 #pragma once
 
-#include <cuda_bf16.h>
+#include <gpu/nccl/version.hpp> // NCCL's header, and the oldest release cudagap accepts
+
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <cuda_fp16.h>
 #include <nccl.h>
 

@@ -18,6 +18,9 @@
 /// holds another id, which the other ranks would read at once and then wait on in vain.
 #pragma once
 
+#include <gpu/nccl/version.hpp> // NCCL's header, and the oldest release cudagap accepts
+
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
 #include <nccl.h>
 
 #include <array>
@@ -79,10 +82,11 @@ public:
     /// @throws std::invalid_argument when @p bytes is not `size_bytes` long (both sizes named)
     [[nodiscard]] static unique_id from_bytes(std::span<const std::byte> bytes);
 
-    /// @brief Writes the id's bytes to @p path: to a temporary name in the same folder, then
-    /// renamed, so that a rank waiting for the file never reads half of it. Replaces a file of
-    /// that name.
-    /// @throws std::filesystem::filesystem_error when the file cannot be written or renamed
+    /// @brief Writes the id's bytes to @p path: to a temporary name in the same folder, closed
+    /// (a file system may report a failed write only then), then renamed, so that a rank
+    /// waiting for the file never reads half of it. Replaces a file of that name.
+    /// @throws std::filesystem::filesystem_error when the file cannot be written, closed or
+    /// renamed (with the system's error; no temporary file is left)
     void write_file(const std::filesystem::path& path) const;
 
     /// @brief `create()`, then `write_file(path)`: what rank 0 does.
@@ -100,7 +104,9 @@ public:
     /// @throws std::invalid_argument when @p timeout or @p poll_interval is negative
     /// @throws bootstrap_error when the file did not appear within @p timeout (the file and the
     /// time waited named, with what to check), or holds something else than an id
-    /// @throws std::filesystem::filesystem_error when it appeared but cannot be read
+    /// @throws std::filesystem::filesystem_error at once when the file cannot be looked for (a
+    /// folder on the way that may not be searched, a loop of symbolic links: waiting would not
+    /// help), or when it appeared but cannot be read
     [[nodiscard]] static unique_id wait_for_file(
         const std::filesystem::path& path, std::chrono::milliseconds timeout,
         std::chrono::milliseconds poll_interval = std::chrono::milliseconds(20));

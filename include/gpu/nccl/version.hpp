@@ -1,9 +1,22 @@
 /// @file version.hpp
 /// @brief The NCCL version cudagap was compiled against (`NCCL_VERSION_CODE`) and the one
-/// loaded at run time (`ncclGetVersion`), both readable without a GPU.
+/// loaded at run time (`ncclGetVersion`), both readable without a GPU; and the oldest NCCL the
+/// wing compiles against, 2.14 (every header of the wing includes this one).
 #pragma once
 
 #include <gpu/version.hpp>
+
+#include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
+#include <nccl.h>
+
+// Non-blocking communicators (ncclConfig_t::blocking, ncclCommInitRankConfig,
+// ncclCommFinalize, ncclInProgress), on which every deadline of the wing rests, came in 2.14.
+// cmake/FindNCCL.cmake refuses an older NCCL with the same words; this catches another nccl.h
+// found first on the include path.
+static_assert(NCCL_VERSION_CODE >= 21400,
+              "cudagap's nccl wing needs NCCL 2.14 or newer (non-blocking communicators: "
+              "ncclConfig_t::blocking, ncclCommFinalize, ncclInProgress): the nccl.h found is older; "
+              "set NCCL_ROOT to a newer NCCL");
 
 namespace gpu::nccl {
 
