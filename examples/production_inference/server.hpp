@@ -41,9 +41,10 @@ inline constexpr std::int64_t max_bucket = 16384;
 /// The cuDNN workspace budget of each convolution plan in a server unless told otherwise:
 /// 256 MiB. Every bucket keeps two plans (conv1, conv2) resident with a workspace each, and only
 /// one runs at a time on the server's stream, so the library's default of 4 GiB a plan could hold
-/// 2 x 5 x 4 GiB for the default buckets. 256 MiB still admits the explicit im2col GEMM up to a
-/// bucket of 256 in FP32 (conv2's unfolded input there: 153 MiB); an algorithm that needs more
-/// (FFT on large buckets) is skipped, and the plan's explain() says so.
+/// 2 x 5 x 4 GiB for the default buckets; 256 MiB caps them at 2.5 GiB (device_memory() says
+/// what they take). It still admits the explicit im2col GEMM up to a bucket of 256 in FP32
+/// (conv2's unfolded input there: 153 MiB); an algorithm that needs more (an FFT on a large
+/// bucket, say) is skipped, and the plan's explain() says so.
 inline constexpr std::size_t default_workspace_budget = std::size_t{256} << 20;
 
 /// The device bytes of one bucket's activations for @p rows images computed in @p compute: the
