@@ -22,7 +22,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -46,6 +49,34 @@ void progress_line(const std::string& text, bool done)
     std::fflush(stderr);
 }
 
+// The --json report itself could not be written: a failure report would fail the same way.
+struct json_write_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Writes @p text to a temporary file beside @p path, then renames it over @p path: a reader (a
+// script waiting for the report) never sees half a report, and a failed write leaves the old one.
+void write_atomically(const std::filesystem::path& path, const std::string& text)
+{
+    std::filesystem::path temporary = path;
+    temporary += ".tmp-" + std::to_string(::getpid());
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.close();
+    std::error_code error;
+    if (!file) {
+        const std::string reason = std::strerror(errno);
+        std::filesystem::remove(temporary, error);
+        throw json_write_error("cannot write the JSON report to " + path.string() + ": " + reason);
+    }
+    std::filesystem::rename(temporary, path, error);
+    if (error) {
+        std::error_code ignored;
+        std::filesystem::remove(temporary, ignored);
+        throw json_write_error("cannot write the JSON report to " + path.string() + ": " + error.message());
+    }
+}
+
 void write_json(const infer::options& opts, const nlohmann::json& report)
 {
     if (!opts.json) {
@@ -55,11 +86,7 @@ void write_json(const infer::options& opts, const nlohmann::json& report)
         std::cout << gpu::to_json_text(report) << '\n';
         return;
     }
-    std::ofstream file(*opts.json);
-    file << gpu::to_json_text(report) << '\n';
-    if (!file) {
-        throw std::runtime_error("cannot write the JSON report to " + *opts.json);
-    }
+    write_atomically(*opts.json, gpu::to_json_text(report) + '\n');
 }
 
 // What the run uses: the model on the host, its weights, and the images to run it on.
@@ -81,7 +108,9 @@ infer::image_set load_images(const infer::options& opts, bool& test_set)
     return infer::synthetic_images(opts.test_limit != 0 ? opts.test_limit : 64, opts.seed);
 }
 
-nlohmann::json base_report(const infer::options& opts, const inputs& in)
+// What is known before anything runs; the inputs' fields are filled once they are loaded, so
+// that a report of a failure says what it can.
+nlohmann::json base_report(const infer::options& opts)
 {
     return {{"program", "cudagap-infer"},
             {"version", gpu::library_version().to_string()},
@@ -94,9 +123,10 @@ nlohmann::json base_report(const infer::options& opts, const inputs& in)
             {"buckets", opts.buckets},
             {"results", nlohmann::json::array()},
             {"test_accuracy", nullptr},
-            {"test_images", in.test_set ? in.images.count : 0},
-            {"data", in.images.source},
-            {"onnx", nullptr}};
+            {"test_images", nullptr},
+            {"data", nullptr},
+            {"onnx", nullptr},
+            {"error", nullptr}};
 }
 
 void print_model(const infer::options& opts, const inputs& in)
@@ -151,9 +181,10 @@ void print_table(const std::vector<infer::timing>& results, const infer::options
     }
 }
 
-// Times every --batch-sizes entry in every mode (eager first, then graph, per batch size).
+// Times every --batch-sizes entry in every mode (eager first, then graph, per batch size); each
+// result goes into the report as it is measured, so that a failure part way reports those done.
 std::vector<infer::timing> time_all(infer::server& model, const infer::options& opts, const inputs& in,
-                                    const std::vector<infer::run_mode>& modes)
+                                    const std::vector<infer::run_mode>& modes, nlohmann::json& report)
 {
     std::vector<infer::timing> results;
     for (const std::int64_t batch : opts.batch_sizes) {
@@ -167,6 +198,7 @@ std::vector<infer::timing> time_all(infer::server& model, const infer::options& 
                 };
             }
             results.push_back(infer::time_requests(model, in.images, mode, batch, opts.warmup, opts.requests, progress));
+            report["results"].push_back(to_json(results.back()));
         }
     }
     return results;
@@ -261,10 +293,7 @@ int serve(const infer::options& opts, const inputs& in, nlohmann::json& report)
             std::printf("  %s\n", line.c_str());
         }
     }
-    const std::vector<infer::timing> results = time_all(model, opts, in, modes);
-    for (const infer::timing& t : results) {
-        report["results"].push_back(to_json(t));
-    }
+    const std::vector<infer::timing> results = time_all(model, opts, in, modes, report);
     if (text_out(opts)) {
         print_table(results, opts);
     }
@@ -276,7 +305,7 @@ int serve(const infer::options& opts, const inputs& in, nlohmann::json& report)
     return 0;
 }
 
-int run(const infer::options& opts)
+int run(const infer::options& opts, nlohmann::json& report)
 {
     if (opts.export_onnx && !infer::onnx_export_available()) {
         throw std::runtime_error("--export-onnx: " + infer::onnx_export_unavailable_reason());
@@ -284,7 +313,8 @@ int run(const infer::options& opts)
     inputs in{infer::network(infer::precision_of(opts.precision)), {}, {}, false};
     in.weights = infer::load_weights(in.net, opts.checkpoint, opts.seed);
     in.images = load_images(opts, in.test_set);
-    nlohmann::json report = base_report(opts, in);
+    report["test_images"] = in.test_set ? in.images.count : 0;
+    report["data"] = in.images.source;
     if (text_out(opts)) {
         print_model(opts, in);
     }
@@ -306,6 +336,35 @@ int run(const infer::options& opts)
     return serve(opts, in, report);
 }
 
+// What a failure says: for an out-of-memory error, what to reduce (its message holds the
+// numbers: asked for, free, total, what cudagap holds), else the error's own message.
+std::string failure_message(const std::exception& e)
+{
+    if (dynamic_cast<const gpu::out_of_memory*>(&e) == nullptr) {
+        return e.what();
+    }
+    return std::string("out of GPU memory: use smaller --buckets (the activations grow with the largest).\n") +
+           e.what();
+}
+
+// A run that failed: the message on stderr, and the --json report with the error and what was
+// known or done before it (as cudagap-train's).
+int report_failure(const std::exception& e, const infer::options& opts, nlohmann::json& report)
+{
+    const std::string message = failure_message(e);
+    std::fprintf(stderr, "cudagap-infer: %s\n", message.c_str());
+    report["error"] = message;
+    if (dynamic_cast<const json_write_error*>(&e) != nullptr) {
+        return exit_failure;
+    }
+    try {
+        write_json(opts, report);
+    } catch (const std::exception& json_error) {
+        std::fprintf(stderr, "cudagap-infer: %s\n", json_error.what());
+    }
+    return exit_failure;
+}
+
 } // namespace
 
 int main(int argc, char* argv[])
@@ -325,17 +384,10 @@ int main(int argc, char* argv[])
         std::printf("cudagap-infer %s\n", gpu::library_version().to_string().c_str());
         return 0;
     }
+    nlohmann::json report = base_report(opts);
     try {
-        return run(opts);
-    } catch (const gpu::out_of_memory& e) {
-        constexpr double mib = 1024.0 * 1024.0;
-        std::fprintf(stderr,
-                     "cudagap-infer: out of GPU memory: %.1f MiB asked for, %.1f MiB free of %.1f MiB. Use smaller "
-                     "--buckets (the activations grow with the largest).\n%s\n",
-                     static_cast<double>(e.requested_bytes()) / mib, static_cast<double>(e.free_bytes()) / mib,
-                     static_cast<double>(e.total_bytes()) / mib, e.what());
+        return run(opts, report);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "cudagap-infer: %s\n", e.what());
+        return report_failure(e, opts, report);
     }
-    return exit_failure;
 }

@@ -41,7 +41,8 @@ accuracy side by side; --export-onnx writes the model for TensorRT and Triton.
   --test-limit N      the first N test images (default 0: all)
   --export-onnx FILE  write the model as ONNX (opset 17, dynamic batch); needs no GPU
   --outputs FILE      the first inputs and cudagap's logits for them (safetensors)
-  --json FILE|-       write the report as one JSON object (- : to stdout)
+  --json FILE|-       write the report as one JSON object (- : to stdout); also on a failure,
+                      with "error"; a file is replaced whole (written aside, then renamed)
   --quiet             no progress line
   --profile NAME      production (default: exhaustive algorithm search, TF32), development
                       (eager only: it synchronises after every call) or testing

@@ -15,6 +15,7 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -66,6 +67,21 @@ std::vector<chunk> split_request(std::int64_t rows, std::span<const std::int64_t
     }
     parts.push_back({first, rows - first, bucket_for(rows - first, buckets)});
     return parts;
+}
+
+std::size_t activation_bytes(std::int64_t rows, gpu::element_type compute)
+{
+    // Per image, in elements: conv1's output and its ReLU (32 x 28 x 28 each), the pool (32 x 14
+    // x 14), conv2's output and its ReLU (64 x 14 x 14 each), the pool (64 x 7 x 7; flatten is a
+    // view of it), fc1 (1024) and fc2 (10), all in the compute type.
+    constexpr std::size_t side = image_side, half = side / 2, quarter = half / 2;
+    constexpr std::size_t layers = 2 * 32 * side * side + 32 * half * half + 2 * 64 * half * half +
+                                   64 * quarter * quarter + 1024 + classes;
+    const bool fp32 = compute == gpu::element_type::fp32;
+    // The FP32 input always; the compute-type input and the FP32 logits only when converted.
+    const std::size_t per_image = image_elements * sizeof(float) + layers * gpu::element_size(compute) +
+                                  (fp32 ? 0 : image_elements * gpu::element_size(compute) + classes * sizeof(float));
+    return static_cast<std::size_t>(rows) * per_image;
 }
 
 std::int64_t images_in(std::span<const float> images, std::string_view function)
@@ -175,27 +191,68 @@ struct server::bucket {
     }
 
     nn::tensor& output() { return logits.data() != nullptr ? logits : y; }
+
+    // The device bytes of the activations: every tensor above (empty ones hold none).
+    [[nodiscard]] std::size_t activations() const
+    {
+        std::size_t bytes = 0;
+        for (const nn::tensor* t : {&input, &x, &c1, &r1, &p1, &c2, &r2, &p2, &h, &y, &logits}) {
+            bytes += t->buffer().size_bytes();
+        }
+        return bytes;
+    }
+
+    // The device bytes of the two convolution plans' workspaces.
+    [[nodiscard]] std::size_t workspaces() const
+    {
+        return conv1.forward_plan()->workspace().size_bytes() + conv2.forward_plan()->workspace().size_bytes();
+    }
+
+    // Fills the pinned output and the device logits (and fc2's compute-type output when the
+    // logits are converted from it) with all-ones bits: NaN as FP32, and each 16-bit half of it
+    // NaN as FP16 and BF16. Queued before the request's work, read before the host writes again.
+    void poison(gpu::stream_ref s)
+    {
+        std::fill(host_out.begin(), host_out.end(), std::bit_cast<float>(~std::uint32_t{0}));
+        const std::span<const std::byte> nan_bytes = std::as_bytes(host_out.span());
+        output().buffer().copy_from_host_async(nan_bytes, s);
+        if (logits.data() != nullptr) {
+            y.buffer().copy_from_host_async(nan_bytes.first(y.buffer().size_bytes()), s);
+        }
+    }
 };
 
-server::server(nn::mixed_precision precision, std::span<const float> weights, const server_options& options)
-    : stream_(gpu::stream_flags::non_blocking), blas_(options.profile, stream_),
-      lt_(stream_, gpu::blas::lt_handle_options::from_profile(options.profile)), dnn_(stream_), net_(precision),
-      ctx_(stream_, blas_, lt_, dnn_, net_.store), buckets_(options.buckets), capture_(options.capture)
+gpu::stream_flags server::checked(nn::mixed_precision precision, std::span<const float> weights,
+                                  const server_options& options)
 {
-    const auto start = std::chrono::steady_clock::now();
-    check_buckets(buckets_);
-    if (weights.size() != net_.store.total_elements()) {
+    check_buckets(options.buckets);
+    // The store's layout on the host (registration allocates nothing on the device).
+    const std::size_t expected = network(precision).store.total_elements();
+    if (weights.size() != expected) {
         throw std::invalid_argument("infer::server: " + std::to_string(weights.size()) + " weights for a store of " +
-                                    std::to_string(net_.store.total_elements()));
+                                    std::to_string(expected));
     }
-    if (capture_ && (options.profile.synchronous_checks || options.profile.check_numerics)) {
+    if (options.capture && (options.profile.synchronous_checks || options.profile.check_numerics)) {
         throw std::invalid_argument("infer::server: the " + options.profile.name +
                                     " profile synchronises after each call, which a CUDA graph capture cannot "
                                     "hold: capture off, or another profile");
     }
+    return gpu::stream_flags::non_blocking;
+}
+
+server::server(nn::mixed_precision precision, std::span<const float> weights, const server_options& options)
+    : stream_(checked(precision, weights, options)), blas_(options.profile, stream_),
+      lt_(stream_, gpu::blas::lt_handle_options::from_profile(options.profile)), dnn_(stream_), net_(precision),
+      ctx_(stream_, blas_, lt_, dnn_, net_.store), buckets_(options.buckets), capture_(options.capture),
+      poison_(options.poison_outputs)
+{
+    const auto start = std::chrono::steady_clock::now();
     ctx_.set_training(false);     // model.eval()
     ctx_.set_inference_mode(true); // torch.inference_mode(): forward-only plans
-    ctx_.set_convolution_options(gpu::dnn::convolution_options::from_profile(options.profile));
+    gpu::dnn::convolution_options convolutions = gpu::dnn::convolution_options::from_profile(options.profile);
+    // Two plans a bucket stay resident, each with its workspace: a budget per plan, not 4 GiB.
+    convolutions.workspace_budget_bytes = options.workspace_budget_bytes;
+    ctx_.set_convolution_options(convolutions);
     // The weights, converted once: FP32 master from the host, then the compute-type copy.
     net_.store.allocate(stream_);
     net_.store.master().copy_from_host(weights);
@@ -233,6 +290,9 @@ void server::run_chunk(std::span<const float> images, const chunk& part, run_mod
     std::copy(from, from + static_cast<std::ptrdiff_t>(used), b.host_in.begin());
     // Padding rows are zeros: rows are independent, so they change nothing but are defined.
     std::fill(b.host_in.begin() + static_cast<std::ptrdiff_t>(used), b.host_in.end(), 0.0F);
+    if (poison_) {
+        b.poison(stream_);
+    }
     b.input.buffer().copy_from_host_async(std::as_bytes(b.host_in.span()), stream_);
     if (mode == run_mode::graph) {
         b.graph.launch(stream_);
@@ -279,23 +339,60 @@ std::vector<float> server::predict_batch(std::span<const float> images, std::int
     return logits;
 }
 
+memory_use server::device_memory() const
+{
+    memory_use use;
+    const nn::parameters& store = net_.store;
+    const gpu::element_type compute = store.precision().compute;
+    use.parameters = store.master().size_bytes() + store.gradient().size_bytes() +
+                     (compute == gpu::element_type::fp32 ? 0 : store.total_elements() * gpu::element_size(compute));
+    for (const auto& b : plans_) {
+        use.activations += b->activations();
+        use.convolution_workspaces += b->workspaces();
+    }
+    use.library_workspaces = blas_.workspace_size().value_or(0) + lt_.workspace_size();
+    return use;
+}
+
+namespace {
+
+std::string mib(std::size_t bytes)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return text;
+}
+
+// E.g. "implicit_gemm (0.011 ms, timed)".
+std::string algorithm_of(const nn::conv2d& conv)
+{
+    const gpu::dnn::convolution_explanation e = conv.forward_plan()->explain();
+    std::string text(gpu::dnn::to_string(e.algorithm));
+    if (e.time_ms) {
+        char timed[48];
+        std::snprintf(timed, sizeof timed, " (%.3f ms, timed)", *e.time_ms);
+        text += timed;
+    }
+    return text;
+}
+
+} // namespace
+
 std::vector<std::string> server::describe() const
 {
     std::vector<std::string> lines;
     for (const auto& b : plans_) {
-        const auto one = [](const nn::conv2d& conv) {
-            const gpu::dnn::convolution_explanation e = conv.forward_plan()->explain();
-            std::string text(gpu::dnn::to_string(e.algorithm));
-            if (e.time_ms) {
-                char timed[48];
-                std::snprintf(timed, sizeof timed, " (%.3f ms, timed)", *e.time_ms);
-                text += timed;
-            }
-            return text;
-        };
-        lines.push_back("bucket " + std::to_string(b->rows) + ": conv1 " + one(b->conv1) + ", conv2 " + one(b->conv2) +
+        lines.push_back("bucket " + std::to_string(b->rows) + ": conv1 " + algorithm_of(b->conv1) + ", conv2 " +
+                        algorithm_of(b->conv2) + ", workspaces " + mib(b->workspaces()) + ", activations " +
+                        mib(b->activations()) +
                         (capture_ ? ", graph of " + std::to_string(b->graph_nodes) + " nodes" : ""));
     }
+    const memory_use use = device_memory();
+    lines.push_back("device memory held: " + mib(use.total()) + " (parameters " + mib(use.parameters) +
+                    ", with the FP32 gradient buffer the store keeps; activations " + mib(use.activations) +
+                    "; convolution workspaces " + mib(use.convolution_workspaces) + ", at most " +
+                    mib(ctx_.convolution_options().workspace_budget_bytes) + " a plan; cuBLAS and cuBLASLt " +
+                    mib(use.library_workspaces) + ")");
     return lines;
 }
 

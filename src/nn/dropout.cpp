@@ -39,6 +39,8 @@ tensor_spec dropout::do_plan(context& ctx, const tensor_spec& input)
         reserve_ = device_buffer<std::byte>(); // the identity: no states, no mask
         return input;
     }
+    // Made in inference mode too (layer.hpp): whether the context trains is read at each forward,
+    // and a forward that drops writes its mask into this memory whether or not a backward follows.
     const std::size_t reserve = dnn::dropout::reserve_bytes(elements_, type_);
     reserve_ = device_buffer<std::byte>(); // the old mask goes before the new one is made
     dnn::handle& h = ctx.dnn();

@@ -98,6 +98,23 @@ _cudagap_infer_test("cudagap-infer skips graph mode under the development profil
   EXPECT_GPU "Graph mode skipped: the development profile synchronises after every call"
              "Test accuracy \\(32 images\\): eager [0-9.]+%\n")
 
+# A failure still writes the --json report, with the error and what was known (on stdout here;
+# to a file, replaced whole, in infer_json_file.cmake); a report that cannot be written is a failure.
+_cudagap_infer_test("cudagap-infer --json reports a failure with the error"
+  ARGS --data "${_tiny}/good" --checkpoint "${_tiny}/no-such.safetensors" --json - JSON EXIT 1
+  STDERR_EXPECT "cannot open[^\n]*no-such.safetensors"
+  JSON_CHECKS "program=cudagap-infer" "error:STRING" "checkpoint=${_tiny}/no-such.safetensors" "seeded=OFF"
+              "buckets/4=256" "results:ARRAY" "test_images:NULL" "data:NULL" "gpu_available=OFF")
+_cudagap_infer_test("cudagap-infer says when the JSON report cannot be written"
+  ARGS --data "${_tiny}/good" ${_infer_quick} --json "${CMAKE_CURRENT_BINARY_DIR}/no-such-folder/report.json" EXIT 1
+  STDERR_EXPECT "cannot write the JSON report to [^\n]*no-such-folder/report.json: ")
+add_test(NAME "example: cudagap-infer --json FILE replaces the report whole, also on a failure"
+  COMMAND "${CMAKE_COMMAND}" "-DINFER=$<TARGET_FILE:cudagap-infer>" "-DWORK=${CMAKE_CURRENT_BINARY_DIR}/infer-json-file"
+          "-DDATA=${_tiny}/good" -P "${CMAKE_CURRENT_SOURCE_DIR}/infer_json_file.cmake")
+set_tests_properties("example: cudagap-infer --json FILE replaces the report whole, also on a failure"
+  PROPERTIES LABELS examples TIMEOUT 300 FIXTURES_REQUIRED cudagap_train_idx
+  ENVIRONMENT_MODIFICATION "CUDAGAP_PROFILE=unset:")
+
 # --export-onnx needs no GPU; without the ONNX library it says how to get it.
 if(CUDAGAP_INFER_ONNX_FOUND)
   _cudagap_infer_test("cudagap-infer --export-onnx works without a GPU"

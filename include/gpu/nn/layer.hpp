@@ -26,8 +26,10 @@
 /// - A layer whose output is a view of its input (`output_is_view()`, e.g. flatten) moves no
 ///   data: the caller passes the same address for input and output, and for both gradients.
 /// - A plan made while the context is in inference mode (`context::set_inference_mode`,
-///   PyTorch's `torch.inference_mode()`) is forward only: the layer makes nothing a backward
-///   needs, and `backward` throws `std::logic_error` until it is planned again outside it.
+///   PyTorch's `torch.inference_mode()`) is forward only: the layer makes nothing that only a
+///   backward needs, and `backward` throws `std::logic_error` until it is planned again outside
+///   it. Dropout still makes its generator states and its mask's memory: a forward that drops
+///   (the context training) writes the mask whether or not a backward follows.
 /// - Nothing synchronises the host or allocates outside `plan`: after one eager step, a whole
 ///   forward and backward can be captured in a CUDA graph and replayed (the buffers' addresses
 ///   then stay those of the capture).
