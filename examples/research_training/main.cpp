@@ -39,7 +39,14 @@ constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
 constexpr int exit_interrupted = 130;
 
-extern "C" void on_sigint(int) { train::stop_requested = 1; }
+// The first Ctrl-C asks the loop to stop after its step. The handler then gives SIGINT back to
+// its default, so a second one ends the program at once: a long cuDNN search or a save never
+// looks at the flag. (signal() is async-signal-safe for the signal being handled.)
+extern "C" void on_sigint(int)
+{
+    train::stop_requested = 1;
+    std::signal(SIGINT, SIG_DFL);
+}
 
 nlohmann::json base_report(const train::options& opts, const train::fashion_mnist& data)
 {

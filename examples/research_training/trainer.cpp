@@ -410,6 +410,9 @@ run_report run_training(const options& opts, const fashion_mnist& data, const ca
             on.epoch_done(result);
         }
     }
+    // A Ctrl-C during the last epoch's evaluation or save came after the loop's last look at
+    // the flag: the epoch is complete and saved, and the run was still interrupted.
+    report.interrupted = report.interrupted || stop_requested != 0;
     return report;
 }
 
