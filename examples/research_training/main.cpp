@@ -13,7 +13,9 @@
 #include "options.hpp"
 #include "trainer.hpp"
 
+#include <gpu/blas/error.hpp>
 #include <gpu/device.hpp>
+#include <gpu/dnn/error.hpp>
 #include <gpu/error.hpp>
 #include <gpu/json.hpp>
 #include <gpu/nn/format_error.hpp>
@@ -57,7 +59,14 @@ public:
 // The name in messages: "cudagap-train", or "cudagap-train (rank 1 of 2)" in a rank of --gpus N.
 std::string program = "cudagap-train";
 
-extern "C" void on_sigint(int) { train::stop_requested = 1; }
+// The first Ctrl-C asks the loop to stop after its step. The handler then gives SIGINT back to
+// its default, so a second one ends the program at once: a long cuDNN search or a save never
+// looks at the flag. (signal() is async-signal-safe for the signal being handled.)
+extern "C" void on_sigint(int)
+{
+    train::stop_requested = 1;
+    std::signal(SIGINT, SIG_DFL);
+}
 
 nlohmann::json base_report(const train::options& opts, const train::fashion_mnist& data)
 {
@@ -128,12 +137,19 @@ void print_progress(int epoch, std::int64_t step, std::int64_t steps)
 }
 
 // What a failure says: an out-of-memory error with its numbers and what to reduce, else the
-// error's own message.
+// error's own message. cuDNN's and cuBLAS's own allocations, and a convolution whose every
+// allowed algorithm lacked workspace memory, get the same advice (their messages carry no
+// request size).
 std::string failure_message(const std::exception& e, const train::options& opts)
 {
+    const std::string reduce =
+        "Reduce --batch-size (the activations grow with it; the model and AdamW's state do not).\n";
     const auto* oom = dynamic_cast<const gpu::out_of_memory*>(&e);
     if (oom == nullptr) {
-        return e.what();
+        const bool library_oom = gpu::dnn::is_out_of_memory(e) || gpu::blas::is_out_of_memory(e);
+        return library_oom ? "out of GPU memory with --batch-size " + std::to_string(opts.batch_size) + ".\n" +
+                                 reduce + e.what()
+                           : std::string(e.what());
     }
     constexpr double mib = 1024.0 * 1024.0;
     char numbers[256];
@@ -141,8 +157,7 @@ std::string failure_message(const std::exception& e, const train::options& opts)
                   static_cast<double>(oom->requested_bytes()) / mib, static_cast<double>(oom->free_bytes()) / mib,
                   static_cast<double>(oom->total_bytes()) / mib);
     return "out of GPU memory with --batch-size " + std::to_string(opts.batch_size) + ": " + numbers +
-           ".\nReduce --batch-size (the activations grow with it; the model and AdamW's state do not).\n" +
-           oom->what();
+           ".\n" + reduce + oom->what();
 }
 
 // A run that failed part way: the message, the last complete checkpoint, and the --json report

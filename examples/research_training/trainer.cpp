@@ -452,6 +452,9 @@ run_report run_training(const options& opts, const fashion_mnist& data, const ca
         group->check_identical(m.store, s);
         report.replicas_identical = group->rank() == 0;
     }
+    // A Ctrl-C during the last epoch's evaluation or save came after the loop's last look at
+    // the flag: the epoch is complete and saved, and the run was still interrupted.
+    report.interrupted = report.interrupted || stop_requested != 0;
     return report;
 }
 

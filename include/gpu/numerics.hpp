@@ -89,7 +89,8 @@ private:
 /// @param type their format
 /// @param stream where the check is queued
 /// @throws std::invalid_argument for a @p type outside the enumeration, a count whose bytes
-/// exceed the address space, or null @p data with a non-zero count (each named)
+/// exceed the address space, null @p data with a non-zero count, or @p data not aligned to the
+/// element size (each named; the address with the alignment: the kernel would fault on it)
 /// @throws gpu::cuda_error when the check cannot run (no GPU, a bad pointer)
 [[nodiscard]] non_finite_report check_finite(const void* data, std::size_t count, element_type type,
                                              stream_ref stream);
@@ -131,8 +132,9 @@ private:
 /// @param code what to write, not 0
 /// @param stream where the check is queued
 /// @throws std::invalid_argument for a @p type outside the enumeration, a @p count whose bytes
-/// exceed the address space, null @p data with a non-zero count, a null @p flag or a @p code of
-/// 0 (each named)
+/// exceed the address space, null @p data with a non-zero count, @p data not aligned to the
+/// element size (the address and the alignment named: the kernel would fault on it), a null
+/// @p flag or a @p code of 0 (each named)
 /// @throws gpu::cuda_error when the kernel cannot be launched
 void flag_non_finite(const void* data, std::size_t count, element_type type, std::uint32_t* flag,
                      std::uint32_t code, stream_ref stream);
@@ -154,7 +156,8 @@ struct strided_elements {
 /// @p where (padding between runs and blocks is not read). The report's `first_index` is the
 /// storage offset of the first NaN or Inf from @p data.
 /// @throws std::invalid_argument for negative extents, a run stride below the run length, an
-/// element count beyond 64 bits, or null @p data with elements to read
+/// element count beyond 64 bits, null @p data with elements to read, or @p data not aligned to
+/// the element size
 /// @throws gpu::cuda_error when the check cannot run
 [[nodiscard]] non_finite_report check_finite_strided(const void* data, element_type type,
                                                      const strided_elements& where,

@@ -7,6 +7,7 @@
 #include <cublas_api.h>
 #include <curand.h>
 
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -263,6 +264,18 @@ std::string hint_for(curandStatus_t status)
     default:
         return {};
     }
+}
+
+bool is_out_of_memory(const std::exception& e) noexcept
+{
+    if (dynamic_cast<const gpu::out_of_memory*>(&e) != nullptr) {
+        return true;
+    }
+    if (const auto* failed = dynamic_cast<const blas_error*>(&e)) {
+        return is_out_of_memory(failed->status());
+    }
+    const auto* random = dynamic_cast<const random_error*>(&e);
+    return random != nullptr && is_out_of_memory(random->status());
 }
 
 } // namespace gpu::blas

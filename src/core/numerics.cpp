@@ -11,6 +11,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -135,6 +137,26 @@ std::int64_t checked_elements(const detail::strided_elements& where, element_typ
     return elements;
 }
 
+// An address as the messages write it, e.g. 0x7ffd2c1e4a01.
+std::string address_text(std::uintptr_t address)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
+    return text;
+}
+
+// The kernels read each element at its own size: an address that is no multiple of it faults
+// on the GPU (cudaErrorMisalignedAddress, which ends the CUDA context), so it is refused here,
+// before anything is queued.
+void require_aligned(const void* data, element_type type, const char* function)
+{
+    const auto address = reinterpret_cast<std::uintptr_t>(data);
+    const std::size_t size = element_size(type);
+    GPU_EXPECTS(address % size == 0, std::invalid_argument, function, ": data at ", address_text(address),
+                " is not aligned to its ", size, "-byte ", to_string(type), " elements (", address % size,
+                " bytes past a multiple of ", size, ")");
+}
+
 } // namespace
 
 std::string non_finite_report::to_string() const
@@ -193,6 +215,7 @@ void flag_non_finite(const void* data, std::size_t count, element_type type, std
     if (count == 0) {
         return;
     }
+    require_aligned(data, type, function);
     GPU_CUDA_CHECK(detail::kernels::flag_non_finite(static_cast<int>(type), data, static_cast<long long>(count), flag,
                                             code, stream.get()));
 }
@@ -237,6 +260,7 @@ non_finite_report check_finite_strided(const void* data, element_type type,
         throw std::invalid_argument("gpu::check_finite: null data for " +
                                     std::to_string(report.elements) + " elements");
     }
+    require_aligned(data, type, "gpu::check_finite");
     // The counts come back through a copy to the host and a synchronisation, which would
     // invalidate a capture: refuse clearly instead of breaking the graph.
     GPU_EXPECTS(!is_capturing(stream), std::logic_error,

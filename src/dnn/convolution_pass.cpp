@@ -391,7 +391,7 @@ std::optional<device_buffer<std::byte>> trial_workspace(std::size_t bytes, strea
     try {
         return device_buffer<std::byte>(bytes, stream);
     } catch (const gpu::out_of_memory&) {
-        refusal = "its workspace of " + std::to_string(bytes) + " bytes could not be allocated (out of memory)";
+        refusal = "its workspace of " + std::to_string(bytes) + " bytes " + std::string(out_of_memory_refusal);
         return std::nullopt;
     }
 }

@@ -275,6 +275,17 @@ std::string no_algorithm_message(const basic_convolution_explanation<Algorithm>&
            (refused ? ", or cuDNN refused at trial every one that does" : "") + "\n" + report;
 }
 
+// Whether a candidate the policy and the budget allow was refused for want of memory.
+template <class Algorithm>
+bool ran_out_of_memory(const basic_convolution_explanation<Algorithm>& explanation)
+{
+    return std::any_of(explanation.candidates.begin(), explanation.candidates.end(),
+                       [&](const basic_algorithm_candidate<Algorithm>& c) {
+                           return detail::refused_for_memory(c.status, c.workspace_bytes,
+                                                             explanation.workspace_budget_bytes);
+                       });
+}
+
 // The plan that gave up, as the error's API name.
 const char* plan_name(convolution_pass pass) noexcept
 {
@@ -300,31 +311,34 @@ const Explanation& explanation_of(const std::shared_ptr<const Explanation>& held
 
 } // namespace
 
-no_algorithm_error::no_algorithm_error(convolution_pass pass, const std::string& message,
+no_algorithm_error::no_algorithm_error(convolution_pass pass, const std::string& message, bool out_of_memory,
                                        std::source_location where)
     : dnn_error(plan_name(pass), "no_algorithm", static_cast<long long>(CUDNN_STATUS_NOT_SUPPORTED),
                 message, no_algorithm_hint, gpu::detail::current_device_or_unknown(), where),
-      pass_(pass)
+      pass_(pass), out_of_memory_(out_of_memory)
 {
 }
 
 no_algorithm_error::no_algorithm_error(const convolution_explanation& explanation,
                                        std::source_location where)
-    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), where)
+    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), ran_out_of_memory(explanation),
+                         where)
 {
     forward_ = std::make_shared<const convolution_explanation>(explanation);
 }
 
 no_algorithm_error::no_algorithm_error(const backward_data_explanation& explanation,
                                        std::source_location where)
-    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), where)
+    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), ran_out_of_memory(explanation),
+                         where)
 {
     data_ = std::make_shared<const backward_data_explanation>(explanation);
 }
 
 no_algorithm_error::no_algorithm_error(const backward_filter_explanation& explanation,
                                        std::source_location where)
-    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), where)
+    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), ran_out_of_memory(explanation),
+                         where)
 {
     filter_ = std::make_shared<const backward_filter_explanation>(explanation);
 }
@@ -343,6 +357,33 @@ const backward_filter_explanation& no_algorithm_error::filter_explanation() cons
 {
     return explanation_of(filter_, pass_, "filter_explanation");
 }
+
+bool is_out_of_memory(const std::exception& e) noexcept
+{
+    if (dynamic_cast<const gpu::out_of_memory*>(&e) != nullptr) {
+        return true;
+    }
+    if (const auto* none = dynamic_cast<const no_algorithm_error*>(&e)) {
+        return none->out_of_memory();
+    }
+    const auto* failed = dynamic_cast<const dnn_error*>(&e);
+    return failed != nullptr && is_out_of_memory(failed->status());
+}
+
+namespace detail {
+
+bool refused_for_memory(std::string_view status, std::size_t workspace_bytes, std::size_t workspace_budget_bytes)
+{
+    if (workspace_bytes > workspace_budget_bytes) {
+        return false;
+    }
+    const std::string device = status_name(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED);
+    const std::string host = status_name(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
+    return status.find(out_of_memory_refusal) != std::string_view::npos ||
+           status.find(device) != std::string_view::npos || status.find(host) != std::string_view::npos;
+}
+
+} // namespace detail
 
 // ---- the plan cache -------------------------------------------------------------------------
 

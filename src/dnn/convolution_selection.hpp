@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -32,6 +33,17 @@ struct plan_key {
 
     friend auto operator<=>(const plan_key&, const plan_key&) = default;
 };
+
+// What a trial says of a candidate whose workspace the device could not give
+// (`trial_workspace`); `refused_for_memory` finds such a refusal in a candidate's status by it.
+inline constexpr std::string_view out_of_memory_refusal = "could not be allocated (out of memory)";
+
+// Whether a candidate's `status` says that memory ran out for it: a cuDNN allocation failure
+// (`gpu::dnn::is_out_of_memory`, by its name) or the trial's `out_of_memory_refusal`, while its
+// `workspace_bytes` fit the budget (an algorithm the budget rules out is the budget's doing, not
+// the device's). What `no_algorithm_error::out_of_memory()` is made of.
+[[nodiscard]] bool refused_for_memory(std::string_view status, std::size_t workspace_bytes,
+                                      std::size_t workspace_budget_bytes);
 
 // The cache key of `pass` of `problem` planned with `options` on `device`.
 [[nodiscard]] plan_key make_plan_key(const convolution_problem& problem,

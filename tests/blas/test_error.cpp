@@ -6,6 +6,7 @@
 
 #include "catch.hpp"
 
+#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -222,4 +223,37 @@ TEST_CASE("the wing's errors are gpu::errors in gpu::blas, and the old name stil
     STATIC_REQUIRE(std::is_same_v<gpu::blas_error, gpu::blas::blas_error>);
     CHECK(gpu::blas::random_status_name(CURAND_STATUS_TYPE_ERROR) == "CURAND_STATUS_TYPE_ERROR");
 #pragma GCC diagnostic pop
+}
+
+namespace {
+// What gpu::blas::is_out_of_memory says of the error a failed call with @p status throws.
+template <class Status>
+bool says_out_of_memory(Status status)
+{
+    try {
+        gpu::detail::throw_error(status, "some_call()", std::source_location::current(), "FP32 inputs");
+    } catch (const std::exception& e) {
+        return gpu::blas::is_out_of_memory(e);
+    }
+    FAIL("throw_error returned");
+    return false;
+}
+} // namespace
+
+TEST_CASE("is_out_of_memory: cuBLAS's and cuRAND's allocation failures and the core's out_of_memory", "[blas]")
+{
+    STATIC_REQUIRE(gpu::blas::is_out_of_memory(CUBLAS_STATUS_ALLOC_FAILED));
+    STATIC_REQUIRE_FALSE(gpu::blas::is_out_of_memory(CUBLAS_STATUS_NOT_INITIALIZED));
+    STATIC_REQUIRE(gpu::blas::is_out_of_memory(CURAND_STATUS_ALLOCATION_FAILED));
+    STATIC_REQUIRE_FALSE(gpu::blas::is_out_of_memory(CURAND_STATUS_LAUNCH_FAILURE));
+    CHECK(says_out_of_memory(CUBLAS_STATUS_ALLOC_FAILED));
+    CHECK_FALSE(says_out_of_memory(CUBLAS_STATUS_EXECUTION_FAILED));
+    CHECK(says_out_of_memory(CURAND_STATUS_ALLOCATION_FAILED));
+    CHECK_FALSE(says_out_of_memory(CURAND_STATUS_INITIALIZATION_FAILED));
+    const gpu::out_of_memory core("cudaMallocAsync(&p, n, s)", std::size_t{1} << 30, 0, 0, -1,
+                                  std::source_location::current());
+    CHECK(gpu::blas::is_out_of_memory(core));
+    const gpu::cuda_error other(cudaErrorInvalidValue, "cudaMemcpyAsync", "", -1, std::source_location::current());
+    CHECK_FALSE(gpu::blas::is_out_of_memory(other));
+    CHECK_FALSE(gpu::blas::is_out_of_memory(std::runtime_error("out of memory"))); // words are not a status
 }

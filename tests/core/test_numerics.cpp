@@ -13,7 +13,9 @@
 
 #include "finite_check_gate.hpp"
 
+#include <array>
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -215,6 +217,41 @@ TEST_CASE("the flag check refuses bad arguments before the GPU, each named", "[n
     // Nothing to check: nothing is launched (no GPU needed), the flag is not touched.
     CHECK_NOTHROW(gpu::flag_non_finite(nullptr, 0, element_type::fp32, flag, 3, s));
     CHECK(flag_storage == 0);
+}
+
+namespace {
+// An address as the checks write it in their messages, e.g. 0x7ffd2c1e4a01.
+std::string address_text(const void* p)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
+    return text;
+}
+} // namespace
+
+// A kernel that reads an element at an address not a multiple of its size faults on the GPU
+// (cudaErrorMisalignedAddress, which ends the CUDA context): refused on the host instead.
+TEST_CASE("the checks refuse data not aligned to its element size, naming the address", "[numerics]")
+{
+    alignas(16) std::array<std::byte, 64> storage{};
+    std::uint32_t flag_storage = 0;
+    const auto s = gpu::legacy_default_stream;
+    const std::byte* const odd = storage.data() + 1;
+    CHECK_THROWS_AS(gpu::flag_non_finite(odd, 4, element_type::fp16, &flag_storage, 1, s), std::invalid_argument);
+    CHECK_THROWS_WITH(gpu::flag_non_finite(odd, 4, element_type::fp16, &flag_storage, 1, s),
+                      ContainsSubstring("gpu::flag_non_finite: data at " + address_text(odd) +
+                                        " is not aligned to its 2-byte FP16 elements"));
+    CHECK_THROWS_WITH(gpu::flag_non_finite(storage.data() + 4, 4, element_type::fp64, &flag_storage, 1, s),
+                      ContainsSubstring("data at " + address_text(storage.data() + 4) +
+                                        " is not aligned to its 8-byte FP64 elements"));
+    CHECK_THROWS_WITH(gpu::flag_non_finite(storage.data() + 2, 4, element_type::fp32, &flag_storage, 1, s),
+                      ContainsSubstring("not aligned to its 4-byte FP32 elements"));
+    CHECK_THROWS_WITH(gpu::check_finite(odd, 4, element_type::bf16, s),
+                      ContainsSubstring("gpu::check_finite: data at " + address_text(odd) +
+                                        " is not aligned to its 2-byte BF16 elements"));
+    CHECK(flag_storage == 0);
+    // Nothing to check: nothing is read, so no address is wrong.
+    CHECK_NOTHROW(gpu::flag_non_finite(odd, 0, element_type::fp32, &flag_storage, 1, s));
 }
 
 TEST_CASE("strided checks refuse bad extents and counts beyond 64 bits before the GPU", "[numerics]")

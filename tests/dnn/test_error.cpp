@@ -1,12 +1,18 @@
 // gpu/dnn/error.hpp: status names, messages, hints and GPU_CUDNN_CHECK, against the real cuDNN
 // (which answers these questions without a GPU).
 #include <gpu/device.hpp>
+#include <gpu/dnn/convolution_planning.hpp>
 #include <gpu/dnn/error.hpp>
 
+#include "candidates.hpp"
 #include "catch.hpp"
+#include "convolution_selection.hpp"
 
 #include <cudnn_ops.h>
 
+#include <optional>
+#include <source_location>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -190,4 +196,78 @@ TEST_CASE("GPU_CHECK on a cuDNN status throws dnn_error", "[dnn]")
 {
     CHECK_NOTHROW(GPU_CHECK(CUDNN_STATUS_SUCCESS));
     CHECK_THROWS_AS(GPU_CHECK(CUDNN_STATUS_BAD_PARAM), gpu::dnn::dnn_error);
+}
+
+namespace {
+// What gpu::dnn::is_out_of_memory says of the error a failed call with @p status throws.
+bool says_out_of_memory(cudnnStatus_t status)
+{
+    try {
+        gpu::detail::throw_error(status, "some_call()", std::source_location::current(), "fp16 nchw");
+    } catch (const std::exception& e) {
+        return gpu::dnn::is_out_of_memory(e);
+    }
+    FAIL("throw_error returned");
+    return false;
+}
+} // namespace
+
+TEST_CASE("is_out_of_memory: cuDNN's allocation failures and the core's out_of_memory, nothing else", "[dnn]")
+{
+    STATIC_REQUIRE(gpu::dnn::is_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED));
+    STATIC_REQUIRE(gpu::dnn::is_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED));
+    STATIC_REQUIRE_FALSE(gpu::dnn::is_out_of_memory(CUDNN_STATUS_NOT_SUPPORTED));
+    STATIC_REQUIRE_FALSE(gpu::dnn::is_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR));
+    CHECK(says_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED));
+    CHECK(says_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED));
+    CHECK_FALSE(says_out_of_memory(CUDNN_STATUS_BAD_PARAM));
+    CHECK_FALSE(says_out_of_memory(CUDNN_STATUS_EXECUTION_FAILED));
+    const gpu::out_of_memory core("cudaMallocAsync(&p, n, s)", std::size_t{1} << 30, 0, 0, -1,
+                                  std::source_location::current());
+    CHECK(gpu::dnn::is_out_of_memory(core));
+    const gpu::cuda_error other(cudaErrorInvalidValue, "cudaMemcpyAsync", "", -1, std::source_location::current());
+    CHECK_FALSE(gpu::dnn::is_out_of_memory(other));
+    CHECK_FALSE(gpu::dnn::is_out_of_memory(std::runtime_error("out of memory"))); // words are not a status
+}
+
+TEST_CASE("a no_algorithm_error says out of memory when an allowed candidate could not get its workspace",
+          "[dnn]")
+{
+    using gpu::dnn::convolution_algorithm;
+    using gpu::test::candidate;
+    const std::string device_failure = "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED";
+    gpu::dnn::convolution_explanation e;
+    e.workspace_budget_bytes = std::size_t{1} << 30;
+    // Only the budget and a status unrelated to memory: raising the budget is the advice.
+    e.candidates = {candidate(convolution_algorithm::fft, std::size_t{2} << 30),
+                    candidate(convolution_algorithm::winograd, 0, {}, true, gpu::dnn::math_type::fma,
+                              "CUDNN_STATUS_NOT_SUPPORTED")};
+    CHECK_FALSE(gpu::dnn::no_algorithm_error(e).out_of_memory());
+    CHECK_FALSE(gpu::dnn::is_out_of_memory(gpu::dnn::no_algorithm_error(e)));
+    // cuDNN could not allocate for an algorithm over the budget: still the budget's doing.
+    e.candidates.push_back(candidate(convolution_algorithm::gemm, std::size_t{3} << 30, {}, true,
+                                     gpu::dnn::math_type::fma, device_failure));
+    CHECK_FALSE(gpu::dnn::no_algorithm_error(e).out_of_memory());
+    // cuDNN's search could not allocate for one the budget allows.
+    e.candidates.push_back(candidate(convolution_algorithm::implicit_gemm, 4096, {}, true,
+                                     gpu::dnn::math_type::fma, device_failure));
+    CHECK(gpu::dnn::no_algorithm_error(e).out_of_memory());
+    CHECK(gpu::dnn::is_out_of_memory(gpu::dnn::no_algorithm_error(e)));
+
+    // The trial of the only allowed candidate could not allocate its workspace (the words the
+    // real trial uses), in a backward pass.
+    gpu::dnn::backward_filter_explanation filter;
+    filter.workspace_budget_bytes = std::size_t{1} << 30;
+    filter.candidates = {candidate(gpu::dnn::backward_filter_algorithm::algo_1, 4096)};
+    const auto refuse = [](const gpu::dnn::backward_filter_candidate& c) -> std::optional<std::string> {
+        return "its workspace of " + std::to_string(c.workspace_bytes) + " bytes " +
+               std::string(gpu::dnn::detail::out_of_memory_refusal);
+    };
+    gpu::dnn::detail::selection_rules rules;
+    rules.workspace_budget_bytes = filter.workspace_budget_bytes;
+    CHECK_FALSE(gpu::dnn::detail::select_tried(filter.candidates, rules, refuse).has_value());
+    const gpu::dnn::no_algorithm_error refused(filter);
+    CHECK_THAT(std::string(refused.what()), ContainsSubstring("could not be allocated (out of memory)"));
+    CHECK(refused.out_of_memory());
+    CHECK(gpu::dnn::is_out_of_memory(refused));
 }

@@ -37,7 +37,13 @@
 //   cudagap_train_driver replica-difference
 //     The comparison that ends a --gpus N run (data_parallel.cpp), on host data. Host only.
 //
-// Exit status: 0 checks passed (interrupt, one-rank, data-parallel, launcher, replica-difference)
+//   cudagap_train_driver force-quit PROGRAM ARGS...
+//     Runs PROGRAM ARGS --epochs 100000 --quiet, sends it SIGINT once it has printed two epochs,
+//     waits until its handler has given SIGINT back to the default (/proc/PID/status, SigCgt),
+//     sends a second SIGINT and checks that it ended the program at once (killed by SIGINT),
+//     as a second Ctrl-C must end a long cuDNN search. Without a GPU: exit 0, as above.
+//
+// Exit status: 0 checks passed (interrupt, force-quit, one-rank, data-parallel, launcher, replica-difference)
 // or the program's own status (hold-gpu-memory); 1 a check failed; 2 usage; 77 skipped.
 #include "launcher.hpp"
 #if CUDAGAP_TRAIN_NCCL
@@ -48,7 +54,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,15 +92,31 @@ extern "C" void on_alarm(int)
 }
 
 // Starts `command`; its stdout goes to the returned descriptor when `capture` (else -1: ours).
+// The CUDA runtime runs threads in this process, so between fork() and execv() the child may
+// only make async-signal-safe calls (another thread may have held the allocator's or stdio's
+// lock at the fork): the arguments and the failure message are made before fork(), and the
+// child only duplicates descriptors, executes, writes and exits.
 pid_t spawn(const std::vector<std::string>& command, bool capture, int& out)
 {
+    std::vector<char*> argv;
+    argv.reserve(command.size() + 1);
+    for (const std::string& part : command) {
+        argv.push_back(const_cast<char*>(part.c_str()));
+    }
+    argv.push_back(nullptr);
+    const std::string exec_failed = "cudagap_train_driver: cannot run " + command.at(0) + "\n";
     int fds[2] = {-1, -1};
     if (capture && ::pipe(fds) != 0) {
-        throw std::runtime_error("pipe failed");
+        throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
     }
     const pid_t pid = ::fork();
     if (pid < 0) {
-        throw std::runtime_error("fork failed");
+        const int error = errno;
+        if (capture) {
+            ::close(fds[0]);
+            ::close(fds[1]);
+        }
+        throw std::runtime_error(std::string("fork failed: ") + std::strerror(error));
     }
     if (pid == 0) {
         if (capture) {
@@ -100,13 +124,8 @@ pid_t spawn(const std::vector<std::string>& command, bool capture, int& out)
             ::close(fds[0]);
             ::close(fds[1]);
         }
-        std::vector<char*> argv;
-        for (const std::string& part : command) {
-            argv.push_back(const_cast<char*>(part.c_str()));
-        }
-        argv.push_back(nullptr);
         ::execv(argv[0], argv.data());
-        std::perror(argv[0]);
+        static_cast<void>(::write(STDERR_FILENO, exec_failed.data(), exec_failed.size()));
         ::_exit(127);
     }
     if (capture) {
@@ -117,15 +136,26 @@ pid_t spawn(const std::vector<std::string>& command, bool capture, int& out)
     return pid;
 }
 
-// The exit status, or 128 + the signal that ended it (as a shell reports it).
-int wait_for(pid_t pid)
+// Waits for `pid` to end; its raw wait status. Retries only an interrupted wait (EINTR): any
+// other failure (ECHILD: not our child) would never go away.
+int wait_status(pid_t pid)
 {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            const int error = errno;
+            child_pid = 0;
+            throw std::runtime_error("waitpid(" + std::to_string(pid) + ") failed: " + std::strerror(error));
+        }
     }
     child_pid = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return status;
 }
+
+// A raw wait status as a shell reports it: the exit status, or 128 + the signal that ended it.
+int shell_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+int wait_for(pid_t pid) { return shell_status(wait_status(pid)); }
 
 int hold_gpu_memory(std::size_t leave_mib, const std::vector<std::string>& command)
 {
@@ -165,9 +195,50 @@ void require(bool condition, const std::string& what)
     }
 }
 
-// Runs the training, echoes its stdout, sends SIGINT after the second epoch line; returns the
-// exit status and whether an epoch was seen (false: the program had no GPU to train on).
-int run_and_interrupt(const std::vector<std::string>& command, bool& trained)
+// Whether `pid` has given SIGINT back to the default action (its handler no longer catches it,
+// by the SigCgt mask of /proc/PID/status), polled until `deadline`; false at once when it has
+// ended (a zombie, state Z) still catching it.
+bool sigint_back_to_default(pid_t pid, std::chrono::steady_clock::time_point deadline)
+{
+    const std::string path = "/proc/" + std::to_string(pid) + "/status";
+    do {
+        std::ifstream status(path);
+        std::string line;
+        while (std::getline(status, line)) {
+            if (line.rfind("State:", 0) == 0 && line.find('Z') != std::string::npos) {
+                return false;
+            }
+            if (line.rfind("SigCgt:", 0) == 0 &&
+                (std::stoull(line.substr(7), nullptr, 16) & (1ULL << (SIGINT - 1))) == 0) {
+                return true;
+            }
+        }
+        ::usleep(100);
+    } while (std::chrono::steady_clock::now() < deadline);
+    return false;
+}
+
+// Sends SIGINT (Ctrl-C) once; with `twice`, a second one as soon as the program's handler has
+// run (so that the two are not merged into one pending signal).
+void send_ctrl_c(pid_t pid, bool twice)
+{
+    std::printf("cudagap_train_driver: sending SIGINT\n");
+    std::fflush(stdout);
+    ::kill(pid, SIGINT);
+    ::alarm(120);
+    if (twice) {
+        const bool restored = sigint_back_to_default(pid, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+        std::printf("cudagap_train_driver: %s; sending SIGINT again\n",
+                    restored ? "the handler gave SIGINT back to the default"
+                             : "the program still catches SIGINT (or ended catching it)");
+        ::kill(pid, SIGINT);
+    }
+}
+
+// Runs the training, echoes its stdout, sends SIGINT after the second epoch line (twice with
+// `twice`); returns the raw wait status and whether an epoch was seen (false: the program had
+// no GPU to train on).
+int run_and_interrupt(const std::vector<std::string>& command, bool& trained, bool twice = false)
 {
     int out = -1;
     const pid_t pid = spawn(command, true, out);
@@ -178,14 +249,14 @@ int run_and_interrupt(const std::vector<std::string>& command, bool& trained)
     while (std::fgets(line, sizeof line, lines) != nullptr) {
         std::fputs(line, stdout);
         if (std::string(line).rfind("epoch ", 0) == 0 && ++epochs == 2) {
-            std::printf("cudagap_train_driver: sending SIGINT\n");
-            ::kill(pid, SIGINT);
-            ::alarm(120);
+            send_ctrl_c(pid, twice);
         }
     }
     std::fclose(lines);
     trained = epochs > 0;
-    return wait_for(pid);
+    const int status = wait_status(pid);
+    ::alarm(0); // the deadline was for this run only: a later one (the --resume) has its own pace
+    return status;
 }
 
 nlohmann::json read_report(const fs::path& path)
@@ -205,7 +276,7 @@ int interrupt(const fs::path& work, const std::vector<std::string>& command)
     run.insert(run.end(), {"--epochs", "100000", "--quiet", "--save", checkpoint.string(), "--json",
                            report_path.string()});
     bool trained = false;
-    const int status = run_and_interrupt(run, trained);
+    const int status = shell_status(run_and_interrupt(run, trained));
     const nlohmann::json report = read_report(report_path);
     if (!trained) {
         require(status == 0 && report.at("gpu_available") == false && report.at("interrupted") == false,
@@ -230,6 +301,26 @@ int interrupt(const fs::path& work, const std::vector<std::string>& command)
     require(wait_for(spawn(resume, false, unused)) == 0, "--resume on the interrupted run's checkpoint failed");
     std::printf("cudagap_train_driver: interrupted after %zu epochs; the checkpoint loads and trains\n",
                 report.at("epochs").size());
+    return 0;
+}
+
+int force_quit(const std::vector<std::string>& command)
+{
+    std::vector<std::string> run = command;
+    run.insert(run.end(), {"--epochs", "100000", "--quiet"});
+    bool trained = false;
+    const int status = run_and_interrupt(run, trained, true);
+    if (!trained) {
+        require(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "without a GPU the program must exit 0; it ended with " + std::to_string(shell_status(status)));
+        std::printf("cudagap_train_driver: no GPU: the program said so and exited 0\n");
+        return 0;
+    }
+    require(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT,
+            WIFEXITED(status) ? "the second SIGINT did not end the program: it exited " +
+                                    std::to_string(WEXITSTATUS(status)) + " on its own (its handler kept SIGINT)"
+                              : "the program ended by signal " + std::to_string(WTERMSIG(status)) + ", not SIGINT");
+    std::printf("cudagap_train_driver: the second SIGINT ended the program at once\n");
     return 0;
 }
 
@@ -485,6 +576,9 @@ int run_mode(const std::string& mode, int argc, char* argv[])
     if ((mode == "interrupt" || mode == "one-rank") && argc >= 4) {
         return mode == "interrupt" ? interrupt(argv[2], rest) : one_rank(argv[2], rest);
     }
+    if (mode == "force-quit" && argc >= 3) {
+        return force_quit(std::vector<std::string>(argv + 2, argv + argc));
+    }
     if (mode == "data-parallel" && argc >= 5) {
         return data_parallel(argv[2], std::stoll(argv[3]), std::vector<std::string>(argv + 4, argv + argc));
     }
@@ -518,6 +612,7 @@ int main(int argc, char* argv[])
     }
     std::fprintf(stderr, "usage: cudagap_train_driver hold-gpu-memory LEAVE_MIB PROGRAM ARGS...\n"
                          "       cudagap_train_driver interrupt|one-rank WORKDIR PROGRAM ARGS...\n"
+                         "       cudagap_train_driver force-quit PROGRAM ARGS...\n"
                          "       cudagap_train_driver data-parallel WORKDIR BATCH PROGRAM ARGS...\n"
                          "       cudagap_train_driver launcher WORKDIR\n"
                          "       cudagap_train_driver replica-difference\n");

@@ -17,6 +17,7 @@
 #include <curand.h>
 
 #include <cstddef>
+#include <exception>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -82,6 +83,30 @@ random_status_name(curandStatus_t status)
 {
     return status_name(status);
 }
+
+/// @brief Whether @p status says that cuBLAS could not allocate memory
+/// (`CUBLAS_STATUS_ALLOC_FAILED`: its workspace, or cuBLASLt's).
+[[nodiscard]] constexpr bool is_out_of_memory(cublasStatus_t status) noexcept
+{
+    return status == CUBLAS_STATUS_ALLOC_FAILED;
+}
+
+/// @brief Whether @p status says that cuRAND could not allocate memory
+/// (`CURAND_STATUS_ALLOCATION_FAILED`).
+[[nodiscard]] constexpr bool is_out_of_memory(curandStatus_t status) noexcept
+{
+    return status == CURAND_STATUS_ALLOCATION_FAILED;
+}
+
+/// @brief Whether @p e says that memory ran out, as far as the core and this wing can tell, so
+/// that a program gives one piece of advice (a smaller batch, fewer buffers) whichever call ran
+/// out.
+///
+/// True for the core's `gpu::out_of_memory` (a failed allocation of cudagap's), a `blas_error`
+/// or `random_error` whose status `is_out_of_memory`. False for anything else, a cuDNN error
+/// among them: that is the dnn wing's to judge (`gpu::dnn::is_out_of_memory`); the core cannot
+/// know either wing.
+[[nodiscard]] bool is_out_of_memory(const std::exception& e) noexcept;
 
 namespace detail {
 

@@ -306,6 +306,11 @@ public:
 
     /// @brief The pass whose search gave up.
     [[nodiscard]] convolution_pass pass() const noexcept { return pass_; }
+    /// @brief Whether memory ran out: a candidate that the policy and the budget allow was
+    /// refused because its workspace could not be had (cuDNN's status says an allocation
+    /// failed, or the trial could not allocate it). Freeing device memory (a smaller batch)
+    /// may then let it run; raising the budget would not. `gpu::dnn::is_out_of_memory` reads it.
+    [[nodiscard]] bool out_of_memory() const noexcept { return out_of_memory_; }
     /// @brief The forward search's candidates and their reasons.
     /// @throws std::logic_error when the error comes from a backward pass (the message names it)
     [[nodiscard]] const convolution_explanation& explanation() const;
@@ -317,9 +322,11 @@ public:
     [[nodiscard]] const backward_filter_explanation& filter_explanation() const;
 
 private:
-    no_algorithm_error(convolution_pass pass, const std::string& message, std::source_location where);
+    no_algorithm_error(convolution_pass pass, const std::string& message, bool out_of_memory,
+                       std::source_location where);
 
     convolution_pass pass_;
+    bool out_of_memory_ = false;
     std::shared_ptr<const convolution_explanation> forward_;
     std::shared_ptr<const backward_data_explanation> data_;
     std::shared_ptr<const backward_filter_explanation> filter_;

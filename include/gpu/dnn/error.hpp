@@ -16,6 +16,7 @@
 #include <cudnn_graph.h>
 
 #include <cstddef>
+#include <exception>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -61,6 +62,34 @@ public:
 /// @return the hint, or an empty string when there is nothing more useful than the message
 [[nodiscard]] std::string hint_for(cudnnStatus_t status, std::string_view cudnn_says = {},
                                    std::string_view context = {});
+
+/// @brief Whether @p status says that cuDNN could not allocate memory: device memory
+/// (`CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED`, 4004) or host memory
+/// (`CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED`, 4003; cuDNN 8's
+/// `CUDNN_STATUS_ALLOC_FAILED` is now its name).
+[[nodiscard]] constexpr bool is_out_of_memory(cudnnStatus_t status) noexcept
+{
+    return status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
+           status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+}
+
+/// @brief Whether @p e says that memory ran out, as far as the core and this wing can tell, so
+/// that a program gives one piece of advice (a smaller batch, fewer buffers) whichever call ran
+/// out.
+///
+/// True for the core's `gpu::out_of_memory` (a failed allocation of cudagap's), a `dnn_error`
+/// whose status `is_out_of_memory`, and a `no_algorithm_error` whose `out_of_memory()` is true
+/// (an algorithm the policy and the budget allow was refused because its workspace could not
+/// be had). False for anything else, a cuBLAS error among them: that is the blas wing's to
+/// judge (`gpu::blas::is_out_of_memory`); the core cannot know either wing.
+/// @code
+/// } catch (const std::exception& e) {
+///     if (gpu::dnn::is_out_of_memory(e) || gpu::blas::is_out_of_memory(e)) {
+///         std::fprintf(stderr, "out of GPU memory: reduce the batch size\n%s\n", e.what());
+///     }
+/// }
+/// @endcode
+[[nodiscard]] bool is_out_of_memory(const std::exception& e) noexcept;
 
 namespace detail {
 
