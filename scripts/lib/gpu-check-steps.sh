@@ -34,17 +34,20 @@ build_target_names() {
   fi
 }
 
-# build_targets with "programs" spelled out (cudagap-<name> are the tree's programs).
+# build_targets with "programs" spelled out: the tree's programs (cudagap-<name>: the examples
+# and the benchmarks), the probe, the Catch2 runner, and every target whose program a ctest entry
+# of the labels gpu and examples (or a fixture it requires) names on its command line: the
+# README's examples, cudagap-train's and cudagap-infer's helpers, the ONNX exporter's probe
+# (gpu_check_tools.py ctest-programs). An entry whose program was not built fails as "Not Run".
 expand_targets() {
-  local target
+  local target known
   while read -r target; do
     if [[ "$target" == programs ]]; then
-      # The programs, and the programs behind ctest entries of the labels gpu and examples that
-      # are not Catch2 suites (an entry whose program was not built fails as "Not Run"), with the
-      # helpers cudagap-train's entries run (the tiny IDX set they train on, the run comparison,
-      # the driver that holds GPU memory and sends Ctrl-C).
-      build_target_names |
-        grep -E '^(cudagap-[a-z0-9-]+|cudagap_gpu_probe|cudagap_readme_(example|gemm)|cudagap_test_main|cudagap_make_tiny_idx|cudagap_compare_train_runs|cudagap_train_driver)$'
+      known="$(build_target_names)"
+      {
+        grep -E '^(cudagap-[a-z0-9-]+|cudagap_gpu_probe|cudagap_test_main)$' <<< "$known"
+        "$python" "$tools" ctest-programs "$build" '^(gpu|examples)$' | grep -Fx -f <(printf '%s\n' "$known")
+      } | LC_ALL=C sort -u
     else
       echo "$target"
     fi

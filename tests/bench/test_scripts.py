@@ -444,6 +444,31 @@ class GpuCheckTests(unittest.TestCase):
                          "256 MiB out-of-place algbw: cudagap 2000 GB/s, raw NCCL 2010 GB/s, ratio 1.004; "
                          "in place: torch 12.0 us vs cudagap 3.0 us")
 
+    @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
+    def test_the_no_gpu_build_has_every_program_the_examples_tests_run(self):
+        """Without a GPU gpu-check builds the programs, not the [gpu] suites: every program that
+        a ctest entry of the labels gpu and examples runs (or a fixture it needs) must be among
+        them, or that entry fails as "Not Run" (cudagap_onnx_export_probe once was not)."""
+        steps = SOURCE / "scripts" / "lib" / "gpu-check-steps.sh"
+        generator = "Ninja" if "CMAKE_GENERATOR:INTERNAL=Ninja" in (BUILD / "CMakeCache.txt").read_text() else "Unix Makefiles"
+        script = (f'source "{steps}"; build="{BUILD}"; python="{sys.executable}"; tools="{TOOLS}"; '
+                  f'generator="{generator}"; build_targets() {{ echo programs; }}; expand_targets')
+        built = set(run(["bash", "-c", script]).stdout.split())
+        shown = json.loads(run(["ctest", "--test-dir", BUILD, "-L", "^(gpu|examples)$", "--show-only=json-v1"]).stdout)
+        needed = set()
+        for test in shown["tests"]:
+            for argument in test.get("command") or []:
+                for path in re.findall(re.escape(str(BUILD)) + r"/[^\s=|;,]+", argument):
+                    if os.path.isfile(path) and os.access(path, os.X_OK):
+                        needed.add(Path(path).name)
+        self.assertTrue(needed, "no program found in the ctest entries")
+        self.assertEqual(needed - built, set())
+        for helper in ("cudagap_onnx_export_probe", "cudagap_train_driver", "cudagap_make_tiny_idx",
+                       "cudagap_compare_train_runs", "cudagap_readme_example", "cudagap-infer"):
+            if helper in needed:
+                self.assertIn(helper, built)
+        self.assertIn("cudagap_test_main", built)  # Catch2 from .deps compiles, even with no suite to run
+
     def test_help_and_bad_command_lines(self):
         result = run([GPU_CHECK, "--help"])
         self.assertEqual(result.returncode, 0)
@@ -463,7 +488,7 @@ class GpuCheckTests(unittest.TestCase):
         for expected in ("GPU         none: --no-gpu was given", "configure          cmake -S",
                          "-DCUDAGAP_BUILD_DOCS=OFF", "-L '^(gpu|examples)$' --output-junit tests.xml",
                          "(no GPU: the [gpu] suites are not built, the examples run)",
-                         "--target <every cudagap-* program> cudagap_gpu_probe cudagap_readme_example cudagap_readme_gemm cudagap_test_main",
+                         "--target <every cudagap-* program> cudagap_gpu_probe cudagap_test_main <every program the gpu and examples tests run>",
                          "--cpu-only", "--quick",
                          "archive            everything else"):
             self.assertIn(expected, result.stdout)
