@@ -168,6 +168,11 @@ tests_step() {
   if ((!have_gpu)); then
     ((skipped)) && note+=" (the [gpu] ones: no GPU)" || note+=" (no GPU: the [gpu] suites are not built)"
   fi
+  # Where cudagap-infer has no ONNX exporter (no libonnx-dev here), its ONNX Runtime proofs ran on
+  # the model of the exporter's Python twin (tests/examples/onnxruntime_tests.cmake names them so).
+  if grep -Eq "Test +#[0-9]+: [^*]*on the Python twin's ONNX model.*(Passed|Failed|Skipped|Timeout)" "$log"; then
+    note+="; cudagap-infer has no ONNX exporter here: its ONNX Runtime proofs ran on the Python twin's model"
+  fi
   if ((last_rc == 0 && ${total:-0} > 0)); then
     if ((have_gpu && skipped > 0)); then
       record tests FAIL "$last_seconds" "$note: on a GPU host nothing may be skipped"
@@ -226,6 +231,9 @@ bench_step() {
   if [[ "$name" == allreduce && -f "$json" ]]; then
     numbers="$(allreduce_numbers "$json")"
     [[ -n "$numbers" ]] && targets+="; $numbers"
+  elif [[ "$name" == infer && -f "$json" ]]; then
+    numbers="$(infer_model_origin "$json")"
+    [[ -n "$numbers" ]] && targets+="; $numbers"
   fi
   bench_verdict "$name" "$(min "$cap" "$left")" "$cap" "$mode_note$targets"
 }
@@ -277,6 +285,17 @@ torch, mine = row(big + " in-place", "torch"), row(big + " in-place", "cudagap")
 if torch and mine:
     text += f"; in place: torch {torch['median_ms'] * 1e3:.1f} us vs cudagap {mine['median_ms'] * 1e3:.1f} us"
 print(text)
+PY
+}
+
+# Where bench/infer's ONNX model came from, when not from cudagap-infer's own exporter (a GPU host
+# without libonnx-dev: the Python twin, bench/infer/onnx_twin.py), for the summary.
+infer_model_origin() {
+  "$python" - "$1" <<'PY' 2>&1 | head -1
+import json, sys
+origin = (json.load(open(sys.argv[1])).get("infer") or {}).get("onnx_model") or {}
+if origin.get("exporter") == "bench/infer/onnx_twin.py":
+    print("the ONNX model was made by the Python twin of cudagap-infer's exporter (this cudagap-infer has none)")
 PY
 }
 

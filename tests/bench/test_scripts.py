@@ -444,6 +444,17 @@ class GpuCheckTests(unittest.TestCase):
                          "256 MiB out-of-place algbw: cudagap 2000 GB/s, raw NCCL 2010 GB/s, ratio 1.004; "
                          "in place: torch 12.0 us vs cudagap 3.0 us")
 
+    def test_the_summary_says_when_the_onnx_model_came_from_the_twin(self):
+        steps = SOURCE / "scripts" / "lib" / "gpu-check-steps.sh"
+        origin = lambda report: run(["bash", "-c", f'python="{sys.executable}"; source "{steps}"; '  # noqa: E731
+                                     f'infer_model_origin "$1"', "bash", report]).stdout.strip()
+        report = self.dir / "infer.json"
+        report.write_text(json.dumps({"infer": {"onnx_model": {"exporter": "bench/infer/onnx_twin.py"}}}))
+        self.assertEqual(origin(report), "the ONNX model was made by the Python twin of cudagap-infer's exporter "
+                                         "(this cudagap-infer has none)")
+        report.write_text(json.dumps({"infer": {"onnx_model": {"exporter": "cudagap-infer --export-onnx"}}}))
+        self.assertEqual(origin(report), "")
+
     @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
     def test_the_no_gpu_build_has_every_program_the_examples_tests_run(self):
         """Without a GPU gpu-check builds the programs, not the [gpu] suites: every program that
