@@ -189,43 +189,38 @@ tests_step() {
 
 # ---- benchmarks (before the sanitizer: they matter more when time is short) --------------
 
-# One benchmark, once: full size when the budget still has its full time, else --quick. Without
-# a GPU only its CPU part runs (--quick, seconds): the budget, which is there for GPU time, does
-# not stop it, the hard end does.
+# One benchmark, once, in the slot the time plan gives it (scripts/lib/gpu-check-plan.sh): full
+# size, --quick, or not at all. Without a GPU only its CPU part runs (--quick, seconds): the
+# budget, which is there for GPU time, does not stop it, the hard end does.
 bench_step() {
-  local name="$1" program full_cap quick_cap left cap flags=() extra=() mode_note="" json targets numbers
+  local name="$1" program limit cap flags=() extra=() mode_note="" json targets numbers
   program="$build/bench/$name/cudagap-bench-$name"
   if [[ ! -x "$program" ]]; then
     record "bench-$name" FAIL 0 "$program was not built (was nlohmann-json$([[ $name == allreduce ]] && echo ', NCCL') found? see logs/configure.log)"
     return
   fi
-  case "$name" in
-    gemm | conv) full_cap=120; quick_cap=60 ;;
-    train) full_cap=100; quick_cap=45 ;;
-    infer) full_cap=90; quick_cap=45 ;;
-    allreduce) full_cap=60; quick_cap=30 ;;
-    *) full_cap=45; quick_cap=30 ;;
-  esac
-  left="$(remaining)"
-  ((have_gpu)) || left=$((hard_end - $(elapsed) - 15))
-  if ((left < 15)); then
-    record "bench-$name" SKIP 0 "not run: the ${budget}s time budget is spent"
-    return
-  fi
-  if ((quick || !have_gpu)); then
-    flags=(--quick); cap="$quick_cap"
-  elif ((left >= full_cap)); then
-    cap="$full_cap"
+  if ((have_gpu)); then
+    plan_take "bench-$name"
+    [[ "$slot_mode" == skip ]] && { record "bench-$name" SKIP 0 "$slot_note"; return; }
+    limit="$slot_seconds"; cap="$(plan_"$slot_mode" "bench-$name")"
+    if [[ "$slot_mode" == quick ]]; then
+      flags=(--quick)
+      ((quick)) || mode_note="$slot_note; "
+    else
+      mode_note="full run in its ${limit}s slot; "
+    fi
   else
-    flags=(--quick); cap="$quick_cap"; mode_note="--quick: only ${left}s of the time budget were left; "
+    cap="$(plan_quick "bench-$name")"; flags=(--quick)
+    limit="$(min "$cap" $((hard_end - $(elapsed) - 15)))"
+    ((limit >= 15)) || { record "bench-$name" SKIP 0 "not run: the hard end (${hard_end}s) is near"; return; }
   fi
   ((force_no_gpu)) && flags+=(--cpu-only)
   if [[ "$name" == train || "$name" == infer ]]; then
-    mapfile -t extra < <("${name}_flags" "$(min "$cap" "$left")" "${flags[0]:-}")
+    mapfile -t extra < <("${name}_flags" "$limit" "${flags[0]:-}")
     flags+=("${extra[@]}")
   fi
   json="$work/bench/$name.json"
-  run_logged "bench-$name" "$(min "$cap" "$left")" "$program" "${flags[@]}" --json "$json"
+  run_logged "bench-$name" "$limit" "$program" "${flags[@]}" --json "$json"
   targets=""
   [[ -f "$json" ]] && targets="$("$python" "$root/bench/harness/results.py" brief "$json" 2>&1 | head -1)"
   if [[ "$name" == allreduce && -f "$json" ]]; then
@@ -235,7 +230,7 @@ bench_step() {
     numbers="$(infer_model_origin "$json")"
     [[ -n "$numbers" ]] && targets+="; $numbers"
   fi
-  bench_verdict "$name" "$(min "$cap" "$left")" "$cap" "$mode_note$targets"
+  bench_verdict "$name" "$limit" "$cap" "$mode_note$targets"
 }
 
 # bench/train's arguments under a limit of <seconds> (and <--quick> when so): the Fashion-MNIST
