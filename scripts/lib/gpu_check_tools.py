@@ -35,9 +35,11 @@ made of [A-Za-z0-9._-]; the tree it sends is at most 64 MiB.
   gpu_check_tools.py ctest-programs BUILD LABELS
       the names of the files in the build folder BUILD that the ctest entries of the labels
       LABELS (a regex, as ctest -L takes it) name on their command lines, the set-ups of the
-      fixtures they require included (ctest --show-only=json-v1 -L LABELS): one a line, sorted.
-      Works on a configured build before it is built: gpu-check builds the targets of these
-      names, so that no such entry fails as "Not Run". Exit 0, 1 when ctest fails.
+      fixtures they require included (ctest --show-only=json-v1 -L LABELS, and their add_test
+      lines in the CTestTestfile.cmake files: ctest leaves out the command of a test whose
+      program is not built yet): one a line, sorted. Works on a configured build before it is
+      built: gpu-check builds the targets of these names, so that no such entry fails as "Not
+      Run". Exit 0, 1 when ctest fails.
 
   gpu_check_tools.py summary-json DATE HOST GPU QUICK SECONDS EXIT_CODE VERDICT [KEY=VALUE...]
       reads the steps as tab-separated lines (step, status, seconds, note) from stdin and prints
@@ -247,6 +249,20 @@ def command_data_subset(args):
     return 0
 
 
+def ctest_commands(build):
+    """{test name: its add_test line's command and arguments, as text} of every CTestTestfile.cmake
+    in @build: where ctest cannot resolve a test's program yet (not built), its JSON has no
+    command, but the file has the path."""
+    found = {}
+    pattern = re.compile(r"^add_test\(\[(=*)\[(.*?)\]\1\] (.*)\)$")
+    for testfile in build.rglob("CTestTestfile.cmake"):
+        for line in testfile.read_text(errors="replace").splitlines():
+            match = pattern.match(line)
+            if match:
+                found[match.group(2)] = match.group(3)
+    return found
+
+
 def command_ctest_programs(args):
     build = Path(args.build).resolve()
     shown = subprocess.run(["ctest", "--test-dir", str(build), "-L", args.labels, "--show-only=json-v1"],
@@ -254,12 +270,13 @@ def command_ctest_programs(args):
     if shown.returncode != 0:
         print(f"ctest-programs: ctest failed: {shown.stderr.strip()[-300:]}", file=sys.stderr)
         return 1
+    commands = ctest_commands(build)
     names = set()
     inside = re.compile(re.escape(str(build)) + r"/[^\s=|;,\"']+")
     for test in json.loads(shown.stdout).get("tests", []):
         # A program is the command, or an argument such as -DPROGRAM=<path> or a driver's <path>.
-        for argument in test.get("command") or []:
-            names.update(Path(path).name for path in inside.findall(argument))
+        for text in [*(test.get("command") or []), commands.get(test["name"], "")]:
+            names.update(Path(path).name for path in inside.findall(text))
     print("\n".join(sorted(names)))
     return 0
 
