@@ -109,7 +109,8 @@ plan_optional() {
   printf '%-20s %6s %6s  %s\n' step quick full planned
   for step in "${plan_order[@]}"; do
     printf '%-20s %5ss %5ss  %s\n' "$step" "$(plan_quick "$step")" "$(plan_full "$step")" \
-      "$([[ -n "${plan_guaranteed[$step]:-}" ]] && echo "guaranteed its quick slot" || echo "only if the steps before it leave the time")"
+      "$([[ -n "${plan_guaranteed[$step]:-}" ]] && echo "guaranteed its quick slot" ||
+        echo "only if the steps before it leave the time")"
   done
 }
 
@@ -157,7 +158,8 @@ plan_slot() {
     return 0
   elif ((room >= quick_slot)); then
     slot_mode=quick; slot_seconds="$quick_slot"
-    slot_note="--quick in its ${quick_slot}s slot: ${left}s left, and a full run (${full_slot}s) would cut into the ${kept_full}s kept for the steps after it"
+    slot_note="--quick in its ${quick_slot}s slot: ${left}s left, and a full run (${full_slot}s) would cut"
+    slot_note+=" into the ${kept_full}s kept for the steps after it"
     return 0
   elif [[ -n "${plan_guaranteed[$step]:-}" ]] && ((room >= 10)); then
     slot_mode=quick; slot_seconds="$room"; return 0  # its slot, less what the steps before it overran

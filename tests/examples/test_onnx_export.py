@@ -292,7 +292,8 @@ def twin_proof(args):
     work, checkpoint, _ = prepare(args, numpy)
     (work / "cudagap.onnx").write_bytes(export(args, work, checkpoint).read_bytes())
     (work / "m.onnx").unlink()
-    models = {"cudagap": onnx.load(str(work / "cudagap.onnx")), "twin": onnx.load(str(twin_export(work, checkpoint, "twin.onnx")))}
+    twin = twin_export(work, checkpoint, "twin.onnx")
+    models = {"cudagap": onnx.load(str(work / "cudagap.onnx")), "twin": onnx.load(str(twin))}
     found = differences(models["cudagap"], models["twin"])
     if found:
         fail("the twin's model differs from cudagap-infer's: " + "; ".join(found[:10]))
@@ -315,7 +316,8 @@ def twin_proof(args):
         ["output"], {"input": images})[0] for name in ("cudagap.onnx", "twin.onnx")]
     if not numpy.array_equal(logits[0], logits[1]):
         fail(f"ONNX Runtime's logits of the two differ by up to {float(numpy.abs(logits[0] - logits[1]).max()):.3g}")
-    print("PASSED: the Python twin writes cudagap-infer's model, and ONNX Runtime's logits of both are equal bit for bit")
+    print("PASSED: the Python twin writes cudagap-infer's model, and ONNX Runtime's logits of both are equal "
+          "bit for bit")
 
 
 def main(argv=None):
