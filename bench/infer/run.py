@@ -5,7 +5,11 @@ PyTorch eager, torch.compile(mode="reduce-overhead") and ONNX Runtime, in one ru
 Every part loads the same checkpoint (--checkpoint, e.g. cudagap-train --save's; without one, a
 file of random weights this script writes): cudagap-infer reads it and exports it to ONNX
 (--export-onnx), PyTorch loads it with load_state_dict(strict=True) (baselines.py), ONNX
-Runtime runs cudagap's export. Each reports, for each batch size (1, 32, 256), the latency of a
+Runtime runs cudagap's export. A cudagap-infer built without the ONNX C++ library (its --version
+says "ONNX export: no", as on a GPU host without libonnx-dev) exports nothing: the model is then
+made from the same checkpoint by onnx_twin.py, the Python twin of its exporter (the same graph,
+proven against it in CI), and the report says so (a note, the ONNX target's note, and
+infer.onnx_model in the JSON). Each reports, for each batch size (1, 32, 256), the latency of a
 request (host clock from the input on the host to the logits back on the host: what a server
 sees) at p50/p90/p99 and images/s. cudagap-infer also writes its logits for the first test
 images (--outputs) and the ONNX Runtime part checks them against its own (compare_onnx.py).
@@ -26,6 +30,7 @@ import os
 import random
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 from datetime import datetime, timezone
@@ -90,8 +95,10 @@ def parse(argv):
     parser.add_argument("--compile-seconds", type=torch_train.non_negative_float, default=60,
                         help="the time torch.compile needs (its compilation included) to be started")
     parser.add_argument("--cudagap-infer", default=None, help="the program (default $CUDAGAP_INFER, else PATH)")
-    parser.add_argument("--python", default=sys.executable, help="the python3 that runs baselines.py")
+    parser.add_argument("--python", default=sys.executable, help="the python3 that runs baselines.py and onnx_twin.py")
     parser.add_argument("--baselines-script", default=os.path.join(HERE, "baselines.py"))
+    parser.add_argument("--twin-script", default=os.path.join(HERE, "onnx_twin.py"),
+                        help="makes the ONNX model when cudagap-infer has no exporter")
     parser.add_argument("--quick", action="store_true", help="100 requests per batch size, 1000 test images")
     parser.add_argument("--no-torch", action="store_true", help="skip PyTorch")
     parser.add_argument("--no-onnxruntime", action="store_true", help="skip ONNX Runtime")
@@ -121,7 +128,7 @@ def write_random_checkpoint(path, seed):
 
 class Run(train_run.Run):
     """One benchmark run: its files, and as bench/train's, the parts measured, the ones not (with
-    why), the errors, and the budget (left(), execute())."""
+    why), the errors, and the budget (left(), execute()); where the ONNX model came from."""
 
     label = "infer"
 
@@ -130,6 +137,51 @@ class Run(train_run.Run):
         self.checkpoint = args.checkpoint or os.path.join(tmp, "random.safetensors")
         self.model = os.path.join(tmp, "model.onnx")
         self.outputs = os.path.join(tmp, "outputs.safetensors")
+        self.onnx_origin = None  # {"exporter": ..., "note": ...} once a model was made
+
+
+EXPORTER, TWIN = "cudagap-infer --export-onnx", "bench/infer/onnx_twin.py"
+
+
+def exports_onnx(program):
+    """(whether @program's --export-onnx works, the line that says so) from its --version. A
+    program whose --version does not say is taken to export (it then says why not itself)."""
+    try:
+        done = subprocess.run([program, "--version"], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return True, f"{program} --version failed: {error}"
+    line = next((text for text in done.stdout.splitlines() if text.startswith("ONNX export:")), "")
+    return not line.startswith("ONNX export: no"), line or f"{program} --version does not say"
+
+
+def run_twin(run, why):
+    """The ONNX model made from the checkpoint by onnx_twin.py, as cudagap-infer cannot (@why)."""
+    command = [run.args.python, run.args.twin_script, "--checkpoint", run.checkpoint, "--out", run.model]
+    done = run.execute(ORT, command, 5)
+    if done is None:
+        return
+    if done.returncode != 0 or not os.path.isfile(run.model):
+        last = ((done.stdout + done.stderr).strip().splitlines() or ["no message"])[-1]
+        run.missing[ORT] = f"no ONNX model: cudagap-infer has none ({why}) and onnx_twin.py exited {done.returncode}: {last[:200]}"
+        return
+    run.onnx_origin = {"exporter": TWIN, "note": f"ONNX model made by {TWIN}, the Python twin of cudagap-infer's "
+                                                 f"exporter, from the same checkpoint: this cudagap-infer has none ({why})"}
+
+
+def cudagap_command(run, program, report_file, exports):
+    """cudagap-infer's command line: both modes, its outputs, its report, and --export-onnx when
+    it @exports."""
+    a = run.args
+    command = [program, "--checkpoint", run.checkpoint, "--precision", a.precision,
+               "--batch-sizes", ",".join(map(str, a.batch_sizes)), "--requests", str(a.requests),
+               "--warmup", str(a.warmup), "--mode", "both", "--test-limit", str(a.test_limit),
+               *(["--export-onnx", run.model] if exports else []), "--outputs", run.outputs,
+               "--json", report_file, "--quiet"]
+    if a.buckets:
+        command += ["--buckets", a.buckets]
+    if not train_run.missing_data(a.data):
+        command += ["--data", a.data]
+    return command
 
 
 def run_cudagap(run):
@@ -142,20 +194,17 @@ def run_cudagap(run):
         run.missing.update({GRAPH: why, EAGER: why})
         return
     report_file = os.path.join(run.tmp, "cudagap.json")
-    command = [program, "--checkpoint", run.checkpoint, "--precision", a.precision,
-               "--batch-sizes", ",".join(map(str, a.batch_sizes)), "--requests", str(a.requests),
-               "--warmup", str(a.warmup), "--mode", "both", "--test-limit", str(a.test_limit),
-               "--export-onnx", run.model, "--outputs", run.outputs, "--json", report_file, "--quiet"]
-    if a.buckets:
-        command += ["--buckets", a.buckets]
-    if not train_run.missing_data(a.data):
-        command += ["--data", a.data]
-    done = run.execute("cudagap", command)
+    exports, why = exports_onnx(program)
+    done = run.execute("cudagap", cudagap_command(run, program, report_file, exports))
     if done is None:
         if "cudagap" in run.missing:
             why = run.missing.pop("cudagap")
             run.missing.update({GRAPH: why, EAGER: why})
         return
+    if exports and os.path.isfile(run.model):
+        run.onnx_origin = {"exporter": EXPORTER, "note": f"ONNX model exported by {EXPORTER}"}
+    elif not exports:
+        run_twin(run, why)
     report = train_run.read_json(report_file)
     if done.returncode != 0 or report is None:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
@@ -206,6 +255,8 @@ def run_all(run):
             run_baseline(run, TORCH, "torch-eager")
     if a.no_onnxruntime:
         run.missing[ORT] = "--no-onnxruntime"
+    elif ORT in run.missing:
+        pass  # no model: the twin said why
     elif not os.path.isfile(run.model):
         run.missing[ORT] = "no ONNX model: cudagap-infer --export-onnx did not run or wrote none"
     else:
@@ -286,15 +337,22 @@ def targets_of(run, rows):
                          f"worst at batch {worst['batch_size']} of {len(graphs)} batch sizes")
     comparison = (run.parts.get(ORT) or {}).get("comparison")
     if comparison:
-        found["onnx"] = ("met" if comparison["ok"] else "not met",
-                         f"{comparison['max_error_over_scale']:.2g} x the largest logit",
-                         f"{comparison['images']} images on {comparison.get('provider')}; predictions agree on "
-                         f"{comparison['argmax_agree']} of {comparison['argmax_compared']} clear calls")
+        found["onnx"] = onnx_target(run, comparison)
     result = []
     for key, (name, requirement) in TARGETS.items():
         status, measured, note = found.get(key, ("not measured", "", why_not(run, key)))
         result.append({"name": name, "requirement": requirement, "status": status, "measured": measured, "note": note})
     return result
+
+
+def onnx_target(run, comparison):
+    """(status, measured, note) of the ONNX target from compare_onnx.py's @comparison; the note
+    names the Python twin when it made the model."""
+    twin = (run.onnx_origin or {}).get("exporter") == TWIN
+    return ("met" if comparison["ok"] else "not met", f"{comparison['max_error_over_scale']:.2g} x the largest logit",
+            f"{comparison['images']} images on {comparison.get('provider')}; predictions agree on "
+            f"{comparison['argmax_agree']} of {comparison['argmax_compared']} clear calls"
+            + (" (the model from the Python twin of cudagap's exporter)" if twin else ""))
 
 
 def why_not(run, key):
@@ -345,6 +403,8 @@ def build_report(run):
     if cudagap and cudagap.get("test_accuracy"):
         notes.append(f"cudagap-infer's test accuracy on {cudagap.get('test_images')} images: "
                      + ", ".join(f"{mode} {100 * value:.2f}%" for mode, value in cudagap["test_accuracy"].items()))
+    if run.onnx_origin:
+        notes.append(run.onnx_origin["note"])
     comparison = (run.parts.get(ORT) or {}).get("comparison")
     if comparison:
         notes.append("cudagap against ONNX Runtime: largest difference "
@@ -358,7 +418,7 @@ def build_report(run):
             "quick": a.quick, "environment": environment(run), "gpu_skipped": skipped,
             "skip_reason": run.skip_reason, "rows": rows, "ratios": ratios_of(rows),
             "targets": targets_of(run, rows), "notes": notes, "errors": run.errors, "exit_code": code,
-            "infer": {"parts": run.parts, "not_measured": run.missing}}
+            "infer": {"parts": run.parts, "not_measured": run.missing, "onnx_model": run.onnx_origin}}
 
 
 def markdown(report, run):

@@ -381,7 +381,9 @@ int main(int argc, char* argv[])
         return 0;
     }
     if (opts.version) {
-        std::printf("cudagap-infer %s\n", gpu::library_version().to_string().c_str());
+        // The second line tells scripts (bench/infer, the ONNX proofs) whether --export-onnx works here.
+        std::printf("cudagap-infer %s\nONNX export: %s\n", gpu::library_version().to_string().c_str(),
+                    infer::onnx_export_available() ? "yes" : "no (built without the ONNX C++ library)");
         return 0;
     }
     nlohmann::json report = base_report(opts);

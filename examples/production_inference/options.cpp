@@ -47,7 +47,7 @@ accuracy side by side; --export-onnx writes the model for TensorRT and Triton.
   --profile NAME      production (default: exhaustive algorithm search, TF32), development
                       (eager only: it synchronises after every call) or testing
   --help              print this text
-  --version           print the version
+  --version           print the version, and whether this build exports ONNX
 Exit status: 0 done (or no GPU: the reason, after the checks that need none), 1 a failure
 (checkpoint, data, export, CUDA), 2 bad arguments.
 )";

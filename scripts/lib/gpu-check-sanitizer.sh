@@ -3,8 +3,8 @@
 # refuses the device: "Device not supported", then error 999 at the first allocation; that is
 # the host's limit, not a defect of cudagap, and every sanitizer step is then SKIP with the
 # reason), then memcheck, racecheck and initcheck, each on the tests where cudagap's own kernels
-# (src/core/numerics.cu, src/blas/*.cu, src/nn/*.cu), its memory handling and its cuDNN convolution trials run, and each cut to the
-# time the budget has left.
+# (src/core/numerics.cu, src/blas/*.cu, src/nn/*.cu), its memory handling and its cuDNN
+# convolution trials run, each within its slot of the time plan (gpu-check-plan.sh).
 #
 # A spec is "<suite>:<Catch2 test spec>", with test files as tags ([#test_numerics]: Catch2's -#).
 
@@ -40,9 +40,6 @@ sanitizer_specs() { # sets memcheck_specs, racecheck_specs, initcheck_specs
   fi
 }
 
-# The most seconds one tool may take in all (its suites share it), before the budget's cut.
-sanitizer_cap() { case "$1" in memcheck) echo $((quick ? 60 : 150)) ;; *) echo $((quick ? 45 : 90)) ;; esac; }
-
 sanitizer_selected() {
   ((skip_sanitizer)) && return 1
   selected sanitizer-memcheck || selected sanitizer-racecheck || selected sanitizer-initcheck
@@ -57,8 +54,9 @@ probe_failure() {
   done | sed 's/^=* *//' | cut -c1-140
 }
 
-# Runs cudagap_gpu_probe --exercise (allocate, fill, free, synchronise) under memcheck. Returns
-# 0 when the sanitizer can work here; otherwise records why not and returns 1.
+# Runs cudagap_gpu_probe --exercise (allocate, fill, free, synchronise) under memcheck, within
+# <seconds> (at most 30: it takes a few). Returns 0 when the sanitizer can work here; otherwise
+# records why not and returns 1.
 sanitizer_probe() {
   local probe="$build/tests/examples/cudagap_gpu_probe" reason log="$work/logs/sanitizer-probe.log"
   if [[ ! -x "$probe" ]]; then
@@ -66,7 +64,7 @@ sanitizer_probe() {
     record sanitizer-probe FAIL 0 "$sanitizer_refused"
     return 1
   fi
-  run_logged sanitizer-probe 60 "$sanitizer" --tool memcheck --error-exitcode 99 "$probe" --exercise
+  run_logged sanitizer-probe "$(min 30 "$1")" "$sanitizer" --tool memcheck --error-exitcode 99 "$probe" --exercise
   if ((last_rc == 0)) && grep -q 'ERROR SUMMARY: 0 errors' "$log"; then
     record sanitizer-probe PASS "$last_seconds" "compute-sanitizer works on this GPU"
     return 0
@@ -109,13 +107,18 @@ sanitizer_outcome() { # suite log limit cap
 }
 
 # sanitize <tool> <extra options> <spec...>: one run per "<suite>:<spec>", all within the
-# tool's cap and the budget.
+# tool's slot in the time plan (scripts/lib/gpu-check-plan.sh).
 sanitize() {
   local tool="$1" extra="$2"; shift 2
   local name="sanitizer-$tool" total_errors=0 ran=0 failed=0 out_of_time=0 seconds=0 notes=()
   local spec suite binary limit cap deadline joined
-  cap="$(sanitizer_cap "$tool")"
-  deadline=$(($(elapsed) + $(min "$cap" "$(remaining)")))
+  plan_take "$name"
+  if [[ "$slot_mode" == skip ]]; then
+    record "$name" SKIP 0 "$slot_note"
+    return
+  fi
+  cap="$(plan_full "$name")"
+  deadline=$(($(elapsed) + slot_seconds))
   for spec in "$@"; do
     suite="${spec%%:*}"
     binary="$build/tests/$suite/cudagap_${suite}_tests"
@@ -152,7 +155,8 @@ sanitize() {
 sanitizer_probed=""
 sanitizer_steps() {
   local tool tools=()
-  for tool in "$@"; do selected "sanitizer-$tool" && tools+=("$tool"); done
+  # --skip-sanitizer: none of them, whatever --only selects.
+  ((skip_sanitizer)) || for tool in "$@"; do selected "sanitizer-$tool" && tools+=("$tool"); done
   if ((${#tools[@]} == 0)); then
     if ((skip_sanitizer)) && [[ -z "$sanitizer_probed" ]]; then
       record sanitizer SKIP 0 "--skip-sanitizer"; sanitizer_probed=skipped
@@ -167,10 +171,15 @@ sanitizer_steps() {
     [[ -z "$sanitizer_probed" ]] && record sanitizer SKIP 0 "nothing built"; sanitizer_probed=no; return 0
   fi
   if [[ -z "$sanitizer_probed" ]]; then
-    if (($(remaining) < 20)); then
-      record sanitizer SKIP 0 "not run: the ${budget}s time budget is spent"; sanitizer_probed=no; return 0
-    fi
-    if sanitizer_probe; then sanitizer_probed=yes; else sanitizer_probed=refused; fi
+    # The probe takes its few seconds from the slot of the first tool that has one.
+    while ((${#tools[@]})); do
+      plan_take "sanitizer-${tools[0]}"
+      [[ "$slot_mode" != skip ]] && break
+      record "sanitizer-${tools[0]}" SKIP 0 "$slot_note"
+      tools=("${tools[@]:1}")
+    done
+    ((${#tools[@]})) || { sanitizer_probed=no; return 0; }
+    if sanitizer_probe "$slot_seconds"; then sanitizer_probed=yes; else sanitizer_probed=refused; fi
   fi
   for tool in "${tools[@]}"; do
     case "$sanitizer_probed" in

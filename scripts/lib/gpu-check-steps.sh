@@ -34,17 +34,20 @@ build_target_names() {
   fi
 }
 
-# build_targets with "programs" spelled out (cudagap-<name> are the tree's programs).
+# build_targets with "programs" spelled out: the tree's programs (cudagap-<name>: the examples
+# and the benchmarks), the probe, the Catch2 runner, and every target whose program a ctest entry
+# of the labels gpu and examples (or a fixture it requires) names on its command line: the
+# README's examples, cudagap-train's and cudagap-infer's helpers, the ONNX exporter's probe
+# (gpu_check_tools.py ctest-programs). An entry whose program was not built fails as "Not Run".
 expand_targets() {
-  local target
+  local target known
   while read -r target; do
     if [[ "$target" == programs ]]; then
-      # The programs, and the programs behind ctest entries of the labels gpu and examples that
-      # are not Catch2 suites (an entry whose program was not built fails as "Not Run"), with the
-      # helpers cudagap-train's entries run (the tiny IDX set they train on, the run comparison,
-      # the driver that holds GPU memory and sends Ctrl-C).
-      build_target_names |
-        grep -E '^(cudagap-[a-z0-9-]+|cudagap_gpu_probe|cudagap_readme_(example|gemm)|cudagap_test_main|cudagap_make_tiny_idx|cudagap_compare_train_runs|cudagap_train_driver)$'
+      known="$(build_target_names)"
+      {
+        grep -E '^(cudagap-[a-z0-9-]+|cudagap_gpu_probe|cudagap_test_main)$' <<< "$known"
+        "$python" "$tools" ctest-programs "$build" '^(gpu|examples)$' | grep -Fx -f <(printf '%s\n' "$known")
+      } | LC_ALL=C sort -u
     else
       echo "$target"
     fi
@@ -165,6 +168,11 @@ tests_step() {
   if ((!have_gpu)); then
     ((skipped)) && note+=" (the [gpu] ones: no GPU)" || note+=" (no GPU: the [gpu] suites are not built)"
   fi
+  # Where cudagap-infer has no ONNX exporter (no libonnx-dev here), its ONNX Runtime proofs ran on
+  # the model of the exporter's Python twin (tests/examples/onnxruntime_tests.cmake names them so).
+  if grep -Eq "Test +#[0-9]+: [^*]*on the Python twin's ONNX model.*(Passed|Failed|Skipped|Timeout)" "$log"; then
+    note+="; cudagap-infer has no ONNX exporter here: its ONNX Runtime proofs ran on the Python twin's model"
+  fi
   if ((last_rc == 0 && ${total:-0} > 0)); then
     if ((have_gpu && skipped > 0)); then
       record tests FAIL "$last_seconds" "$note: on a GPU host nothing may be skipped"
@@ -181,50 +189,48 @@ tests_step() {
 
 # ---- benchmarks (before the sanitizer: they matter more when time is short) --------------
 
-# One benchmark, once: full size when the budget still has its full time, else --quick. Without
-# a GPU only its CPU part runs (--quick, seconds): the budget, which is there for GPU time, does
-# not stop it, the hard end does.
+# One benchmark, once, in the slot the time plan gives it (scripts/lib/gpu-check-plan.sh): full
+# size, --quick, or not at all. Without a GPU only its CPU part runs (--quick, seconds): the
+# budget, which is there for GPU time, does not stop it, the hard end does.
 bench_step() {
-  local name="$1" program full_cap quick_cap left cap flags=() extra=() mode_note="" json targets numbers
+  local name="$1" program limit cap flags=() extra=() mode_note="" json targets numbers
   program="$build/bench/$name/cudagap-bench-$name"
   if [[ ! -x "$program" ]]; then
     record "bench-$name" FAIL 0 "$program was not built (was nlohmann-json$([[ $name == allreduce ]] && echo ', NCCL') found? see logs/configure.log)"
     return
   fi
-  case "$name" in
-    gemm | conv) full_cap=120; quick_cap=60 ;;
-    train) full_cap=100; quick_cap=45 ;;
-    infer) full_cap=90; quick_cap=45 ;;
-    allreduce) full_cap=60; quick_cap=30 ;;
-    *) full_cap=45; quick_cap=30 ;;
-  esac
-  left="$(remaining)"
-  ((have_gpu)) || left=$((hard_end - $(elapsed) - 15))
-  if ((left < 15)); then
-    record "bench-$name" SKIP 0 "not run: the ${budget}s time budget is spent"
-    return
-  fi
-  if ((quick || !have_gpu)); then
-    flags=(--quick); cap="$quick_cap"
-  elif ((left >= full_cap)); then
-    cap="$full_cap"
+  if ((have_gpu)); then
+    plan_take "bench-$name"
+    [[ "$slot_mode" == skip ]] && { record "bench-$name" SKIP 0 "$slot_note"; return; }
+    limit="$slot_seconds"; cap="$(plan_"$slot_mode" "bench-$name")"
+    if [[ "$slot_mode" == quick ]]; then
+      flags=(--quick)
+      ((quick)) || mode_note="$slot_note; "
+    else
+      mode_note="full run in its ${limit}s slot; "
+    fi
   else
-    flags=(--quick); cap="$quick_cap"; mode_note="--quick: only ${left}s of the time budget were left; "
+    cap="$(plan_quick "bench-$name")"; flags=(--quick)
+    limit="$(min "$cap" $((hard_end - $(elapsed) - 15)))"
+    ((limit >= 15)) || { record "bench-$name" SKIP 0 "not run: the hard end (${hard_end}s) is near"; return; }
   fi
   ((force_no_gpu)) && flags+=(--cpu-only)
   if [[ "$name" == train || "$name" == infer ]]; then
-    mapfile -t extra < <("${name}_flags" "$(min "$cap" "$left")" "${flags[0]:-}")
+    mapfile -t extra < <("${name}_flags" "$limit" "${flags[0]:-}")
     flags+=("${extra[@]}")
   fi
   json="$work/bench/$name.json"
-  run_logged "bench-$name" "$(min "$cap" "$left")" "$program" "${flags[@]}" --json "$json"
+  run_logged "bench-$name" "$limit" "$program" "${flags[@]}" --json "$json"
   targets=""
   [[ -f "$json" ]] && targets="$("$python" "$root/bench/harness/results.py" brief "$json" 2>&1 | head -1)"
   if [[ "$name" == allreduce && -f "$json" ]]; then
     numbers="$(allreduce_numbers "$json")"
     [[ -n "$numbers" ]] && targets+="; $numbers"
+  elif [[ "$name" == infer && -f "$json" ]]; then
+    numbers="$(infer_model_origin "$json")"
+    [[ -n "$numbers" ]] && targets+="; $numbers"
   fi
-  bench_verdict "$name" "$(min "$cap" "$left")" "$cap" "$mode_note$targets"
+  bench_verdict "$name" "$limit" "$cap" "$mode_note$targets"
 }
 
 # bench/train's arguments under a limit of <seconds> (and <--quick> when so): the Fashion-MNIST
@@ -274,6 +280,17 @@ torch, mine = row(big + " in-place", "torch"), row(big + " in-place", "cudagap")
 if torch and mine:
     text += f"; in place: torch {torch['median_ms'] * 1e3:.1f} us vs cudagap {mine['median_ms'] * 1e3:.1f} us"
 print(text)
+PY
+}
+
+# Where bench/infer's ONNX model came from, when not from cudagap-infer's own exporter (a GPU host
+# without libonnx-dev: the Python twin, bench/infer/onnx_twin.py), for the summary.
+infer_model_origin() {
+  "$python" - "$1" <<'PY' 2>&1 | head -1
+import json, sys
+origin = (json.load(open(sys.argv[1])).get("infer") or {}).get("onnx_model") or {}
+if origin.get("exporter") == "bench/infer/onnx_twin.py":
+    print("the ONNX model was made by the Python twin of cudagap-infer's exporter (this cudagap-infer has none)")
 PY
 }
 

@@ -32,6 +32,15 @@ made of [A-Za-z0-9._-]; the tree it sends is at most 64 MiB.
       bench/train/torch_train.py's IDX reader. Prints what it wrote; exit 0, 1 when SOURCE is
       missing or a file is wrong.
 
+  gpu_check_tools.py ctest-programs BUILD LABELS
+      the names of the files in the build folder BUILD that the ctest entries of the labels
+      LABELS (a regex, as ctest -L takes it) name on their command lines, the set-ups of the
+      fixtures they require included (ctest --show-only=json-v1 -L LABELS, and their add_test
+      lines in the CTestTestfile.cmake files: ctest leaves out the command of a test whose
+      program is not built yet): one a line, sorted. Works on a configured build before it is
+      built: gpu-check builds the targets of these names, so that no such entry fails as "Not
+      Run". Exit 0, 1 when ctest fails.
+
   gpu_check_tools.py summary-json DATE HOST GPU QUICK SECONDS EXIT_CODE VERDICT [KEY=VALUE...]
       reads the steps as tab-separated lines (step, status, seconds, note) from stdin and prints
       gpu-check's summary.json; each KEY=VALUE becomes one more field (a string).
@@ -240,6 +249,38 @@ def command_data_subset(args):
     return 0
 
 
+def ctest_commands(build):
+    """{test name: its add_test line's command and arguments, as text} of every CTestTestfile.cmake
+    in @build: where ctest cannot resolve a test's program yet (not built), its JSON has no
+    command, but the file has the path."""
+    found = {}
+    pattern = re.compile(r"^add_test\(\[(=*)\[(.*?)\]\1\] (.*)\)$")
+    for testfile in build.rglob("CTestTestfile.cmake"):
+        for line in testfile.read_text(errors="replace").splitlines():
+            match = pattern.match(line)
+            if match:
+                found[match.group(2)] = match.group(3)
+    return found
+
+
+def command_ctest_programs(args):
+    build = Path(args.build).resolve()
+    shown = subprocess.run(["ctest", "--test-dir", str(build), "-L", args.labels, "--show-only=json-v1"],
+                           capture_output=True, text=True, check=False)
+    if shown.returncode != 0:
+        print(f"ctest-programs: ctest failed: {shown.stderr.strip()[-300:]}", file=sys.stderr)
+        return 1
+    commands = ctest_commands(build)
+    names = set()
+    inside = re.compile(re.escape(str(build)) + r"/[^\s=|;,\"']+")
+    for test in json.loads(shown.stdout).get("tests", []):
+        # A program is the command, or an argument such as -DPROGRAM=<path> or a driver's <path>.
+        for text in [*(test.get("command") or []), commands.get(test["name"], "")]:
+            names.update(Path(path).name for path in inside.findall(text))
+    print("\n".join(sorted(names)))
+    return 0
+
+
 def command_summary_json(args):
     steps = []
     for line in sys.stdin:
@@ -279,13 +320,17 @@ def main(argv=None):
     subset.add_argument("dest")
     subset.add_argument("--train", type=int, default=20000)
     subset.add_argument("--test", type=int, default=10000)
+    programs = sub.add_parser("ctest-programs", help="the files of a build that ctest entries run")
+    programs.add_argument("build")
+    programs.add_argument("labels")
     summary = sub.add_parser("summary-json", help="gpu-check's summary.json")
     for field in ("date", "host", "gpu", "quick", "seconds", "exit_code", "verdict"):
         summary.add_argument(field)
     summary.add_argument("extra", nargs="*")
     args = parser.parse_args(argv)
     handlers = {"pack": command_pack, "check-out": command_check_out, "size": command_size,
-                "summary-json": command_summary_json, "data-subset": command_data_subset}
+                "summary-json": command_summary_json, "data-subset": command_data_subset,
+                "ctest-programs": command_ctest_programs}
     return handlers[args.command](args)
 
 

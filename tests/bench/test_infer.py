@@ -294,18 +294,29 @@ class InferBaselinesTests(unittest.TestCase):
 
 
 STUB_INFER = r'''#!/usr/bin/env python3
-# A stand-in of cudagap-infer that answers as its contract says (STUB_MODE: gpu, nogpu, fail).
+# A stand-in of cudagap-infer that answers as its contract says (STUB_MODE: gpu, nogpu, fail;
+# STUB_ONNX: yes, no (built without the ONNX library), old (its --version does not say)).
 import json, os, sys
 args = sys.argv[1:]
 def value(flag, default=None):
     return args[args.index(flag) + 1] if flag in args else default
+onnx = os.environ.get("STUB_ONNX", "yes")
+if args == ["--version"]:
+    print("cudagap-infer 0.9.0")
+    if onnx != "old":
+        print("ONNX export: " + ("yes" if onnx == "yes" else "no (built without the ONNX C++ library)"))
+    sys.exit(0)
 with open(os.environ["STUB_LOG"], "a") as log:
     log.write("infer " + " ".join(args) + "\n")
 mode = os.environ.get("STUB_MODE", "gpu")
 if mode == "fail":
     print("cudagap-infer: tensor 'fc1.weight' is [512, 3136], expected [1024, 3136]", file=sys.stderr)
     sys.exit(1)
-open(value("--export-onnx"), "w").write("stub onnx")
+if value("--export-onnx"):
+    if onnx == "no":
+        print("cudagap-infer: --export-onnx: this program was built without the ONNX C++ library", file=sys.stderr)
+        sys.exit(1)
+    open(value("--export-onnx"), "w").write("stub onnx")
 gpu = mode == "gpu"
 results = []
 for m in ("eager", "graph"):
@@ -319,7 +330,7 @@ report = {"program": "cudagap-infer", "version": "0.9.0", "device": "Stub GPU" i
           "gpu_available": gpu, "precision": value("--precision"), "checkpoint": value("--checkpoint"),
           "seeded": False, "buckets": [1, 8, 32, 128, 256], "results": results if gpu else [],
           "test_accuracy": {"eager": 0.9, "graph": 0.9} if gpu else None, "test_images": 10000,
-          "onnx": {"path": value("--export-onnx"), "opset": 17}}
+          "onnx": {"path": value("--export-onnx"), "opset": 17} if value("--export-onnx") else None}
 if gpu:
     open(value("--outputs"), "w").write("stub outputs")
 else:
@@ -367,6 +378,20 @@ print(json.dumps(report))
 '''
 
 
+STUB_TWIN = r'''#!/usr/bin/env python3
+# A stand-in of bench/infer/onnx_twin.py (STUB_TWIN: ok, noonnx).
+import os, sys
+args = sys.argv[1:]
+with open(os.environ["STUB_LOG"], "a") as log:
+    log.write("twin " + " ".join(args) + "\n")
+if os.environ.get("STUB_TWIN") == "noonnx":
+    print("onnx_twin.py: skipped: onnx is not importable by python3 (pip install onnx)")
+    sys.exit(77)
+assert open(args[args.index("--checkpoint") + 1], "rb").read(8)
+open(args[args.index("--out") + 1], "w").write("stub onnx")
+'''
+
+
 def settings(report):
     return next(note for note in report["notes"] if note.startswith("settings: "))
 
@@ -381,6 +406,8 @@ class InferDriverTests(unittest.TestCase):
         self.program.chmod(self.program.stat().st_mode | stat.S_IXUSR)
         self.stub = self.dir / "baselines_stub.py"
         self.stub.write_text(STUB_BASELINES)
+        self.twin = self.dir / "twin_stub.py"
+        self.twin.write_text(STUB_TWIN)
         self.log = self.dir / "calls.log"
         self.json = self.dir / "infer.json"
         self.data = write_dataset(self.dir / "data")
@@ -390,7 +417,7 @@ class InferDriverTests(unittest.TestCase):
 
     def driver(self, *args, env=None, program=True):
         command = [sys.executable, DRIVER, "--json", self.json, "--data", self.data,
-                   "--baselines-script", self.stub, *args]
+                   "--baselines-script", self.stub, "--twin-script", self.twin, *args]
         if program:
             command += ["--cudagap-infer", self.program]
         result = run(command, env={"STUB_LOG": str(self.log), **(env or {})})
@@ -436,6 +463,42 @@ class InferDriverTests(unittest.TestCase):
         self.assertIn("--batch-sizes 1,32,256 --requests 1000 --warmup 20", calls[0])
         self.assertIn("--compare-outputs", calls[2])
         self.assertIn("random weights (seed 42)", settings(report))
+
+    def test_without_an_exporter_the_python_twin_makes_the_model_and_says_so(self):
+        result, report = self.driver(env={"STUB_ONNX": "no"})
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        calls = self.log.read_text().splitlines()
+        self.assertEqual([c.split()[0] for c in calls], ["infer", "twin", "baselines", "baselines", "baselines"])
+        self.assertNotIn("--export-onnx", calls[0])
+        checkpoint = calls[0].split("--checkpoint ")[1].split()[0]
+        self.assertEqual(calls[1].split("--checkpoint ")[1].split()[0], checkpoint)  # the same weights
+        self.assertIn("--compare-outputs", calls[3])
+        notes = "\n".join(report["notes"])
+        self.assertIn("ONNX model made by bench/infer/onnx_twin.py, the Python twin of cudagap-infer's exporter, from "
+                      "the same checkpoint: this cudagap-infer has none (ONNX export: no (built without the ONNX C++ "
+                      "library))", notes)
+        self.assertEqual(report["infer"]["onnx_model"]["exporter"], "bench/infer/onnx_twin.py")
+        onnx = self.targets(report)["cudagap's logits match ONNX Runtime's"]
+        self.assertEqual(onnx["status"], "met")
+        self.assertIn("(the model from the Python twin of cudagap's exporter)", onnx["note"])
+        # With its exporter, cudagap-infer's model, said so too; an older program that does not say
+        # is taken to export.
+        for answer in ("yes", "old"):
+            self.log.unlink()
+            result, report = self.driver(env={"STUB_ONNX": answer})
+            self.assertEqual(report["infer"]["onnx_model"]["exporter"], "cudagap-infer --export-onnx")
+            self.assertIn("--export-onnx", self.log.read_text().splitlines()[0])
+            self.assertNotIn("twin", self.log.read_text())
+            self.assertNotIn("Python twin", self.targets(report)["cudagap's logits match ONNX Runtime's"]["note"])
+
+    def test_without_an_exporter_or_onnx_nothing_runs_in_onnx_runtime_and_both_reasons_are_named(self):
+        result, report = self.driver(env={"STUB_ONNX": "no", "STUB_TWIN": "noonnx"})
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertNotIn("onnxruntime", {r["variant"].split()[0] for r in report["rows"]})
+        self.assertIn("onnxruntime: not measured: no ONNX model: cudagap-infer has none (ONNX export: no (built "
+                      "without the ONNX C++ library)) and onnx_twin.py exited 77: onnx_twin.py: skipped: onnx is not "
+                      "importable by python3 (pip install onnx)", report["notes"])
+        self.assertIsNone(report["infer"]["onnx_model"])
 
     def test_targets_not_met_are_reported_not_asserted(self):
         result, report = self.driver(env={"STUB_GRAPH_MS": "0.3", "STUB_TORCH_COMPILE_MS": "0.2",
@@ -544,7 +607,8 @@ class OnnxProofToolsTests(unittest.TestCase):
     def test_fixture_takes_a_python_that_has_onnxruntime(self):
         result = self.env_setup("/no/such/python", sys.executable, env={"PYTHONPATH": str(FAKE_ORT)})
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn(f"{sys.executable} has onnxruntime 0.0+fake, numpy", result.stdout)
+        self.assertIn(f"{sys.executable} has onnxruntime 0.0+fake, numpy ", result.stdout)
+        self.assertIn(", onnx 0.0+fake", result.stdout)
         self.assertEqual(json.loads(self.record.read_text())["python"], sys.executable)
         self.assertFalse((self.dir / "venv").exists())
 
@@ -555,7 +619,7 @@ class OnnxProofToolsTests(unittest.TestCase):
         self.assertEqual(result.returncode, 77, result.stdout + result.stderr)
         recorded = json.loads(self.record.read_text())
         self.assertIsNone(recorded["python"])
-        self.assertRegex(recorded["reason"], "pip could not download onnxruntime and numpy from PyPI|python3-venv")
+        self.assertRegex(recorded["reason"], "pip could not download onnxruntime, numpy, onnx from PyPI|python3-venv")
         self.assertIn("SKIPPED: " + recorded["reason"], result.stdout)
 
     def proof(self, *args):
@@ -578,7 +642,7 @@ class OnnxProofToolsTests(unittest.TestCase):
         self.record.write_text(json.dumps({"python": sys.executable}))
         stub = self.dir / "cudagap-infer"
         leftover = "open(v('--export-onnx') + '.tmp', 'w').write('x')"
-        for extra, words in (("", "differ from the reference"), (leftover, "expected m.onnx and the checkpoint"),
+        for extra, words in (("", "differ from the reference"), (leftover, "expected ['checkpoint.safetensors', 'm.onnx']"),
                              ("sys.exit(1)", "cudagap-infer --export-onnx exited 1")):
             stub.write_text("#!/usr/bin/env python3\nimport json, sys\na = sys.argv[1:]\n"
                             "v = lambda f: a[a.index(f) + 1]\n"

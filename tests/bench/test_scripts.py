@@ -444,6 +444,52 @@ class GpuCheckTests(unittest.TestCase):
                          "256 MiB out-of-place algbw: cudagap 2000 GB/s, raw NCCL 2010 GB/s, ratio 1.004; "
                          "in place: torch 12.0 us vs cudagap 3.0 us")
 
+    def test_the_summary_says_when_the_onnx_model_came_from_the_twin(self):
+        steps = SOURCE / "scripts" / "lib" / "gpu-check-steps.sh"
+        origin = lambda report: run(["bash", "-c", f'python="{sys.executable}"; source "{steps}"; '  # noqa: E731
+                                     f'infer_model_origin "$1"', "bash", report]).stdout.strip()
+        report = self.dir / "infer.json"
+        report.write_text(json.dumps({"infer": {"onnx_model": {"exporter": "bench/infer/onnx_twin.py"}}}))
+        self.assertEqual(origin(report), "the ONNX model was made by the Python twin of cudagap-infer's exporter "
+                                         "(this cudagap-infer has none)")
+        report.write_text(json.dumps({"infer": {"onnx_model": {"exporter": "cudagap-infer --export-onnx"}}}))
+        self.assertEqual(origin(report), "")
+
+    @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
+    def test_the_no_gpu_build_has_every_program_the_examples_tests_run(self):
+        """Without a GPU gpu-check builds the programs, not the [gpu] suites: every program that
+        a ctest entry of the labels gpu and examples runs (or a fixture it needs) must be among
+        them, or that entry fails as "Not Run" (cudagap_onnx_export_probe once was not). The
+        list is made from a configured tree before anything is built, as on the GPU host; what
+        the entries need is read from this (built) build."""
+        steps = SOURCE / "scripts" / "lib" / "gpu-check-steps.sh"
+        generator = "Ninja" if "CMAKE_GENERATOR:INTERNAL=Ninja" in (BUILD / "CMakeCache.txt").read_text() else "Unix Makefiles"
+        fresh = self.dir / "configured"
+        packages = [f"-D{name}={os.environ[variable]}" for name, variable in
+                    (("Catch2_DIR", "CATCH2_CMAKE_DIR"), ("nlohmann_json_DIR", "NLOHMANN_JSON_CMAKE_DIR"))
+                    if os.environ.get(variable)]
+        configured = run(["cmake", "-S", SOURCE, "-B", fresh, "-G", generator, "-DCMAKE_BUILD_TYPE=Release",
+                          "-DCMAKE_CUDA_ARCHITECTURES=90", "-DCUDAGAP_BUILD_DOCS=OFF", *packages])
+        self.assertEqual(configured.returncode, 0, configured.stdout[-2000:] + configured.stderr[-2000:])
+        script = (f'source "{steps}"; build="{fresh}"; python="{sys.executable}"; tools="{TOOLS}"; '
+                  f'generator="{generator}"; build_targets() {{ echo programs; }}; expand_targets')
+        built = set(run(["bash", "-c", script]).stdout.split())
+        shown = json.loads(run(["ctest", "--test-dir", BUILD, "-L", "^(gpu|examples)$", "--show-only=json-v1"]).stdout)
+        needed = set()
+        for test in shown["tests"]:
+            for argument in test.get("command") or []:
+                for path in re.findall(re.escape(str(BUILD)) + r"/[^\s=|;,]+", argument):
+                    if os.path.isfile(path) and os.access(path, os.X_OK):
+                        needed.add(Path(path).name)
+        suites = {name for name in needed if re.fullmatch(r"cudagap_[a-z0-9_]+_tests", name)}
+        self.assertTrue(needed - suites, "no program found in the ctest entries")
+        self.assertEqual(needed - suites - built, set())
+        for helper in ("cudagap_onnx_export_probe", "cudagap_train_driver", "cudagap_make_tiny_idx",
+                       "cudagap_compare_train_runs", "cudagap_readme_example", "cudagap-infer"):
+            if helper in needed:
+                self.assertIn(helper, built)
+        self.assertIn("cudagap_test_main", built)  # Catch2 from .deps compiles, even with no suite to run
+
     def test_help_and_bad_command_lines(self):
         result = run([GPU_CHECK, "--help"])
         self.assertEqual(result.returncode, 0)
@@ -463,14 +509,18 @@ class GpuCheckTests(unittest.TestCase):
         for expected in ("GPU         none: --no-gpu was given", "configure          cmake -S",
                          "-DCUDAGAP_BUILD_DOCS=OFF", "-L '^(gpu|examples)$' --output-junit tests.xml",
                          "(no GPU: the [gpu] suites are not built, the examples run)",
-                         "--target <every cudagap-* program> cudagap_gpu_probe cudagap_readme_example cudagap_readme_gemm cudagap_test_main",
+                         "--target <every cudagap-* program> cudagap_gpu_probe cudagap_test_main <every program the gpu and examples tests run>",
                          "--cpu-only", "--quick",
                          "archive            everything else"):
             self.assertIn(expected, result.stdout)
-        # The benchmarks in order of value, each once.
+        # The benchmarks in the order they run, each once: the headline two, the three newest,
+        # the host-side two.
         order = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("  bench-")]
-        self.assertEqual(order[:4], ["bench-gemm", "bench-conv", "bench-alloc", "bench-overhead"])
+        self.assertEqual(order[:7], ["bench-gemm", "bench-conv", "bench-train", "bench-infer", "bench-allreduce",
+                                     "bench-alloc", "bench-overhead"])
         self.assertEqual(len(order), len(set(order)))
+        self.assertIn("mode        quick, budget 400s (hard end 520s)", result.stdout)
+        self.assertNotIn("time plan", result.stdout)  # without a GPU the CPU parts run within the hard end
         self.assertFalse((self.dir / "out").exists())  # nothing was run or written
         env_out = run([GPU_CHECK, "--dry-run"], env={"OUT": str(self.dir / "from-env")})
         self.assertIn(f"output      {self.dir / 'from-env'}", env_out.stdout)
@@ -597,11 +647,16 @@ class GpuCheckTests(unittest.TestCase):
         self.assertTrue(racecheck[0].endswith("cudagap_blas_tests --require-gpu -# --warn NoTests "
                                               "[#test_numerics][gpu]~[gate],[#test_convert][gpu]~[gate]"),
                         racecheck[0])
-        # Memcheck runs between the two headline benchmarks and the others.
+        # The time plan first, then every benchmark, then memcheck, racecheck and initcheck.
         order = [step["step"] for step in json.loads((out / "summary.json").read_text())["steps"]]
-        self.assertLess(order.index("bench-conv"), order.index("sanitizer-memcheck"))
-        self.assertLess(order.index("sanitizer-memcheck"), order.index("bench-alloc"))
-        self.assertLess(order.index("bench-alloc"), order.index("sanitizer-racecheck"))
+        self.assertEqual(order[order.index("plan"):order.index("plan") + 8],
+                         ["plan", "bench-gemm", "bench-conv", "bench-train", "bench-infer", "bench-allreduce",
+                          "bench-alloc", "bench-overhead"])
+        self.assertEqual(order[order.index("bench-overhead") + 1:order.index("bench-overhead") + 5],
+                         ["sanitizer-probe", "sanitizer-memcheck", "sanitizer-racecheck", "sanitizer-initcheck"])
+        self.assertRegex(steps["plan"]["note"], r"^[0-9]+s of the 400s budget left for 10 optional steps; the first 10 "
+                                                r"are guaranteed their quick slots \(320s\)")
+        self.assertIn("gpu-check-files/logs/plan.log", archive_members(out))
 
         # Out of time: what is not run is reported as such, and is not a failure of cudagap.
         late = self.dir / "late"
@@ -609,10 +664,12 @@ class GpuCheckTests(unittest.TestCase):
                       "--budget", "1", "--out", late], env=env)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         steps = steps_of(late)
-        self.assertEqual(steps["bench-alloc"]["status"], "SKIP")
-        self.assertIn("time budget", steps["bench-alloc"]["note"])
-        self.assertEqual(steps["sanitizer"]["status"], "SKIP")
-        self.assertIn("time budget is spent", steps["sanitizer"]["note"])
+        for name in ("bench-gemm", "bench-alloc", "sanitizer-memcheck", "sanitizer-racecheck", "sanitizer-initcheck"):
+            with self.subTest(step=name):
+                self.assertEqual(steps[name]["status"], "SKIP")
+                self.assertRegex(steps[name]["note"], r"^not run: [01]s of the 1s time budget left, 0s kept for the "
+                                                      r"steps after it, and it needs [0-9]+s$")
+        self.assertNotIn("sanitizer-probe", steps)
         self.assertIn("not run or cut short for lack of time (--budget 1s): bench-gemm", result.stdout)
 
     @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
@@ -632,6 +689,127 @@ class GpuCheckTests(unittest.TestCase):
                 self.assertEqual(steps[name]["status"], "SKIP")
                 self.assertIn("Device not supported", steps[name]["note"])
         self.assertNotIn("bench-gemm", steps)  # --only sanitizer
+
+
+    @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
+    def test_skip_sanitizer_runs_no_sanitizer(self):
+        calls = self.dir / "sanitizer-calls.txt"
+        env = {"PATH": f"{fake_gpu_tools(self.dir, calls)}:{os.environ['PATH']}", "CUDA_VISIBLE_DEVICES": ""}
+        out = self.dir / "out"
+        result = run([GPU_CHECK, "--no-build", "--build-dir", BUILD, "--only", "sanitizer", "--skip-sanitizer",
+                      "--out", out], env=env)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        steps = steps_of(out)
+        self.assertEqual((steps["sanitizer"]["status"], steps["sanitizer"]["note"]), ("SKIP", "--skip-sanitizer"))
+        self.assertFalse([name for name in steps if name.startswith("sanitizer-")])
+        self.assertEqual(calls.read_text().split("\n")[:-1], ["--version"])  # the environment's log only
+
+
+PLAN = SOURCE / "scripts" / "lib" / "gpu-check-plan.sh"
+OPTIONAL = ["bench-gemm", "bench-conv", "bench-train", "bench-infer", "bench-allreduce", "bench-alloc",
+            "bench-overhead", "sanitizer-memcheck", "sanitizer-racecheck", "sanitizer-initcheck"]
+
+
+def simulate_plan(left, used_percent, quick=0, budget=400, steps=OPTIONAL):
+    """gpu-check-plan.sh's decisions for @steps when the optional steps start with @left seconds,
+    each step using @used_percent of its slot (a sanitizer tool: all of it): [(step, mode,
+    seconds, note)]."""
+    script = f"""
+source "{PLAN}"
+min() {{ (($1 < $2)) && echo "$1" || echo "$2"; }}
+budget={budget}; quick={quick}; left={left}
+plan_set_steps {' '.join(steps)}
+plan_optional "$left" > /dev/null
+for step in "${{plan_order[@]}}"; do
+  plan_slot "$step" "$left"
+  printf '%s\t%s\t%s\t%s\n' "$step" "$slot_mode" "$slot_seconds" "$slot_note"
+  used=$((slot_seconds * {used_percent} / 100)); [[ $step == sanitizer-* ]] && used=$slot_seconds
+  left=$((left - used))
+done
+"""
+    done = run(["bash", "-c", script])
+    if done.returncode != 0:
+        raise AssertionError(done.stderr)
+    return [tuple(line.split("\t")) for line in done.stdout.splitlines()]
+
+
+class GpuCheckPlanTests(unittest.TestCase):
+    """scripts/lib/gpu-check-plan.sh: how the benchmarks and the sanitizer share what is left of
+    the budget after the tests (the arithmetic at the top of that file)."""
+
+    def modes(self, *args, **kwargs):
+        return {step: (mode, int(seconds)) for step, mode, seconds, _ in simulate_plan(*args, **kwargs)}
+
+    def test_the_default_run_on_an_h200_runs_every_benchmark(self):
+        # The estimate: the tests end at about 140 s of the 400 s budget; the quick runs take
+        # about half their slots. Every benchmark runs, none is starved; the newest get the spare
+        # time for full runs before gemm and conv; the sanitizer has the rest.
+        modes = self.modes(260, 50)
+        self.assertEqual([modes[step] for step in OPTIONAL],
+                         [("quick", 30), ("quick", 45), ("quick", 45), ("quick", 45), ("quick", 30), ("quick", 20),
+                          ("quick", 20), ("full", 104), ("full", 20), ("full", 20)])
+        # Even when every quick run takes its whole slot, each benchmark still gets its slot.
+        modes = self.modes(260, 100)
+        self.assertEqual([modes[step] for step in OPTIONAL[:7]],
+                         [("quick", 30), ("quick", 45), ("quick", 45), ("quick", 45), ("quick", 30), ("quick", 20),
+                          ("quick", 20)])
+        self.assertEqual(sum(modes[step][1] for step in OPTIONAL[:7]), 235)
+
+    def test_plenty_of_time_runs_the_newest_in_full_first(self):
+        modes = self.modes(400, 60)
+        self.assertEqual([modes[step][0] for step in OPTIONAL[:7]],
+                         ["quick", "quick", "full", "full", "full", "quick", "quick"])
+        self.assertEqual([modes[step] for step in OPTIONAL[7:]], [("full", 141), ("full", 20), ("full", 20)])
+        everything = self.modes(1000, 100)
+        self.assertEqual({mode for mode, _ in everything.values()}, {"full"})
+        self.assertEqual({mode for mode, _ in self.modes(1000, 100, quick=1).values() if mode != "full"}, {"quick"})
+        self.assertEqual([everything[step][1] for step in OPTIONAL], [90, 90, 100, 90, 60, 45, 45, 150, 90, 90])
+
+    def test_a_short_run_keeps_the_first_steps_slots_and_says_why_the_rest_did_not_run(self):
+        # Pessimistic: the tests end at 260 s, 140 s are left: gemm, conv and train are
+        # guaranteed; the others run as the time the first ones leave allows.
+        decided = simulate_plan(140, 60)
+        modes = {step: (mode, int(seconds)) for step, mode, seconds, _ in decided}
+        self.assertEqual([modes[step][0] for step in OPTIONAL[:6]], ["quick"] * 6)
+        skipped = [(step, note) for step, mode, _, note in decided if mode == "skip"]
+        self.assertEqual([step for step, _ in skipped], OPTIONAL[6:])
+        self.assertEqual(skipped[0][1], "not run: 11s of the 400s time budget left, 0s kept for the steps after it, "
+                                        "and it needs 20s")
+        # Nothing guaranteed is given up for a later step, however long the early ones take.
+        self.assertEqual([mode for _, mode, _, _ in simulate_plan(140, 100)][:3], ["quick"] * 3)
+
+    def test_a_full_run_never_takes_a_later_steps_quick_slot(self):
+        decided = simulate_plan(260, 100)
+        quick_note = dict((step, note) for step, _, _, note in decided)["bench-gemm"]
+        self.assertEqual(quick_note, "--quick in its 30s slot: 260s left, and a full run (90s) would cut into the "
+                                     "570s kept for the steps after it")
+        # memcheck takes what is left after the later tools' quick slots; when that is too little,
+        # memcheck goes first.
+        modes = self.modes(85, 100, steps=OPTIONAL[7:])
+        self.assertEqual([modes[step] for step in OPTIONAL[7:]], [("full", 45), ("full", 20), ("full", 20)])
+        modes = self.modes(60, 100, steps=OPTIONAL[7:])
+        self.assertEqual([modes[step][0] for step in OPTIONAL[7:]], ["full", "skip", "skip"])
+        self.assertEqual(modes["sanitizer-memcheck"], ("full", 60))
+
+    def test_the_hard_end_fits_the_lending_call(self):
+        """The default budget leaves the benchmarks' quick slots 165 s after the tests, and the hard
+        end (budget + 120 s) is inside the 540 s a lending call gives gpu-check."""
+        plan = run([GPU_CHECK, "--dry-run", "--quick"], env={"PATH": f"{fake_gpu_tools(Path(tempfile.mkdtemp()))}:"
+                                                                     f"{os.environ['PATH']}"})
+        self.assertEqual(plan.returncode, 0, plan.stderr)
+        hard_end = int(re.search(r"hard end ([0-9]+)s", plan.stdout).group(1))
+        self.assertLessEqual(hard_end, 540 - 20)
+        self.assertIn("the benchmarks' quick slots (235s) are all kept when the tests end by 165s", plan.stdout)
+        self.assertIn("slots quick/full in s: gemm 30/90 conv 45/90 train 45/100 infer 45/90 allreduce 30/60 "
+                      "alloc 20/45 overhead 20/45 memcheck 45/150 racecheck 20/90 initcheck 20/90", plan.stdout)
+        # The call prepare-gpu-run prints and the rehearsal's limit are that 540 s.
+        prepared = run([SOURCE / "scripts" / "prepare-gpu-run", "--check-only"])
+        self.assertIn('run(command="scripts/gpu-check", carry=[".deps"], timeout_s=540)', prepared.stdout,
+                      prepared.stdout + prepared.stderr)
+        self.assertIn("\nlimit=540\n", (SOURCE / "scripts" / "rehearse-gpu-run").read_text())
+        usage = run([GPU_CHECK, "--help"]).stdout
+        self.assertIn("(default 400)", usage)
+        self.assertIn("gemm 30/90 s, conv 45/90, train 45/100, infer 45/90, allreduce 30/60", usage)
 
 
 class GpuCheckOutputTests(unittest.TestCase):

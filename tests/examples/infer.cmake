@@ -17,7 +17,14 @@ set(_infer_quick --requests 20 --warmup 2 --batch-sizes 1,8 --quiet)
 
 _cudagap_infer_test("cudagap-infer --help" ARGS --help EXIT 0
   EXPECT "usage: cudagap-infer" "--buckets LIST" "--export-onnx FILE" "apt-get install dataset-fashion-mnist")
-_cudagap_infer_test("cudagap-infer --version" ARGS --version EXIT 0 EXPECT "cudagap-infer ${PROJECT_VERSION}")
+# --version also says whether --export-onnx works (bench/infer and the ONNX proofs read it).
+if(CUDAGAP_INFER_ONNX_FOUND)
+  set(_infer_exports "ONNX export: yes\n")
+else()
+  set(_infer_exports "ONNX export: no \\(built without the ONNX C\\+\\+ library\\)\n")
+endif()
+_cudagap_infer_test("cudagap-infer --version" ARGS --version EXIT 0
+  EXPECT "cudagap-infer ${PROJECT_VERSION}\n${_infer_exports}")
 _cudagap_infer_test("cudagap-infer rejects an unknown option" ARGS --bogus EXIT 2
   STDERR_EXPECT "unknown option '--bogus'" "usage: cudagap-infer")
 _cudagap_infer_test("cudagap-infer rejects buckets out of order" ARGS --buckets 8,1 EXIT 2

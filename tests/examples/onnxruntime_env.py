@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The ctest fixture of the ONNX proofs (onnx_tests.cmake): finds or makes a Python that imports
-onnxruntime and numpy, and records it for test_onnx_export.py.
+"""The ctest fixture of the ONNX proofs (onnxruntime_tests.cmake): finds or makes a Python that
+imports onnxruntime, numpy and onnx (the Python twin of cudagap-infer's exporter,
+bench/infer/onnx_twin.py, builds its model with onnx), and records it for test_onnx_export.py.
 
   onnxruntime_env.py --venv DIR --wheels DIR --record FILE [--python CANDIDATE...]
 
-In order: a CANDIDATE that already imports both (a GPU host's PyTorch environment has them and
-no network); the virtual environment DIR made by an earlier run; else DIR made afresh
-(`python3 -m venv`, Debian's package python3-venv) with onnxruntime and numpy installed by pip
+In order: a CANDIDATE that already imports all three (a GPU host's PyTorch environment has them
+and no network); the virtual environment DIR made by an earlier run; else DIR made afresh
+(`python3 -m venv`, Debian's package python3-venv) with the three installed by pip
 from the wheels in the folder WHEELS, which pip fills from PyPI the first time (both folders are
 in the build tree, so a second run needs no network). RECORD gets {"python": PATH} or
 {"python": null, "reason": WHY}.
@@ -23,20 +24,20 @@ import sys
 from pathlib import Path
 
 SKIP = 77
-PACKAGES = ["onnxruntime", "numpy"]
-PROBE = "import numpy, onnxruntime; print(onnxruntime.__version__, numpy.__version__)"
+PACKAGES = ["onnxruntime", "numpy", "onnx"]
+PROBE = "import numpy, onnx, onnxruntime; print(onnxruntime.__version__, numpy.__version__, onnx.__version__)"
 
 
 def versions(python):
-    """'onnxruntime X, numpy Y' when @python imports both, else None."""
+    """'onnxruntime X, numpy Y, onnx Z' when @python imports the three, else None."""
     try:
         done = subprocess.run([python, "-c", PROBE], capture_output=True, text=True, timeout=120, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     last = (done.stdout.strip().splitlines() or [""])[-1].split()  # a package may print on import
-    if done.returncode != 0 or len(last) != 2:
+    if done.returncode != 0 or len(last) != 3:
         return None
-    return f"onnxruntime {last[0]}, numpy {last[1]}"
+    return f"onnxruntime {last[0]}, numpy {last[1]}, onnx {last[2]}"
 
 
 def record(path, python, reason=""):
@@ -74,11 +75,11 @@ def make_venv(venv, wheels):
     offline = ["install", "--no-index", "--find-links", str(wheels), *PACKAGES]
     if any(wheels.glob("*.whl")) and pip(python, *offline).returncode == 0:
         return python, ""
-    print(f"onnxruntime_env: downloading {' and '.join(PACKAGES)} wheels into {wheels}")
+    print(f"onnxruntime_env: downloading {', '.join(PACKAGES)} wheels into {wheels}")
     done = pip(python, "download", "--dest", str(wheels), "--only-binary=:all:", "--timeout", "20",
                "--retries", "1", *PACKAGES)
     if done.returncode != 0:
-        return None, f"pip could not download {' and '.join(PACKAGES)} from PyPI (no network?): {last_line(done)}"
+        return None, f"pip could not download {', '.join(PACKAGES)} from PyPI (no network?): {last_line(done)}"
     done = pip(python, *offline)
     if done.returncode != 0:
         return None, f"pip could not install the downloaded wheels: {last_line(done)}"
@@ -102,7 +103,7 @@ def main(argv=None):
     python, reason = make_venv(args.venv, args.wheels)
     found = python and versions(str(python))
     if python and not found:
-        reason = f"{python} still cannot import {' and '.join(PACKAGES)} after pip installed them"
+        reason = f"{python} still cannot import {', '.join(PACKAGES)} after pip installed them"
     if not found:
         print(f"onnxruntime_env: SKIPPED: {reason}")
         record(args.record, None, reason)

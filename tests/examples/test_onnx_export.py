@@ -1,22 +1,34 @@
 #!/usr/bin/env python3
-"""The proofs of cudagap-infer's ONNX export (issue 13), as ctest runs them (onnx_tests.cmake).
+"""The proofs of cudagap-infer's ONNX export (issue 13), as ctest runs them
+(onnxruntime_tests.cmake).
 
-  test_onnx_export.py cpu --infer PROGRAM --env RECORD --work DIR [--data DIR]
+  test_onnx_export.py cpu --infer PROGRAM --env RECORD --work DIR [--data DIR] [--exporter E]
       CI's proof: a checkpoint of random FP32 weights (this script writes it), exported with
-      `cudagap-infer --checkpoint CK --export-onnx m.onnx` (no GPU needed), runs in ONNX
-      Runtime on the CPU and matches this script's own forward pass (numpy, float64: convolution
-      by im2col, ReLU, 2x2 max pooling, linear) within FP32 tolerance, for batch sizes 1 and 7
-      (the dynamic batch axis); the batch-7 run's rows equal the single image's.
+      `cudagap-infer --checkpoint CK --export-onnx m.onnx` (no GPU needed; --exporter twin:
+      by bench/infer/onnx_twin.py, the Python twin of that exporter), runs in ONNX Runtime on
+      the CPU and matches this script's own forward pass (numpy, float64: convolution by im2col,
+      ReLU, 2x2 max pooling, linear) within FP32 tolerance, for batch sizes 1 and 7 (the dynamic
+      batch axis); the batch-7 run's rows equal the single image's.
+
+  test_onnx_export.py twin --infer PROGRAM --env RECORD --work DIR [--data DIR]
+      The twin against cudagap's exporter: both export the same checkpoint, and the two models
+      are the same field by field (IR and opset, graph name, inputs, outputs, the 10 nodes with
+      their attributes, the 8 initializers byte for byte, the 9 inferred intermediate shapes),
+      but for their producer and doc string; ONNX Runtime's logits of the two are equal bit for
+      bit. A copy with one weight changed must differ (so the comparison is seen to work).
 
   test_onnx_export.py gpu --infer PROGRAM --env RECORD --work DIR --data DIR
-                          [--precision fp16|bf16|fp32] [--profile NAME]
+                          [--precision fp16|bf16|fp32] [--profile NAME] [--exporter E]
       The GPU proof: `cudagap-infer --outputs o.safetensors --export-onnx m.onnx` with the same
-      checkpoint, then bench/infer/compare_onnx.py: cudagap's logits within the precision's
+      checkpoint (--exporter twin: cudagap-infer --outputs, the model by onnx_twin.py; the
+      output says so), then bench/infer/compare_onnx.py: cudagap's logits within the precision's
       tolerance of ONNX Runtime's on the same inputs, and the same predictions.
 
-RECORD is what onnxruntime_env.py (the ctest fixture) wrote: the Python that imports
-onnxruntime and numpy, or why there is none. Exit code: 0 passed; 1 failed; 77 skipped, with
-the reason (no such Python, no GPU for the GPU proof).
+--exporter cudagap (the default) or twin: ctest takes twin where cudagap-infer was built without
+the ONNX C++ library (libonnx-dev), as on a lent GPU host. RECORD is what onnxruntime_env.py (the
+ctest fixture) wrote: the Python that imports onnxruntime, numpy and onnx, or why there is none.
+Exit code: 0 passed; 1 failed; 77 skipped, with the reason (no such Python, no GPU for the GPU
+proof).
 """
 
 import argparse
@@ -31,6 +43,7 @@ SKIP = 77
 SOURCE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(SOURCE / "bench" / "infer"))
 sys.path.insert(0, str(SOURCE / "bench" / "train"))
+import onnx_twin  # noqa: E402 (bench/infer's Python twin of the exporter; imports onnx when it runs)
 import safetensors_file  # noqa: E402 (bench/infer's)
 from torch_train import STATE_SHAPES  # noqa: E402 (the checkpoint's names and shapes; no torch)
 
@@ -117,12 +130,21 @@ def reference_forward(numpy, weights, x):
 # ---- the proofs -------------------------------------------------------------------------------
 
 def run_infer(command, work):
+    if str(command[0]).endswith(".py"):  # a stand-in of cudagap-infer (infer_stand_in.py): this Python runs it
+        command = [sys.executable, *command]
     print("running: " + " ".join(str(c) for c in command))
     done = subprocess.run([str(c) for c in command], capture_output=True, text=True, cwd=work,
                           timeout=600, check=False)
     sys.stdout.write(done.stdout[-3000:])
     sys.stdout.write(done.stderr[-3000:])
     return done
+
+
+def check_left(work, expected):
+    """Fails unless @work holds exactly @expected (no half-written file left)."""
+    found = sorted(p.name for p in work.iterdir())
+    if found != sorted(expected):
+        fail(f"after the export {work} holds {found}: expected {sorted(expected)}")
 
 
 def export(args, work, checkpoint):
@@ -135,10 +157,27 @@ def export(args, work, checkpoint):
     done = run_infer(command, work)
     if done.returncode != 0:
         fail(f"cudagap-infer --export-onnx exited {done.returncode}")
-    left = sorted(p.name for p in work.iterdir() if p.name not in ("m.onnx", "checkpoint.safetensors"))
-    if not model.is_file() or left:
-        fail(f"after the export {work} holds {sorted(p.name for p in work.iterdir())}: expected m.onnx and the checkpoint")
+    check_left(work, [model.name, checkpoint.name])
     return model
+
+
+def twin_export(work, checkpoint, name="m.onnx"):
+    """@name from the checkpoint by onnx_twin.py, in this (the fixture's) Python, said so."""
+    model = work / name
+    before = [p.name for p in work.iterdir()]
+    done = run_infer([sys.executable, SOURCE / "bench" / "infer" / "onnx_twin.py", "--checkpoint", checkpoint,
+                      "--out", model], work)
+    if done.returncode != 0:
+        fail(f"onnx_twin.py exited {done.returncode}")
+    check_left(work, [*before, name])
+    print(f"ONNX model: made by {onnx_twin.ORIGIN}, not by cudagap-infer's exporter (cudagap's own exporter is "
+          "proven on the CPU where the ONNX C++ library is: the CPU proof and the twin's comparison with it)")
+    return model
+
+
+def make_model(args, work, checkpoint):
+    """m.onnx by the exporter --exporter names."""
+    return twin_export(work, checkpoint) if args.exporter == "twin" else export(args, work, checkpoint)
 
 
 def check_interface(session):
@@ -186,14 +225,15 @@ def cpu_proof(args):
     import onnxruntime  # noqa: PLC0415
 
     work, checkpoint, weights = prepare(args, numpy)
-    model = export(args, work, checkpoint)
+    model = make_model(args, work, checkpoint)
     session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
     check_interface(session)
     images = numpy.random.default_rng(7).standard_normal((7, 1, 28, 28)).astype(numpy.float32)
     one, seven = check_batch(numpy, session, weights, images[:1]), check_batch(numpy, session, weights, images)
     if float(numpy.abs(seven[0] - one[0]).max()) > RTOL * float(numpy.abs(one).max()):
         fail("the first image's logits differ between batch 1 and batch 7")
-    print(f"PASSED: the exported model matches the reference forward pass (onnxruntime {onnxruntime.__version__}, CPU)")
+    print(f"PASSED: the model exported by {'onnx_twin.py' if args.exporter == 'twin' else 'cudagap-infer'} matches "
+          f"the reference forward pass (onnxruntime {onnxruntime.__version__}, CPU)")
 
 
 def gpu_proof(args):
@@ -201,16 +241,19 @@ def gpu_proof(args):
 
     work, checkpoint, _ = prepare(args, numpy)
     report = work / "infer.json"
+    twin = args.exporter == "twin"
     done = run_infer([args.infer, "--checkpoint", checkpoint, "--data", args.data, "--test-limit", "32",
                       "--precision", args.precision, "--profile", args.profile, "--buckets", "1,8,32",
                       "--batch-sizes", "1,32", "--requests", "5", "--warmup", "2", "--quiet",
-                      "--outputs", work / "outputs.safetensors", "--export-onnx", work / "m.onnx",
+                      "--outputs", work / "outputs.safetensors", *([] if twin else ["--export-onnx", work / "m.onnx"]),
                       "--json", report], work)
     if done.returncode != 0:
         fail(f"cudagap-infer exited {done.returncode}")
     found = json.loads(report.read_text(encoding="utf-8"))
     if not found.get("gpu_available"):
         skip(f"no GPU: {found.get('reason', 'cudagap-infer found none')}")
+    if twin:
+        twin_export(work, checkpoint)
     tf32 = ["--tf32"] if args.precision == "fp32" and args.profile == "production" else []
     compare = [sys.executable, SOURCE / "bench" / "infer" / "compare_onnx.py", "--outputs",
                work / "outputs.safetensors", "--model", work / "m.onnx", "--precision", args.precision, *tf32]
@@ -219,24 +262,81 @@ def gpu_proof(args):
         skip(done.stdout.strip())
     if done.returncode != 0:
         fail(f"cudagap's outputs do not match ONNX Runtime's (compare_onnx.py exited {done.returncode})")
-    print("PASSED: cudagap's GPU outputs match ONNX Runtime's")
+    print("PASSED: cudagap's GPU outputs match ONNX Runtime's" + (" on the Python twin's model" if twin else ""))
+
+
+# ---- the twin against cudagap's exporter ------------------------------------------------------
+
+def differences(first, second):
+    """How two ModelProtos differ, but for their producer and doc string: one line per field."""
+    found = [f"{field}: {getattr(first, field)} vs {getattr(second, field)}" for field in ("ir_version",)
+             if getattr(first, field) != getattr(second, field)]
+    if list(first.opset_import) != list(second.opset_import):
+        found.append(f"opset_import: {list(first.opset_import)} vs {list(second.opset_import)}")
+    if first.graph.name != second.graph.name:
+        found.append(f"graph name: {first.graph.name} vs {second.graph.name}")
+    for field in ("input", "output", "node", "value_info", "initializer"):
+        ours, theirs = list(getattr(first.graph, field)), list(getattr(second.graph, field))
+        if len(ours) != len(theirs):
+            found.append(f"{field}: {len(ours)} vs {len(theirs)} entries")
+            continue
+        found += [f"{field} '{a.name}' differs from '{b.name}'" for a, b in zip(ours, theirs) if a != b]
+    return found
+
+
+def twin_proof(args):
+    import numpy  # noqa: PLC0415 (in the Python the fixture found)
+    import onnx  # noqa: PLC0415
+    import onnxruntime  # noqa: PLC0415
+
+    work, checkpoint, _ = prepare(args, numpy)
+    (work / "cudagap.onnx").write_bytes(export(args, work, checkpoint).read_bytes())
+    (work / "m.onnx").unlink()
+    twin = twin_export(work, checkpoint, "twin.onnx")
+    models = {"cudagap": onnx.load(str(work / "cudagap.onnx")), "twin": onnx.load(str(twin))}
+    found = differences(models["cudagap"], models["twin"])
+    if found:
+        fail("the twin's model differs from cudagap-infer's: " + "; ".join(found[:10]))
+    producers = (models["cudagap"].producer_name, models["twin"].producer_name)
+    if producers != ("cudagap-infer", onnx_twin.PRODUCER):
+        fail(f"the producers are {producers}: each model must say which exporter made it")
+    graph = models["twin"].graph
+    print(f"same model: IR {models['twin'].ir_version}, opset {models['twin'].opset_import[0].version}, "
+          f"{len(graph.node)} nodes, {len(graph.initializer)} initializers, {len(graph.value_info)} intermediate "
+          f"shapes; producers {producers[0]!r} and {producers[1]!r}")
+    tampered = onnx.ModelProto()
+    tampered.CopyFrom(models["twin"])
+    raw = bytearray(tampered.graph.initializer[4].raw_data)
+    raw[0] ^= 1
+    tampered.graph.initializer[4].raw_data = bytes(raw)
+    if differences(models["cudagap"], tampered) != ["initializer 'fc1.weight' differs from 'fc1.weight'"]:
+        fail(f"a changed weight of fc1 is not seen: {differences(models['cudagap'], tampered)}")
+    images = numpy.random.default_rng(7).standard_normal((7, 1, 28, 28)).astype(numpy.float32)
+    logits = [onnxruntime.InferenceSession(str(work / name), providers=["CPUExecutionProvider"]).run(
+        ["output"], {"input": images})[0] for name in ("cudagap.onnx", "twin.onnx")]
+    if not numpy.array_equal(logits[0], logits[1]):
+        fail(f"ONNX Runtime's logits of the two differ by up to {float(numpy.abs(logits[0] - logits[1]).max()):.3g}")
+    print("PASSED: the Python twin writes cudagap-infer's model, and ONNX Runtime's logits of both are equal "
+          "bit for bit")
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("proof", choices=("cpu", "gpu"))
+    parser.add_argument("proof", choices=("cpu", "gpu", "twin"))
     parser.add_argument("--infer", required=True, help="the cudagap-infer program")
     parser.add_argument("--env", required=True, help="the record onnxruntime_env.py wrote")
     parser.add_argument("--work", required=True, help="a folder of its own (emptied first)")
     parser.add_argument("--data", help="Fashion-MNIST IDX files (the GPU proof's inputs)")
     parser.add_argument("--precision", choices=("fp16", "bf16", "fp32"), default="fp16")
     parser.add_argument("--profile", default="production")
+    parser.add_argument("--exporter", choices=("cudagap", "twin"), default="cudagap",
+                        help="who makes the ONNX model: cudagap-infer --export-onnx, or bench/infer/onnx_twin.py")
     args = parser.parse_args(argv)
     if args.proof == "gpu" and not args.data:
         parser.error("the GPU proof needs --data")
     in_onnx_python(args, argv)
-    (cpu_proof if args.proof == "cpu" else gpu_proof)(args)
+    {"cpu": cpu_proof, "gpu": gpu_proof, "twin": twin_proof}[args.proof](args)
     return 0
 
 
