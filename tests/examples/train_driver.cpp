@@ -31,8 +31,10 @@
 //   cudagap_train_driver launcher WORKDIR
 //     The launcher of --gpus N (examples/research_training/launcher.cpp) with /bin/sh as its
 //     ranks: the variables each rank gets, rank 1's stdout on /dev/null, the bootstrap folder
-//     removed, a failing rank's status returned with the others stopped, Ctrl-C passed on, a
-//     program that cannot run, and its argument checks. Host only.
+//     removed, a failing rank's status returned with the others stopped, Ctrl-C and SIGHUP passed
+//     on, a rank killed by SIGINT or exiting 130 while another ignores SIGINT (stopped in
+//     seconds), a failure after a 130 (returned), SIGCHLD inherited ignored, a program that cannot
+//     run, and its argument checks. Host only.
 //
 //   cudagap_train_driver replica-difference
 //     The comparison that ends a --gpus N run (data_parallel.cpp), on host data. Host only.
@@ -494,11 +496,12 @@ void launcher_failures(const fs::path& work)
     }
 }
 
-// SIGINT to the launcher reaches every rank; the status is theirs (130).
-void launcher_interrupt(const fs::path& work)
+// `signal` (SIGINT or SIGHUP) to the launcher reaches every rank; the status is theirs.
+void launcher_forwards(const fs::path& work, int signal, const std::string& name, int expected)
 {
-    const std::string script = "trap 'touch \"" + work.string() + "/interrupted-$CUDAGAP_TRAIN_RANK\"; exit 130' INT; "
-                               "touch \"" + work.string() + "/ready-$CUDAGAP_TRAIN_RANK\"; "
+    const std::string mark = work.string() + "/" + name;
+    const std::string script = "trap 'touch \"" + mark + "-got-$CUDAGAP_TRAIN_RANK\"; exit " + std::to_string(expected) +
+                               "' " + name + "; touch \"" + mark + "-ready-$CUDAGAP_TRAIN_RANK\"; "
                                "while :; do sleep 0.05; done";
     const pid_t launcher = ::fork();
     require(launcher >= 0, "fork failed");
@@ -513,15 +516,58 @@ void launcher_interrupt(const fs::path& work)
     }
     child_pid = launcher;
     ::alarm(60);
-    while (!fs::exists(work / "ready-0") || !fs::exists(work / "ready-1")) {
+    while (!fs::exists(mark + "-ready-0") || !fs::exists(mark + "-ready-1")) {
         ::usleep(20000);
     }
-    ::kill(launcher, SIGINT);
+    ::kill(launcher, signal);
     const int status = wait_for(launcher);
     ::alarm(0);
-    require(status == 130, "after SIGINT the launcher must return 130, got " + std::to_string(status));
-    require(fs::exists(work / "interrupted-0") && fs::exists(work / "interrupted-1"),
-            "SIGINT to the launcher did not reach every rank");
+    require(status == expected, "after SIG" + name + " the launcher must return " + std::to_string(expected) +
+                                    ", got " + std::to_string(status));
+    require(fs::exists(mark + "-got-0") && fs::exists(mark + "-got-1"),
+            "SIG" + name + " to the launcher did not reach every rank");
+}
+
+// Ranks that end on Ctrl-C, while the other rank ignores SIGINT (as a real rank does, waiting in
+// a collective): a rank killed by SIGINT is a failure and a rank that exits 130 arms the
+// deadline, so the other is stopped in seconds, not after its 60; a failure after a 130 wins.
+void launcher_interrupted_ranks(const fs::path& work)
+{
+    double seconds = 0;
+    const std::string stubborn = "trap '' INT; exec sleep 60";
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && kill -INT $$; " + stubborn, 2, seconds) == 128 + SIGINT &&
+                seconds < 8,
+            "rank 1 killed by SIGINT: the launcher must stop rank 0 at once and return 130 (" +
+                std::to_string(seconds) + " s)");
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && exit 130; " + stubborn, 2, seconds) == 130 && seconds < 8,
+            "rank 1 exits 130: rank 0 must be stopped after the grace period and 130 returned (" +
+                std::to_string(seconds) + " s)");
+    const std::string ready = "'" + work.string() + "/late-failure-ready'";
+    require(launch_shell("if [ $CUDAGAP_TRAIN_RANK = 1 ]; then while [ ! -e " + ready +
+                             " ]; do sleep 0.02; done; exit 130; fi; trap 'sleep 0.2; exit 1' INT; touch " + ready +
+                             "; while :; do sleep 0.05; done",
+                         2, seconds) == 1,
+            "rank 1 exits 130, then rank 0 fails with 1: the launcher must return 1, not hide it behind 130");
+}
+
+// Inherited with SIGCHLD ignored (the kernel would reap the ranks itself), the launcher still
+// waits for its ranks, and gives the disposition back.
+void launcher_sigchld_ignored()
+{
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    struct sigaction old {};
+    ::sigaction(SIGCHLD, &ignore, &old);
+    double seconds = 0;
+    const int ok = launch_shell("exit 0", 2, seconds);
+    const int failed = launch_shell("exit $((CUDAGAP_TRAIN_RANK + 4))", 2, seconds);
+    struct sigaction after {};
+    ::sigaction(SIGCHLD, &old, &after);
+    require(ok == 0 && (failed == 4 || failed == 5),
+            "with SIGCHLD ignored the launcher must still see its ranks' statuses: got " + std::to_string(ok) +
+                " for exit 0 and " + std::to_string(failed) + " for exit 4/5");
+    require(after.sa_handler == SIG_IGN, "the launcher did not give SIGCHLD back its ignored disposition");
 }
 
 int launcher(const fs::path& work)
@@ -530,7 +576,10 @@ int launcher(const fs::path& work)
     fs::create_directories(work);
     launcher_environment(work);
     launcher_failures(work);
-    launcher_interrupt(work);
+    launcher_forwards(work, SIGINT, "INT", 130);
+    launcher_forwards(work, SIGHUP, "HUP", 128 + SIGHUP);
+    launcher_interrupted_ranks(work);
+    launcher_sigchld_ignored();
     std::printf("cudagap_train_driver: the launcher passed its checks\n");
     return 0;
 }
