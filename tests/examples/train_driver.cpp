@@ -17,7 +17,8 @@
 //   cudagap_train_driver one-rank WORKDIR PROGRAM ARGS...
 //     Runs PROGRAM ARGS and PROGRAM ARGS --gpus 1 (a launcher, one rank, a one-rank NCCL
 //     communicator) and checks that every epoch's loss, accuracy, loss scale and skipped steps are
-//     equal (run them under --profile testing, whose algorithms do not depend on timings), and
+//     equal (run them under --profile testing, whose algorithms do not depend on timings), that
+//     their --save checkpoints (both files) hold the same tensors byte for byte (the metadata aside), and
 //     that the second report says gpus 1 and replicas_identical. Without a GPU both must exit 0
 //     and say so.
 //
@@ -340,6 +341,13 @@ int run_quietly(std::vector<std::string> command, const std::vector<std::string>
     return wait_for(spawn(command, false, unused));
 }
 
+std::string read_file_bytes(const fs::path& path)
+{
+    std::ifstream file(path, std::ios::binary);
+    require(file.good(), "missing: " + path.string());
+    return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
 // Whether two reports' epochs hold the same numbers (exactly).
 void require_same_epochs(const nlohmann::json& a, const nlohmann::json& b)
 {
@@ -353,12 +361,40 @@ void require_same_epochs(const nlohmann::json& a, const nlohmann::json& b)
     }
 }
 
+// A safetensors file's tensors: its header without "__metadata__" (names, types, shapes and
+// offsets), and its data bytes.
+std::pair<nlohmann::json, std::string> tensors_of(const fs::path& path)
+{
+    const std::string bytes = read_file_bytes(path);
+    require(bytes.size() >= 8, path.string() + " is too short for a safetensors file");
+    std::uint64_t header = 0;
+    for (int i = 7; i >= 0; --i) {
+        header = (header << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+    }
+    require(header <= bytes.size() - 8, path.string() + ": its header runs past the file");
+    nlohmann::json tensors = nlohmann::json::parse(bytes.substr(8, header));
+    tensors.erase("__metadata__");
+    return {tensors, bytes.substr(8 + header)};
+}
+
+// The two runs' checkpoint files (the model's, or the optimizer's) hold the same tensors, byte for byte (their metadata may differ).
+void require_same_checkpoints(const fs::path& a, const fs::path& b)
+{
+    const auto [a_header, a_data] = tensors_of(a);
+    const auto [b_header, b_data] = tensors_of(b);
+    require(a_header == b_header, "the checkpoints hold different tensors: " + a.string() + " and " + b.string());
+    require(a_data == b_data, "the checkpoints' tensors differ in their bytes: " + a.string() + " and " + b.string());
+}
+
 int one_rank(const fs::path& work, const std::vector<std::string>& command)
 {
     fs::remove_all(work);
     fs::create_directories(work);
-    require(run_quietly(command, {"--quiet", "--json", (work / "plain.json").string()}) == 0, "the plain run failed");
-    require(run_quietly(command, {"--gpus", "1", "--quiet", "--json", (work / "one-rank.json").string()}) == 0,
+    require(run_quietly(command, {"--quiet", "--json", (work / "plain.json").string(), "--save",
+                                  (work / "plain.safetensors").string()}) == 0,
+            "the plain run failed");
+    require(run_quietly(command, {"--gpus", "1", "--quiet", "--json", (work / "one-rank.json").string(), "--save",
+                                  (work / "one-rank.safetensors").string()}) == 0,
             "the --gpus 1 run failed");
     const nlohmann::json plain = read_report(work / "plain.json");
     const nlohmann::json ranked = read_report(work / "one-rank.json");
@@ -371,6 +407,8 @@ int one_rank(const fs::path& work, const std::vector<std::string>& command)
     require(plain.at("replicas_identical").is_null() && ranked.at("replicas_identical") == true,
             "replicas_identical: null in the plain run, true with --gpus 1 expected");
     require_same_epochs(plain, ranked);
+    require_same_checkpoints(work / "plain.safetensors", work / "one-rank.safetensors");
+    require_same_checkpoints(work / "plain.optim.safetensors", work / "one-rank.optim.safetensors");
     std::printf("cudagap_train_driver: --gpus 1 trained bit for bit as the plain run (%zu epochs)\n",
                 plain.at("epochs").size());
     return 0;
@@ -447,13 +485,6 @@ int launch_shell(const std::string& script, int ranks, double& seconds)
     return status;
 }
 
-std::string read_text(const fs::path& path)
-{
-    std::ifstream file(path);
-    require(file.good(), "missing: " + path.string());
-    return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
-
 // Every rank gets its variables; only rank 0 writes to the launcher's stdout; the folder goes.
 void launcher_environment(const fs::path& work)
 {
@@ -463,11 +494,11 @@ void launcher_environment(const fs::path& work)
                                "'/rank-$CUDAGAP_TRAIN_RANK";
     require(launch_shell(script, 3, seconds) == 0, "three ranks that exit 0: the launcher must return 0");
     for (int rank = 0; rank < 3; ++rank) {
-        std::istringstream fields(read_text(work / ("rank-" + std::to_string(rank))));
+        std::istringstream fields(read_file_bytes(work / ("rank-" + std::to_string(rank))));
         std::string got_rank, size, gpu, bootstrap, out;
         fields >> got_rank >> size >> gpu >> bootstrap >> out;
         require(got_rank == std::to_string(rank) && size == "3" && gpu == std::to_string(rank),
-                "rank " + std::to_string(rank) + " was told: " + read_text(work / ("rank-" + std::to_string(rank))));
+                "rank " + std::to_string(rank) + " was told: " + read_file_bytes(work / ("rank-" + std::to_string(rank))));
         require(fs::path(bootstrap).filename() == "nccl-id" && !fs::exists(fs::path(bootstrap).parent_path()),
                 "the bootstrap file must lie in a folder of this launch, removed at the end: " + bootstrap);
         require((out == "/dev/null") == (rank != 0), "rank " + std::to_string(rank) + "'s stdout is " + out);
