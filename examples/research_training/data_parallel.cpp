@@ -34,23 +34,23 @@ public:
         gpu::nccl::all_reduce(comm_, values, gpu::nccl::reduction::avg, stream);
     }
 
-    bool any(bool flag, gpu::stream_ref stream) override
+    std::uint32_t maximum(std::uint32_t mine, gpu::stream_ref stream) override
     {
-        const std::int32_t mine = flag ? 1 : 0;
-        gpu::device_buffer<std::int32_t> value(1, stream);
+        gpu::device_buffer<std::uint32_t> value(1, stream);
         value.copy_from_host_async(std::span(&mine, 1), stream);
         gpu::nccl::all_reduce(comm_, value, gpu::nccl::reduction::max, stream);
-        return value.to_host().at(0) != 0; // waits on `stream`, so `mine` outlives the copy
+        return value.to_host().at(0); // waits on `stream`, so `mine` outlives the copy
     }
 
     void check_identical(const gpu::nn::parameters& store, gpu::stream_ref stream) override
     {
         gpu::device_buffer<float> all(store.total_elements() * static_cast<std::size_t>(size()), stream);
         gpu::nccl::all_gather(comm_, store.master(), all, stream);
-        const std::vector<float> gathered = all.to_host();
         if (rank() != 0) {
-            return; // rank 0 compares and reports
+            stream.synchronize(); // rank 0 compares and reports: the others only wait for the gather
+            return;
         }
+        const std::vector<float> gathered = all.to_host();
         if (const std::optional<std::string> difference = replica_difference(gathered, size(), store.infos())) {
             throw std::runtime_error(*difference);
         }

@@ -9,6 +9,7 @@
 #include <gpu/nn/parameters.hpp>
 #include <gpu/stream.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -27,10 +28,14 @@ public:
     /// The number of ranks.
     [[nodiscard]] virtual int size() const = 0;
     /// Replaces @p values (device memory) by their average over the ranks, queued on @p stream;
-    /// never waits, so a captured step can hold it.
+    /// it never synchronises the stream, so a captured step can hold it. Run eagerly, the host
+    /// polls until NCCL has queued it (the communicator is non-blocking: `ncclCommGetAsyncError`
+    /// up to its deadline), which may wait for the other ranks to reach it.
     virtual void average(std::span<float> values, gpu::stream_ref stream) = 0;
+    /// The largest of every rank's @p mine; waits for every rank (and for @p stream).
+    [[nodiscard]] virtual std::uint32_t maximum(std::uint32_t mine, gpu::stream_ref stream) = 0;
     /// Whether any rank passed true; waits for every rank.
-    [[nodiscard]] virtual bool any(bool flag, gpu::stream_ref stream) = 0;
+    [[nodiscard]] bool any(bool flag, gpu::stream_ref stream) { return maximum(flag ? 1U : 0U, stream) != 0; }
     /// Gathers every rank's master parameters and, on rank 0, throws std::runtime_error naming
     /// the first parameter that differs from rank 0's in any bit (`replica_difference`).
     virtual void check_identical(const gpu::nn::parameters& store, gpu::stream_ref stream) = 0;

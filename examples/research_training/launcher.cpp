@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -38,39 +40,55 @@ constexpr auto poll_interval = std::chrono::milliseconds(20);
 constexpr auto term_grace = std::chrono::seconds(2);
 constexpr auto kill_grace = std::chrono::seconds(10);
 
-volatile std::sig_atomic_t signals_received = 0;
-volatile std::sig_atomic_t last_signal = 0;
+// Written by the handler, read by the polling loop. A lock-free atomic, not a volatile
+// sig_atomic_t: the handler may run on any thread of the process (the CUDA runtime's too).
+std::atomic<int> signals_received{0};
+std::atomic<int> last_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
 
 extern "C" void on_launcher_signal(int signal)
 {
-    last_signal = signal;
-    signals_received = signals_received + 1;
+    last_signal.store(signal);
+    signals_received.fetch_add(1);
 }
 
-// Catches SIGINT and SIGTERM while the ranks run (to pass them on), and restores what was there.
+// While the ranks run: catches SIGINT, SIGTERM and SIGHUP (to pass them on) and gives SIGCHLD its
+// default disposition (inherited as SIG_IGN, it would make the kernel reap the ranks itself, and
+// waitpid would fail with ECHILD for every one); restores all four at the end.
 class signal_guard {
 public:
     signal_guard()
     {
-        signals_received = 0;
-        last_signal = 0;
+        signals_received.store(0);
+        last_signal.store(0);
         struct sigaction action {};
         action.sa_handler = on_launcher_signal;
         sigemptyset(&action.sa_mask);
-        ::sigaction(SIGINT, &action, &old_interrupt_);
-        ::sigaction(SIGTERM, &action, &old_terminate_);
+        for (std::size_t i = 0; i < forwarded.size(); ++i) {
+            ::sigaction(forwarded[i], &action, &old_[i]);
+            if (forwarded[i] == SIGHUP && old_[i].sa_handler == SIG_IGN) {
+                ::sigaction(SIGHUP, &old_[i], nullptr); // under nohup: the ranks inherit it ignored
+            }
+        }
+        struct sigaction plain {};
+        plain.sa_handler = SIG_DFL;
+        sigemptyset(&plain.sa_mask);
+        ::sigaction(SIGCHLD, &plain, &old_child_);
     }
     ~signal_guard()
     {
-        ::sigaction(SIGINT, &old_interrupt_, nullptr);
-        ::sigaction(SIGTERM, &old_terminate_, nullptr);
+        for (std::size_t i = 0; i < forwarded.size(); ++i) {
+            ::sigaction(forwarded[i], &old_[i], nullptr);
+        }
+        ::sigaction(SIGCHLD, &old_child_, nullptr);
     }
     signal_guard(const signal_guard&) = delete;
     signal_guard& operator=(const signal_guard&) = delete;
 
 private:
-    struct sigaction old_interrupt_ {};
-    struct sigaction old_terminate_ {};
+    static constexpr std::array<int, 3> forwarded{SIGINT, SIGTERM, SIGHUP};
+    std::array<struct sigaction, 3> old_{};
+    struct sigaction old_child_ {};
 };
 
 // A variable of the launcher's as a whole number in [least, most]; the message names it.
@@ -123,8 +141,8 @@ std::vector<char*> pointers(std::vector<std::string>& strings)
 }
 
 // The forked child's part: only async-signal-safe calls (the launcher may have threads).
-[[noreturn]] void become_rank(char* const* argv, char* const* envp, bool quiet_stdout, pid_t launcher,
-                              const std::string& failure) noexcept
+[[noreturn]] void become_rank(const char* executable, char* const* argv, char* const* envp, bool quiet_stdout,
+                              pid_t launcher, const std::string& failure) noexcept
 {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != launcher) {
@@ -145,12 +163,13 @@ std::vector<char*> pointers(std::vector<std::string>& strings)
             ::close(null);
         }
     }
-    ::execve(argv[0], argv, envp);
+    ::execve(executable, argv, envp);
     static_cast<void>(::write(STDERR_FILENO, failure.data(), failure.size()));
     ::_exit(127); // as a shell says for a command it cannot run
 }
 
-pid_t start_rank(std::vector<std::string> command, int rank, int ranks, const std::filesystem::path& bootstrap)
+pid_t start_rank(std::vector<std::string> command, const std::string& executable, int rank, int ranks,
+                 const std::filesystem::path& bootstrap)
 {
     std::vector<std::string> environment = rank_environment(rank, ranks, bootstrap);
     const std::vector<char*> argv = pointers(command);
@@ -162,7 +181,7 @@ pid_t start_rank(std::vector<std::string> command, int rank, int ranks, const st
         throw std::system_error(errno, std::generic_category(), "cudagap-train: cannot start rank " + std::to_string(rank));
     }
     if (pid == 0) {
-        become_rank(argv.data(), envp.data(), rank != 0, launcher, failure);
+        become_rank(executable.c_str(), argv.data(), envp.data(), rank != 0, launcher, failure);
     }
     return pid;
 }
@@ -176,40 +195,80 @@ void signal_ranks(const std::vector<pid_t>& pids, int signal)
     }
 }
 
-// The status of a rank that ended: its exit status, or 128 + the signal that ended it.
-int status_of(int wait_status)
+// How a rank ended: its exit status, or 128 + the signal that killed it, as a shell says.
+struct ending {
+    int status = 0;
+    bool killed = false; // by a signal: SIGINT too, since a rank that stops on Ctrl-C exits 130
+};
+
+ending ending_of(int wait_status)
 {
-    return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+    if (WIFSIGNALED(wait_status)) {
+        return {128 + WTERMSIG(wait_status), true};
+    }
+    return {WEXITSTATUS(wait_status), false};
 }
 
 // When the launcher stops the ranks that are left: max, not at all.
 struct stop_times {
     std::chrono::steady_clock::time_point terminate = std::chrono::steady_clock::time_point::max();
     std::chrono::steady_clock::time_point kill = std::chrono::steady_clock::time_point::max();
+    bool sent = false; // the launcher has sent the SIGTERM of a deadline
+
+    // The others get term_grace to end by themselves, then SIGTERM, then SIGKILL: an earlier
+    // deadline already armed stays.
+    void arm()
+    {
+        const auto then = std::chrono::steady_clock::now() + term_grace;
+        if (then < terminate) {
+            terminate = then;
+            kill = then + kill_grace;
+        }
+    }
 };
 
-// What the launcher does when rank `rank` is the first to end badly: Ctrl-C's status is passed
-// on (the ranks stop together); any other failure stops the others.
-void first_failure(std::vector<pid_t>& pids, std::size_t rank, int status, bool signalled, stop_times& stop)
+// Ctrl-C's agreed status: a rank that exited 130 by itself (killed by SIGINT is a failure: that
+// rank never reached the agreement, and the others may wait for it in a collective).
+bool interrupted(const ending& e) { return !e.killed && e.status == interrupted_status; }
+
+// What the launcher does when rank `rank` ends badly. A failure (any status but 0 and 130, or a
+// signal) is returned and stops the others, and replaces an earlier 130 (which would hide it);
+// a 130 is passed on as SIGINT. Either way the others get the grace period to follow.
+void rank_ended(std::vector<pid_t>& pids, std::size_t rank, const ending& e, bool signalled, ending& failure,
+                stop_times& stop)
 {
-    if (status == interrupted_status) {
-        if (!signalled) {
-            signal_ranks(pids, SIGINT);
+    if (interrupted(e)) {
+        if (failure.status == 0) {
+            failure = e;
+            if (!signalled) {
+                signal_ranks(pids, SIGINT);
+            }
         }
+        stop.arm();
         return;
     }
-    if (!signalled) {
-        const bool killed = status > 128;
-        std::fprintf(stderr, "cudagap-train: rank %zu of %zu %s %d%s%s; stopping the other ranks\n", rank,
-                     pids.size(), killed ? "was killed by signal" : "failed with exit status",
-                     killed ? status - 128 : status, killed ? ", " : "", killed ? strsignal(status - 128) : "");
+    if (failure.status != 0 && !interrupted(failure)) {
+        return; // the first failure is the one returned
     }
-    stop.terminate = std::chrono::steady_clock::now() + term_grace;
-    stop.kill = stop.terminate + kill_grace;
+    if (interrupted(failure) && stop.sent && e.killed) {
+        // Stopped by the launcher's own deadline, a consequence and not a cause: 130 stays.
+        std::fprintf(stderr, "cudagap-train: rank %zu of %zu had not ended %lld s after another rank stopped on "
+                     "Ctrl-C; stopped by signal %d\n", rank, pids.size(),
+                     static_cast<long long>(term_grace.count()), e.status - 128);
+        return;
+    }
+    failure = e;
+    if (!signalled) {
+        std::fprintf(stderr, "cudagap-train: rank %zu of %zu %s %d%s%s; stopping the other ranks\n", rank,
+                     pids.size(), e.killed ? "was killed by signal" : "failed with exit status",
+                     e.killed ? e.status - 128 : e.status, e.killed ? ", " : "",
+                     e.killed ? strsignal(e.status - 128) : "");
+    }
+    stop.arm();
 }
 
 // Reaps the ranks that ended; returns false when none is left.
-bool reap(std::vector<pid_t>& pids, int& failure, bool signalled, stop_times& stop)
+bool reap(std::vector<pid_t>& pids, ending& failure, bool signalled, stop_times& stop)
 {
     bool running = false;
     for (std::size_t rank = 0; rank < pids.size(); ++rank) {
@@ -223,10 +282,9 @@ bool reap(std::vector<pid_t>& pids, int& failure, bool signalled, stop_times& st
             continue;
         }
         pids[rank] = 0;
-        const int status = done > 0 ? status_of(wait_status) : 1; // not our child any more: lost
-        if (status != 0 && failure == 0) {
-            failure = status;
-            first_failure(pids, rank, status, signalled, stop);
+        const ending e = done > 0 ? ending_of(wait_status) : ending{1, false}; // not our child any more: lost
+        if (e.status != 0) {
+            rank_ended(pids, rank, e, signalled, failure, stop);
         }
     }
     return running;
@@ -234,19 +292,20 @@ bool reap(std::vector<pid_t>& pids, int& failure, bool signalled, stop_times& st
 
 int wait_for_ranks(std::vector<pid_t>& pids)
 {
-    int failure = 0;
+    ending failure;
     int signals_handled = 0;
     stop_times stop;
     while (reap(pids, failure, signals_handled > 0, stop)) {
-        const int received = signals_received;
+        const int received = signals_received.load();
         if (received != signals_handled) {
             // The first signal is passed on (Ctrl-C: the ranks stop together); a second kills.
-            signal_ranks(pids, received == 1 ? static_cast<int>(last_signal) : SIGKILL);
+            signal_ranks(pids, received == 1 ? last_signal.load() : SIGKILL);
             signals_handled = received;
         }
         const auto now = std::chrono::steady_clock::now();
         if (now >= stop.terminate) {
             signal_ranks(pids, SIGTERM);
+            stop.sent = true;
             stop.terminate = std::chrono::steady_clock::time_point::max();
         }
         if (now >= stop.kill) {
@@ -255,7 +314,7 @@ int wait_for_ranks(std::vector<pid_t>& pids)
         }
         std::this_thread::sleep_for(poll_interval);
     }
-    return failure;
+    return failure.status;
 }
 
 std::filesystem::path make_job_folder()
@@ -289,7 +348,7 @@ std::optional<rank_info> rank_from_environment()
     return info;
 }
 
-int launch(const std::vector<std::string>& command, int ranks)
+int launch(const std::vector<std::string>& command, int ranks, const std::string& executable)
 {
     if (command.empty() || command.front().empty() || ranks < 1) {
         throw std::invalid_argument("train::launch needs a program and at least 1 rank, got " +
@@ -302,14 +361,14 @@ int launch(const std::vector<std::string>& command, int ranks)
     int status = 0;
     try {
         for (int rank = 0; rank < ranks; ++rank) {
-            pids.push_back(start_rank(command, rank, ranks, folder / "nccl-id"));
+            pids.push_back(start_rank(command, executable.empty() ? command.front() : executable, rank, ranks,
+                                      folder / "nccl-id"));
         }
         status = wait_for_ranks(pids);
     } catch (...) {
         signal_ranks(pids, SIGKILL);
         for (const pid_t pid : pids) {
-            if (pid > 0) {
-                ::waitpid(pid, nullptr, 0);
+            while (pid > 0 && ::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
             }
         }
         std::error_code ignored;

@@ -30,21 +30,28 @@ struct rank_info {
 /// missing or out of range.
 [[nodiscard]] std::optional<rank_info> rank_from_environment();
 
-/// Starts `ranks` processes of @p command (its first element an absolute path to execute, the
-/// rest its arguments, argv[0] included), rank r with the four variables above (GPU r; the
+/// Starts `ranks` processes of @p command (its argv, argv[0] included; the program executed is
+/// @p executable, or argv[0] when that is empty: an absolute path either way), rank r with the four variables above (GPU r; the
 /// bootstrap file in a new folder of this launch, removed at the end), rank 0's stdout this
 /// process's and the others' /dev/null (their stderr stays), and waits for every one:
-/// - a rank that fails (a status other than 0 and 130, or a signal) makes the launcher stop the
-///   others (2 s to end by themselves, then SIGTERM, then SIGKILL 10 s later) and return that
-///   status;
-/// - SIGINT or SIGTERM sent to the launcher is passed on to every rank, which all stop (a rank
-///   that exits 130, Ctrl-C's status, is passed on the same way); a second one kills them;
-/// - a rank killed by a signal counts as 128 + its number, as a shell says.
-/// Returns 0 when every rank exited 0, else the first failure's status. Each rank dies with the
+/// - a rank that fails (a status other than 0 and 130, or killed by any signal, SIGINT
+///   included) makes the launcher stop the others (2 s to end by themselves, then SIGTERM, then
+///   SIGKILL 10 s later) and return that status, 128 + the signal's number for a signal, as a
+///   shell says;
+/// - a rank that exits 130 (Ctrl-C's agreed status) is passed on as SIGINT, and the others get
+///   the same 2 s to follow before SIGTERM; a later failure of another rank replaces the 130
+///   (not one stopped by that deadline's own signals);
+/// - SIGINT, SIGTERM or SIGHUP sent to the launcher is passed on to every rank (SIGHUP not when
+///   the launcher's parent ignored it, as nohup does: the ranks then ignore it too); a second
+///   one kills them (SIGKILL);
+/// - SIGCHLD has its default disposition meanwhile (inherited ignored, no rank could be waited
+///   for); the launcher's dispositions are restored at the end.
+/// Returns 0 when every rank exited 0, else the first failure's status (130 when there was none
+/// but Ctrl-C). Each rank dies with the
 /// launcher (PR_SET_PDEATHSIG), so none outlives a launcher that was killed.
 /// Throws std::invalid_argument for an empty @p command or @p ranks below 1;
 /// std::system_error when the folder or a process cannot be made (the ranks started so far are
 /// killed first).
-[[nodiscard]] int launch(const std::vector<std::string>& command, int ranks);
+[[nodiscard]] int launch(const std::vector<std::string>& command, int ranks, const std::string& executable = {});
 
 } // namespace train

@@ -64,9 +64,16 @@ std::string program = "cudagap-train";
 // looks at the flag. (signal() is async-signal-safe for the signal being handled.)
 extern "C" void on_sigint(int)
 {
-    train::stop_requested = 1;
+    train::stop_requested.store(1);
     std::signal(SIGINT, SIG_DFL);
 }
+
+// A rank of --gpus N keeps its handler: the terminal's Ctrl-C reaches it directly (the whole
+// foreground group) and again through the launcher, which passes on what it receives, so a
+// second SIGINT is no second Ctrl-C. The launcher owns that: on a second signal it kills the
+// ranks (SIGKILL). Installed first thing in main, so that a Ctrl-C while the data loads or the
+// ranks join does not kill some ranks and leave the others waiting for them.
+extern "C" void on_rank_sigint(int) { train::stop_requested.store(1); }
 
 nlohmann::json base_report(const train::options& opts, const train::fashion_mnist& data)
 {
@@ -197,14 +204,16 @@ int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, n
     if (!opts.quiet && isatty(STDERR_FILENO) != 0) {
         on.progress = print_progress;
     }
-    std::signal(SIGINT, on_sigint);
+    if (group == nullptr) {
+        std::signal(SIGINT, on_sigint); // a rank's was installed in main
+    }
     train::run_report run;
     try {
         report["device"] = gpu::device::current().properties().name;
         run = train::run_training(opts, data, on, group);
     } catch (const std::exception& e) {
         if (group != nullptr) {
-            group->abort(); // the others may wait in a collective: the launcher stops them
+            group->abort(); // run_training did when it threw; not when the device's name failed
         }
         return report_failure(e, opts, report);
     }
@@ -274,8 +283,9 @@ int launch_ranks(const train::options& opts, std::vector<std::string> command)
                           (mask != nullptr ? std::string(" (CUDA_VISIBLE_DEVICES=") + mask + ")" : std::string()) +
                           ": one process per GPU needs a GPU per rank");
     }
-    command.front() = std::filesystem::read_symlink("/proc/self/exe").string();
-    return train::launch(command, opts.gpus);
+    // Executes /proc/self/exe itself: this very program even when its file was replaced or
+    // deleted meanwhile (its resolved path would then end in " (deleted)"); argv[0] stays.
+    return train::launch(command, opts.gpus, "/proc/self/exe");
 }
 
 void print_training(const train::options& opts, const std::optional<train::rank_info>& rank)
@@ -386,6 +396,7 @@ int main(int argc, char* argv[])
     try {
         rank = check_gpus(opts);
         if (rank) {
+            std::signal(SIGINT, on_rank_sigint);
             program += " (rank " + std::to_string(rank->rank) + " of " + std::to_string(rank->size) + ")";
         }
         if (rank && rank->rank != 0) { // only rank 0 reports and saves; the others' stdout is /dev/null

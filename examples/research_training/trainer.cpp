@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -31,7 +32,7 @@
 
 namespace train {
 
-volatile std::sig_atomic_t stop_requested = 0;
+std::atomic<int> stop_requested{0};
 
 namespace {
 
@@ -284,13 +285,27 @@ void save(model& m, const std::string& path)
     nn::save_training_state(path, m.store, m.optimizer, m.scaler, m.s);
 }
 
-// Under the layer checks: names the first output that held NaN or Inf in the epoch's steps.
-void throw_if_flagged(model& m, const options& opts, int epoch)
+// Under the layer checks: the code of the first output that held NaN or Inf in the epoch's
+// steps, 0 for none. Under --gpus N the ranks agree on it (the earliest layer any rank flagged),
+// so that all throw alike: a rank that threw alone would leave the others, rank 0 and its
+// report included, waiting in the next collective until the launcher stops them.
+std::uint32_t flagged_output(model& m)
 {
     if (!m.layer_checks) {
-        return;
+        return 0;
     }
     const std::uint32_t code = m.first_bad.to_host().at(0);
+    if (m.group == nullptr) {
+        return code;
+    }
+    // The maximum of the reversed codes is the smallest code flagged (0 still means none).
+    const auto reversed = [](std::uint32_t c) { return c == 0 ? 0 : static_cast<std::uint32_t>(checked_outputs.size()) - c; };
+    return reversed(m.group->maximum(reversed(code), m.s));
+}
+
+// Names the first output that held NaN or Inf (`code`, flagged_output's), if any.
+void throw_if_flagged(std::uint32_t code, const options& opts, int epoch)
+{
     if (code == 0) {
         return;
     }
@@ -339,7 +354,7 @@ epoch_result finish_epoch(model& m, const options& opts, int epoch, std::int64_t
         m.group->average({m.sums.data(), 1}, m.s);
     }
     const std::vector<float> sums = m.sums.to_host();
-    throw_if_flagged(m, opts, epoch);
+    throw_if_flagged(flagged_output(m), opts, epoch);
     const double loss = mean_loss(m, opts, epoch, steps, sums);
     const double accuracy =
         m.rank == 0 ? evaluate(m, test_set, eval_number, correct) : std::numeric_limits<double>::quiet_NaN();
@@ -371,7 +386,7 @@ struct epoch_loop {
         batch_number.fill_zero_async(m.s);
         m.sums.fill_zero_async(m.s);
         for (std::int64_t i = 0; i < steps; ++i) {
-            if (stop_requested != 0 && m.group == nullptr) {
+            if (stop_requested.load() != 0 && m.group == nullptr) {
                 return false;
             }
             if (captured) {
@@ -402,33 +417,45 @@ void check_checkpoint(const options& opts)
     }
 }
 
-run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on, replica_group* group)
+namespace {
+
+// Under --gpus N: whether any rank was asked to stop (Ctrl-C), agreed by all so that all stop
+// together; on one GPU this process's flag.
+bool stop_agreed(replica_group* group, gpu::stream_ref s)
+{
+    return group != nullptr ? group->any(stop_requested.load() != 0, s) : stop_requested.load() != 0;
+}
+
+// The steps, epochs, checkpoints and the replicas' check, on the model `m` made by run_training.
+run_report train_model(model& m, const options& opts, const fashion_mnist& data, const callbacks& on)
 {
     run_report report;
-    const gpu::profile profile = gpu::profile_from_name(opts.profile);
-    gpu::stream s(gpu::stream_flags::non_blocking);
-    model m(opts, profile, s, group);
-    if (opts.resume) {
-        nn::load_training_state(*opts.resume, m.store, m.optimizer, m.scaler, s);
-    }
-    device_set train_set(data.train, s);
-    device_set test_set(data.test, s);
+    replica_group* const group = m.group;
+    device_set train_set(data.train, m.s);
+    device_set test_set(data.test, m.s);
     const std::int64_t steps = static_cast<std::int64_t>(train_set.count) / (opts.batch_size * m.ranks);
     // steps >= 1: main checked that a full step (every rank's batch) exists before it needed a GPU.
     m.plan(opts.batch_size);
-    gpu::device_buffer<std::uint32_t> order(train_set.count, s);
-    gpu::device_buffer<std::uint32_t> batch_number(1, s);
-    gpu::device_buffer<std::uint32_t> eval_number(1, s);
-    gpu::device_buffer<int> correct(1, s);
+    gpu::device_buffer<std::uint32_t> order(train_set.count, m.s);
+    gpu::device_buffer<std::uint32_t> batch_number(1, m.s);
+    gpu::device_buffer<std::uint32_t> eval_number(1, m.s);
+    gpu::device_buffer<int> correct(1, m.s);
     epoch_loop loop{m, opts, on, train_set, order, batch_number, nullptr};
     if (opts.graph) {
         // One eager warm-up step (it fills the algorithm caches, whose first use runs on the host),
-        // then one capture; every later step is one graph launch.
+        // then one capture; every later step is one graph launch. Under --gpus N the capture is
+        // per_thread (CUDA's ThreadLocal, as nccl-tests captures): the non-blocking
+        // communicator's group end may hand the all-reduce to an NCCL thread, which must not
+        // find its calls forbidden by a global capture.
         loop.captured = std::make_unique<nn::captured_step>(
-            s, [&m, &loop](gpu::stream_ref st) { m.step(loop.source(), loop.batch_number.data(), st); },
-            nn::captured_step_options{.warmup_steps = 1});
+            m.s, [&m, &loop](gpu::stream_ref st) { m.step(loop.source(), loop.batch_number.data(), st); },
+            nn::captured_step_options{.warmup_steps = 1,
+                                      .mode = group != nullptr ? gpu::capture_mode::per_thread
+                                                               : gpu::capture_mode::global});
     }
-    for (int epoch = 1; epoch <= opts.epochs; ++epoch) {
+    // A Ctrl-C before the first epoch (while the data loaded or the ranks joined) stops at once.
+    report.interrupted = group != nullptr && stop_agreed(group, m.s);
+    for (int epoch = 1; epoch <= opts.epochs && !report.interrupted; ++epoch) {
         const auto start = std::chrono::steady_clock::now();
         if (!loop.run_steps(epoch, steps)) {
             report.interrupted = true;
@@ -443,19 +470,41 @@ run_report run_training(const options& opts, const fashion_mnist& data, const ca
         if (on.epoch_done) {
             on.epoch_done(result);
         }
-        if (group != nullptr && epoch < opts.epochs && group->any(stop_requested != 0, s)) {
-            report.interrupted = true; // Ctrl-C reached some rank: every rank stops here
-            break;
-        }
+        // Under --gpus N the ranks agree after every epoch, the last one included (a Ctrl-C
+        // during it, its evaluation or its save): every rank stops, or ends, alike. On one GPU
+        // the flag is read between steps, and once more at the end.
+        report.interrupted = group != nullptr ? stop_agreed(group, m.s) : report.interrupted;
     }
     if (group != nullptr) {
-        group->check_identical(m.store, s);
+        group->check_identical(m.store, m.s);
         report.replicas_identical = group->rank() == 0;
     }
-    // A Ctrl-C during the last epoch's evaluation or save came after the loop's last look at
-    // the flag: the epoch is complete and saved, and the run was still interrupted.
-    report.interrupted = report.interrupted || stop_requested != 0;
+    // One GPU: a Ctrl-C during the last epoch's evaluation or save came after the loop's last
+    // look at the flag: the epoch is complete and saved, and the run was still interrupted.
+    report.interrupted = report.interrupted || (group == nullptr && stop_requested.load() != 0);
     return report;
+}
+
+} // namespace
+
+run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on, replica_group* group)
+{
+    const gpu::profile profile = gpu::profile_from_name(opts.profile);
+    gpu::stream s(gpu::stream_flags::non_blocking);
+    model m(opts, profile, s, group);
+    try {
+        if (opts.resume) {
+            nn::load_training_state(*opts.resume, m.store, m.optimizer, m.scaler, s);
+        }
+        return train_model(m, opts, data, on);
+    } catch (...) {
+        if (group != nullptr) {
+            // Before m's handles are destroyed: cublasDestroy synchronises the device, and a
+            // collective that waits for a rank that failed would never end.
+            group->abort();
+        }
+        throw;
+    }
 }
 
 } // namespace train

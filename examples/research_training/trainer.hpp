@@ -5,7 +5,7 @@
 #include "dataset.hpp"
 #include "options.hpp"
 
-#include <csignal>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -14,8 +14,10 @@
 
 namespace train {
 
-/// Set by the SIGINT handler; checked between steps.
-extern volatile std::sig_atomic_t stop_requested;
+/// Set by the SIGINT handler; checked between steps (one GPU) or agreed between epochs (--gpus
+/// N). A lock-free atomic: the handler may run on any thread (CUDA's and NCCL's included).
+extern std::atomic<int> stop_requested;
+static_assert(std::atomic<int>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
 
 /// What one epoch measured.
 struct epoch_result {

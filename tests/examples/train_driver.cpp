@@ -17,7 +17,8 @@
 //   cudagap_train_driver one-rank WORKDIR PROGRAM ARGS...
 //     Runs PROGRAM ARGS and PROGRAM ARGS --gpus 1 (a launcher, one rank, a one-rank NCCL
 //     communicator) and checks that every epoch's loss, accuracy, loss scale and skipped steps are
-//     equal (run them under --profile testing, whose algorithms do not depend on timings), and
+//     equal (run them under --profile testing, whose algorithms do not depend on timings), that
+//     their --save checkpoints (both files) hold the same tensors byte for byte (the metadata aside), and
 //     that the second report says gpus 1 and replicas_identical. Without a GPU both must exit 0
 //     and say so.
 //
@@ -31,8 +32,10 @@
 //   cudagap_train_driver launcher WORKDIR
 //     The launcher of --gpus N (examples/research_training/launcher.cpp) with /bin/sh as its
 //     ranks: the variables each rank gets, rank 1's stdout on /dev/null, the bootstrap folder
-//     removed, a failing rank's status returned with the others stopped, Ctrl-C passed on, a
-//     program that cannot run, and its argument checks. Host only.
+//     removed, a failing rank's status returned with the others stopped, Ctrl-C and SIGHUP passed
+//     on, a rank killed by SIGINT or exiting 130 while another ignores SIGINT (stopped in
+//     seconds), a failure after a 130 (returned), SIGCHLD inherited ignored, a program that cannot
+//     run, and its argument checks. Host only.
 //
 //   cudagap_train_driver replica-difference
 //     The comparison that ends a --gpus N run (data_parallel.cpp), on host data. Host only.
@@ -338,6 +341,13 @@ int run_quietly(std::vector<std::string> command, const std::vector<std::string>
     return wait_for(spawn(command, false, unused));
 }
 
+std::string read_file_bytes(const fs::path& path)
+{
+    std::ifstream file(path, std::ios::binary);
+    require(file.good(), "missing: " + path.string());
+    return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
 // Whether two reports' epochs hold the same numbers (exactly).
 void require_same_epochs(const nlohmann::json& a, const nlohmann::json& b)
 {
@@ -351,12 +361,40 @@ void require_same_epochs(const nlohmann::json& a, const nlohmann::json& b)
     }
 }
 
+// A safetensors file's tensors: its header without "__metadata__" (names, types, shapes and
+// offsets), and its data bytes.
+std::pair<nlohmann::json, std::string> tensors_of(const fs::path& path)
+{
+    const std::string bytes = read_file_bytes(path);
+    require(bytes.size() >= 8, path.string() + " is too short for a safetensors file");
+    std::uint64_t header = 0;
+    for (int i = 7; i >= 0; --i) {
+        header = (header << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+    }
+    require(header <= bytes.size() - 8, path.string() + ": its header runs past the file");
+    nlohmann::json tensors = nlohmann::json::parse(bytes.substr(8, header));
+    tensors.erase("__metadata__");
+    return {tensors, bytes.substr(8 + header)};
+}
+
+// The two runs' checkpoint files (the model's, or the optimizer's) hold the same tensors, byte for byte (their metadata may differ).
+void require_same_checkpoints(const fs::path& a, const fs::path& b)
+{
+    const auto [a_header, a_data] = tensors_of(a);
+    const auto [b_header, b_data] = tensors_of(b);
+    require(a_header == b_header, "the checkpoints hold different tensors: " + a.string() + " and " + b.string());
+    require(a_data == b_data, "the checkpoints' tensors differ in their bytes: " + a.string() + " and " + b.string());
+}
+
 int one_rank(const fs::path& work, const std::vector<std::string>& command)
 {
     fs::remove_all(work);
     fs::create_directories(work);
-    require(run_quietly(command, {"--quiet", "--json", (work / "plain.json").string()}) == 0, "the plain run failed");
-    require(run_quietly(command, {"--gpus", "1", "--quiet", "--json", (work / "one-rank.json").string()}) == 0,
+    require(run_quietly(command, {"--quiet", "--json", (work / "plain.json").string(), "--save",
+                                  (work / "plain.safetensors").string()}) == 0,
+            "the plain run failed");
+    require(run_quietly(command, {"--gpus", "1", "--quiet", "--json", (work / "one-rank.json").string(), "--save",
+                                  (work / "one-rank.safetensors").string()}) == 0,
             "the --gpus 1 run failed");
     const nlohmann::json plain = read_report(work / "plain.json");
     const nlohmann::json ranked = read_report(work / "one-rank.json");
@@ -369,6 +407,8 @@ int one_rank(const fs::path& work, const std::vector<std::string>& command)
     require(plain.at("replicas_identical").is_null() && ranked.at("replicas_identical") == true,
             "replicas_identical: null in the plain run, true with --gpus 1 expected");
     require_same_epochs(plain, ranked);
+    require_same_checkpoints(work / "plain.safetensors", work / "one-rank.safetensors");
+    require_same_checkpoints(work / "plain.optim.safetensors", work / "one-rank.optim.safetensors");
     std::printf("cudagap_train_driver: --gpus 1 trained bit for bit as the plain run (%zu epochs)\n",
                 plain.at("epochs").size());
     return 0;
@@ -445,13 +485,6 @@ int launch_shell(const std::string& script, int ranks, double& seconds)
     return status;
 }
 
-std::string read_text(const fs::path& path)
-{
-    std::ifstream file(path);
-    require(file.good(), "missing: " + path.string());
-    return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
-
 // Every rank gets its variables; only rank 0 writes to the launcher's stdout; the folder goes.
 void launcher_environment(const fs::path& work)
 {
@@ -461,11 +494,11 @@ void launcher_environment(const fs::path& work)
                                "'/rank-$CUDAGAP_TRAIN_RANK";
     require(launch_shell(script, 3, seconds) == 0, "three ranks that exit 0: the launcher must return 0");
     for (int rank = 0; rank < 3; ++rank) {
-        std::istringstream fields(read_text(work / ("rank-" + std::to_string(rank))));
+        std::istringstream fields(read_file_bytes(work / ("rank-" + std::to_string(rank))));
         std::string got_rank, size, gpu, bootstrap, out;
         fields >> got_rank >> size >> gpu >> bootstrap >> out;
         require(got_rank == std::to_string(rank) && size == "3" && gpu == std::to_string(rank),
-                "rank " + std::to_string(rank) + " was told: " + read_text(work / ("rank-" + std::to_string(rank))));
+                "rank " + std::to_string(rank) + " was told: " + read_file_bytes(work / ("rank-" + std::to_string(rank))));
         require(fs::path(bootstrap).filename() == "nccl-id" && !fs::exists(fs::path(bootstrap).parent_path()),
                 "the bootstrap file must lie in a folder of this launch, removed at the end: " + bootstrap);
         require((out == "/dev/null") == (rank != 0), "rank " + std::to_string(rank) + "'s stdout is " + out);
@@ -494,11 +527,12 @@ void launcher_failures(const fs::path& work)
     }
 }
 
-// SIGINT to the launcher reaches every rank; the status is theirs (130).
-void launcher_interrupt(const fs::path& work)
+// `signal` (SIGINT or SIGHUP) to the launcher reaches every rank; the status is theirs.
+void launcher_forwards(const fs::path& work, int signal, const std::string& name, int expected)
 {
-    const std::string script = "trap 'touch \"" + work.string() + "/interrupted-$CUDAGAP_TRAIN_RANK\"; exit 130' INT; "
-                               "touch \"" + work.string() + "/ready-$CUDAGAP_TRAIN_RANK\"; "
+    const std::string mark = work.string() + "/" + name;
+    const std::string script = "trap 'touch \"" + mark + "-got-$CUDAGAP_TRAIN_RANK\"; exit " + std::to_string(expected) +
+                               "' " + name + "; touch \"" + mark + "-ready-$CUDAGAP_TRAIN_RANK\"; "
                                "while :; do sleep 0.05; done";
     const pid_t launcher = ::fork();
     require(launcher >= 0, "fork failed");
@@ -513,15 +547,58 @@ void launcher_interrupt(const fs::path& work)
     }
     child_pid = launcher;
     ::alarm(60);
-    while (!fs::exists(work / "ready-0") || !fs::exists(work / "ready-1")) {
+    while (!fs::exists(mark + "-ready-0") || !fs::exists(mark + "-ready-1")) {
         ::usleep(20000);
     }
-    ::kill(launcher, SIGINT);
+    ::kill(launcher, signal);
     const int status = wait_for(launcher);
     ::alarm(0);
-    require(status == 130, "after SIGINT the launcher must return 130, got " + std::to_string(status));
-    require(fs::exists(work / "interrupted-0") && fs::exists(work / "interrupted-1"),
-            "SIGINT to the launcher did not reach every rank");
+    require(status == expected, "after SIG" + name + " the launcher must return " + std::to_string(expected) +
+                                    ", got " + std::to_string(status));
+    require(fs::exists(mark + "-got-0") && fs::exists(mark + "-got-1"),
+            "SIG" + name + " to the launcher did not reach every rank");
+}
+
+// Ranks that end on Ctrl-C, while the other rank ignores SIGINT (as a real rank does, waiting in
+// a collective): a rank killed by SIGINT is a failure and a rank that exits 130 arms the
+// deadline, so the other is stopped in seconds, not after its 60; a failure after a 130 wins.
+void launcher_interrupted_ranks(const fs::path& work)
+{
+    double seconds = 0;
+    const std::string stubborn = "trap '' INT; exec sleep 60";
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && kill -INT $$; " + stubborn, 2, seconds) == 128 + SIGINT &&
+                seconds < 8,
+            "rank 1 killed by SIGINT: the launcher must stop rank 0 at once and return 130 (" +
+                std::to_string(seconds) + " s)");
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && exit 130; " + stubborn, 2, seconds) == 130 && seconds < 8,
+            "rank 1 exits 130: rank 0 must be stopped after the grace period and 130 returned (" +
+                std::to_string(seconds) + " s)");
+    const std::string ready = "'" + work.string() + "/late-failure-ready'";
+    require(launch_shell("if [ $CUDAGAP_TRAIN_RANK = 1 ]; then while [ ! -e " + ready +
+                             " ]; do sleep 0.02; done; exit 130; fi; trap 'sleep 0.2; exit 1' INT; touch " + ready +
+                             "; while :; do sleep 0.05; done",
+                         2, seconds) == 1,
+            "rank 1 exits 130, then rank 0 fails with 1: the launcher must return 1, not hide it behind 130");
+}
+
+// Inherited with SIGCHLD ignored (the kernel would reap the ranks itself), the launcher still
+// waits for its ranks, and gives the disposition back.
+void launcher_sigchld_ignored()
+{
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    struct sigaction old {};
+    ::sigaction(SIGCHLD, &ignore, &old);
+    double seconds = 0;
+    const int ok = launch_shell("exit 0", 2, seconds);
+    const int failed = launch_shell("exit $((CUDAGAP_TRAIN_RANK + 4))", 2, seconds);
+    struct sigaction after {};
+    ::sigaction(SIGCHLD, &old, &after);
+    require(ok == 0 && (failed == 4 || failed == 5),
+            "with SIGCHLD ignored the launcher must still see its ranks' statuses: got " + std::to_string(ok) +
+                " for exit 0 and " + std::to_string(failed) + " for exit 4/5");
+    require(after.sa_handler == SIG_IGN, "the launcher did not give SIGCHLD back its ignored disposition");
 }
 
 int launcher(const fs::path& work)
@@ -530,7 +607,10 @@ int launcher(const fs::path& work)
     fs::create_directories(work);
     launcher_environment(work);
     launcher_failures(work);
-    launcher_interrupt(work);
+    launcher_forwards(work, SIGINT, "INT", 130);
+    launcher_forwards(work, SIGHUP, "HUP", 128 + SIGHUP);
+    launcher_interrupted_ranks(work);
+    launcher_sigchld_ignored();
     std::printf("cudagap_train_driver: the launcher passed its checks\n");
     return 0;
 }
