@@ -60,9 +60,10 @@ work="$(cd "$work" && pwd)"
 cxx="$(sed -n 's/^-DCMAKE_CXX_COMPILER=//p' <<< "$(printf '%s\n' "$@")" | tail -1)"
 cxx="${cxx:-c++}"
 
-# Both builds are Release at -O1: what is checked is that the suites compile and pass, and -O1
-# takes about a fifth less CPU time in all than Release's -O3 (CI runs this on 2 cores).
-release_flags="-O1 -DNDEBUG"
+# Both builds are Release at -O0: what is checked is that the suites compile and pass against
+# Catch2 v3, not how fast they run, and -O0 compiles the template-heavy suites in less CPU time
+# than -O1 (CI runs this on 2 cores, inside the quick start's 15 minutes).
+release_flags="-O0 -DNDEBUG"
 
 # 1. Catch2 v3, built once: the stamp names what it was built from and with.
 prefix="$work/catch2-prefix"
