@@ -47,23 +47,10 @@ const char* const variant_async = "cudaMallocAsync/cudaFreeAsync";
 const char* const variant_torch = "torch";
 const char* const variant_host = "malloc/free (host)";
 
-// The case name of a size, exactly as compare_torch.py's size_name writes it.
-std::string size_name(std::size_t bytes)
-{
-    const std::array<std::pair<const char*, std::size_t>, 3> units{
-        {{"GiB", std::size_t{1} << 30}, {"MiB", std::size_t{1} << 20}, {"KiB", std::size_t{1} << 10}}};
-    for (const auto& [unit, scale] : units) {
-        if (bytes >= scale && bytes % scale == 0) {
-            return std::to_string(bytes / scale) + " " + unit;
-        }
-    }
-    return std::to_string(bytes) + " B";
-}
-
-std::string pooled_target(std::size_t bytes) { return "pooled pair <= 2 us @ " + size_name(bytes); }
+std::string pooled_target(std::size_t bytes) { return "pooled pair <= 2 us @ " + bench::size_name(bytes); }
 std::string speedup_target_name(std::size_t bytes)
 {
-    return "pooled >= 10x cudaMalloc @ " + size_name(bytes);
+    return "pooled >= 10x cudaMalloc @ " + bench::size_name(bytes);
 }
 
 struct timing_plan {
@@ -100,7 +87,7 @@ bench::measurement time_pairs(const timing_plan& plan, Pair&& pair, Finish&& fin
 void add_row(bench::report& r, bench::measurement m, std::size_t bytes, const char* variant,
              std::string note = {})
 {
-    m.case_name = size_name(bytes);
+    m.case_name = bench::size_name(bytes);
     m.variant = variant;
     m.note = std::move(note);
     r.add(std::move(m));
@@ -110,7 +97,7 @@ void cpu_part(bench::report& r)
 {
     const timing_plan plan = plan_for(r.settings());
     for (const std::size_t bytes : sizes) {
-        r.run_case(size_name(bytes) + " " + variant_host, [&] {
+        r.run_case(bench::size_name(bytes) + " " + variant_host, [&] {
             // The volatile store keeps the compiler from eliding the malloc/free pair.
             void* volatile sink = nullptr;
             add_row(r, time_pairs(plan, [&] {
@@ -125,7 +112,7 @@ void cpu_part(bench::report& r)
 void set_targets(bench::report& r)
 {
     for (const std::size_t bytes : sizes) {
-        const std::string name = size_name(bytes);
+        const std::string name = bench::size_name(bytes);
         const bench::measurement* pooled = r.find(name, variant_cudagap);
         const bench::measurement* plain = r.find(name, variant_malloc);
         if (pooled == nullptr) {
@@ -169,7 +156,7 @@ void gpu_part(bench::report& r)
     }
 
     for (const std::size_t bytes : sizes) {
-        const std::string name = size_name(bytes);
+        const std::string name = bench::size_name(bytes);
         r.run_case(name + " " + variant_malloc, [&] {
             add_row(r, time_pairs(plan, [&] {
                         void* pointer = nullptr;
@@ -203,7 +190,7 @@ void gpu_part(bench::report& r)
          std::to_string(plan.repetitions), "--calls", "auto", "--target-ms",
          std::to_string(plan.repetition_ms)});
     for (const std::size_t bytes : sizes) {
-        if (const bench::torch_case* c = torch.find(size_name(bytes))) {
+        if (const bench::torch_case* c = torch.find(bench::size_name(bytes))) {
             bench::measurement m = c->to_measurement(bench::math_mode::none, "host clock");
             m.note = "torch.empty + del, caching allocator warm";
             r.add(std::move(m));
@@ -211,7 +198,7 @@ void gpu_part(bench::report& r)
     }
 
     for (const std::size_t bytes : sizes) {
-        const std::string name = size_name(bytes);
+        const std::string name = bench::size_name(bytes);
         r.add_ratio(name, variant_malloc, variant_cudagap, "how much faster the pool is");
         r.add_ratio(name, variant_cudagap, variant_async, "the wrapper's cost over the raw pair");
         if (torch.ok) {

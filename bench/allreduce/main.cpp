@@ -56,22 +56,9 @@ const char* const variant_torch = "torch";
 const char* const target_ratio = "cudagap / raw NCCL <= 1.02 @ >= 64 MiB";
 const char* const target_busbw = "busbw >= 80% of the interconnect (2+ GPUs)";
 
-// The case name of a size, exactly as compare_torch.py's size_name writes it.
-std::string size_name(std::size_t bytes)
-{
-    const std::array<std::pair<const char*, std::size_t>, 3> units{
-        {{"GiB", std::size_t{1} << 30}, {"MiB", std::size_t{1} << 20}, {"KiB", std::size_t{1} << 10}}};
-    for (const auto& [unit, scale] : units) {
-        if (bytes >= scale && bytes % scale == 0) {
-            return std::to_string(bytes / scale) + " " + unit;
-        }
-    }
-    return std::to_string(bytes) + " B";
-}
-
 std::string case_name(std::size_t bytes, bool in_place)
 {
-    return size_name(bytes) + (in_place ? " in-place" : " out-of-place");
+    return bench::size_name(bytes) + (in_place ? " in-place" : " out-of-place");
 }
 
 struct timing_plan {
@@ -265,12 +252,12 @@ void set_ratio_target(bench::report& r, std::span<const std::size_t> sizes)
         const std::optional<double> ratio =
             r.add_ratio(case_name(bytes, false), variant_cudagap, variant_raw, "the wrapper's cost over the raw call");
         if (!ratio) {
-            r.set_target_not_measured(target_ratio, "the " + size_name(bytes) + " case failed (see the errors)");
+            r.set_target_not_measured(target_ratio, "the " + bench::size_name(bytes) + " case failed (see the errors)");
             return;
         }
         if (*ratio > worst) {
             worst = *ratio;
-            where = size_name(bytes);
+            where = bench::size_name(bytes);
         }
     }
     std::array<char, 64> text{};

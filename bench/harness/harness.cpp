@@ -594,4 +594,16 @@ std::string format_time(double milliseconds)
     return printf_string("%.3f s", milliseconds * 1e-3);
 }
 
+std::string size_name(std::size_t bytes)
+{
+    const std::array<std::pair<const char*, std::size_t>, 3> units{
+        {{"GiB", std::size_t{1} << 30}, {"MiB", std::size_t{1} << 20}, {"KiB", std::size_t{1} << 10}}};
+    for (const auto& [unit, scale] : units) {
+        if (bytes >= scale && bytes % scale == 0) {
+            return std::to_string(bytes / scale) + " " + unit;
+        }
+    }
+    return std::to_string(bytes) + " B";
+}
+
 } // namespace gpu::bench

@@ -448,4 +448,9 @@ template <class Work>
 /// @brief Formats a time in milliseconds for a table: `850 ns`, `1.234 us`, `12.35 ms`, `1.500 s`.
 [[nodiscard]] std::string format_time(double milliseconds);
 
+/// @brief The case name of a size in bytes, as bench/compare_torch.py's `size_name` writes it (the
+/// two sides of a comparison must name a case alike): the largest of GiB, MiB, KiB that divides it
+/// exactly (`64 MiB`, `1536 KiB`), else bytes (`100 B`).
+[[nodiscard]] std::string size_name(std::size_t bytes);
+
 } // namespace gpu::bench

@@ -110,6 +110,16 @@ TEST_CASE("the common flags parse, and bad ones are named", "[bench]")
                ContainsSubstring("cudagap-bench-alloc") && ContainsSubstring("what it does") && ContainsSubstring("77"));
 }
 
+TEST_CASE("sizes are named in the largest unit that divides them, as compare_torch.py names them", "[bench]")
+{
+    CHECK(bench::size_name(std::size_t{64} << 20) == "64 MiB");
+    CHECK(bench::size_name(std::size_t{1} << 30) == "1 GiB");
+    CHECK(bench::size_name(1536 * std::size_t{1024}) == "1536 KiB");
+    CHECK(bench::size_name(4096) == "4 KiB");
+    CHECK(bench::size_name(100) == "100 B");
+    CHECK(bench::size_name(0) == "0 B");
+}
+
 TEST_CASE("times print in a unit that suits them", "[bench]")
 {
     CHECK(bench::format_time(0.00085) == "850 ns");
