@@ -21,19 +21,7 @@ network::network(nn::mixed_precision precision)
 {
 }
 
-nn::mixed_precision precision_of(const std::string& name)
-{
-    if (name == "fp16") {
-        return nn::mixed_precision::fp16();
-    }
-    if (name == "bf16") {
-        return nn::mixed_precision::bf16();
-    }
-    if (name == "fp32") {
-        return nn::mixed_precision::fp32();
-    }
-    throw std::invalid_argument("unknown precision '" + name + "' (fp16, bf16, fp32)");
-}
+nn::mixed_precision precision_of(const std::string& name) { return nn::mixed_precision::from_name(name); }
 
 std::vector<float> load_weights(const network& net, const std::optional<std::filesystem::path>& checkpoint,
                                 std::uint64_t seed)

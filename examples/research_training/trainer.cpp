@@ -60,12 +60,6 @@ constexpr std::uint32_t loss_code = 10;
 // and development (whose library checks already stop at a cuBLAS or cuDNN call).
 bool checks_layers(const gpu::profile& profile) { return profile.name == "testing" || profile.check_numerics; }
 
-nn::mixed_precision precision_of(const std::string& name)
-{
-    return name == "fp16" ? nn::mixed_precision::fp16()
-                          : (name == "bf16" ? nn::mixed_precision::bf16() : nn::mixed_precision::fp32());
-}
-
 // The model's parameters and layers (PyTorch's names, which the checkpoint uses). Made on the
 // host only (nothing here touches the GPU until the store is allocated), so the program checks
 // a --resume file against it before it needs a GPU. Each rank of --gpus N draws its dropout
@@ -84,7 +78,7 @@ struct network {
     nn::linear fc2;
 
     network(const options& opts, int rank)
-        : store(precision_of(opts.precision)), conv1(store, "conv1", 1, 32, 5, {.padding = {2, 2}}),
+        : store(nn::mixed_precision::from_name(opts.precision)), conv1(store, "conv1", 1, 32, 5, {.padding = {2, 2}}),
           conv2(store, "conv2", 32, 64, 5, {.padding = {2, 2}}), fc1(store, "fc1", 64 * 7 * 7, 1024, {.relu = true}),
           drop(static_cast<float>(opts.dropout), opts.seed + static_cast<std::uint64_t>(rank)),
           fc2(store, "fc2", 1024, classes)

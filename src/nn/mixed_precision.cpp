@@ -44,6 +44,18 @@ std::string_view to_string(autocast_op op) noexcept
     return "unknown";
 }
 
+mixed_precision mixed_precision::from_name(std::string_view name)
+{
+    if (name == "fp16") {
+        return fp16();
+    }
+    if (name == "bf16") {
+        return bf16();
+    }
+    GPU_EXPECTS(name == "fp32", std::invalid_argument, "unknown precision '", name, "' (fp16, bf16, fp32)");
+    return fp32();
+}
+
 void mixed_precision::validate() const
 {
     const bool known = compute == element_type::fp32 || compute == element_type::fp16 ||

@@ -41,6 +41,16 @@ TEST_CASE("a policy gives each operation's output type", "[nn]")
                       ContainsSubstring("operation 42 is not a gpu::nn::autocast_op"));
 }
 
+TEST_CASE("a policy is named fp16, bf16 or fp32 on a command line", "[nn]")
+{
+    CHECK(nn::mixed_precision::from_name("fp16") == nn::mixed_precision::fp16());
+    CHECK(nn::mixed_precision::from_name("bf16") == nn::mixed_precision::bf16());
+    CHECK(nn::mixed_precision::from_name("fp32") == nn::mixed_precision::fp32());
+    CHECK_THROWS_WITH(nn::mixed_precision::from_name("fp8"),
+                      ContainsSubstring("unknown precision 'fp8' (fp16, bf16, fp32)"));
+    CHECK_THROWS_AS(nn::mixed_precision::from_name("FP16"), std::invalid_argument);
+}
+
 TEST_CASE("only FP16 needs loss scaling, and only FP32, FP16 and BF16 are policies", "[nn]")
 {
     STATIC_REQUIRE(nn::mixed_precision::fp16().needs_loss_scaling());

@@ -93,6 +93,9 @@ struct mixed_precision {
     [[nodiscard]] static constexpr mixed_precision fp16() noexcept { return {element_type::fp16}; }
     /// @brief `torch.autocast("cuda", dtype=torch.bfloat16)`, no loss scaling needed.
     [[nodiscard]] static constexpr mixed_precision bf16() noexcept { return {element_type::bf16}; }
+    /// @brief The policy a command line names: `fp16`, `bf16` or `fp32`.
+    /// @throws std::invalid_argument naming @p name and the three choices otherwise
+    [[nodiscard]] static mixed_precision from_name(std::string_view name);
 
     /// @brief Checks that `compute` is FP32, FP16 or BF16.
     /// @throws std::invalid_argument naming the type otherwise (FP64 has no tensor cores to
