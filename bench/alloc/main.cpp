@@ -47,7 +47,10 @@ const char* const variant_async = "cudaMallocAsync/cudaFreeAsync";
 const char* const variant_torch = "torch";
 const char* const variant_host = "malloc/free (host)";
 
-std::string pooled_target(std::size_t bytes) { return "pooled pair <= 2 us @ " + bench::size_name(bytes); }
+std::string pooled_target(std::size_t bytes)
+{
+    return "pooled pair <= 2 us @ " + bench::size_name(bytes);
+}
 std::string speedup_target_name(std::size_t bytes)
 {
     return "pooled >= 10x cudaMalloc @ " + bench::size_name(bytes);
@@ -80,7 +83,8 @@ bench::measurement time_pairs(const timing_plan& plan, Pair&& pair, Finish&& fin
         }
         finish();
     };
-    const gpu::statistics stats = gpu::benchmark(batch, {.warmup = 2, .repetitions = plan.repetitions});
+    const gpu::statistics stats =
+        gpu::benchmark(batch, {.warmup = 2, .repetitions = plan.repetitions});
     return bench::measurement::from(bench::per_call(stats, calls), calls, "host clock");
 }
 
@@ -100,10 +104,14 @@ void cpu_part(bench::report& r)
         r.run_case(bench::size_name(bytes) + " " + variant_host, [&] {
             // The volatile store keeps the compiler from eliding the malloc/free pair.
             void* volatile sink = nullptr;
-            add_row(r, time_pairs(plan, [&] {
-                        sink = std::malloc(bytes);
-                        std::free(sink);
-                    }, [] {}),
+            add_row(r,
+                    time_pairs(
+                        plan,
+                        [&] {
+                            sink = std::malloc(bytes);
+                            std::free(sink);
+                        },
+                        [] {}),
                     bytes, variant_host, "for scale: no GPU involved");
         });
     }
@@ -116,10 +124,12 @@ void set_targets(bench::report& r)
         const bench::measurement* pooled = r.find(name, variant_cudagap);
         const bench::measurement* plain = r.find(name, variant_malloc);
         if (pooled == nullptr) {
-            r.set_target_not_measured(pooled_target(bytes), "the cudagap case failed (see the errors)");
+            r.set_target_not_measured(pooled_target(bytes),
+                                      "the cudagap case failed (see the errors)");
         } else {
             const double us = pooled->median_ms * 1e3;
-            r.set_target(pooled_target(bytes), us <= pooled_target_us, bench::format_time(pooled->median_ms));
+            r.set_target(pooled_target(bytes), us <= pooled_target_us,
+                         bench::format_time(pooled->median_ms));
         }
         if (bytes < speedup_from_bytes) {
             continue;
@@ -158,25 +168,34 @@ void gpu_part(bench::report& r)
     for (const std::size_t bytes : sizes) {
         const std::string name = bench::size_name(bytes);
         r.run_case(name + " " + variant_malloc, [&] {
-            add_row(r, time_pairs(plan, [&] {
-                        void* pointer = nullptr;
-                        GPU_CUDA_CHECK(cudaMalloc(&pointer, bytes));
-                        GPU_CUDA_CHECK(cudaFree(pointer));
-                    }, [] {}),
+            add_row(r,
+                    time_pairs(
+                        plan,
+                        [&] {
+                            void* pointer = nullptr;
+                            GPU_CUDA_CHECK(cudaMalloc(&pointer, bytes));
+                            GPU_CUDA_CHECK(cudaFree(pointer));
+                        },
+                        [] {}),
                     bytes, variant_malloc);
         });
         r.run_case(name + " " + variant_cudagap, [&] {
-            add_row(r, time_pairs(plan, [&] {
-                        const gpu::device_buffer<std::byte> buffer(bytes, stream);
-                    }, sync),
-                    bytes, variant_cudagap, "stream-ordered, pool set to keep its memory");
+            add_row(
+                r,
+                time_pairs(
+                    plan, [&] { const gpu::device_buffer<std::byte> buffer(bytes, stream); }, sync),
+                bytes, variant_cudagap, "stream-ordered, pool set to keep its memory");
         });
         r.run_case(name + " " + variant_async, [&] {
-            add_row(r, time_pairs(plan, [&] {
-                        void* pointer = nullptr;
-                        GPU_CUDA_CHECK(cudaMallocAsync(&pointer, bytes, stream.get()));
-                        GPU_CUDA_CHECK(cudaFreeAsync(pointer, stream.get()));
-                    }, sync),
+            add_row(r,
+                    time_pairs(
+                        plan,
+                        [&] {
+                            void* pointer = nullptr;
+                            GPU_CUDA_CHECK(cudaMallocAsync(&pointer, bytes, stream.get()));
+                            GPU_CUDA_CHECK(cudaFreeAsync(pointer, stream.get()));
+                        },
+                        sync),
                     bytes, variant_async, "the raw calls device_buffer makes");
         });
     }
@@ -185,10 +204,10 @@ void gpu_part(bench::report& r)
     for (const std::size_t bytes : sizes) {
         size_list += (size_list.empty() ? "" : ",") + std::to_string(bytes);
     }
-    const bench::torch_run torch = r.compare_torch(
-        {"alloc", "--sizes", size_list, "--warmup", "3", "--repetitions",
-         std::to_string(plan.repetitions), "--calls", "auto", "--target-ms",
-         std::to_string(plan.repetition_ms)});
+    const bench::torch_run torch =
+        r.compare_torch({"alloc", "--sizes", size_list, "--warmup", "3", "--repetitions",
+                         std::to_string(plan.repetitions), "--calls", "auto", "--target-ms",
+                         std::to_string(plan.repetition_ms)});
     for (const std::size_t bytes : sizes) {
         if (const bench::torch_case* c = torch.find(bench::size_name(bytes))) {
             bench::measurement m = c->to_measurement(bench::math_mode::none, "host clock");
@@ -224,8 +243,8 @@ int main(int argc, char** argv)
     s.description = "allocate/free pairs: cudaMalloc/cudaFree vs cudagap's pooled device_buffer "
                     "vs the raw cudaMallocAsync pair vs torch.empty (host malloc for scale)";
     for (const std::size_t bytes : sizes) {
-        s.targets.push_back({pooled_target(bytes),
-                             "median cudagap device_buffer allocate/free pair at most 2 us"});
+        s.targets.push_back(
+            {pooled_target(bytes), "median cudagap device_buffer allocate/free pair at most 2 us"});
     }
     for (const std::size_t bytes : sizes) {
         if (bytes >= speedup_from_bytes) {

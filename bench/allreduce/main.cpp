@@ -43,10 +43,11 @@ namespace {
 namespace bench = gpu::bench;
 namespace nccl = gpu::nccl;
 
-constexpr std::array<std::size_t, 7> full_sizes{std::size_t{4} << 10,  std::size_t{64} << 10, std::size_t{1} << 20,
-                                                std::size_t{16} << 20, std::size_t{64} << 20, std::size_t{256} << 20,
-                                                std::size_t{1} << 30};
-constexpr std::array<std::size_t, 3> quick_sizes{std::size_t{1} << 20, std::size_t{64} << 20, std::size_t{256} << 20};
+constexpr std::array<std::size_t, 7> full_sizes{
+    std::size_t{4} << 10,  std::size_t{64} << 10,  std::size_t{1} << 20, std::size_t{16} << 20,
+    std::size_t{64} << 20, std::size_t{256} << 20, std::size_t{1} << 30};
+constexpr std::array<std::size_t, 3> quick_sizes{std::size_t{1} << 20, std::size_t{64} << 20,
+                                                 std::size_t{256} << 20};
 constexpr std::size_t ratio_from_bytes = std::size_t{64} << 20;
 constexpr double ratio_limit = 1.02;
 
@@ -73,7 +74,8 @@ timing_plan plan_for(const bench::options& settings)
 
 std::span<const std::size_t> sizes_for(const bench::options& settings)
 {
-    return settings.quick ? std::span<const std::size_t>(quick_sizes) : std::span<const std::size_t>(full_sizes);
+    return settings.quick ? std::span<const std::size_t>(quick_sizes)
+                          : std::span<const std::size_t>(full_sizes);
 }
 
 // What one rank owns: its stream, the largest buffers, and the events around a batch; made
@@ -97,7 +99,8 @@ class raw_communicators {
 public:
     explicit raw_communicators(const std::vector<int>& devices) : comms_(devices.size(), nullptr)
     {
-        GPU_NCCL_CHECK(ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
+        GPU_NCCL_CHECK(
+            ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
     }
     ~raw_communicators()
     {
@@ -121,7 +124,8 @@ struct world {
     std::vector<nccl::communicator> comms;
     raw_communicators raw;
 
-    world(const std::vector<gpu::device>& devices, const std::vector<int>& ids, std::size_t elements)
+    world(const std::vector<gpu::device>& devices, const std::vector<int>& ids,
+          std::size_t elements)
         : comms(nccl::communicator::init_all(devices)), raw(ids)
     {
         ranks.reserve(devices.size());
@@ -170,7 +174,8 @@ void raw_step(world& w, std::size_t elements, bool in_place)
     for (std::size_t r = 0; r < w.ranks.size(); ++r) {
         rank_state& s = w.ranks[r];
         const void* send = in_place ? static_cast<const void*>(s.recv.data()) : s.send.data();
-        GPU_NCCL_CHECK(ncclAllReduce(send, s.recv.data(), elements, ncclFloat32, ncclSum, w.raw[r], s.stream.get()));
+        GPU_NCCL_CHECK(ncclAllReduce(send, s.recv.data(), elements, ncclFloat32, ncclSum, w.raw[r],
+                                     s.stream.get()));
     }
     if (grouped) {
         GPU_NCCL_CHECK(ncclGroupEnd());
@@ -224,11 +229,13 @@ pair_of_rows measure_case(world& w, const timing_plan& plan, std::size_t bytes, 
             a.push_back(time_batch(w, calls, ours));
         }
     }
-    return {bench::measurement::from(gpu::summarize(a), calls), bench::measurement::from(gpu::summarize(b), calls)};
+    return {bench::measurement::from(gpu::summarize(a), calls),
+            bench::measurement::from(gpu::summarize(b), calls)};
 }
 
 // algbw into the row (gbps), busbw into its note.
-void describe_row(bench::measurement& m, std::size_t bytes, bool in_place, int ranks, const char* variant)
+void describe_row(bench::measurement& m, std::size_t bytes, bool in_place, int ranks,
+                  const char* variant)
 {
     m.case_name = case_name(bytes, in_place);
     m.variant = variant;
@@ -250,9 +257,11 @@ void set_ratio_target(bench::report& r, std::span<const std::size_t> sizes)
             continue;
         }
         const std::optional<double> ratio =
-            r.add_ratio(case_name(bytes, false), variant_cudagap, variant_raw, "the wrapper's cost over the raw call");
+            r.add_ratio(case_name(bytes, false), variant_cudagap, variant_raw,
+                        "the wrapper's cost over the raw call");
         if (!ratio) {
-            r.set_target_not_measured(target_ratio, "the " + bench::size_name(bytes) + " case failed (see the errors)");
+            r.set_target_not_measured(target_ratio, "the " + bench::size_name(bytes) +
+                                                        " case failed (see the errors)");
             return;
         }
         if (*ratio > worst) {
@@ -265,11 +274,13 @@ void set_ratio_target(bench::report& r, std::span<const std::size_t> sizes)
     r.set_target(target_ratio, worst <= ratio_limit, text.data());
 }
 
-void torch_part(bench::report& r, const timing_plan& plan, std::span<const std::size_t> sizes, int ranks)
+void torch_part(bench::report& r, const timing_plan& plan, std::span<const std::size_t> sizes,
+                int ranks)
 {
     if (ranks > 1) {
-        r.add_note("torch.distributed is not compared with " + std::to_string(ranks) +
-                   " GPUs: it needs one process per GPU (torchrun), this benchmark runs them in one");
+        r.add_note(
+            "torch.distributed is not compared with " + std::to_string(ranks) +
+            " GPUs: it needs one process per GPU (torchrun), this benchmark runs them in one");
         return;
     }
     std::string size_list;
@@ -279,14 +290,16 @@ void torch_part(bench::report& r, const timing_plan& plan, std::span<const std::
         }
         size_list += std::to_string(bytes);
     }
-    const bench::torch_run torch = r.compare_torch(
-        {"allreduce", "--sizes", size_list, "--warmup", "3", "--repetitions", std::to_string(plan.repetitions),
-         "--calls", "auto", "--target-ms", std::to_string(plan.repetition_ms)});
+    const bench::torch_run torch =
+        r.compare_torch({"allreduce", "--sizes", size_list, "--warmup", "3", "--repetitions",
+                         std::to_string(plan.repetitions), "--calls", "auto", "--target-ms",
+                         std::to_string(plan.repetition_ms)});
     for (const std::size_t bytes : sizes) {
         if (const bench::torch_case* c = torch.find(case_name(bytes, true))) {
             bench::measurement m = c->to_measurement(bench::math_mode::fp32);
             describe_row(m, bytes, true, 1, variant_torch);
-            m.note = "dist.all_reduce (in place), a process group of one rank, backend nccl; " + m.note;
+            m.note =
+                "dist.all_reduce (in place), a process group of one rank, backend nccl; " + m.note;
             r.add(std::move(m));
             r.add_ratio(case_name(bytes, true), variant_torch, variant_cudagap);
         }
@@ -305,8 +318,10 @@ void gpu_part(bench::report& r)
     const int n = static_cast<int>(devices.size());
     world w(devices, ids, sizes.back() / sizeof(float));
     r.add_note(std::to_string(n) + " rank(s), one per GPU, in one process; NCCL " +
-               nccl::version().loaded.to_string() + "; FP32 sum; algbw = bytes / time, busbw = algbw * 2(n-1)/n "
-               "(nccl-tests)" + (n == 1 ? "; n = 1: busbw is 0 by the formula, algbw is reported" : ""));
+               nccl::version().loaded.to_string() +
+               "; FP32 sum; algbw = bytes / time, busbw = algbw * 2(n-1)/n "
+               "(nccl-tests)" +
+               (n == 1 ? "; n = 1: busbw is 0 by the formula, algbw is reported" : ""));
     for (const std::size_t bytes : sizes) {
         for (const bool in_place : {false, true}) {
             r.run_case(case_name(bytes, in_place), [&] {
@@ -325,9 +340,10 @@ void gpu_part(bench::report& r)
         r.add_ratio(case_name(bytes, true), variant_cudagap, variant_raw);
     }
     set_ratio_target(r, sizes);
-    r.set_target_not_measured(target_busbw, n == 1 ? "one GPU: no byte crosses a link (busbw = 0 by 2(n-1)/n)"
-                                                   : "the interconnect's peak is not known to this benchmark: "
-                                                     "busbw is in each row's note");
+    r.set_target_not_measured(target_busbw,
+                              n == 1 ? "one GPU: no byte crosses a link (busbw = 0 by 2(n-1)/n)"
+                                     : "the interconnect's peak is not known to this benchmark: "
+                                       "busbw is in each row's note");
     torch_part(r, plan, sizes, n);
 }
 
@@ -337,11 +353,14 @@ int main(int argc, char** argv)
 {
     bench::suite s;
     s.name = "allreduce";
-    s.description = "NCCL all-reduce per message size: cudagap's gpu::nccl::all_reduce vs the raw ncclAllReduce "
+    s.description = "NCCL all-reduce per message size: cudagap's gpu::nccl::all_reduce vs the raw "
+                    "ncclAllReduce "
                     "vs torch.distributed.all_reduce (algbw, busbw)";
-    s.targets = {{target_ratio, "median time of cudagap over raw ncclAllReduce at most 1.02 at every size from "
-                                "64 MiB, out of place"},
-                 {target_busbw, "bus bandwidth at least 80% of what the GPUs' links allow, with 2 or more GPUs"}};
+    s.targets = {{target_ratio,
+                  "median time of cudagap over raw ncclAllReduce at most 1.02 at every size from "
+                  "64 MiB, out of place"},
+                 {target_busbw,
+                  "bus bandwidth at least 80% of what the GPUs' links allow, with 2 or more GPUs"}};
     s.gpu = gpu_part;
     return bench::run(argc, argv, s);
 }

@@ -66,8 +66,8 @@ const char* const torch_variant = "torch";
 struct conv_case {
     dnn::data_type type;
     dnn::tensor_layout layout;
-    const char* label;         // for targets: "FP32 NCHW"
-    double bandwidth_target;   // fraction of the copy bandwidth
+    const char* label;       // for targets: "FP32 NCHW"
+    double bandwidth_target; // fraction of the copy bandwidth
 };
 
 constexpr std::array<conv_case, 2> cases{{
@@ -75,9 +75,9 @@ constexpr std::array<conv_case, 2> cases{{
     {dnn::data_type::fp16, dnn::tensor_layout::nhwc, "FP16 NHWC", 0.70},
 }};
 
-constexpr std::array<dnn::algorithm_search, 3> policies{
-    dnn::algorithm_search::heuristic, dnn::algorithm_search::exhaustive,
-    dnn::algorithm_search::deterministic};
+constexpr std::array<dnn::algorithm_search, 3> policies{dnn::algorithm_search::heuristic,
+                                                        dnn::algorithm_search::exhaustive,
+                                                        dnn::algorithm_search::deterministic};
 
 dnn::convolution_problem problem_of(const conv_case& c)
 {
@@ -103,11 +103,15 @@ std::string variant_of(dnn::algorithm_search policy)
     return "cudagap " + std::string(gpu::dnn::to_string(policy));
 }
 
-std::string torch_target(const conv_case& c) { return std::string("exhaustive within 5% of torch, ") + c.label; }
+std::string torch_target(const conv_case& c)
+{
+    return std::string("exhaustive within 5% of torch, ") + c.label;
+}
 
 std::string bandwidth_target(const conv_case& c)
 {
-    return std::string(c.label) + " >= " + std::to_string(static_cast<int>(c.bandwidth_target * 100)) +
+    return std::string(c.label) +
+           " >= " + std::to_string(static_cast<int>(c.bandwidth_target * 100)) +
            "% of copy bandwidth";
 }
 
@@ -152,7 +156,8 @@ bench::measurement time_device(const timing_plan& plan, gpu::stream_ref stream, 
         },
         plan.repetition_ms, 1, 10000);
     const gpu::statistics stats = gpu::benchmark(
-        stream, work, {.warmup = 3, .repetitions = plan.repetitions, .calls_per_repetition = calls});
+        stream, work,
+        {.warmup = 3, .repetitions = plan.repetitions, .calls_per_repetition = calls});
     return bench::measurement::from(stats, calls, "CUDA events");
 }
 
@@ -173,7 +178,8 @@ void cpu_part(bench::report& r)
         const dnn::convolution_descriptor conv(p.geometry);
         const std::vector<int> out = conv.output_dims(x, w);
         const double in_bytes = static_cast<double>(x.size_bytes());
-        const double out_bytes = static_cast<double>(p.output_elements() * dnn::element_size(p.type));
+        const double out_bytes =
+            static_cast<double>(p.output_elements() * dnn::element_size(p.type));
         r.add_note(case_name(c) + ": output " + dnn::to_string(out) + " (cuDNN), reads " +
                    megabytes(in_bytes) + " + " + gpu::format_bytes(w.size_bytes()) +
                    " of weights, writes " + megabytes(out_bytes) + "; at least " +
@@ -190,8 +196,14 @@ void cpu_part(bench::report& r)
 
 // ---- the GPU part ---------------------------------------------------------------------------
 
-double to_double(float v) { return v; }
-double to_double(__half v) { return static_cast<double>(__half2float(v)); }
+double to_double(float v)
+{
+    return v;
+}
+double to_double(__half v)
+{
+    return static_cast<double>(__half2float(v));
+}
 
 template <class T>
 T from_float(float v)
@@ -223,7 +235,8 @@ double measure_copy(bench::report& r, const timing_plan& plan, gpu::stream_ref s
     gpu::device_buffer<std::byte> source(copy_bytes, stream);
     gpu::device_buffer<std::byte> target(copy_bytes, stream);
     source.fill_zero_async(stream);
-    bench::measurement m = time_device(plan, stream, [&] { target.copy_from_async(source, stream); });
+    bench::measurement m =
+        time_device(plan, stream, [&] { target.copy_from_async(source, stream); });
     m.case_name = copy_case;
     m.variant = copy_variant;
     // A copy reads and writes every byte.
@@ -246,9 +259,9 @@ struct case_data {
     case_data(const conv_case& c, gpu::stream_ref stream)
         : problem(problem_of(c)), name(case_name(c)),
           x(random_buffer<T>(problem.input_elements(), 1, stream)),
-          w(random_buffer<T>(problem.filter_elements(), 2, stream)), y(problem.output_elements(), stream)
-    {
-    }
+          w(random_buffer<T>(problem.filter_elements(), 2, stream)),
+          y(problem.output_elements(), stream)
+    {}
 };
 
 // Adds a row of the case with its throughput: images per second, TFLOP/s, GB/s against the copy.
@@ -268,9 +281,9 @@ void add_conv_row(bench::report& r, const conv_case& c, bench::measurement m,
 // Plans and times the case under each policy; a policy that cannot plan loses its own row (see
 // policy_plan.hpp). Returns the exhaustive plan, for the raw call, when it has one.
 template <class T>
-std::optional<dnn::convolution> time_policies(bench::report& r, const timing_plan& plan,
-                                              const conv_case& c, dnn::handle& h,
-                                              gpu::stream_ref stream, case_data<T>& d, double copy_gbps)
+std::optional<dnn::convolution>
+time_policies(bench::report& r, const timing_plan& plan, const conv_case& c, dnn::handle& h,
+              gpu::stream_ref stream, case_data<T>& d, double copy_gbps)
 {
     std::optional<dnn::convolution> exhaustive;
     for (const dnn::algorithm_search policy : policies) {
@@ -289,14 +302,16 @@ std::optional<dnn::convolution> time_policies(bench::report& r, const timing_pla
         const dnn::convolution_explanation& e = planned->explain();
         add_conv_row(r, c, time_device(plan, stream, [&] { planned->forward(h, d.x, d.w, d.y); }),
                      variant_of(policy),
-                     std::string(dnn::to_string(e.algorithm)) + ", ws " + gpu::format_bytes(e.workspace_bytes),
+                     std::string(dnn::to_string(e.algorithm)) + ", ws " +
+                         gpu::format_bytes(e.workspace_bytes),
                      copy_gbps);
-        r.add_note(d.name + ", " + std::string(gpu::dnn::to_string(policy)) + ": " +
-                   std::string(dnn::to_string(e.algorithm)) + " (math " +
-                   std::string(dnn::to_string(e.math)) + ", workspace " +
-                   gpu::format_bytes(e.workspace_bytes) +
-                   (e.time_ms ? ", " + fixed(*e.time_ms, "%.3f ms") + " in the search" : std::string()) +
-                   (e.deterministic ? ", deterministic" : ", not deterministic") + ")");
+        r.add_note(
+            d.name + ", " + std::string(gpu::dnn::to_string(policy)) + ": " +
+            std::string(dnn::to_string(e.algorithm)) + " (math " +
+            std::string(dnn::to_string(e.math)) + ", workspace " +
+            gpu::format_bytes(e.workspace_bytes) +
+            (e.time_ms ? ", " + fixed(*e.time_ms, "%.3f ms") + " in the search" : std::string()) +
+            (e.deterministic ? ", deterministic" : ", not deterministic") + ")");
         if (timed) {
             if (!r.settings().quick) {
                 r.add_note(d.name + " exhaustive search:\n" + e.to_string());
@@ -327,7 +342,8 @@ void compare_raw(bench::report& r, const timing_plan& plan, const conv_case& c, 
             exhaustive.output_descriptor().get(), y_raw.data()));
     };
     add_conv_row(r, c, time_device(plan, stream, raw), raw_variant,
-                 std::string(dnn::to_string(exhaustive.algorithm())) + ", the exhaustive plan's call",
+                 std::string(dnn::to_string(exhaustive.algorithm())) +
+                     ", the exhaustive plan's call",
                  copy_gbps);
 
     exhaustive.forward(h, d.x, d.w, d.y);
@@ -353,8 +369,9 @@ void compare_raw(bench::report& r, const timing_plan& plan, const conv_case& c, 
                            " (relative L2)"));
     if ((deterministic && !same) || !(relative <= allowed)) {
         r.add_error(d.name, "cudagap's exhaustive plan and the raw cuDNN call disagree (relative "
-                            "difference " + fixed(relative, "%.2e") +
-                            (deterministic ? ", deterministic algorithm)" : ")"));
+                            "difference " +
+                                fixed(relative, "%.2e") +
+                                (deterministic ? ", deterministic algorithm)" : ")"));
     }
 }
 
@@ -366,8 +383,9 @@ void run_case(bench::report& r, const timing_plan& plan, const conv_case& c, dnn
     std::optional<dnn::convolution> exhaustive = time_policies(r, plan, c, h, stream, d, copy_gbps);
     if (!exhaustive) {
         r.add_note(bench::conv::lost_row_note(
-            d.name, raw_variant, "it makes the exhaustive plan's call, and the exhaustive policy "
-                                 "has no plan (see its note)"));
+            d.name, raw_variant,
+            "it makes the exhaustive plan's call, and the exhaustive policy "
+            "has no plan (see its note)"));
         return;
     }
     compare_raw(r, plan, c, h, stream, d, *exhaustive, copy_gbps);
@@ -377,7 +395,8 @@ void set_targets(bench::report& r, double copy_gbps)
 {
     for (const conv_case& c : cases) {
         const std::string name = case_name(c);
-        const bench::measurement* ours = r.find(name, variant_of(dnn::algorithm_search::exhaustive));
+        const bench::measurement* ours =
+            r.find(name, variant_of(dnn::algorithm_search::exhaustive));
         const bench::measurement* theirs = r.find(name, torch_variant);
         if (ours == nullptr) {
             const char* why = "no cudagap exhaustive row (the notes and errors say why)";
@@ -410,18 +429,39 @@ void gpu_part(bench::report& r)
     if (!r.run_case(copy_case, [&] { copy_gbps = measure_copy(r, plan, stream); })) {
         return;
     }
-    r.run_case(case_name(cases[0]), [&] { run_case<float>(r, plan, cases[0], h, stream, copy_gbps); });
-    r.run_case(case_name(cases[1]), [&] { run_case<__half>(r, plan, cases[1], h, stream, copy_gbps); });
+    r.run_case(case_name(cases[0]),
+               [&] { run_case<float>(r, plan, cases[0], h, stream, copy_gbps); });
+    r.run_case(case_name(cases[1]),
+               [&] { run_case<__half>(r, plan, cases[1], h, stream, copy_gbps); });
 
     for (const conv_case& c : cases) {
-        const bench::torch_run torch = r.compare_torch(
-            {"conv", "--batch", std::to_string(batch), "--in-channels", std::to_string(in_channels),
-             "--height", std::to_string(image), "--width", std::to_string(image), "--out-channels",
-             std::to_string(out_channels), "--kernel", std::to_string(kernel), "--padding",
-             std::to_string(padding), "--dtype", std::string(dnn::to_string(c.type)), "--layout",
-             std::string(dnn::to_string(c.layout)), "--warmup", "3", "--repetitions",
-             std::to_string(plan.repetitions), "--calls", "auto", "--target-ms",
-             fixed(plan.repetition_ms, "%.1f")});
+        const bench::torch_run torch = r.compare_torch({"conv",
+                                                        "--batch",
+                                                        std::to_string(batch),
+                                                        "--in-channels",
+                                                        std::to_string(in_channels),
+                                                        "--height",
+                                                        std::to_string(image),
+                                                        "--width",
+                                                        std::to_string(image),
+                                                        "--out-channels",
+                                                        std::to_string(out_channels),
+                                                        "--kernel",
+                                                        std::to_string(kernel),
+                                                        "--padding",
+                                                        std::to_string(padding),
+                                                        "--dtype",
+                                                        std::string(dnn::to_string(c.type)),
+                                                        "--layout",
+                                                        std::string(dnn::to_string(c.layout)),
+                                                        "--warmup",
+                                                        "3",
+                                                        "--repetitions",
+                                                        std::to_string(plan.repetitions),
+                                                        "--calls",
+                                                        "auto",
+                                                        "--target-ms",
+                                                        fixed(plan.repetition_ms, "%.1f")});
         if (const bench::torch_case* t = torch.find(case_name(c))) {
             bench::measurement m = t->to_measurement(math_of(c.type));
             const dnn::convolution_problem p = problem_of(c);
@@ -458,10 +498,10 @@ int main(int argc, char** argv)
         s.targets.push_back({torch_target(c),
                              "cudagap exhaustive median at most 1.05x torch conv2d with "
                              "cudnn.benchmark = True"});
-        s.targets.push_back({bandwidth_target(c),
-                             "exhaustive plan's GB/s (minimum bytes / median) at least " +
-                                 std::to_string(static_cast<int>(c.bandwidth_target * 100)) +
-                                 "% of the measured device copy bandwidth"});
+        s.targets.push_back(
+            {bandwidth_target(c), "exhaustive plan's GB/s (minimum bytes / median) at least " +
+                                      std::to_string(static_cast<int>(c.bandwidth_target * 100)) +
+                                      "% of the measured device copy bandwidth"});
     }
     s.cpu = cpu_part;
     s.gpu = gpu_part;

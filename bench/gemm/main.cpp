@@ -53,11 +53,11 @@ const char* const raw_variant = "raw cuBLAS";
 const char* const torch_variant = "torch";
 
 struct precision_case {
-    const char* name;           // as compare_torch.py names it: fp32, tf32, fp16, bf16
-    bench::math_mode math;      // what the report prints
-    blas::precision precision;  // for the peak estimate
-    blas::math_mode mode;       // the handle's math mode
-    double peak_target;         // fraction of the peak at 4096
+    const char* name;          // as compare_torch.py names it: fp32, tf32, fp16, bf16
+    bench::math_mode math;     // what the report prints
+    blas::precision precision; // for the peak estimate
+    blas::math_mode mode;      // the handle's math mode
+    double peak_target;        // fraction of the peak at 4096
 };
 
 constexpr std::array<precision_case, 4> precisions{{
@@ -75,14 +75,17 @@ const char* const target_torch = "cudagap not slower than torch.mm beyond noise"
 std::string peak_target_name(const precision_case& p)
 {
     std::string upper = p.name;
-    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
-    return std::to_string(peak_size) + " " + upper + " >= " +
-           std::to_string(static_cast<int>(p.peak_target * 100 + 0.5)) + "% of the " + upper + " peak";
+    std::transform(upper.begin(), upper.end(), upper.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+    return std::to_string(peak_size) + " " + upper +
+           " >= " + std::to_string(static_cast<int>(p.peak_target * 100 + 0.5)) + "% of the " +
+           upper + " peak";
 }
 
 std::vector<int> gpu_sizes(const bench::options& settings)
 {
-    return settings.quick ? std::vector<int>{1000, 4096} : std::vector<int>{1000, 2000, 4000, 4096, 8192};
+    return settings.quick ? std::vector<int>{1000, 4096}
+                          : std::vector<int>{1000, 2000, 4000, 4096, 8192};
 }
 
 std::vector<int> cpu_sizes(const bench::options& settings, gpu::host_blas::implementation kind)
@@ -95,7 +98,10 @@ std::vector<int> cpu_sizes(const bench::options& settings, gpu::host_blas::imple
     return settings.quick ? std::vector<int>{1000} : std::vector<int>{1000, 2000, 4000};
 }
 
-std::string case_name(int n, const precision_case& p) { return std::to_string(n) + " " + p.name; }
+std::string case_name(int n, const precision_case& p)
+{
+    return std::to_string(n) + " " + p.name;
+}
 
 std::string fixed(double value, const char* format)
 {
@@ -104,11 +110,17 @@ std::string fixed(double value, const char* format)
     return text.data();
 }
 
-double flops_of(int n) { return 2.0 * n * n * n; }
+double flops_of(int n)
+{
+    return 2.0 * n * n * n;
+}
 
 // ---- the CPU part: the article's CPU side on a real BLAS -----------------------------------
 
-std::string cpu_variant() { return std::string(gpu::host_blas::to_string(gpu::host_blas::library().kind)); }
+std::string cpu_variant()
+{
+    return std::string(gpu::host_blas::to_string(gpu::host_blas::library().kind));
+}
 
 void cpu_part(bench::report& r)
 {
@@ -155,7 +167,8 @@ void cpu_part(bench::report& r)
             m.note = info.kind == gpu::host_blas::implementation::naive
                          ? "naive loop, 1 thread"
                          : (info.core.empty() ? std::string() : info.core + " kernels, ") +
-                               (info.threads > 0 ? std::to_string(info.threads) + " threads" : "threads unknown");
+                               (info.threads > 0 ? std::to_string(info.threads) + " threads"
+                                                 : "threads unknown");
             r.add(std::move(m));
         });
     }
@@ -175,8 +188,9 @@ timing_plan plan_for(const bench::options& settings)
 
 // Times two pieces of device work on `stream` with CUDA events in alternating repetitions
 // (A B, B A, A B, ...), each repetition `calls` back-to-back calls, after a warm-up of both.
-std::pair<gpu::statistics, gpu::statistics> time_paired(gpu::stream_ref stream, int repetitions, int calls,
-                                                        const auto& work_a, const auto& work_b)
+std::pair<gpu::statistics, gpu::statistics> time_paired(gpu::stream_ref stream, int repetitions,
+                                                        int calls, const auto& work_a,
+                                                        const auto& work_b)
 {
     for (int i = 0; i < 3; ++i) {
         work_a();
@@ -220,8 +234,8 @@ cudaDataType cuda_type()
 }
 
 template <class T>
-void gpu_case(bench::report& r, const timing_plan& plan, int n, const precision_case& p, blas::handle& h,
-              gpu::stream_ref stream, const gpu::device_properties& props)
+void gpu_case(bench::report& r, const timing_plan& plan, int n, const precision_case& p,
+              blas::handle& h, gpu::stream_ref stream, const gpu::device_properties& props)
 {
     const std::string name = case_name(n, p);
     const auto count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
@@ -245,7 +259,8 @@ void gpu_case(bench::report& r, const timing_plan& plan, int n, const precision_
     const auto raw = [&] {
         GPU_CUBLAS_CHECK(cublasGemmEx(h.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b.data(),
                                       cuda_type<T>(), n, a.data(), cuda_type<T>(), n, &zero,
-                                      c_raw.data(), cuda_type<T>(), n, compute, CUBLAS_GEMM_DEFAULT));
+                                      c_raw.data(), cuda_type<T>(), n, compute,
+                                      CUBLAS_GEMM_DEFAULT));
     };
 
     const int calls = bench::calibrate_calls(
@@ -266,7 +281,9 @@ void gpu_case(bench::report& r, const timing_plan& plan, int n, const precision_
         m.note = std::move(note);
         r.add(std::move(m));
     };
-    add_row(ours_stats, cudagap_variant, "gpu::blas::gemm, math " + std::string(blas::to_string(h.math())) + ", " + compute_name);
+    add_row(ours_stats, cudagap_variant,
+            "gpu::blas::gemm, math " + std::string(blas::to_string(h.math())) + ", " +
+                compute_name);
     add_row(raw_stats, raw_variant, "cublasGemmEx(N, N, B, A), " + compute_name + ", same handle");
 
     // The wrapper makes the raw call: the results must be the same bits.
@@ -291,15 +308,18 @@ void add_torch_rows(bench::report& r, const gpu::device_properties& props, const
         }
         sizes += std::to_string(n);
     }
-    const bench::torch_run torch = r.compare_torch(
-        {"gemm", "--sizes", sizes, "--precisions", "fp32,tf32,fp16,bf16", "--warmup", "3", "--repetitions",
-         std::to_string(plan.repetitions), "--calls", "auto", "--target-ms", fixed(plan.repetition_ms, "%.1f")});
+    const bench::torch_run torch =
+        r.compare_torch({"gemm", "--sizes", sizes, "--precisions", "fp32,tf32,fp16,bf16",
+                         "--warmup", "3", "--repetitions", std::to_string(plan.repetitions),
+                         "--calls", "auto", "--target-ms", fixed(plan.repetition_ms, "%.1f")});
     for (const int n : gpu_sizes(r.settings())) {
         for (const precision_case& p : precisions) {
             if (const bench::torch_case* t = torch.find(case_name(n, p))) {
                 bench::measurement m = t->to_measurement(p.math);
-                m.set_flops(flops_of(n), blas::estimated_peak_tflops(p.precision, props).value_or(0.0));
-                m.note = std::string("torch.mm(out=c), allow_tf32 = ") + (p.math == bench::math_mode::tf32 ? "True" : "False");
+                m.set_flops(flops_of(n),
+                            blas::estimated_peak_tflops(p.precision, props).value_or(0.0));
+                m.note = std::string("torch.mm(out=c), allow_tf32 = ") +
+                         (p.math == bench::math_mode::tf32 ? "True" : "False");
                 r.add(std::move(m));
             }
         }
@@ -318,18 +338,21 @@ void set_raw_target(bench::report& r, const char* target, double limit, bool (*i
         for (const precision_case& p : precisions) {
             const bench::measurement* ours = r.find(case_name(n, p), cudagap_variant);
             const bench::measurement* raw = r.find(case_name(n, p), raw_variant);
-            if (ours != nullptr && raw != nullptr && (!worst || ours->median_ms / raw->median_ms > *worst)) {
+            if (ours != nullptr && raw != nullptr &&
+                (!worst || ours->median_ms / raw->median_ms > *worst)) {
                 worst = ours->median_ms / raw->median_ms;
                 worst_case = case_name(n, p);
             }
         }
     }
     if (!worst) {
-        r.set_target_not_measured(target, r.settings().quick ? "no case of these sizes in this run (--quick)"
-                                                             : "no case of these sizes succeeded");
+        r.set_target_not_measured(target, r.settings().quick
+                                              ? "no case of these sizes in this run (--quick)"
+                                              : "no case of these sizes succeeded");
         return;
     }
-    r.set_target(target, *worst <= limit, "worst " + fixed(*worst, "%.3f") + " (" + worst_case + ")");
+    r.set_target(target, *worst <= limit,
+                 "worst " + fixed(*worst, "%.3f") + " (" + worst_case + ")");
 }
 
 void set_targets(bench::report& r)
@@ -367,12 +390,15 @@ void set_targets(bench::report& r)
     for (const precision_case& p : precisions) {
         const bench::measurement* ours = r.find(case_name(peak_size, p), cudagap_variant);
         if (ours == nullptr) {
-            r.set_target_not_measured(peak_target_name(p), "the cudagap case did not run (see the errors)");
+            r.set_target_not_measured(peak_target_name(p),
+                                      "the cudagap case did not run (see the errors)");
         } else if (!ours->peak_fraction) {
-            r.set_target_not_measured(peak_target_name(p), "no peak figure for this GPU's architecture");
+            r.set_target_not_measured(peak_target_name(p),
+                                      "no peak figure for this GPU's architecture");
         } else {
             r.set_target(peak_target_name(p), *ours->peak_fraction >= p.peak_target,
-                         fixed(*ours->tflops, "%.1f TFLOP/s = ") + fixed(100 * *ours->peak_fraction, "%.1f%%"));
+                         fixed(*ours->tflops, "%.1f TFLOP/s = ") +
+                             fixed(100 * *ours->peak_fraction, "%.1f%%"));
         }
     }
 }
@@ -384,15 +410,19 @@ void gpu_part(bench::report& r)
     gpu::stream stream(gpu::stream_flags::non_blocking);
     blas::handle h(stream);
     const blas::version_info v = blas::version();
-    r.add_note("cuBLAS " + v.loaded.to_string() + " loaded (compiled against " + v.compiled.to_string() +
-               "), workspace " + gpu::format_bytes(h.workspace_size().value_or(0)) + ", atomics " +
+    r.add_note("cuBLAS " + v.loaded.to_string() + " loaded (compiled against " +
+               v.compiled.to_string() + "), workspace " +
+               gpu::format_bytes(h.workspace_size().value_or(0)) + ", atomics " +
                std::string(blas::to_string(h.atomics())));
     for (const precision_case& p : precisions) {
-        r.add_note(std::string(blas::to_string(p.precision)) + ": " + blas::precision_support(p.precision, props).note);
+        r.add_note(std::string(blas::to_string(p.precision)) + ": " +
+                   blas::precision_support(p.precision, props).note);
     }
-    r.add_note("of peak: against the estimated dense peak (SMs x FLOP/clock/SM x the maximum SM clock of " +
-               std::to_string(props.clock_rate_khz / 1000) +
-               " MHz); NVIDIA's datasheets use a lower boost clock, so these fractions are conservative");
+    r.add_note(
+        "of peak: against the estimated dense peak (SMs x FLOP/clock/SM x the maximum SM clock "
+        "of " +
+        std::to_string(props.clock_rate_khz / 1000) +
+        " MHz); NVIDIA's datasheets use a lower boost clock, so these fractions are conservative");
     if (r.env().device_name.find("H200") == std::string::npos) {
         r.add_note("targets are set for an H200; this run is on " + r.env().device_name);
     }
@@ -415,7 +445,8 @@ void gpu_part(bench::report& r)
 
     for (const int n : gpu_sizes(r.settings())) {
         for (const precision_case& p : precisions) {
-            r.add_ratio(case_name(n, p), cudagap_variant, raw_variant, "the wrapper's cost over the raw call");
+            r.add_ratio(case_name(n, p), cudagap_variant, raw_variant,
+                        "the wrapper's cost over the raw call");
             r.add_ratio(case_name(n, p), cudagap_variant, torch_variant, "against torch.mm");
         }
     }
@@ -436,15 +467,17 @@ int main(int argc, char** argv)
     s.description = "square GEMM at 1000..8192 in FP32, TF32, FP16 and BF16: cudagap vs the raw "
                     "cublasGemmEx call vs torch.mm, and the CPU side on the CPU BLAS";
     s.targets = {
-        {target_raw_large, "cudagap median at most 1.02x the raw cublasGemmEx call, every precision, "
-                           "n = 4000, 4096, 8192"},
+        {target_raw_large,
+         "cudagap median at most 1.02x the raw cublasGemmEx call, every precision, "
+         "n = 4000, 4096, 8192"},
         {target_raw_small, "cudagap median at most 1.05x the raw call at n = 1000 and 2000"},
         {target_torch, "cudagap median at most torch.mm's times 1 + the larger of 2% and the two "
                        "rows' spreads, every case"},
     };
     for (const precision_case& p : precisions) {
-        s.targets.push_back({peak_target_name(p),
-                             "cudagap at n = 4096 reaches this fraction of the estimated dense peak"});
+        s.targets.push_back(
+            {peak_target_name(p),
+             "cudagap at n = 4096 reaches this fraction of the estimated dense peak"});
     }
     s.cpu = cpu_part;
     s.gpu = gpu_part;

@@ -60,7 +60,8 @@ nvml_readings read_nvml(const std::string& pci_bus_id)
         dlclose(library);
         return out;
     }
-    if (const auto version = symbol<nvml_driver_version_fn>(library, "nvmlSystemGetDriverVersion")) {
+    if (const auto version =
+            symbol<nvml_driver_version_fn>(library, "nvmlSystemGetDriverVersion")) {
         std::array<char, 96> text{};
         if (version(text.data(), static_cast<unsigned>(text.size())) == nvml_success) {
             out.driver_version = text.data();
@@ -90,7 +91,8 @@ std::string utc_now()
     std::tm parts{};
     gmtime_r(&now, &parts);
     std::array<char, 32> text{};
-    const std::size_t length = std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &parts);
+    const std::size_t length =
+        std::strftime(text.data(), text.size(), "%Y-%m-%dT%H:%M:%SZ", &parts);
     return std::string(text.data(), length);
 }
 

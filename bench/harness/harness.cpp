@@ -37,7 +37,8 @@ void check_time(const char* field, double value, const measurement& row)
     if (!std::isfinite(value) || value < 0.0) {
         throw std::invalid_argument("gpu::bench::report::add: " + std::string(field) + " of '" +
                                     row.case_name + "' / '" + row.variant + "' is " +
-                                    std::to_string(value) + " ms; it must be finite and not negative");
+                                    std::to_string(value) +
+                                    " ms; it must be finite and not negative");
     }
 }
 
@@ -154,8 +155,7 @@ options parse_options(std::span<const std::string_view> args)
                 throw std::invalid_argument("--json= needs a file name, e.g. --json=alloc.json");
             }
         } else {
-            throw std::invalid_argument("unknown argument '" + std::string(arg) +
-                                        "' (see --help)");
+            throw std::invalid_argument("unknown argument '" + std::string(arg) + "' (see --help)");
         }
     }
     return parsed;
@@ -164,7 +164,8 @@ options parse_options(std::span<const std::string_view> args)
 std::string usage(std::string_view name, std::string_view description)
 {
     std::ostringstream text;
-    text << "usage: cudagap-bench-" << name << " [--quick] [--json FILE] [--no-torch] [--cpu-only]\n"
+    text << "usage: cudagap-bench-" << name
+         << " [--quick] [--json FILE] [--no-torch] [--cpu-only]\n"
          << description << "\n\n"
          << "  --quick      fewer sizes and repetitions (seconds instead of minutes)\n"
          << "  --json FILE  also write the report as JSON to FILE\n"
@@ -201,16 +202,16 @@ void measurement::set_bytes(double bytes, double peak_gbps)
 }
 
 report::report(std::string name, std::string description, options settings, environment env)
-    : name_(std::move(name)), description_(std::move(description)),
-      settings_(std::move(settings)), env_(std::move(env))
-{
-}
+    : name_(std::move(name)), description_(std::move(description)), settings_(std::move(settings)),
+      env_(std::move(env))
+{}
 
 void report::add(measurement row)
 {
     if (row.case_name.empty() || row.variant.empty()) {
-        throw std::invalid_argument("gpu::bench::report::add: a row needs a case and a variant, got '" +
-                                    row.case_name + "' / '" + row.variant + "'");
+        throw std::invalid_argument(
+            "gpu::bench::report::add: a row needs a case and a variant, got '" + row.case_name +
+            "' / '" + row.variant + "'");
     }
     check_time("median_ms", row.median_ms, row);
     check_time("min_ms", row.min_ms, row);
@@ -264,11 +265,13 @@ void report::declare_target(std::string name, std::string requirement)
     if (name.empty()) {
         throw std::invalid_argument("gpu::bench::report::declare_target: the name is empty");
     }
-    if (std::any_of(targets_.begin(), targets_.end(), [&](const target& t) { return t.name == name; })) {
+    if (std::any_of(targets_.begin(), targets_.end(),
+                    [&](const target& t) { return t.name == name; })) {
         throw std::invalid_argument("gpu::bench::report::declare_target: '" + name +
                                     "' is declared twice");
     }
-    targets_.push_back({std::move(name), std::move(requirement), target_status::not_measured, {}, {}});
+    targets_.push_back(
+        {std::move(name), std::move(requirement), target_status::not_measured, {}, {}});
 }
 
 target& report::find_target(std::string_view name)
@@ -298,7 +301,10 @@ void report::set_target_not_measured(std::string_view name, std::string why)
     t.note = std::move(why);
 }
 
-void report::add_note(std::string line) { notes_.push_back(std::move(line)); }
+void report::add_note(std::string line)
+{
+    notes_.push_back(std::move(line));
+}
 
 void report::add_error(std::string case_name, std::string what)
 {
@@ -322,7 +328,7 @@ void report::settle_targets()
 {
     for (target& t : targets_) {
         if (t.status == target_status::not_measured && t.note.empty()) {
-            t.note = gpu_skipped_       ? "GPU part skipped"
+            t.note = gpu_skipped_      ? "GPU part skipped"
                      : errors_.empty() ? "this run did not measure it"
                                        : "not measured: a case failed (see the errors)";
         }
@@ -382,22 +388,24 @@ void report::print(std::ostream& out) const
         std::vector<std::vector<std::string>> cells;
         cells.reserve(rows_.size());
         for (const measurement& row : rows_) {
-            cells.push_back({row.case_name, row.variant, std::string(to_string(row.math)),
-                             format_time(row.median_ms), format_time(row.min_ms),
-                             format_time(row.max_ms), printf_string("%.1f%%", 100.0 * row.spread()),
-                             std::to_string(row.repetitions) + " x " +
-                                 std::to_string(row.calls_per_repetition),
-                             format_throughput(row),
-                             row.peak_fraction ? printf_string("%.0f%%", 100.0 * *row.peak_fraction) : "",
-                             row.timing, row.note});
+            cells.push_back(
+                {row.case_name, row.variant, std::string(to_string(row.math)),
+                 format_time(row.median_ms), format_time(row.min_ms), format_time(row.max_ms),
+                 printf_string("%.1f%%", 100.0 * row.spread()),
+                 std::to_string(row.repetitions) + " x " + std::to_string(row.calls_per_repetition),
+                 format_throughput(row),
+                 row.peak_fraction ? printf_string("%.0f%%", 100.0 * *row.peak_fraction) : "",
+                 row.timing, row.note});
         }
-        print_table(out, {"case", "variant", "math", "median", "min", "max", "spread",
-                          "reps x calls", "throughput", "of peak", "timing", "note"},
+        print_table(out,
+                    {"case", "variant", "math", "median", "min", "max", "spread", "reps x calls",
+                     "throughput", "of peak", "timing", "note"},
                     cells);
     }
 
     if (!ratios_.empty()) {
-        out << "\nratios (time of the first over time of the second; above 1: the second is faster)\n";
+        out << "\nratios (time of the first over time of the second; above 1: the second is "
+               "faster)\n";
         std::vector<std::vector<std::string>> cells;
         for (const ratio& r : ratios_) {
             cells.push_back({r.case_name, r.numerator + " / " + r.denominator,
@@ -548,8 +556,8 @@ int run(std::span<const std::string_view> args, const suite& benchmark, std::ost
         file << r.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
         file.close();
         if (!file) {
-            std::cerr << "cudagap-bench-" << benchmark.name << ": could not write the JSON report to '"
-                      << settings.json_path << "'\n";
+            std::cerr << "cudagap-bench-" << benchmark.name
+                      << ": could not write the JSON report to '" << settings.json_path << "'\n";
             return 1;
         }
         r.progress("JSON report written to " + settings.json_path);
@@ -596,8 +604,9 @@ std::string format_time(double milliseconds)
 
 std::string size_name(std::size_t bytes)
 {
-    const std::array<std::pair<const char*, std::size_t>, 3> units{
-        {{"GiB", std::size_t{1} << 30}, {"MiB", std::size_t{1} << 20}, {"KiB", std::size_t{1} << 10}}};
+    const std::array<std::pair<const char*, std::size_t>, 3> units{{{"GiB", std::size_t{1} << 30},
+                                                                    {"MiB", std::size_t{1} << 20},
+                                                                    {"KiB", std::size_t{1} << 10}}};
     for (const auto& [unit, scale] : units) {
         if (bytes >= scale && bytes % scale == 0) {
             return std::to_string(bytes / scale) + " " + unit;

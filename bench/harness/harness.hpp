@@ -73,11 +73,11 @@ enum class target_status {
 
 /// @brief The command-line settings every benchmark shares.
 struct options {
-    bool quick = false;    ///< `--quick`: fewer sizes and repetitions (seconds, not minutes)
+    bool quick = false;      ///< `--quick`: fewer sizes and repetitions (seconds, not minutes)
     std::string json_path{}; ///< `--json FILE`: also write the report as JSON (empty: do not)
-    bool torch = true;     ///< `--no-torch` turns it off: skip the PyTorch comparison
-    bool cpu_only = false; ///< `--cpu-only`: skip the GPU part even when a GPU is usable
-    bool help = false;     ///< `--help` was given: print the usage and run nothing
+    bool torch = true;       ///< `--no-torch` turns it off: skip the PyTorch comparison
+    bool cpu_only = false;   ///< `--cpu-only`: skip the GPU part even when a GPU is usable
+    bool help = false;       ///< `--help` was given: print the usage and run nothing
 };
 
 /// @brief Parses the common flags (`--quick`, `--json FILE`, `--no-torch`, `--cpu-only`,
@@ -92,23 +92,25 @@ struct options {
 struct environment {
     std::string date_utc{};        ///< ISO 8601, e.g. `2025-01-31T12:00:00Z`
     std::string host{};            ///< the host name
-    unsigned cpu_threads = 0;    ///< hardware threads of the host
+    unsigned cpu_threads = 0;      ///< hardware threads of the host
     std::string cudagap_version{}; ///< e.g. `0.2.0`
     std::string cuda_runtime{};    ///< the loaded CUDA runtime, e.g. `13.0`
     std::string driver_cuda{};     ///< the newest CUDA the driver supports, `none` without one
-    std::string driver_version{};  ///< the driver's own version (NVML), e.g. `575.57.08`; may be empty
-    bool gpu_available = false;  ///< a usable GPU was found and the GPU part may run
-    std::string skip_reason{};     ///< why the GPU part does not run; empty when it does
-    std::string device_name{};     ///< device 0's name; empty without a GPU
-    std::string capability{};      ///< e.g. `9.0`
-    int multiprocessors = 0;     ///< streaming multiprocessors
-    std::size_t memory_bytes = 0;///< global memory
-    int max_sm_clock_mhz = 0;    ///< peak SM clock (CUDA attribute)
-    int max_memory_clock_mhz = 0;///< peak memory clock (CUDA attribute)
-    std::optional<int> sm_clock_mhz{};     ///< SM clock when the report started (NVML), if readable
-    std::optional<int> memory_clock_mhz{}; ///< memory clock when the report started (NVML), if readable
+    std::string
+        driver_version{};       ///< the driver's own version (NVML), e.g. `575.57.08`; may be empty
+    bool gpu_available = false; ///< a usable GPU was found and the GPU part may run
+    std::string skip_reason{};  ///< why the GPU part does not run; empty when it does
+    std::string device_name{};  ///< device 0's name; empty without a GPU
+    std::string capability{};   ///< e.g. `9.0`
+    int multiprocessors = 0;    ///< streaming multiprocessors
+    std::size_t memory_bytes = 0;      ///< global memory
+    int max_sm_clock_mhz = 0;          ///< peak SM clock (CUDA attribute)
+    int max_memory_clock_mhz = 0;      ///< peak memory clock (CUDA attribute)
+    std::optional<int> sm_clock_mhz{}; ///< SM clock when the report started (NVML), if readable
+    std::optional<int>
+        memory_clock_mhz{}; ///< memory clock when the report started (NVML), if readable
     double peak_memory_bandwidth_gbps = 0; ///< theoretical, from clock and bus width
-    bool ecc_enabled = false;    ///< error-correcting memory is on
+    bool ecc_enabled = false;              ///< error-correcting memory is on
 
     /// @brief Reads the environment; @p cpu_only skips the GPU (with that as the reason).
     /// Never throws for a missing driver or GPU: that is what `skip_reason` is for.
@@ -117,19 +119,19 @@ struct environment {
 
 /// @brief One row of a report: a case measured for one variant (e.g. "4096 fp16", "cudagap").
 struct measurement {
-    std::string case_name{};     ///< what was measured, e.g. `4096 fp16` or `1 MiB`
-    std::string variant{};       ///< who did it: `cudagap`, `raw cuBLAS`, `torch`, `OpenBLAS`, ...
-    math_mode math = math_mode::none; ///< the arithmetic that ran
-    double median_ms = 0;      ///< median time per call, the figure to quote
-    double min_ms = 0;         ///< fastest repetition, per call
-    double max_ms = 0;         ///< slowest repetition, per call
-    int repetitions = 0;       ///< timed repetitions
-    int calls_per_repetition = 1; ///< back-to-back calls per repetition
-    std::string timing{};        ///< `CUDA events` or `host clock`
+    std::string case_name{}; ///< what was measured, e.g. `4096 fp16` or `1 MiB`
+    std::string variant{};   ///< who did it: `cudagap`, `raw cuBLAS`, `torch`, `OpenBLAS`, ...
+    math_mode math = math_mode::none;      ///< the arithmetic that ran
+    double median_ms = 0;                  ///< median time per call, the figure to quote
+    double min_ms = 0;                     ///< fastest repetition, per call
+    double max_ms = 0;                     ///< slowest repetition, per call
+    int repetitions = 0;                   ///< timed repetitions
+    int calls_per_repetition = 1;          ///< back-to-back calls per repetition
+    std::string timing{};                  ///< `CUDA events` or `host clock`
     std::optional<double> tflops{};        ///< achieved TFLOP/s at the median, when it applies
     std::optional<double> gbps{};          ///< achieved GB/s at the median, when it applies
     std::optional<double> peak_fraction{}; ///< throughput over the device's peak, when known
-    std::string note{};          ///< anything a reader must know about this row
+    std::string note{};                    ///< anything a reader must know about this row
 
     /// @brief A row with the times of @p stats (per call) and its repetition count.
     [[nodiscard]] static measurement from(const statistics& stats, int calls_per_repetition = 1,
@@ -153,42 +155,43 @@ struct measurement {
 /// @brief A comparison of two rows of one case: the time of @p numerator over the time of
 /// @p denominator (1.02 means the numerator takes 2% longer; 25 means it is 25x slower).
 struct ratio {
-    std::string case_name{};   ///< the case both rows belong to
-    std::string numerator{};   ///< variant on top, e.g. `cudagap`
-    std::string denominator{}; ///< variant below, e.g. `raw cuBLAS`
+    std::string case_name{};       ///< the case both rows belong to
+    std::string numerator{};       ///< variant on top, e.g. `cudagap`
+    std::string denominator{};     ///< variant below, e.g. `raw cuBLAS`
     std::optional<double> value{}; ///< empty when a row is missing (see `note`)
-    std::string note{};        ///< why the value is missing, or what it means
+    std::string note{};            ///< why the value is missing, or what it means
 };
 
 /// @brief A named goal of a benchmark and how this run did against it.
 struct target {
-    std::string name{};        ///< short and unique in the benchmark, e.g. `pooled pair <= 2 us @ 1 MiB`
+    std::string name{}; ///< short and unique in the benchmark, e.g. `pooled pair <= 2 us @ 1 MiB`
     std::string requirement{}; ///< the rule in words, e.g. `median alloc/free pair at most 2 us`
     target_status status = target_status::not_measured; ///< the outcome
-    std::string measured{};    ///< the measured value as text, e.g. `0.84 us`; empty when not measured
-    std::string note{};        ///< why not measured, or anything else a reader must know
+    std::string measured{}; ///< the measured value as text, e.g. `0.84 us`; empty when not measured
+    std::string note{};     ///< why not measured, or anything else a reader must know
 };
 
 /// @brief What the PyTorch side (bench/compare_torch.py) measured for one case.
 struct torch_case {
-    std::string case_name{};   ///< as compare_torch.py names it, e.g. `4096 fp16`
-    double median_ms = 0;    ///< median time per call
-    double min_ms = 0;       ///< fastest repetition, per call
-    double max_ms = 0;       ///< slowest repetition, per call
-    int repetitions = 0;     ///< timed repetitions
+    std::string case_name{};      ///< as compare_torch.py names it, e.g. `4096 fp16`
+    double median_ms = 0;         ///< median time per call
+    double min_ms = 0;            ///< fastest repetition, per call
+    double max_ms = 0;            ///< slowest repetition, per call
+    int repetitions = 0;          ///< timed repetitions
     int calls_per_repetition = 1; ///< calls per repetition
-    nlohmann::json fields{}; ///< the whole result object (size, precision, ... to match on)
+    nlohmann::json fields{};      ///< the whole result object (size, precision, ... to match on)
 
     /// @brief This case as a report row of variant `torch`.
-    [[nodiscard]] measurement to_measurement(math_mode math, std::string timing = "CUDA events") const;
+    [[nodiscard]] measurement to_measurement(math_mode math,
+                                             std::string timing = "CUDA events") const;
 };
 
 /// @brief The outcome of one run of bench/compare_torch.py.
 struct torch_run {
-    bool ok = false;          ///< PyTorch ran; otherwise `reason` says why not
-    std::string reason{};       ///< why there are no PyTorch rows (not importable, no CUDA, ...)
-    std::string version{};      ///< torch's version
-    std::string device{};       ///< the device torch used
+    bool ok = false;       ///< PyTorch ran; otherwise `reason` says why not
+    std::string reason{};  ///< why there are no PyTorch rows (not importable, no CUDA, ...)
+    std::string version{}; ///< torch's version
+    std::string device{};  ///< the device torch used
     std::vector<torch_case> cases{}; ///< one per case measured
 
     /// @brief The case named @p case_name, or null.
@@ -337,11 +340,11 @@ struct suite {
         std::string requirement{}; ///< see `target::requirement`
     };
 
-    std::string name{};                   ///< short name, e.g. `alloc` (also the JSON's `benchmark`)
-    std::string description{};            ///< one line for `--help` and the report's header
-    std::vector<target_spec> targets{};   ///< the targets, declared up front (so never forgotten)
-    std::function<void(report&)> cpu{};   ///< the part that needs no GPU; may be empty
-    std::function<void(report&)> gpu{};   ///< the part that needs a GPU; may be empty
+    std::string name{};                 ///< short name, e.g. `alloc` (also the JSON's `benchmark`)
+    std::string description{};          ///< one line for `--help` and the report's header
+    std::vector<target_spec> targets{}; ///< the targets, declared up front (so never forgotten)
+    std::function<void(report&)> cpu{}; ///< the part that needs no GPU; may be empty
+    std::function<void(report&)> gpu{}; ///< the part that needs a GPU; may be empty
 };
 
 /// @brief Runs @p benchmark with the given command line: parses the flags, probes the

@@ -38,7 +38,7 @@ std::string from_environment(const char* name, const char* fallback)
 struct child_output {
     int exit_status = -1; // the exit code, or -1 when it did not exit normally
     std::string stdout_text;
-    std::string failure;  // why it could not be run at all
+    std::string failure; // why it could not be run at all
 };
 
 // posix_spawn rather than popen: the arguments never pass through a shell, so no quoting.
@@ -118,17 +118,18 @@ int required_int(const nlohmann::json& object, const char* key, const char* wher
     const auto value = required<nlohmann::json>(object, key, where);
     constexpr auto max = static_cast<std::int64_t>(std::numeric_limits<int>::max());
     constexpr auto min = static_cast<std::int64_t>(std::numeric_limits<int>::min());
-    if (value.is_number_unsigned() && value.get<std::uint64_t>() <= static_cast<std::uint64_t>(max)) {
+    if (value.is_number_unsigned() &&
+        value.get<std::uint64_t>() <= static_cast<std::uint64_t>(max)) {
         return static_cast<int>(value.get<std::uint64_t>());
     }
-    if (value.is_number_integer() && !value.is_number_unsigned() && value.get<std::int64_t>() >= min &&
-        value.get<std::int64_t>() <= max) {
+    if (value.is_number_integer() && !value.is_number_unsigned() &&
+        value.get<std::int64_t>() >= min && value.get<std::int64_t>() <= max) {
         return static_cast<int>(value.get<std::int64_t>());
     }
-    throw std::invalid_argument(std::string("compare_torch.py output: ") + where + "'s \"" + key +
-                                "\" is " +
-                                value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                                ", not a whole number in the range of int");
+    throw std::invalid_argument(
+        std::string("compare_torch.py output: ") + where + "'s \"" + key + "\" is " +
+        value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+        ", not a whole number in the range of int");
 }
 
 } // namespace
@@ -165,7 +166,8 @@ torch_run torch_run::parse(std::string_view text)
         doc = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         // Not only parse_error: a number beyond double is out_of_range (406), for one.
-        throw std::invalid_argument(std::string("compare_torch.py output is not JSON: ") + e.what());
+        throw std::invalid_argument(std::string("compare_torch.py output is not JSON: ") +
+                                    e.what());
     }
     if (!doc.is_object()) {
         throw std::invalid_argument("compare_torch.py output is not a JSON object");
@@ -200,14 +202,16 @@ torch_run run_compare_torch(const std::vector<std::string>& arguments)
 {
     torch_run run;
     const std::string python = from_environment("CUDAGAP_PYTHON", CUDAGAP_BENCH_PYTHON);
-    const std::string script = from_environment("CUDAGAP_COMPARE_TORCH", CUDAGAP_BENCH_COMPARE_TORCH);
+    const std::string script =
+        from_environment("CUDAGAP_COMPARE_TORCH", CUDAGAP_BENCH_COMPARE_TORCH);
     if (python.empty()) {
-        run.reason = "no Python interpreter was found when cudagap was configured (set CUDAGAP_PYTHON)";
+        run.reason =
+            "no Python interpreter was found when cudagap was configured (set CUDAGAP_PYTHON)";
         return run;
     }
     if (script.empty() || access(script.c_str(), R_OK) != 0) {
-        run.reason = "bench/compare_torch.py was not found at '" + script +
-                     "' (set CUDAGAP_COMPARE_TORCH)";
+        run.reason =
+            "bench/compare_torch.py was not found at '" + script + "' (set CUDAGAP_COMPARE_TORCH)";
         return run;
     }
     std::vector<std::string> argv{python, script};

@@ -44,7 +44,8 @@ namespace bench = gpu::bench;
 constexpr double tolerance_fraction = 0.02;
 constexpr double tolerance_ms = 0.5e-3; // 0.5 us
 
-const char* const requirement = "cudagap's median per call at most 2% or 0.5 us above the raw call's";
+const char* const requirement =
+    "cudagap's median per call at most 2% or 0.5 us above the raw call's";
 const char* const target_event = "event record within 2% or 0.5 us of cudaEventRecord";
 const char* const target_query = "stream query within 2% or 0.5 us of cudaStreamQuery";
 const char* const target_gemm = "GEMM launch within 2% or 0.5 us of cublasGemmEx";
@@ -64,7 +65,8 @@ timing_plan plan_for(const bench::options& settings, int calls)
 void check(cudaError_t status, const char* api)
 {
     if (status != cudaSuccess && status != cudaErrorNotReady) [[unlikely]] {
-        throw gpu::cuda_error(status, api, gpu::hint_for(status), -1, std::source_location::current());
+        throw gpu::cuda_error(status, api, gpu::hint_for(status), -1,
+                              std::source_location::current());
     }
 }
 
@@ -74,9 +76,8 @@ void compare(bench::report& r, const std::string& case_name, const char* target_
              const char* raw_variant, const timing_plan& plan, Wrapper&& wrapper, Raw&& raw,
              gpu::stream_ref stream)
 {
-    const gpu::benchmark_options options{.warmup = plan.calls,
-                                         .repetitions = plan.repetitions,
-                                         .calls_per_repetition = plan.calls};
+    const gpu::benchmark_options options{
+        .warmup = plan.calls, .repetitions = plan.repetitions, .calls_per_repetition = plan.calls};
     const bench::paired_statistics p =
         bench::time_host_paired(options, wrapper, raw, [&] { stream.synchronize(); });
     bench::measurement ours = bench::measurement::from(p.a, plan.calls, "host clock");
@@ -108,16 +109,18 @@ void gpu_part(bench::report& r)
         cudaEvent_t theirs = nullptr;
         GPU_CUDA_CHECK(cudaEventCreateWithFlags(&theirs, cudaEventDefault));
         const gpu::event theirs_owner = gpu::event::from_native_handle(theirs); // frees it
-        compare(r, "event record", target_event, "cudaEventRecord", plan_for(r.settings(), 2000),
-                [&] { ours.record(stream); },
-                [&] { check(cudaEventRecord(theirs, raw_stream), "cudaEventRecord"); }, stream);
+        compare(
+            r, "event record", target_event, "cudaEventRecord", plan_for(r.settings(), 2000),
+            [&] { ours.record(stream); },
+            [&] { check(cudaEventRecord(theirs, raw_stream), "cudaEventRecord"); }, stream);
     });
 
     r.run_case("stream query", [&] {
         stream.synchronize(); // an idle stream: both sides get the same answer, quickly
-        compare(r, "stream query", target_query, "cudaStreamQuery", plan_for(r.settings(), 4000),
-                [&] { static_cast<void>(stream.is_ready()); },
-                [&] { check(cudaStreamQuery(raw_stream), "cudaStreamQuery"); }, stream);
+        compare(
+            r, "stream query", target_query, "cudaStreamQuery", plan_for(r.settings(), 4000),
+            [&] { static_cast<void>(stream.is_ready()); },
+            [&] { check(cudaStreamQuery(raw_stream), "cudaStreamQuery"); }, stream);
     });
 
 #if CUDAGAP_BENCH_HAS_BLAS
@@ -139,24 +142,25 @@ void gpu_part(bench::report& r)
         const int dim = static_cast<int>(n);
         // Taken once, as a program that calls cuBLAS directly would keep it.
         const cublasHandle_t raw_handle = h.get();
-        compare(r, "GEMM launch FP32 64x64x64", target_gemm, "cublasGemmEx",
-                plan_for(r.settings(), 500),
-                [&] { gpu::blas::gemm(h, a_view, b_view, c_view); },
-                [&] {
-                    // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B first, as cudagap maps it.
-                    const cublasStatus_t status = cublasGemmEx(
-                        raw_handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, b.data(),
-                        CUDA_R_32F, dim, a.data(), CUDA_R_32F, dim, &beta, c.data(), CUDA_R_32F,
-                        dim, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-                    if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
-                        throw std::runtime_error("cublasGemmEx failed with status " +
-                                                 std::to_string(static_cast<int>(status)));
-                    }
-                },
-                stream);
+        compare(
+            r, "GEMM launch FP32 64x64x64", target_gemm, "cublasGemmEx",
+            plan_for(r.settings(), 500), [&] { gpu::blas::gemm(h, a_view, b_view, c_view); },
+            [&] {
+                // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B first, as cudagap maps it.
+                const cublasStatus_t status = cublasGemmEx(
+                    raw_handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, b.data(),
+                    CUDA_R_32F, dim, a.data(), CUDA_R_32F, dim, &beta, c.data(), CUDA_R_32F, dim,
+                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
+                    throw std::runtime_error("cublasGemmEx failed with status " +
+                                             std::to_string(static_cast<int>(status)));
+                }
+            },
+            stream);
     });
 #else
-    r.set_target_not_measured(target_gemm, "this build has no cuBLAS wing (CUDAGAP_ENABLE_BLAS=OFF)");
+    r.set_target_not_measured(target_gemm,
+                              "this build has no cuBLAS wing (CUDAGAP_ENABLE_BLAS=OFF)");
 #endif
 }
 
@@ -168,7 +172,8 @@ int main(int argc, char** argv)
     s.name = "overhead";
     s.description = "host cost per call of cudagap's wrappers vs the raw calls they make "
                     "(event record, stream query, GEMM launch)";
-    s.targets = {{target_event, requirement}, {target_query, requirement}, {target_gemm, requirement}};
+    s.targets = {
+        {target_event, requirement}, {target_query, requirement}, {target_gemm, requirement}};
     s.gpu = gpu_part;
     return bench::run(argc, argv, s);
 }

@@ -41,7 +41,8 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr const char* usage = R"(usage: cudagap-demo [--sizes N,N,...] [--tensor-size N] [--profile NAME] [--json] [--help]
+constexpr const char* usage =
+    R"(usage: cudagap-demo [--sizes N,N,...] [--tensor-size N] [--profile NAME] [--json] [--help]
 
 The article's CUDA ecosystem demo: the ecosystem's status, CPU vs GPU matrix multiply, the
 cuDNN convolution and tensor cores, with warm-up, medians and FLOP/s.
@@ -69,7 +70,10 @@ void say(const char* format, auto... args)
         std::printf(format, args...);
     }
 }
-void progress(const std::string& text) { std::fprintf(stderr, "cudagap-demo: %s...\n", text.c_str()); }
+void progress(const std::string& text)
+{
+    std::fprintf(stderr, "cudagap-demo: %s...\n", text.c_str());
+}
 void heading(const char* title)
 {
     say("\n%s\n%s\n", title, std::string(60, '-').c_str());
@@ -85,7 +89,8 @@ int parse_size(const std::string& text, const char* option)
         used = std::string::npos; // not a number, or beyond int: std::stoi would only say "stoi"
     }
     if (used != text.size() || value < 1 || value > 32768) {
-        throw std::invalid_argument(std::string(option) + " takes sizes from 1 to 32768, got '" + text + "'");
+        throw std::invalid_argument(std::string(option) + " takes sizes from 1 to 32768, got '" +
+                                    text + "'");
     }
     return value;
 }
@@ -112,7 +117,8 @@ options parse(int argc, char* argv[])
         } else if (arg == "--json") {
             opts.json = true;
         } else {
-            throw std::invalid_argument("unknown option or missing value: '" + std::string(arg) + "'");
+            throw std::invalid_argument("unknown option or missing value: '" + std::string(arg) +
+                                        "'");
         }
     }
     return opts;
@@ -160,8 +166,8 @@ std::string timed_checks_note(const gpu::profile& profile, bool gpu_ran)
     if (parts.empty()) {
         return {};
     }
-    std::string text = std::string("GPU timings ") + (gpu_ran ? "include" : "would include") + " the " +
-                       profile.name + " profile's " + parts.front();
+    std::string text = std::string("GPU timings ") + (gpu_ran ? "include" : "would include") +
+                       " the " + profile.name + " profile's " + parts.front();
     for (std::size_t i = 1; i < parts.size(); ++i) {
         text += " and " + parts[i];
     }
@@ -212,10 +218,13 @@ json status()
     }
     const gpu::blas::version_info blas = gpu::blas::version();
     j["cublas"] = {{"loaded", blas.loaded}, {"compiled", blas.compiled}};
-    say("cuBLAS: %s (compiled against %s)\n", blas.loaded.to_string().c_str(), blas.compiled.to_string().c_str());
+    say("cuBLAS: %s (compiled against %s)\n", blas.loaded.to_string().c_str(),
+        blas.compiled.to_string().c_str());
 #if CUDAGAP_DEMO_HAS_DNN
     const gpu::dnn::version_info dnn = gpu::dnn::version();
-    j["cudnn"] = {{"loaded", dnn.loaded}, {"compiled", dnn.compiled}, {"built_for_cuda", dnn.loaded_for_cuda}};
+    j["cudnn"] = {{"loaded", dnn.loaded},
+                  {"compiled", dnn.compiled},
+                  {"built_for_cuda", dnn.loaded_for_cuda}};
     say("cuDNN: %s (compiled against %s, built for CUDA %s)\n", dnn.loaded.to_string().c_str(),
         dnn.compiled.to_string().c_str(), dnn.loaded_for_cuda.to_string().c_str());
 #else
@@ -250,8 +259,8 @@ json cpu_blas()
         say("  WARNING: %s\n", warning.c_str());
     }
     return {{"name", blas.name}, {"kind", std::string(gpu::host_blas::to_string(blas.kind))},
-            {"core", blas.core}, {"threads", blas.threads}, {"path", blas.path},
-            {"warning", warning.empty() ? json(nullptr) : json(warning)}};
+            {"core", blas.core}, {"threads", blas.threads},
+            {"path", blas.path}, {"warning", warning.empty() ? json(nullptr) : json(warning)}};
 }
 
 json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed)
@@ -268,7 +277,8 @@ json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed
         j["gpu_math"] = math;
         say("GPU: %s, math mode %s (%s) from the %s profile\n",
             gpu::current_device().properties().name.c_str(),
-            std::string(gpu::blas::to_string(handle->math())).c_str(), math.c_str(), profile.name.c_str());
+            std::string(gpu::blas::to_string(handle->math())).c_str(), math.c_str(),
+            profile.name.c_str());
     } else {
         say("GPU: skipped (no usable GPU)\n");
     }
@@ -290,8 +300,11 @@ json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed
         const gpu::statistics cpu = gpu::benchmark(
             [&] { gpu::host_blas::gemm(view(std::as_const(a)), view(std::as_const(b)), view(c)); },
             {.warmup = 1, .repetitions = 3, .min_time = 300ms, .max_repetitions = 20});
-        json row = {{"size", n}, {"cpu", timing(cpu, flops, false)}, {"gpu", nullptr},
-                    {"speedup", nullptr}, {"relative_difference", nullptr}};
+        json row = {{"size", n},
+                    {"cpu", timing(cpu, flops, false)},
+                    {"gpu", nullptr},
+                    {"speedup", nullptr},
+                    {"relative_difference", nullptr}};
         say(" %dx%d Matrix:\n", n, n);
         say(" CPU: %10.2f ms %9.1f GFLOP/s  (median of %zu, spread %.0f%%)\n", cpu.median_ms,
             gpu::gflops(flops, cpu.median_ms), cpu.count, 100 * cpu.relative_spread());
@@ -327,8 +340,8 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
 {
     heading("Demo: cuDNN Convolution (Deep Learning Core)");
 #if CUDAGAP_DEMO_HAS_DNN
-    const gpu::dnn::convolution_problem problem{.input = {32, 3, 224, 224}, .filter = {64, 3, 3, 3},
-                                                .geometry = {.padding = {1, 1}}};
+    const gpu::dnn::convolution_problem problem{
+        .input = {32, 3, 224, 224}, .filter = {64, 3, 3, 3}, .geometry = {.padding = {1, 1}}};
     const std::vector<int> output = problem.output();
     const auto shape = [](const std::vector<int>& dims) {
         std::string text = "[";
@@ -338,12 +351,14 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
         return text + "]";
     };
     json j = {{"input_shape", problem.input}, {"output_shape", output}, {"gpu", nullptr}};
-    say(" Input Shape: %s\n Output Shape: %s\n", shape(problem.input).c_str(), shape(output).c_str());
+    say(" Input Shape: %s\n Output Shape: %s\n", shape(problem.input).c_str(),
+        shape(output).c_str());
     if (!gpu::is_available()) {
         say(" Timing: skipped (no usable GPU)\n");
         return j;
     }
-    const gpu::dnn::convolution_options conv_options = gpu::dnn::convolution_options::from_profile(profile);
+    const gpu::dnn::convolution_options conv_options =
+        gpu::dnn::convolution_options::from_profile(profile);
     gpu::stream stream;
     gpu::dnn::handle h(stream);
     gpu::device_buffer<float> x(problem.input_elements(), stream);
@@ -352,11 +367,13 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
     gpu::blas::random_generator rng(seed, stream);
     rng.normal(x);
     rng.normal(w, 0.0, 0.1);
-    progress(std::string("planning the convolution (") + std::string(gpu::dnn::to_string(conv_options.search)) + " search)");
+    progress(std::string("planning the convolution (") +
+             std::string(gpu::dnn::to_string(conv_options.search)) + " search)");
     gpu::dnn::convolution conv(h, problem, conv_options, x, w, y);
     progress("100 convolutions");
-    const gpu::statistics stats = gpu::benchmark(stream, [&] { conv.forward(h, x, w, y); },
-                                                 {.warmup = 3, .repetitions = 10, .calls_per_repetition = 10});
+    const gpu::statistics stats =
+        gpu::benchmark(stream, [&] { conv.forward(h, x, w, y); },
+                       {.warmup = 3, .repetitions = 10, .calls_per_repetition = 10});
     const double images_per_second = problem.input[0] / (stats.median_ms / 1000.0);
     const gpu::dnn::convolution_explanation& why = conv.explain();
     j["gpu"] = {{"timing", timing(stats, problem.flops(), !timed_checks(profile).empty())},
@@ -367,12 +384,14 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
                 {"deterministic", why.deterministic},
                 {"workspace_bytes", why.workspace_bytes},
                 {"explanation", why.to_string()}};
-    say(" Average Time: %.3f ms/batch (median of %zu samples of 10 calls, after warm-up), %.1f TFLOP/s\n",
+    say(" Average Time: %.3f ms/batch (median of %zu samples of 10 calls, after warm-up), %.1f "
+        "TFLOP/s\n",
         stats.median_ms, stats.count, gpu::tflops(problem.flops(), stats.median_ms));
     say(" Throughput: %.0f images/sec\n", images_per_second);
     say_timed_checks(profile, true);
     say(" Algorithm: %s, chosen by the %s search. cuDNN's candidates, from explain():\n",
-        std::string(gpu::dnn::to_string(why.algorithm)).c_str(), std::string(gpu::dnn::to_string(why.search)).c_str());
+        std::string(gpu::dnn::to_string(why.algorithm)).c_str(),
+        std::string(gpu::dnn::to_string(why.search)).c_str());
     std::istringstream lines(why.to_string());
     for (std::string line; std::getline(lines, line);) {
         say("   %s\n", line.c_str());
@@ -396,12 +415,16 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
     const gpu::device_properties props = gpu::current_device().properties();
     const int n = opts.tensor_size;
     const double flops = 2.0 * n * static_cast<double>(n) * n;
-    json j = {{"size", n}, {"tensor_cores", props.capability.has_tensor_cores()}, {"rows", json::array()}};
+    json j = {{"size", n},
+              {"tensor_cores", props.capability.has_tensor_cores()},
+              {"rows", json::array()}};
     if (props.capability.has_tensor_cores()) {
         say(" Tensor Cores available (%s, compute capability %s)\n",
-            std::string(props.capability.architecture_name()).c_str(), props.capability.to_string().c_str());
+            std::string(props.capability.architecture_name()).c_str(),
+            props.capability.to_string().c_str());
     } else {
-        say(" Tensor Cores not available (compute capability %s; they need Volta, 7.0, or newer): FP32 only\n",
+        say(" Tensor Cores not available (compute capability %s; they need Volta, 7.0, or newer): "
+            "FP32 only\n",
             props.capability.to_string().c_str());
     }
     const auto count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
@@ -429,7 +452,8 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
             return;
         }
         progress(name + " " + std::to_string(n) + "x" + std::to_string(n) + " multiply");
-        const gpu::statistics stats = gpu::benchmark(stream, run, {.warmup = 3, .repetitions = 10, .calls_per_repetition = 5});
+        const gpu::statistics stats = gpu::benchmark(
+            stream, run, {.warmup = 3, .repetitions = 10, .calls_per_repetition = 5});
         const std::vector<float> result = c.to_host();
         if (which == gpu::blas::precision::fp32) {
             reference = result;
@@ -437,11 +461,13 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
         }
         const double tflops = gpu::tflops(flops, stats.median_ms);
         const double difference = relative_difference(result, reference);
-        json row = {{"precision", name}, {"timing", timing(stats, flops, !timed_checks(profile).empty())},
+        json row = {{"precision", name},
+                    {"timing", timing(stats, flops, !timed_checks(profile).empty())},
                     {"tflops", tflops},
                     {"speedup_over_fp32", fp32_ms / stats.median_ms},
                     {"relative_difference_from_fp32", difference},
-                    {"peak_tflops", info.peak_tflops ? json(*info.peak_tflops) : json(nullptr)}, {"skipped", nullptr}};
+                    {"peak_tflops", info.peak_tflops ? json(*info.peak_tflops) : json(nullptr)},
+                    {"skipped", nullptr}};
         say(" %-5s %8.3f ms %8.1f TFLOP/s", name.c_str(), stats.median_ms, tflops);
         if (info.peak_tflops) {
             say(" (%3.0f%% of ~%.0f peak)", 100.0 * tflops / *info.peak_tflops, *info.peak_tflops);
@@ -456,10 +482,13 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
         measure(which, [&] { gpu::blas::gemm(h, view(a16), view(b16), view(c)); });
     };
     h.set_math(gpu::blas::math_mode::default_math);
-    measure(gpu::blas::precision::fp32, [&] { gpu::blas::gemm(h, view(std::as_const(a)), view(std::as_const(b)), view(c)); });
+    measure(gpu::blas::precision::fp32,
+            [&] { gpu::blas::gemm(h, view(std::as_const(a)), view(std::as_const(b)), view(c)); });
     if (props.capability.has_tensor_cores()) {
         h.set_math(gpu::blas::math_mode::tf32);
-        measure(gpu::blas::precision::tf32, [&] { gpu::blas::gemm(h, view(std::as_const(a)), view(std::as_const(b)), view(c)); });
+        measure(gpu::blas::precision::tf32, [&] {
+            gpu::blas::gemm(h, view(std::as_const(a)), view(std::as_const(b)), view(c));
+        });
         h.set_math(gpu::blas::math_mode::default_math);
         sixteen_bit(__half{}, gpu::blas::precision::fp16);
         sixteen_bit(__nv_bfloat16{}, gpu::blas::precision::bf16);
@@ -490,9 +519,12 @@ int main(int argc, char* argv[])
     // The testing profile fixes the seed; otherwise every run draws new inputs.
     const std::uint64_t seed = profile.seed.value_or(std::random_device{}());
     try {
-        json report = {{"cudagap_version", gpu::library_version()}, {"profile", profile}, {"seed", seed},
+        json report = {{"cudagap_version", gpu::library_version()},
+                       {"profile", profile},
+                       {"seed", seed},
                        {"gpu_parts_skipped_because",
-                        gpu::is_available() ? json(nullptr) : json("no usable GPU: " + gpu::unavailable_reason())}};
+                        gpu::is_available() ? json(nullptr)
+                                            : json("no usable GPU: " + gpu::unavailable_reason())}};
         const std::string note = timed_checks_note(profile, gpu::is_available());
         report["gpu_timings_include"] = timed_checks(profile);
         report["gpu_timings_note"] = note.empty() ? json(nullptr) : json(note);
@@ -502,8 +534,10 @@ int main(int argc, char* argv[])
         report["convolution"] = convolution(profile, seed);
         report["tensor_cores"] = tensor_cores(opts, profile, seed);
         const std::string rule(60, '=');
-        say("\n%s\nThis is the power of the CUDA ecosystem, measured: cuBLAS and cuDNN do the work;\n"
-            "cudagap adds RAII, errors that say what to do, and honest numbers.\n%s\n", rule.c_str(), rule.c_str());
+        say("\n%s\nThis is the power of the CUDA ecosystem, measured: cuBLAS and cuDNN do the "
+            "work;\n"
+            "cudagap adds RAII, errors that say what to do, and honest numbers.\n%s\n",
+            rule.c_str(), rule.c_str());
         if (opts.json) {
             std::cout << gpu::to_json_text(report) << '\n';
         }

@@ -38,10 +38,16 @@ constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
 
 // Human-readable lines go to stdout unless the JSON report goes there.
-bool text_out(const infer::options& opts) { return !(opts.json && *opts.json == "-"); }
+bool text_out(const infer::options& opts)
+{
+    return !(opts.json && *opts.json == "-");
+}
 
 // A progress line on stderr, redrawn in place, only on a terminal and without --quiet.
-bool show_progress(const infer::options& opts) { return !opts.quiet && isatty(STDERR_FILENO) != 0; }
+bool show_progress(const infer::options& opts)
+{
+    return !opts.quiet && isatty(STDERR_FILENO) != 0;
+}
 
 void progress_line(const std::string& text, bool done)
 {
@@ -73,7 +79,8 @@ void write_atomically(const std::filesystem::path& path, const std::string& text
     if (error) {
         std::error_code ignored;
         std::filesystem::remove(temporary, ignored);
-        throw json_write_error("cannot write the JSON report to " + path.string() + ": " + error.message());
+        throw json_write_error("cannot write the JSON report to " + path.string() + ": " +
+                               error.message());
     }
 }
 
@@ -118,7 +125,8 @@ nlohmann::json base_report(const infer::options& opts)
             {"gpu_available", false},
             {"precision", opts.precision},
             {"profile", opts.profile},
-            {"checkpoint", opts.checkpoint ? nlohmann::json(*opts.checkpoint) : nlohmann::json(nullptr)},
+            {"checkpoint",
+             opts.checkpoint ? nlohmann::json(*opts.checkpoint) : nlohmann::json(nullptr)},
             {"seeded", !opts.checkpoint},
             {"buckets", opts.buckets},
             {"results", nlohmann::json::array()},
@@ -132,10 +140,11 @@ nlohmann::json base_report(const infer::options& opts)
 void print_model(const infer::options& opts, const inputs& in)
 {
     if (opts.checkpoint) {
-        std::printf("Model: cudagap-train's convnet, %zu parameters, from %s\n", in.net.store.parameter_elements(),
-                    opts.checkpoint->c_str());
+        std::printf("Model: cudagap-train's convnet, %zu parameters, from %s\n",
+                    in.net.store.parameter_elements(), opts.checkpoint->c_str());
     } else {
-        std::printf("Model: cudagap-train's convnet, %zu parameters, initialised from seed %llu (no --checkpoint: "
+        std::printf("Model: cudagap-train's convnet, %zu parameters, initialised from seed %llu "
+                    "(no --checkpoint: "
                     "its predictions are meaningless)\n",
                     in.net.store.parameter_elements(), static_cast<unsigned long long>(opts.seed));
     }
@@ -147,10 +156,14 @@ void export_model(const infer::options& opts, const inputs& in, nlohmann::json& 
     infer::export_onnx(in.net.store, in.weights, *opts.export_onnx);
     report["onnx"] = {{"path", *opts.export_onnx}, {"opset", infer::onnx_opset}};
     if (text_out(opts)) {
-        std::printf("Model exported to %s (ONNX opset %d, input 'input' [batch, 1, 28, 28], output 'output' "
-                    "[batch, 10])\nNext steps:\n 1. Convert to TensorRT: trtexec --onnx=%s --saveEngine=model.trt "
-                    "--minShapes=input:1x1x28x28 --optShapes=input:32x1x28x28 --maxShapes=input:256x1x28x28\n"
-                    " 2. Deploy with Triton Inference Server (backend onnxruntime or tensorrt, max_batch_size 256)\n",
+        std::printf("Model exported to %s (ONNX opset %d, input 'input' [batch, 1, 28, 28], output "
+                    "'output' "
+                    "[batch, 10])\nNext steps:\n 1. Convert to TensorRT: trtexec --onnx=%s "
+                    "--saveEngine=model.trt "
+                    "--minShapes=input:1x1x28x28 --optShapes=input:32x1x28x28 "
+                    "--maxShapes=input:256x1x28x28\n"
+                    " 2. Deploy with Triton Inference Server (backend onnxruntime or tensorrt, "
+                    "max_batch_size 256)\n",
                     opts.export_onnx->c_str(), infer::onnx_opset, opts.export_onnx->c_str());
     }
 }
@@ -162,29 +175,36 @@ nlohmann::json to_json(const infer::timing& t)
             {"bucket", t.bucket},
             {"launches_per_request", t.launches},
             {"requests", t.requests},
-            {"latency_ms", {{"p50", t.ms.p50}, {"p90", t.ms.p90}, {"p99", t.ms.p99}, {"mean", t.ms.mean}}},
+            {"latency_ms",
+             {{"p50", t.ms.p50}, {"p90", t.ms.p90}, {"p99", t.ms.p99}, {"mean", t.ms.mean}}},
             {"images_per_second", t.images_per_second}};
 }
 
 void print_table(const std::vector<infer::timing>& results, const infer::options& opts)
 {
-    std::printf("\nLatency per request (host to host: input copy, forward, logits back), %lld requests after %lld "
-                "warm-up:\n batch  bucket  mode      p50 ms    p90 ms    p99 ms   mean ms     images/s  p99/p50\n",
+    std::printf("\nLatency per request (host to host: input copy, forward, logits back), %lld "
+                "requests after %lld "
+                "warm-up:\n batch  bucket  mode      p50 ms    p90 ms    p99 ms   mean ms     "
+                "images/s  p99/p50\n",
                 static_cast<long long>(opts.requests), static_cast<long long>(opts.warmup));
     for (const infer::timing& t : results) {
-        std::printf("%6lld  %6lld%s %-6s %9.4f %9.4f %9.4f %9.4f %12.0f %8.2f\n", static_cast<long long>(t.batch_size),
-                    static_cast<long long>(t.bucket), t.launches > 1 ? "*" : " ", std::string(infer::to_string(t.mode)).c_str(),
-                    t.ms.p50, t.ms.p90, t.ms.p99, t.ms.mean, t.images_per_second, t.ms.p99 / t.ms.p50);
+        std::printf("%6lld  %6lld%s %-6s %9.4f %9.4f %9.4f %9.4f %12.0f %8.2f\n",
+                    static_cast<long long>(t.batch_size), static_cast<long long>(t.bucket),
+                    t.launches > 1 ? "*" : " ", std::string(infer::to_string(t.mode)).c_str(),
+                    t.ms.p50, t.ms.p90, t.ms.p99, t.ms.mean, t.images_per_second,
+                    t.ms.p99 / t.ms.p50);
     }
-    if (std::any_of(results.begin(), results.end(), [](const infer::timing& t) { return t.launches > 1; })) {
+    if (std::any_of(results.begin(), results.end(),
+                    [](const infer::timing& t) { return t.launches > 1; })) {
         std::printf(" * larger than the largest bucket: split into several launches per request\n");
     }
 }
 
 // Times every --batch-sizes entry in every mode (eager first, then graph, per batch size); each
 // result goes into the report as it is measured, so that a failure part way reports those done.
-std::vector<infer::timing> time_all(infer::server& model, const infer::options& opts, const inputs& in,
-                                    const std::vector<infer::run_mode>& modes, nlohmann::json& report)
+std::vector<infer::timing> time_all(infer::server& model, const infer::options& opts,
+                                    const inputs& in, const std::vector<infer::run_mode>& modes,
+                                    nlohmann::json& report)
 {
     std::vector<infer::timing> results;
     for (const std::int64_t batch : opts.batch_sizes) {
@@ -192,12 +212,14 @@ std::vector<infer::timing> time_all(infer::server& model, const infer::options& 
             std::function<void(std::int64_t)> progress;
             if (show_progress(opts)) {
                 progress = [&](std::int64_t done) {
-                    progress_line("timing " + std::string(infer::to_string(mode)) + ", batch " + std::to_string(batch) +
-                                      ": " + std::to_string(done) + "/" + std::to_string(opts.requests),
+                    progress_line("timing " + std::string(infer::to_string(mode)) + ", batch " +
+                                      std::to_string(batch) + ": " + std::to_string(done) + "/" +
+                                      std::to_string(opts.requests),
                                   done == opts.requests);
                 };
             }
-            results.push_back(infer::time_requests(model, in.images, mode, batch, opts.warmup, opts.requests, progress));
+            results.push_back(infer::time_requests(model, in.images, mode, batch, opts.warmup,
+                                                   opts.requests, progress));
             report["results"].push_back(to_json(results.back()));
         }
     }
@@ -206,19 +228,24 @@ std::vector<infer::timing> time_all(infer::server& model, const infer::options& 
 
 // The first K inputs and their logits (graph mode when it ran, else eager), for comparisons
 // with other runtimes (ONNX Runtime).
-void write_outputs(infer::server& model, const infer::options& opts, const inputs& in, infer::run_mode mode)
+void write_outputs(infer::server& model, const infer::options& opts, const inputs& in,
+                   infer::run_mode mode)
 {
-    const std::size_t k = std::min<std::size_t>(opts.test_limit != 0 ? opts.test_limit : 64, in.images.count);
+    const std::size_t k =
+        std::min<std::size_t>(opts.test_limit != 0 ? opts.test_limit : 64, in.images.count);
     const std::span<const float> first(in.images.pixels.data(), k * infer::image_elements);
     const std::vector<float> logits = model.predict(first, mode);
     const std::vector<gpu::nn::tensor_view> tensors{
         gpu::nn::make_tensor_view("input", first, {k, 1, infer::image_side, infer::image_side}),
         gpu::nn::make_tensor_view("output", logits, {k, infer::classes})};
-    gpu::nn::write_safetensors(*opts.outputs, tensors,
-                               {{"precision", opts.precision}, {"mode", std::string(infer::to_string(mode))}});
+    gpu::nn::write_safetensors(
+        *opts.outputs, tensors,
+        {{"precision", opts.precision}, {"mode", std::string(infer::to_string(mode))}});
     if (text_out(opts)) {
-        std::printf("Wrote %s: 'input' [%zu, 1, 28, 28] and cudagap's %s logits 'output' [%zu, 10] (%s)\n",
-                    opts.outputs->c_str(), k, std::string(infer::to_string(mode)).c_str(), k, opts.precision.c_str());
+        std::printf(
+            "Wrote %s: 'input' [%zu, 1, 28, 28] and cudagap's %s logits 'output' [%zu, 10] (%s)\n",
+            opts.outputs->c_str(), k, std::string(infer::to_string(mode)).c_str(), k,
+            opts.precision.c_str());
     }
 }
 
@@ -227,7 +254,8 @@ void report_accuracy(infer::server& model, const infer::options& opts, const inp
 {
     if (!in.test_set) {
         if (text_out(opts)) {
-            std::printf("No test accuracy: no Fashion-MNIST test set (apt-get install dataset-fashion-mnist, or --data)\n");
+            std::printf("No test accuracy: no Fashion-MNIST test set (apt-get install "
+                        "dataset-fashion-mnist, or --data)\n");
         }
         return;
     }
@@ -237,7 +265,8 @@ void report_accuracy(infer::server& model, const infer::options& opts, const inp
         const double value = infer::test_accuracy(model, in.images, mode);
         report["test_accuracy"][std::string(infer::to_string(mode))] = value;
         char text[64];
-        std::snprintf(text, sizeof text, " %s %.2f%%", std::string(infer::to_string(mode)).c_str(), 100.0 * value);
+        std::snprintf(text, sizeof text, " %s %.2f%%", std::string(infer::to_string(mode)).c_str(),
+                      100.0 * value);
         line += text;
     }
     if (text_out(opts)) {
@@ -246,7 +275,8 @@ void report_accuracy(infer::server& model, const infer::options& opts, const inp
 }
 
 // The modes to run; graph is left out, with the reason, under a profile that synchronises.
-std::vector<infer::run_mode> modes_of(const infer::options& opts, const gpu::profile& profile, nlohmann::json& report)
+std::vector<infer::run_mode> modes_of(const infer::options& opts, const gpu::profile& profile,
+                                      nlohmann::json& report)
 {
     std::vector<infer::run_mode> modes;
     if (opts.mode != "graph") {
@@ -254,10 +284,12 @@ std::vector<infer::run_mode> modes_of(const infer::options& opts, const gpu::pro
     }
     if (opts.mode != "eager") {
         if (profile.synchronous_checks || profile.check_numerics) {
-            report["graph_skipped"] = "the " + profile.name + " profile synchronises after every call, which a CUDA "
+            report["graph_skipped"] = "the " + profile.name +
+                                      " profile synchronises after every call, which a CUDA "
                                       "graph cannot capture";
             if (text_out(opts)) {
-                std::printf("Graph mode skipped: %s\n", report["graph_skipped"].get<std::string>().c_str());
+                std::printf("Graph mode skipped: %s\n",
+                            report["graph_skipped"].get<std::string>().c_str());
             }
         } else {
             modes.push_back(infer::run_mode::graph);
@@ -276,8 +308,8 @@ int serve(const infer::options& opts, const inputs& in, nlohmann::json& report)
     infer::server_options settings{opts.buckets, profile, graph, {}};
     if (show_progress(opts)) {
         settings.progress = [](std::size_t i, std::size_t n, std::int64_t bucket) {
-            progress_line("planning bucket " + std::to_string(bucket) + " (" + std::to_string(i + 1) + "/" +
-                              std::to_string(n) + ")",
+            progress_line("planning bucket " + std::to_string(bucket) + " (" +
+                              std::to_string(i + 1) + "/" + std::to_string(n) + ")",
                           false);
         };
     }
@@ -286,9 +318,10 @@ int serve(const infer::options& opts, const inputs& in, nlohmann::json& report)
         progress_line("", true);
     }
     if (text_out(opts)) {
-        std::printf("GPU: %s; %s, profile %s: %zu buckets planned%s in %.2f s\n", report["device"].get<std::string>().c_str(),
-                    opts.precision.c_str(), opts.profile.c_str(), opts.buckets.size(),
-                    graph ? " and captured" : "", model.setup_seconds());
+        std::printf("GPU: %s; %s, profile %s: %zu buckets planned%s in %.2f s\n",
+                    report["device"].get<std::string>().c_str(), opts.precision.c_str(),
+                    opts.profile.c_str(), opts.buckets.size(), graph ? " and captured" : "",
+                    model.setup_seconds());
         for (const std::string& line : model.describe()) {
             std::printf("  %s\n", line.c_str());
         }
@@ -327,7 +360,8 @@ int run(const infer::options& opts, nlohmann::json& report)
         if (text_out(opts)) {
             std::printf("No usable GPU, so no inference: %s\n", reason.c_str());
             if (opts.outputs) {
-                std::printf("--outputs %s not written: it holds the GPU's logits\n", opts.outputs->c_str());
+                std::printf("--outputs %s not written: it holds the GPU's logits\n",
+                            opts.outputs->c_str());
             }
         }
         write_json(opts, report);
@@ -343,7 +377,8 @@ std::string failure_message(const std::exception& e)
     if (dynamic_cast<const gpu::out_of_memory*>(&e) == nullptr) {
         return e.what();
     }
-    return std::string("out of GPU memory: use smaller --buckets (the activations grow with the largest).\n") +
+    return std::string("out of GPU memory: use smaller --buckets (the activations grow with the "
+                       "largest).\n") +
            e.what();
 }
 
@@ -382,8 +417,9 @@ int main(int argc, char* argv[])
     }
     if (opts.version) {
         // The second line tells scripts (bench/infer, the ONNX proofs) whether --export-onnx works here.
-        std::printf("cudagap-infer %s\nONNX export: %s\n", gpu::library_version().to_string().c_str(),
-                    infer::onnx_export_available() ? "yes" : "no (built without the ONNX C++ library)");
+        std::printf(
+            "cudagap-infer %s\nONNX export: %s\n", gpu::library_version().to_string().c_str(),
+            infer::onnx_export_available() ? "yes" : "no (built without the ONNX C++ library)");
         return 0;
     }
     nlohmann::json report = base_report(opts);

@@ -13,7 +13,8 @@ namespace infer {
 double percentile(std::vector<double> samples, double q)
 {
     if (samples.empty() || !(q >= 0.0 && q <= 100.0)) {
-        throw std::invalid_argument("percentile " + std::to_string(q) + " of " + std::to_string(samples.size()) +
+        throw std::invalid_argument("percentile " + std::to_string(q) + " of " +
+                                    std::to_string(samples.size()) +
                                     " samples: needs samples and a percentile in [0, 100]");
     }
     std::sort(samples.begin(), samples.end());
@@ -34,20 +35,22 @@ latency summarize_latency(std::span<const double> samples_ms)
 std::vector<float> request_of(const image_set& pool, std::int64_t batch_size)
 {
     if (pool.count == 0 || batch_size < 1) {
-        throw std::invalid_argument("request_of: a batch of " + std::to_string(batch_size) + " from " +
-                                    std::to_string(pool.count) + " images");
+        throw std::invalid_argument("request_of: a batch of " + std::to_string(batch_size) +
+                                    " from " + std::to_string(pool.count) + " images");
     }
     std::vector<float> request(static_cast<std::size_t>(batch_size) * image_elements);
     for (std::size_t row = 0; row < static_cast<std::size_t>(batch_size); ++row) {
-        const auto from = pool.pixels.begin() + static_cast<std::ptrdiff_t>((row % pool.count) * image_elements);
+        const auto from =
+            pool.pixels.begin() + static_cast<std::ptrdiff_t>((row % pool.count) * image_elements);
         std::copy(from, from + static_cast<std::ptrdiff_t>(image_elements),
                   request.begin() + static_cast<std::ptrdiff_t>(row * image_elements));
     }
     return request;
 }
 
-timing time_requests(server& model, const image_set& pool, run_mode mode, std::int64_t batch_size, std::int64_t warmup,
-                     std::int64_t requests, const std::function<void(std::int64_t)>& progress)
+timing time_requests(server& model, const image_set& pool, run_mode mode, std::int64_t batch_size,
+                     std::int64_t warmup, std::int64_t requests,
+                     const std::function<void(std::int64_t)>& progress)
 {
     using clock = std::chrono::steady_clock;
     const std::vector<float> request = request_of(pool, batch_size);
@@ -62,14 +65,19 @@ timing time_requests(server& model, const image_set& pool, run_mode mode, std::i
         static_cast<void>(model.predict(request, mode));
         samples[static_cast<std::size_t>(i)] =
             std::chrono::duration<double, std::milli>(clock::now() - begin).count();
-        if (progress && (i + 1 == requests || (i + 1) % std::max<std::int64_t>(1, requests / 50) == 0)) {
+        if (progress &&
+            (i + 1 == requests || (i + 1) % std::max<std::int64_t>(1, requests / 50) == 0)) {
             progress(i + 1);
         }
     }
     const double seconds = std::chrono::duration<double>(clock::now() - start).count();
-    timing result{mode, batch_size, bucket_for(batch_size, model.buckets()),
-                  static_cast<std::int64_t>(model.forward_passes() - passes_before) / requests, requests,
-                  summarize_latency(samples), 0.0};
+    timing result{mode,
+                  batch_size,
+                  bucket_for(batch_size, model.buckets()),
+                  static_cast<std::int64_t>(model.forward_passes() - passes_before) / requests,
+                  requests,
+                  summarize_latency(samples),
+                  0.0};
     result.images_per_second = static_cast<double>(batch_size * requests) / seconds;
     return result;
 }

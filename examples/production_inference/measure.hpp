@@ -45,8 +45,9 @@ struct timing {
 /// host from the input copy to the logits back on the host (what a caller of predict waits).
 /// images/s is batch_size * requests over the wall time of the timed loop. @p progress, when set,
 /// is called with the requests done so far.
-[[nodiscard]] timing time_requests(server& model, const image_set& pool, run_mode mode, std::int64_t batch_size,
-                                   std::int64_t warmup, std::int64_t requests,
+[[nodiscard]] timing time_requests(server& model, const image_set& pool, run_mode mode,
+                                   std::int64_t batch_size, std::int64_t warmup,
+                                   std::int64_t requests,
                                    const std::function<void(std::int64_t)>& progress);
 
 /// The accuracy of @p mode on @p set (which has labels), predicted a largest bucket at a time.

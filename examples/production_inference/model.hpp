@@ -51,8 +51,9 @@ struct network {
 /// Throws gpu::nn::format_error naming the file and the tensor (expected vs found) for a
 /// checkpoint of another model or a file that is not safetensors, std::filesystem's error for
 /// one that cannot be read.
-[[nodiscard]] std::vector<float> load_weights(const network& net, const std::optional<std::filesystem::path>& checkpoint,
-                                              std::uint64_t seed);
+[[nodiscard]] std::vector<float>
+load_weights(const network& net, const std::optional<std::filesystem::path>& checkpoint,
+             std::uint64_t seed);
 
 /// The data are missing or unusable; the message says what to do.
 class data_error : public std::runtime_error {
@@ -66,7 +67,7 @@ struct image_set {
     std::vector<float> pixels;
     std::vector<std::uint8_t> labels; // empty for synthetic images
     std::size_t count = 0;
-    std::string source;               // where they came from, for the report
+    std::string source; // where they came from, for the report
 };
 
 /// The first @p limit (0: all) test images of Fashion-MNIST in @p dir (t10k-images-idx3-ubyte and

@@ -76,14 +76,16 @@ std::vector<std::string> model_mismatches(const gpu::nn::parameters& store)
             problems.push_back("tensor '" + std::string(expected.name) + "' is missing (expected " +
                                shape_text(expected.shape) + ")");
         } else if (const auto& found = store.info(*index).shape; found != expected.shape) {
-            problems.push_back("tensor '" + std::string(expected.name) + "' has shape " + shape_text(found) +
-                               ", expected " + shape_text(expected.shape));
+            problems.push_back("tensor '" + std::string(expected.name) + "' has shape " +
+                               shape_text(found) + ", expected " + shape_text(expected.shape));
         }
     }
     for (const gpu::nn::parameter_info& info : store.infos()) {
-        const bool known = std::ranges::any_of(model_tensors(), [&](const model_tensor& t) { return t.name == info.name; });
+        const bool known = std::ranges::any_of(
+            model_tensors(), [&](const model_tensor& t) { return t.name == info.name; });
         if (!known) {
-            problems.push_back("tensor '" + info.name + "' " + shape_text(info.shape) + " is not part of the model");
+            problems.push_back("tensor '" + info.name + "' " + shape_text(info.shape) +
+                               " is not part of the model");
         }
     }
     return problems;
@@ -94,7 +96,8 @@ void check_arguments(const gpu::nn::parameters& store, std::span<const float> va
 {
     const std::vector<std::string> problems = model_mismatches(store);
     if (!problems.empty()) {
-        std::string message = "infer::export_onnx: the parameters are not those of cudagap-infer's convnet: ";
+        std::string message =
+            "infer::export_onnx: the parameters are not those of cudagap-infer's convnet: ";
         for (std::size_t i = 0; i < problems.size(); ++i) {
             message += (i == 0 ? "" : "; ") + problems[i];
         }
@@ -102,7 +105,8 @@ void check_arguments(const gpu::nn::parameters& store, std::span<const float> va
     }
     if (values.size() != store.total_elements()) {
         throw std::invalid_argument("infer::export_onnx: " + std::to_string(values.size()) +
-                                    " values given for a store of " + std::to_string(store.total_elements()) +
+                                    " values given for a store of " +
+                                    std::to_string(store.total_elements()) +
                                     " elements (store.total_elements(), padding included)");
     }
 }
@@ -110,7 +114,8 @@ void check_arguments(const gpu::nn::parameters& store, std::span<const float> va
 #ifdef CUDAGAP_INFER_HAVE_ONNX
 
 // ONNX stores raw tensor data little-endian; the host's floats are copied as they are.
-static_assert(std::endian::native == std::endian::little, "the exporter copies FP32 values as little-endian bytes");
+static_assert(std::endian::native == std::endian::little,
+              "the exporter copies FP32 values as little-endian bytes");
 
 // The IR version that goes with opset 17 (ONNX 1.12): what older runtimes read.
 constexpr std::int64_t ir_version = 8;
@@ -129,8 +134,8 @@ onnx::TensorProto initializer(const gpu::nn::parameter_info& info, std::span<con
 }
 
 // A float tensor `[batch, rest...]`, `batch` the dynamic dimension.
-void describe_batched(onnx::ValueInfoProto& value, const char* name, std::initializer_list<std::int64_t> rest,
-                      const char* doc)
+void describe_batched(onnx::ValueInfoProto& value, const char* name,
+                      std::initializer_list<std::int64_t> rest, const char* doc)
 {
     value.set_name(name);
     value.set_doc_string(doc);
@@ -144,8 +149,8 @@ void describe_batched(onnx::ValueInfoProto& value, const char* name, std::initia
 }
 
 // A node `output = op(inputs...)`, named after its output.
-onnx::NodeProto& add_node(onnx::GraphProto& graph, const char* op, std::initializer_list<std::string> inputs,
-                          const std::string& output)
+onnx::NodeProto& add_node(onnx::GraphProto& graph, const char* op,
+                          std::initializer_list<std::string> inputs, const std::string& output)
 {
     onnx::NodeProto& node = *graph.add_node();
     node.set_op_type(op);
@@ -179,7 +184,8 @@ void set_int(onnx::NodeProto& node, const char* name, std::int64_t value)
 std::string add_conv_block(onnx::GraphProto& graph, const std::string& input, int n)
 {
     const std::string layer = "conv" + std::to_string(n);
-    onnx::NodeProto& conv = add_node(graph, "Conv", {input, layer + ".weight", layer + ".bias"}, layer);
+    onnx::NodeProto& conv =
+        add_node(graph, "Conv", {input, layer + ".weight", layer + ".bias"}, layer);
     set_ints(conv, "kernel_shape", {5, 5});
     set_ints(conv, "pads", {2, 2, 2, 2});
     set_ints(conv, "strides", {1, 1});
@@ -193,9 +199,11 @@ std::string add_conv_block(onnx::GraphProto& graph, const std::string& input, in
 }
 
 // `output = input · <layer>.weightᵀ + <layer>.bias`, as torch.onnx exports nn.Linear.
-void add_linear(onnx::GraphProto& graph, const std::string& input, const std::string& layer, const std::string& output)
+void add_linear(onnx::GraphProto& graph, const std::string& input, const std::string& layer,
+                const std::string& output)
 {
-    onnx::NodeProto& gemm = add_node(graph, "Gemm", {input, layer + ".weight", layer + ".bias"}, output);
+    onnx::NodeProto& gemm =
+        add_node(graph, "Gemm", {input, layer + ".weight", layer + ".bias"}, output);
     set_int(gemm, "transB", 1);
 }
 
@@ -205,7 +213,8 @@ onnx::ModelProto build_model(const gpu::nn::parameters& store, std::span<const f
     model.set_ir_version(ir_version);
     model.set_producer_name("cudagap-infer");
     model.set_producer_version(gpu::library_version().to_string());
-    model.set_doc_string("cudagap's Fashion-MNIST convnet (examples/research_training), exported by cudagap-infer");
+    model.set_doc_string(
+        "cudagap's Fashion-MNIST convnet (examples/research_training), exported by cudagap-infer");
     onnx::OperatorSetIdProto& opset = *model.add_opset_import();
     opset.set_domain("");
     opset.set_version(onnx_opset);
@@ -232,17 +241,20 @@ void check_model(onnx::ModelProto& model)
 {
     try {
         onnx::checker::check_model(model);
-        const onnx::ShapeInferenceOptions strict{/*check_type=*/true, /*error_mode=*/1, /*data_prop=*/false};
+        const onnx::ShapeInferenceOptions strict{/*check_type=*/true, /*error_mode=*/1,
+                                                 /*data_prop=*/false};
         onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), strict);
     } catch (const std::exception& error) {
-        throw std::runtime_error(std::string("infer::export_onnx: ONNX refused the model: ") + error.what());
+        throw std::runtime_error(std::string("infer::export_onnx: ONNX refused the model: ") +
+                                 error.what());
     }
 }
 
-[[noreturn]] void throw_io(const char* what, const std::filesystem::path& path, const std::filesystem::path& temporary,
-                           int error)
+[[noreturn]] void throw_io(const char* what, const std::filesystem::path& path,
+                           const std::filesystem::path& temporary, int error)
 {
-    throw std::filesystem::filesystem_error(std::string("infer::export_onnx: ") + what, path, temporary,
+    throw std::filesystem::filesystem_error(std::string("infer::export_onnx: ") + what, path,
+                                            temporary,
                                             std::error_code(error, std::generic_category()));
 }
 
@@ -322,15 +334,19 @@ std::string onnx_export_unavailable_reason()
     return std::string("this build has the ONNX library (ONNX ") + onnx::LAST_RELEASE_VERSION +
            "): ONNX export is available";
 #else
-    return "this program was built without the ONNX C++ library, so it cannot export ONNX. Install it and "
+    return "this program was built without the ONNX C++ library, so it cannot export ONNX. Install "
+           "it and "
            "the protobuf headers it needs (Debian 12 or later, Ubuntu: apt-get install libonnx-dev "
-           "libprotobuf-dev; ONNX 1.12 or later, for opset 17), then configure and build again: CMake's "
-           "find_package(ONNX) finds it. The Python package onnx (pip install onnx) is not enough: it has no "
+           "libprotobuf-dev; ONNX 1.12 or later, for opset 17), then configure and build again: "
+           "CMake's "
+           "find_package(ONNX) finds it. The Python package onnx (pip install onnx) is not enough: "
+           "it has no "
            "C++ library or CMake package to build against.";
 #endif
 }
 
-void export_onnx(const gpu::nn::parameters& store, std::span<const float> values, const std::filesystem::path& path)
+void export_onnx(const gpu::nn::parameters& store, std::span<const float> values,
+                 const std::filesystem::path& path)
 {
     check_arguments(store, values);
 #ifdef CUDAGAP_INFER_HAVE_ONNX
@@ -338,7 +354,8 @@ void export_onnx(const gpu::nn::parameters& store, std::span<const float> values
     check_model(model);
     std::string bytes;
     if (!model.SerializeToString(&bytes)) {
-        throw std::runtime_error("infer::export_onnx: protobuf could not serialise the model for " + path.string());
+        throw std::runtime_error("infer::export_onnx: protobuf could not serialise the model for " +
+                                 path.string());
     }
     temporary_file file(path);
     file.commit(bytes, path);

@@ -61,6 +61,7 @@ inline constexpr int onnx_opset = 17;
 /// checker's or shape inference's text when ONNX refuses the model
 /// @throws std::filesystem::filesystem_error (a std::runtime_error) naming the path and the
 /// system's reason when the file cannot be created, written, flushed or renamed
-void export_onnx(const gpu::nn::parameters& store, std::span<const float> values, const std::filesystem::path& path);
+void export_onnx(const gpu::nn::parameters& store, std::span<const float> values,
+                 const std::filesystem::path& path);
 
 } // namespace infer

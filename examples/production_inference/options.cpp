@@ -54,30 +54,36 @@ Exit status: 0 done (or no GPU: the reason, after the checks that need none), 1 
 
 namespace {
 
-std::uint64_t number(std::string_view text, std::string_view option, std::uint64_t least, std::uint64_t most)
+std::uint64_t number(std::string_view text, std::string_view option, std::uint64_t least,
+                     std::uint64_t most)
 {
     std::uint64_t value = 0;
     bool ok = !text.empty() && text.size() <= 20;
     for (const char c : text) {
         const auto digit = static_cast<std::uint64_t>(c - '0');
-        ok = ok && std::isdigit(static_cast<unsigned char>(c)) != 0 && value <= (UINT64_MAX - digit) / 10;
+        ok = ok && std::isdigit(static_cast<unsigned char>(c)) != 0 &&
+             value <= (UINT64_MAX - digit) / 10;
         value = ok ? value * 10 + digit : 0;
     }
     if (!ok || value < least || value > most) {
-        throw std::invalid_argument(std::string(option) + " takes a whole number from " + std::to_string(least) +
-                                    " to " + std::to_string(most) + ", got '" + std::string(text) + "'");
+        throw std::invalid_argument(std::string(option) + " takes a whole number from " +
+                                    std::to_string(least) + " to " + std::to_string(most) +
+                                    ", got '" + std::string(text) + "'");
     }
     return value;
 }
 
-std::vector<std::int64_t> number_list(std::string_view text, std::string_view option, std::int64_t most)
+std::vector<std::int64_t> number_list(std::string_view text, std::string_view option,
+                                      std::int64_t most)
 {
     std::vector<std::int64_t> values;
     std::size_t start = 0;
     while (true) {
         const std::size_t comma = text.find(',', start);
-        const std::string_view item = text.substr(start, comma == std::string_view::npos ? comma : comma - start);
-        values.push_back(static_cast<std::int64_t>(number(item, option, 1, static_cast<std::uint64_t>(most))));
+        const std::string_view item =
+            text.substr(start, comma == std::string_view::npos ? comma : comma - start);
+        values.push_back(
+            static_cast<std::int64_t>(number(item, option, 1, static_cast<std::uint64_t>(most))));
         if (comma == std::string_view::npos) {
             return values;
         }
@@ -85,7 +91,8 @@ std::vector<std::int64_t> number_list(std::string_view text, std::string_view op
     }
 }
 
-std::string choice(std::string_view text, std::string_view what, std::initializer_list<std::string_view> names)
+std::string choice(std::string_view text, std::string_view what,
+                   std::initializer_list<std::string_view> names)
 {
     std::string list;
     for (const std::string_view name : names) {
@@ -94,7 +101,8 @@ std::string choice(std::string_view text, std::string_view what, std::initialize
         }
         list += (list.empty() ? "" : ", ") + std::string(name);
     }
-    throw std::invalid_argument("unknown " + std::string(what) + " '" + std::string(text) + "' (" + list + ")");
+    throw std::invalid_argument("unknown " + std::string(what) + " '" + std::string(text) + "' (" +
+                                list + ")");
 }
 
 using setter = std::function<void(options&, std::string_view, std::string_view)>;
@@ -105,26 +113,43 @@ const std::map<std::string_view, setter>& value_options()
         {"--checkpoint", [](options& o, auto, auto v) { o.checkpoint = std::string(v); }},
         {"--seed", [](options& o, auto a, auto v) { o.seed = number(v, a, 0, UINT64_MAX); }},
         {"--data", [](options& o, auto, auto v) { o.data = std::string(v); }},
-        {"--precision", [](options& o, auto, auto v) { o.precision = choice(v, "precision", {"fp16", "bf16", "fp32"}); }},
+        {"--precision",
+         [](options& o, auto, auto v) {
+             o.precision = choice(v, "precision", {"fp16", "bf16", "fp32"});
+         }},
         {"--buckets",
          [](options& o, auto a, auto v) {
              o.buckets = number_list(v, a, max_bucket);
              try {
                  check_buckets(o.buckets);
              } catch (const std::invalid_argument& e) {
-                 throw std::invalid_argument(std::string(a) + " '" + std::string(v) + "': " + e.what());
+                 throw std::invalid_argument(std::string(a) + " '" + std::string(v) +
+                                             "': " + e.what());
              }
          }},
-        {"--batch-sizes", [](options& o, auto a, auto v) { o.batch_sizes = number_list(v, a, 1 << 20); }},
-        {"--requests", [](options& o, auto a, auto v) { o.requests = static_cast<std::int64_t>(number(v, a, 1, 10'000'000)); }},
-        {"--warmup", [](options& o, auto a, auto v) { o.warmup = static_cast<std::int64_t>(number(v, a, 0, 1'000'000)); }},
-        {"--mode", [](options& o, auto, auto v) { o.mode = choice(v, "mode", {"eager", "graph", "both"}); }},
-        {"--test-limit", [](options& o, auto a, auto v) { o.test_limit = number(v, a, 0, UINT32_MAX); }},
+        {"--batch-sizes",
+         [](options& o, auto a, auto v) { o.batch_sizes = number_list(v, a, 1 << 20); }},
+        {"--requests",
+         [](options& o, auto a, auto v) {
+             o.requests = static_cast<std::int64_t>(number(v, a, 1, 10'000'000));
+         }},
+        {"--warmup",
+         [](options& o, auto a, auto v) {
+             o.warmup = static_cast<std::int64_t>(number(v, a, 0, 1'000'000));
+         }},
+        {"--mode",
+         [](options& o, auto, auto v) {
+             o.mode = choice(v, "mode", {"eager", "graph", "both"});
+         }},
+        {"--test-limit",
+         [](options& o, auto a, auto v) { o.test_limit = number(v, a, 0, UINT32_MAX); }},
         {"--export-onnx", [](options& o, auto, auto v) { o.export_onnx = std::string(v); }},
         {"--outputs", [](options& o, auto, auto v) { o.outputs = std::string(v); }},
         {"--json", [](options& o, auto, auto v) { o.json = std::string(v); }},
         {"--profile",
-         [](options& o, auto, auto v) { o.profile = choice(v, "profile", {"development", "production", "testing"}); }},
+         [](options& o, auto, auto v) {
+             o.profile = choice(v, "profile", {"development", "production", "testing"});
+         }},
     };
     return table;
 }
@@ -152,9 +177,10 @@ options parse(int argc, char* argv[])
         }
     }
     if (opts.mode == "graph" && opts.profile == "development") {
-        throw std::invalid_argument("--mode graph needs a profile that does not synchronise after every call, which a "
-                                    "CUDA graph cannot capture: development does (use --mode eager, or --profile "
-                                    "production or testing)");
+        throw std::invalid_argument(
+            "--mode graph needs a profile that does not synchronise after every call, which a "
+            "CUDA graph cannot capture: development does (use --mode eager, or --profile "
+            "production or testing)");
     }
     return opts;
 }

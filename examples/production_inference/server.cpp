@@ -24,7 +24,10 @@ namespace infer {
 
 namespace nn = gpu::nn;
 
-std::string_view to_string(run_mode mode) noexcept { return mode == run_mode::eager ? "eager" : "graph"; }
+std::string_view to_string(run_mode mode) noexcept
+{
+    return mode == run_mode::eager ? "eager" : "graph";
+}
 
 void check_buckets(std::span<const std::int64_t> buckets)
 {
@@ -33,12 +36,13 @@ void check_buckets(std::span<const std::int64_t> buckets)
     }
     for (std::size_t i = 0; i < buckets.size(); ++i) {
         if (buckets[i] < 1 || buckets[i] > max_bucket) {
-            throw std::invalid_argument("bucket " + std::to_string(buckets[i]) + " is outside [1, " +
-                                        std::to_string(max_bucket) + "]");
+            throw std::invalid_argument("bucket " + std::to_string(buckets[i]) +
+                                        " is outside [1, " + std::to_string(max_bucket) + "]");
         }
         if (i > 0 && buckets[i] <= buckets[i - 1]) {
-            throw std::invalid_argument("buckets must be strictly ascending: " + std::to_string(buckets[i]) +
-                                        " follows " + std::to_string(buckets[i - 1]));
+            throw std::invalid_argument(
+                "buckets must be strictly ascending: " + std::to_string(buckets[i]) + " follows " +
+                std::to_string(buckets[i - 1]));
         }
     }
 }
@@ -47,7 +51,8 @@ std::int64_t bucket_for(std::int64_t rows, std::span<const std::int64_t> buckets
 {
     check_buckets(buckets);
     if (rows < 1) {
-        throw std::invalid_argument("bucket_for: " + std::to_string(rows) + " rows; a request has at least one");
+        throw std::invalid_argument("bucket_for: " + std::to_string(rows) +
+                                    " rows; a request has at least one");
     }
     const auto it = std::lower_bound(buckets.begin(), buckets.end(), rows);
     return it == buckets.end() ? buckets.back() : *it;
@@ -57,7 +62,8 @@ std::vector<chunk> split_request(std::int64_t rows, std::span<const std::int64_t
 {
     check_buckets(buckets);
     if (rows < 1) {
-        throw std::invalid_argument("split_request: " + std::to_string(rows) + " rows; a request has at least one");
+        throw std::invalid_argument("split_request: " + std::to_string(rows) +
+                                    " rows; a request has at least one");
     }
     const std::int64_t largest = buckets.back();
     std::vector<chunk> parts;
@@ -79,17 +85,19 @@ std::size_t activation_bytes(std::int64_t rows, gpu::element_type compute)
                                    64 * quarter * quarter + 1024 + classes;
     const bool fp32 = compute == gpu::element_type::fp32;
     // The FP32 input always; the compute-type input and the FP32 logits only when converted.
-    const std::size_t per_image = image_elements * sizeof(float) + layers * gpu::element_size(compute) +
-                                  (fp32 ? 0 : image_elements * gpu::element_size(compute) + classes * sizeof(float));
+    const std::size_t per_image =
+        image_elements * sizeof(float) + layers * gpu::element_size(compute) +
+        (fp32 ? 0 : image_elements * gpu::element_size(compute) + classes * sizeof(float));
     return static_cast<std::size_t>(rows) * per_image;
 }
 
 std::int64_t images_in(std::span<const float> images, std::string_view function)
 {
     if (images.empty() || images.size() % image_elements != 0) {
-        throw std::invalid_argument(std::string(function) + ": the input holds " + std::to_string(images.size()) +
-                                    " floats, not a whole number (at least 1) of [1, 28, 28] images (" +
-                                    std::to_string(image_elements) + " floats each)");
+        throw std::invalid_argument(
+            std::string(function) + ": the input holds " + std::to_string(images.size()) +
+            " floats, not a whole number (at least 1) of [1, 28, 28] images (" +
+            std::to_string(image_elements) + " floats each)");
     }
     return static_cast<std::int64_t>(images.size() / image_elements);
 }
@@ -97,18 +105,20 @@ std::int64_t images_in(std::span<const float> images, std::string_view function)
 namespace {
 
 // FP32 -> the compute type and back, on the stream (capturable); nothing for FP32.
-void convert(const void* from, gpu::element_type from_type, void* to, gpu::element_type to_type, std::size_t count,
-             gpu::stream_ref s)
+void convert(const void* from, gpu::element_type from_type, void* to, gpu::element_type to_type,
+             std::size_t count, gpu::stream_ref s)
 {
     using gpu::element_type;
     if (from_type == element_type::fp32 && to_type == element_type::fp16) {
         gpu::blas::convert(static_cast<const float*>(from), static_cast<__half*>(to), count, s);
     } else if (from_type == element_type::fp32 && to_type == element_type::bf16) {
-        gpu::blas::convert(static_cast<const float*>(from), static_cast<__nv_bfloat16*>(to), count, s);
+        gpu::blas::convert(static_cast<const float*>(from), static_cast<__nv_bfloat16*>(to), count,
+                           s);
     } else if (from_type == element_type::fp16 && to_type == element_type::fp32) {
         gpu::blas::convert(static_cast<const __half*>(from), static_cast<float*>(to), count, s);
     } else if (from_type == element_type::bf16 && to_type == element_type::fp32) {
-        gpu::blas::convert(static_cast<const __nv_bfloat16*>(from), static_cast<float*>(to), count, s);
+        gpu::blas::convert(static_cast<const __nv_bfloat16*>(from), static_cast<float*>(to), count,
+                           s);
     }
 }
 
@@ -135,10 +145,10 @@ struct server::bucket {
     std::size_t graph_nodes = 0;
 
     bucket(const network& net, std::int64_t n)
-        : rows(n), conv1(net.conv1.share()), conv2(net.conv2.share()), fc1(net.fc1.share()), fc2(net.fc2.share()),
-          host_in(static_cast<std::size_t>(n) * image_elements), host_out(static_cast<std::size_t>(n * classes))
-    {
-    }
+        : rows(n), conv1(net.conv1.share()), conv2(net.conv2.share()), fc1(net.fc1.share()),
+          fc2(net.fc2.share()), host_in(static_cast<std::size_t>(n) * image_elements),
+          host_out(static_cast<std::size_t>(n * classes))
+    {}
 
     // Plans every layer for `rows` (forward only: the context is in inference mode) and makes
     // the buffers.
@@ -146,12 +156,16 @@ struct server::bucket {
     {
         const gpu::stream_ref s = ctx.stream();
         const gpu::element_type compute = ctx.precision().compute;
-        const nn::tensor_spec in{.shape = {rows, 1, image_side, image_side}, .type = gpu::element_type::fp32};
+        const nn::tensor_spec in{.shape = {rows, 1, image_side, image_side},
+                                 .type = gpu::element_type::fp32};
         nn::tensor_spec xs = in;
         xs.type = compute;
-        const nn::tensor_spec c1s = conv1.plan(ctx, xs), r1s = relu1.plan(ctx, c1s), p1s = pool1.plan(ctx, r1s);
-        const nn::tensor_spec c2s = conv2.plan(ctx, p1s), r2s = relu2.plan(ctx, c2s), p2s = pool2.plan(ctx, r2s);
-        const nn::tensor_spec fs = flat.plan(ctx, p2s), hs = fc1.plan(ctx, fs), ys = fc2.plan(ctx, hs);
+        const nn::tensor_spec c1s = conv1.plan(ctx, xs), r1s = relu1.plan(ctx, c1s),
+                              p1s = pool1.plan(ctx, r1s);
+        const nn::tensor_spec c2s = conv2.plan(ctx, p1s), r2s = relu2.plan(ctx, c2s),
+                              p2s = pool2.plan(ctx, r2s);
+        const nn::tensor_spec fs = flat.plan(ctx, p2s), hs = fc1.plan(ctx, fs),
+                              ys = fc2.plan(ctx, hs);
         input = nn::tensor(in, s);
         x = compute == gpu::element_type::fp32 ? nn::tensor() : nn::tensor(xs, s);
         c1 = nn::tensor(c1s, s);
@@ -173,7 +187,8 @@ struct server::bucket {
         const gpu::stream_ref s = ctx.stream();
         nn::tensor_ref in = x.data() != nullptr ? x.ref() : input.ref();
         if (x.data() != nullptr) {
-            convert(input.data(), gpu::element_type::fp32, x.data(), x.spec().type, x.spec().elements(), s);
+            convert(input.data(), gpu::element_type::fp32, x.data(), x.spec().type,
+                    x.spec().elements(), s);
         }
         const nn::tensor_ref flat_p2{p2.data(), *flat.planned_output()};
         conv1.forward(ctx, in, c1.ref());
@@ -186,7 +201,8 @@ struct server::bucket {
         fc1.forward(ctx, flat_p2, h.ref());
         fc2.forward(ctx, h.ref(), y.ref());
         if (logits.data() != nullptr) {
-            convert(y.data(), y.spec().type, logits.data(), gpu::element_type::fp32, logits.spec().elements(), s);
+            convert(y.data(), y.spec().type, logits.data(), gpu::element_type::fp32,
+                    logits.spec().elements(), s);
         }
     }
 
@@ -205,7 +221,8 @@ struct server::bucket {
     // The device bytes of the two convolution plans' workspaces.
     [[nodiscard]] std::size_t workspaces() const
     {
-        return conv1.forward_plan()->workspace().size_bytes() + conv2.forward_plan()->workspace().size_bytes();
+        return conv1.forward_plan()->workspace().size_bytes() +
+               conv2.forward_plan()->workspace().size_bytes();
     }
 
     // Fills the pinned output and the device logits (and fc2's compute-type output when the
@@ -229,27 +246,30 @@ gpu::stream_flags server::checked(nn::mixed_precision precision, std::span<const
     // The store's layout on the host (registration allocates nothing on the device).
     const std::size_t expected = network(precision).store.total_elements();
     if (weights.size() != expected) {
-        throw std::invalid_argument("infer::server: " + std::to_string(weights.size()) + " weights for a store of " +
-                                    std::to_string(expected));
+        throw std::invalid_argument("infer::server: " + std::to_string(weights.size()) +
+                                    " weights for a store of " + std::to_string(expected));
     }
     if (options.capture && (options.profile.synchronous_checks || options.profile.check_numerics)) {
-        throw std::invalid_argument("infer::server: the " + options.profile.name +
-                                    " profile synchronises after each call, which a CUDA graph capture cannot "
-                                    "hold: capture off, or another profile");
+        throw std::invalid_argument(
+            "infer::server: the " + options.profile.name +
+            " profile synchronises after each call, which a CUDA graph capture cannot "
+            "hold: capture off, or another profile");
     }
     return gpu::stream_flags::non_blocking;
 }
 
-server::server(nn::mixed_precision precision, std::span<const float> weights, const server_options& options)
+server::server(nn::mixed_precision precision, std::span<const float> weights,
+               const server_options& options)
     : stream_(checked(precision, weights, options)), blas_(options.profile, stream_),
-      lt_(stream_, gpu::blas::lt_handle_options::from_profile(options.profile)), dnn_(stream_), net_(precision),
-      ctx_(stream_, blas_, lt_, dnn_, net_.store), buckets_(options.buckets), capture_(options.capture),
-      poison_(options.poison_outputs)
+      lt_(stream_, gpu::blas::lt_handle_options::from_profile(options.profile)), dnn_(stream_),
+      net_(precision), ctx_(stream_, blas_, lt_, dnn_, net_.store), buckets_(options.buckets),
+      capture_(options.capture), poison_(options.poison_outputs)
 {
     const auto start = std::chrono::steady_clock::now();
-    ctx_.set_training(false);     // model.eval()
+    ctx_.set_training(false);      // model.eval()
     ctx_.set_inference_mode(true); // torch.inference_mode(): forward-only plans
-    gpu::dnn::convolution_options convolutions = gpu::dnn::convolution_options::from_profile(options.profile);
+    gpu::dnn::convolution_options convolutions =
+        gpu::dnn::convolution_options::from_profile(options.profile);
     // Two plans a bucket stay resident, each with its workspace: a budget per plan, not 4 GiB.
     convolutions.workspace_budget_bytes = options.workspace_budget_bytes;
     ctx_.set_convolution_options(convolutions);
@@ -264,7 +284,8 @@ server::server(nn::mixed_precision precision, std::span<const float> weights, co
         auto b = std::make_unique<bucket>(net_, buckets_[i]);
         b->plan(ctx_);
         b->input.buffer().fill_zero_async(stream_);
-        b->forward(ctx_); // the warm-up: lazy loading and cuBLASLt's choice happen outside the capture
+        b->forward(
+            ctx_); // the warm-up: lazy loading and cuBLASLt's choice happen outside the capture
         ++passes_;
         if (capture_) {
             const gpu::graph g = gpu::capture(stream_, [&](gpu::stream_ref) { b->forward(ctx_); });
@@ -275,18 +296,21 @@ server::server(nn::mixed_precision precision, std::span<const float> weights, co
         plans_.push_back(std::move(b));
     }
     stream_.synchronize();
-    setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    setup_seconds_ =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 server::~server() = default;
 
-void server::run_chunk(std::span<const float> images, const chunk& part, run_mode mode, std::span<float> logits)
+void server::run_chunk(std::span<const float> images, const chunk& part, run_mode mode,
+                       std::span<float> logits)
 {
     const auto index = static_cast<std::size_t>(
         std::lower_bound(buckets_.begin(), buckets_.end(), part.bucket) - buckets_.begin());
     bucket& b = *plans_[index];
     const std::size_t used = static_cast<std::size_t>(part.rows) * image_elements;
-    const auto from = images.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(part.first) * image_elements);
+    const auto from = images.begin() + static_cast<std::ptrdiff_t>(
+                                           static_cast<std::size_t>(part.first) * image_elements);
     std::copy(from, from + static_cast<std::ptrdiff_t>(used), b.host_in.begin());
     // Padding rows are zeros: rows are independent, so they change nothing but are defined.
     std::fill(b.host_in.begin() + static_cast<std::ptrdiff_t>(used), b.host_in.end(), 0.0F);
@@ -304,14 +328,16 @@ void server::run_chunk(std::span<const float> images, const chunk& part, run_mod
     stream_.synchronize();
     const std::size_t out = static_cast<std::size_t>(part.rows * classes);
     std::copy(b.host_out.begin(), b.host_out.begin() + static_cast<std::ptrdiff_t>(out),
-              logits.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(part.first * classes)));
+              logits.begin() +
+                  static_cast<std::ptrdiff_t>(static_cast<std::size_t>(part.first * classes)));
 }
 
 std::vector<float> server::predict(std::span<const float> images, run_mode mode)
 {
     const std::int64_t rows = images_in(images, "infer::server::predict");
     if (mode == run_mode::graph && !capture_) {
-        throw std::logic_error("infer::server::predict: graph mode, but this server was made with capture off");
+        throw std::logic_error(
+            "infer::server::predict: graph mode, but this server was made with capture off");
     }
     std::vector<float> logits(static_cast<std::size_t>(rows * classes));
     for (const chunk& part : split_request(rows, buckets_)) {
@@ -320,20 +346,22 @@ std::vector<float> server::predict(std::span<const float> images, run_mode mode)
     return logits;
 }
 
-std::vector<float> server::predict_batch(std::span<const float> images, std::int64_t batch_size, run_mode mode)
+std::vector<float> server::predict_batch(std::span<const float> images, std::int64_t batch_size,
+                                         run_mode mode)
 {
     const std::int64_t rows = images_in(images, "infer::server::predict_batch");
     if (batch_size < 1) {
-        throw std::invalid_argument("infer::server::predict_batch: batch_size " + std::to_string(batch_size) +
-                                    " must be at least 1");
+        throw std::invalid_argument("infer::server::predict_batch: batch_size " +
+                                    std::to_string(batch_size) + " must be at least 1");
     }
     std::vector<float> logits;
     logits.reserve(static_cast<std::size_t>(rows * classes));
     for (std::int64_t first = 0; first < rows; first += batch_size) {
         const std::int64_t n = std::min(batch_size, rows - first);
-        const std::vector<float> part = predict(
-            images.subspan(static_cast<std::size_t>(first) * image_elements, static_cast<std::size_t>(n) * image_elements),
-            mode);
+        const std::vector<float> part =
+            predict(images.subspan(static_cast<std::size_t>(first) * image_elements,
+                                   static_cast<std::size_t>(n) * image_elements),
+                    mode);
         logits.insert(logits.end(), part.begin(), part.end());
     }
     return logits;
@@ -344,8 +372,10 @@ memory_use server::device_memory() const
     memory_use use;
     const nn::parameters& store = net_.store;
     const gpu::element_type compute = store.precision().compute;
-    use.parameters = store.master().size_bytes() + store.gradient().size_bytes() +
-                     (compute == gpu::element_type::fp32 ? 0 : store.total_elements() * gpu::element_size(compute));
+    use.parameters =
+        store.master().size_bytes() + store.gradient().size_bytes() +
+        (compute == gpu::element_type::fp32 ? 0
+                                            : store.total_elements() * gpu::element_size(compute));
     for (const auto& b : plans_) {
         use.activations += b->activations();
         use.convolution_workspaces += b->workspaces();
@@ -382,17 +412,19 @@ std::vector<std::string> server::describe() const
 {
     std::vector<std::string> lines;
     for (const auto& b : plans_) {
-        lines.push_back("bucket " + std::to_string(b->rows) + ": conv1 " + algorithm_of(b->conv1) + ", conv2 " +
-                        algorithm_of(b->conv2) + ", workspaces " + mib(b->workspaces()) + ", activations " +
-                        mib(b->activations()) +
-                        (capture_ ? ", graph of " + std::to_string(b->graph_nodes) + " nodes" : ""));
+        lines.push_back(
+            "bucket " + std::to_string(b->rows) + ": conv1 " + algorithm_of(b->conv1) + ", conv2 " +
+            algorithm_of(b->conv2) + ", workspaces " + mib(b->workspaces()) + ", activations " +
+            mib(b->activations()) +
+            (capture_ ? ", graph of " + std::to_string(b->graph_nodes) + " nodes" : ""));
     }
     const memory_use use = device_memory();
-    lines.push_back("device memory held: " + mib(use.total()) + " (parameters " + mib(use.parameters) +
-                    ", with the FP32 gradient buffer the store keeps; activations " + mib(use.activations) +
-                    "; convolution workspaces " + mib(use.convolution_workspaces) + ", at most " +
-                    mib(ctx_.convolution_options().workspace_budget_bytes) + " a plan; cuBLAS and cuBLASLt " +
-                    mib(use.library_workspaces) + ")");
+    lines.push_back(
+        "device memory held: " + mib(use.total()) + " (parameters " + mib(use.parameters) +
+        ", with the FP32 gradient buffer the store keeps; activations " + mib(use.activations) +
+        "; convolution workspaces " + mib(use.convolution_workspaces) + ", at most " +
+        mib(ctx_.convolution_options().workspace_budget_bytes) + " a plan; cuBLAS and cuBLASLt " +
+        mib(use.library_workspaces) + ")");
     return lines;
 }
 

@@ -70,7 +70,8 @@ struct chunk {
 
 /// How a request of @p rows (>= 1) runs: full chunks of the largest bucket while more rows remain
 /// than it holds, then the rest in the smallest bucket that holds it.
-[[nodiscard]] std::vector<chunk> split_request(std::int64_t rows, std::span<const std::int64_t> buckets);
+[[nodiscard]] std::vector<chunk> split_request(std::int64_t rows,
+                                               std::span<const std::int64_t> buckets);
 
 /// The number of images in @p images (floats [N, 1, 28, 28]); std::invalid_argument naming
 /// @p function and the float count when it is empty or not a whole number of images.
@@ -122,7 +123,8 @@ public:
     /// Throws std::invalid_argument for weights of another size, bad buckets, or capture asked
     /// under a profile that synchronises, before any CUDA call (so also without a GPU);
     /// gpu::error (out_of_memory, ...) from the GPU.
-    server(gpu::nn::mixed_precision precision, std::span<const float> weights, const server_options& options);
+    server(gpu::nn::mixed_precision precision, std::span<const float> weights,
+           const server_options& options);
     ~server();
     server(const server&) = delete;
     server& operator=(const server&) = delete;
@@ -132,11 +134,13 @@ public:
     /// The logits [N, 10] of @p images (normalised floats [N, 1, 28, 28]): the article's
     /// predict(inputs). Padded to a bucket; more rows than the largest bucket are split. Graph
     /// mode needs capture on (std::logic_error otherwise).
-    [[nodiscard]] std::vector<float> predict(std::span<const float> images, run_mode mode = run_mode::graph);
+    [[nodiscard]] std::vector<float> predict(std::span<const float> images,
+                                             run_mode mode = run_mode::graph);
 
     /// The logits of @p images predicted @p batch_size at a time (the last batch may be smaller),
     /// concatenated: the article's predict_batch(inputs, batch_size).
-    [[nodiscard]] std::vector<float> predict_batch(std::span<const float> images, std::int64_t batch_size,
+    [[nodiscard]] std::vector<float> predict_batch(std::span<const float> images,
+                                                   std::int64_t batch_size,
                                                    run_mode mode = run_mode::graph);
 
     /// The buckets, ascending.
@@ -159,9 +163,10 @@ private:
     struct bucket;
     // The argument checks, made before any CUDA call (called from the first member initialiser);
     // returns the flags of the server's stream.
-    static gpu::stream_flags checked(gpu::nn::mixed_precision precision, std::span<const float> weights,
-                                     const server_options& options);
-    void run_chunk(std::span<const float> images, const chunk& part, run_mode mode, std::span<float> logits);
+    static gpu::stream_flags checked(gpu::nn::mixed_precision precision,
+                                     std::span<const float> weights, const server_options& options);
+    void run_chunk(std::span<const float> images, const chunk& part, run_mode mode,
+                   std::span<float> logits);
 
     gpu::stream stream_;
     gpu::blas::handle blas_;

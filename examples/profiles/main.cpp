@@ -27,7 +27,8 @@
 
 namespace {
 
-constexpr const char* usage = R"(usage: cudagap-profiles [--profile development|production|testing] [--json] [--help]
+constexpr const char* usage =
+    R"(usage: cudagap-profiles [--profile development|production|testing] [--json] [--help]
 
 Prints the article's three configuration profiles as cudagap presets and shows what each
 changes in cuBLAS and cuDNN (on a GPU; without one, the settings that would apply).
@@ -59,8 +60,8 @@ nlohmann::json blas_effect(const gpu::profile& p, const report& out)
                         {"check_numerics", wanted.check_numerics},
                         {"read_back", false}};
     if (!gpu::is_available()) {
-        out.line("cuBLAS handle would get: math mode " + j["math"].get<std::string>() + ", atomics " +
-                 j["atomics"].get<std::string>() + " (no GPU to create one)");
+        out.line("cuBLAS handle would get: math mode " + j["math"].get<std::string>() +
+                 ", atomics " + j["atomics"].get<std::string>() + " (no GPU to create one)");
         return j;
     }
     const gpu::stream stream;
@@ -122,25 +123,29 @@ nlohmann::json seed_effect(const gpu::profile& p, const report& out)
     const auto [first_seed, first] = draw();
     const auto [second_seed, second] = draw();
     char text[160];
-    std::snprintf(text, sizeof text, "%.6f, %.6f, %.6f, %.6f", first[0], first[1], first[2], first[3]);
+    std::snprintf(text, sizeof text, "%.6f, %.6f, %.6f, %.6f", first[0], first[1], first[2],
+                  first[3]);
     out.line("random fills seeded " + (p.seed ? "with " : std::string("from the clock: ")) +
              std::to_string(first_seed) + ", first values " + text + "; a second generator " +
              (first == second ? "draws the same values" : "draws different values"));
-    return {{"seed", first_seed}, {"first_values", first}, {"reproducible", first == second && first_seed == second_seed}};
+    return {{"seed", first_seed},
+            {"first_values", first},
+            {"reproducible", first == second && first_seed == second_seed}};
 }
 
 #if CUDAGAP_PROFILES_HAS_DNN
 nlohmann::json dnn_effect(const gpu::profile& p, const report& out)
 {
     const gpu::dnn::convolution_options options = gpu::dnn::convolution_options::from_profile(p);
-    const gpu::dnn::convolution_problem problem{.input = {8, 3, 224, 224}, .filter = {64, 3, 3, 3},
-                                                .geometry = {.padding = {1, 1}}};
+    const gpu::dnn::convolution_problem problem{
+        .input = {8, 3, 224, 224}, .filter = {64, 3, 3, 3}, .geometry = {.padding = {1, 1}}};
     nlohmann::json j = {{"search", std::string(gpu::dnn::to_string(options.search))},
                         {"deterministic_only", options.deterministic_only()},
                         {"allow_tf32", options.allow_tf32},
                         {"algorithm", nullptr},
                         {"deterministic", nullptr}};
-    const std::string policy = "search " + j["search"].get<std::string>() + ", deterministic only " +
+    const std::string policy = "search " + j["search"].get<std::string>() +
+                               ", deterministic only " +
                                (options.deterministic_only() ? "yes" : "no") + ", TF32 " +
                                (options.allow_tf32 ? "allowed" : "off");
     if (!gpu::is_available()) {
@@ -173,8 +178,11 @@ nlohmann::json show(const gpu::profile& p, bool quiet)
     for (const std::string& setting : p.describe()) {
         out.line(setting);
     }
-    nlohmann::json j = {{"profile", p}, {"cublas", blas_effect(p, out)}, {"cudnn", nullptr},
-                        {"anomaly_check", anomaly_effect(p, out)}, {"random", seed_effect(p, out)}};
+    nlohmann::json j = {{"profile", p},
+                        {"cublas", blas_effect(p, out)},
+                        {"cudnn", nullptr},
+                        {"anomaly_check", anomaly_effect(p, out)},
+                        {"random", seed_effect(p, out)}};
 #if CUDAGAP_PROFILES_HAS_DNN
     j["cudnn"] = dnn_effect(p, out);
 #endif
@@ -211,7 +219,8 @@ int main(int argc, char* argv[])
             profiles.push_back(gpu::select_profile(chosen));
             selected = profiles.back().name;
         } else {
-            profiles = {gpu::profile::development(), gpu::profile::production(), gpu::profile::testing()};
+            profiles = {gpu::profile::development(), gpu::profile::production(),
+                        gpu::profile::testing()};
         }
         if (!json && !gpu::is_available()) {
             std::printf("No usable GPU: %s\nShowing the settings each profile would apply.\n\n",
@@ -223,11 +232,13 @@ int main(int argc, char* argv[])
             shown.push_back(show(p, json));
         }
         if (json) {
-            std::cout << gpu::to_json_text({{"gpu_available", gpu::is_available()},
-                                            {"reason", gpu::is_available() ? nlohmann::json(nullptr)
-                                                                           : nlohmann::json(gpu::unavailable_reason())},
-                                            {"selected", selected},
-                                            {"profiles", shown}})
+            std::cout << gpu::to_json_text(
+                             {{"gpu_available", gpu::is_available()},
+                              {"reason", gpu::is_available()
+                                             ? nlohmann::json(nullptr)
+                                             : nlohmann::json(gpu::unavailable_reason())},
+                              {"selected", selected},
+                              {"profiles", shown}})
                       << '\n';
         }
         return 0;

@@ -35,7 +35,10 @@ public:
     /// The largest of every rank's @p mine; waits for every rank (and for @p stream).
     [[nodiscard]] virtual std::uint32_t maximum(std::uint32_t mine, gpu::stream_ref stream) = 0;
     /// Whether any rank passed true; waits for every rank.
-    [[nodiscard]] bool any(bool flag, gpu::stream_ref stream) { return maximum(flag ? 1U : 0U, stream) != 0; }
+    [[nodiscard]] bool any(bool flag, gpu::stream_ref stream)
+    {
+        return maximum(flag ? 1U : 0U, stream) != 0;
+    }
     /// Gathers every rank's master parameters and, on rank 0, throws std::runtime_error naming
     /// the first parameter that differs from rank 0's in any bit (`replica_difference`).
     virtual void check_identical(const gpu::nn::parameters& store, gpu::stream_ref stream) = 0;
@@ -60,7 +63,8 @@ public:
 /// The text names the parameter, the element, the rank and both values. Host only; with NCCL
 /// only (CUDAGAP_TRAIN_NCCL).
 /// Throws std::invalid_argument when @p gathered is not @p ranks equal copies that hold them.
-[[nodiscard]] std::optional<std::string> replica_difference(std::span<const float> gathered, int ranks,
-                                                            const std::vector<gpu::nn::parameter_info>& parameters);
+[[nodiscard]] std::optional<std::string>
+replica_difference(std::span<const float> gathered, int ranks,
+                   const std::vector<gpu::nn::parameter_info>& parameters);
 
 } // namespace train

@@ -26,7 +26,7 @@ struct fashion_mnist {
 /// (0: all). Throws data_error for missing files (naming them and how to get them), images
 /// other than 28x28, labels outside 0-9 or a limit above the count; gpu::nn::format_error for a
 /// corrupt file (the reader's message).
-[[nodiscard]] fashion_mnist load_fashion_mnist(const std::filesystem::path& dir, std::uint64_t train_limit,
-                                               std::uint64_t test_limit);
+[[nodiscard]] fashion_mnist load_fashion_mnist(const std::filesystem::path& dir,
+                                               std::uint64_t train_limit, std::uint64_t test_limit);
 
 } // namespace train

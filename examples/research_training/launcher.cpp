@@ -44,7 +44,8 @@ constexpr auto kill_grace = std::chrono::seconds(10);
 // sig_atomic_t: the handler may run on any thread of the process (the CUDA runtime's too).
 std::atomic<int> signals_received{0};
 std::atomic<int> last_signal{0};
-static_assert(std::atomic<int>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
+static_assert(std::atomic<int>::is_always_lock_free,
+              "a signal handler may only touch lock-free atomics");
 
 extern "C" void on_launcher_signal(int signal)
 {
@@ -96,8 +97,10 @@ int whole_variable(const char* name, int least, int most)
 {
     const char* text = std::getenv(name);
     if (text == nullptr) {
-        throw std::invalid_argument(std::string(rank_variable) + " is set (this process is a rank of cudagap-train "
-                                    "--gpus N, started by its launcher), but " + name + " is not");
+        throw std::invalid_argument(std::string(rank_variable) +
+                                    " is set (this process is a rank of cudagap-train "
+                                    "--gpus N, started by its launcher), but " +
+                                    name + " is not");
     }
     long value = -1;
     char* end = nullptr;
@@ -106,20 +109,23 @@ int whole_variable(const char* name, int least, int most)
         value = std::strtol(text, &end, 10);
     }
     if (end == nullptr || *end != '\0' || errno != 0 || value < least || value > most) {
-        throw std::invalid_argument(std::string(name) + " must be a whole number from " + std::to_string(least) +
-                                    " to " + std::to_string(most) + ", got '" + text + "'");
+        throw std::invalid_argument(std::string(name) + " must be a whole number from " +
+                                    std::to_string(least) + " to " + std::to_string(most) +
+                                    ", got '" + text + "'");
     }
     return static_cast<int>(value);
 }
 
 // This process's environment without the launcher's variables, then rank `rank`'s.
-std::vector<std::string> rank_environment(int rank, int ranks, const std::filesystem::path& bootstrap)
+std::vector<std::string> rank_environment(int rank, int ranks,
+                                          const std::filesystem::path& bootstrap)
 {
     std::vector<std::string> result;
     for (char** entry = environ; *entry != nullptr; ++entry) {
         const std::string_view text(*entry);
         const std::string_view name = text.substr(0, text.find('='));
-        if (name != rank_variable && name != size_variable && name != gpu_variable && name != bootstrap_variable) {
+        if (name != rank_variable && name != size_variable && name != gpu_variable &&
+            name != bootstrap_variable) {
             result.emplace_back(text);
         }
     }
@@ -141,8 +147,9 @@ std::vector<char*> pointers(std::vector<std::string>& strings)
 }
 
 // The forked child's part: only async-signal-safe calls (the launcher may have threads).
-[[noreturn]] void become_rank(const char* executable, char* const* argv, char* const* envp, bool quiet_stdout,
-                              pid_t launcher, const std::string& failure) noexcept
+[[noreturn]] void become_rank(const char* executable, char* const* argv, char* const* envp,
+                              bool quiet_stdout, pid_t launcher,
+                              const std::string& failure) noexcept
 {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != launcher) {
@@ -168,17 +175,19 @@ std::vector<char*> pointers(std::vector<std::string>& strings)
     ::_exit(127); // as a shell says for a command it cannot run
 }
 
-pid_t start_rank(std::vector<std::string> command, const std::string& executable, int rank, int ranks,
-                 const std::filesystem::path& bootstrap)
+pid_t start_rank(std::vector<std::string> command, const std::string& executable, int rank,
+                 int ranks, const std::filesystem::path& bootstrap)
 {
     std::vector<std::string> environment = rank_environment(rank, ranks, bootstrap);
     const std::vector<char*> argv = pointers(command);
     const std::vector<char*> envp = pointers(environment);
-    const std::string failure = "cudagap-train: rank " + std::to_string(rank) + " cannot execute " + command[0] + "\n";
+    const std::string failure =
+        "cudagap-train: rank " + std::to_string(rank) + " cannot execute " + command[0] + "\n";
     const pid_t launcher = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
-        throw std::system_error(errno, std::generic_category(), "cudagap-train: cannot start rank " + std::to_string(rank));
+        throw std::system_error(errno, std::generic_category(),
+                                "cudagap-train: cannot start rank " + std::to_string(rank));
     }
     if (pid == 0) {
         become_rank(executable.c_str(), argv.data(), envp.data(), rank != 0, launcher, failure);
@@ -229,13 +238,16 @@ struct stop_times {
 
 // Ctrl-C's agreed status: a rank that exited 130 by itself (killed by SIGINT is a failure: that
 // rank never reached the agreement, and the others may wait for it in a collective).
-bool interrupted(const ending& e) { return !e.killed && e.status == interrupted_status; }
+bool interrupted(const ending& e)
+{
+    return !e.killed && e.status == interrupted_status;
+}
 
 // What the launcher does when rank `rank` ends badly. A failure (any status but 0 and 130, or a
 // signal) is returned and stops the others, and replaces an earlier 130 (which would hide it);
 // a 130 is passed on as SIGINT. Either way the others get the grace period to follow.
-void rank_ended(std::vector<pid_t>& pids, std::size_t rank, const ending& e, bool signalled, ending& failure,
-                stop_times& stop)
+void rank_ended(std::vector<pid_t>& pids, std::size_t rank, const ending& e, bool signalled,
+                ending& failure, stop_times& stop)
 {
     if (interrupted(e)) {
         if (failure.status == 0) {
@@ -252,15 +264,18 @@ void rank_ended(std::vector<pid_t>& pids, std::size_t rank, const ending& e, boo
     }
     if (interrupted(failure) && stop.sent && e.killed) {
         // Stopped by the launcher's own deadline, a consequence and not a cause: 130 stays.
-        std::fprintf(stderr, "cudagap-train: rank %zu of %zu had not ended %lld s after another rank stopped on "
-                     "Ctrl-C; stopped by signal %d\n", rank, pids.size(),
-                     static_cast<long long>(term_grace.count()), e.status - 128);
+        std::fprintf(
+            stderr,
+            "cudagap-train: rank %zu of %zu had not ended %lld s after another rank stopped on "
+            "Ctrl-C; stopped by signal %d\n",
+            rank, pids.size(), static_cast<long long>(term_grace.count()), e.status - 128);
         return;
     }
     failure = e;
     if (!signalled) {
-        std::fprintf(stderr, "cudagap-train: rank %zu of %zu %s %d%s%s; stopping the other ranks\n", rank,
-                     pids.size(), e.killed ? "was killed by signal" : "failed with exit status",
+        std::fprintf(stderr, "cudagap-train: rank %zu of %zu %s %d%s%s; stopping the other ranks\n",
+                     rank, pids.size(),
+                     e.killed ? "was killed by signal" : "failed with exit status",
                      e.killed ? e.status - 128 : e.status, e.killed ? ", " : "",
                      e.killed ? strsignal(e.status - 128) : "");
     }
@@ -282,7 +297,8 @@ bool reap(std::vector<pid_t>& pids, ending& failure, bool signalled, stop_times&
             continue;
         }
         pids[rank] = 0;
-        const ending e = done > 0 ? ending_of(wait_status) : ending{1, false}; // not our child any more: lost
+        const ending e =
+            done > 0 ? ending_of(wait_status) : ending{1, false}; // not our child any more: lost
         if (e.status != 0) {
             rank_ended(pids, rank, e, signalled, failure, stop);
         }
@@ -319,10 +335,12 @@ int wait_for_ranks(std::vector<pid_t>& pids)
 
 std::filesystem::path make_job_folder()
 {
-    std::string pattern = (std::filesystem::temp_directory_path() / "cudagap-train-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "cudagap-train-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
         throw std::system_error(errno, std::generic_category(),
-                                "cudagap-train: cannot make the ranks' bootstrap folder " + pattern);
+                                "cudagap-train: cannot make the ranks' bootstrap folder " +
+                                    pattern);
     }
     return pattern;
 }
@@ -341,8 +359,10 @@ std::optional<rank_info> rank_from_environment()
     info.gpu = whole_variable(gpu_variable, 0, most - 1);
     const char* bootstrap = std::getenv(bootstrap_variable);
     if (bootstrap == nullptr || *bootstrap == '\0') {
-        throw std::invalid_argument(std::string(rank_variable) + " is set (this process is a rank of cudagap-train "
-                                    "--gpus N), but " + bootstrap_variable + " (the unique id's file) is not");
+        throw std::invalid_argument(std::string(rank_variable) +
+                                    " is set (this process is a rank of cudagap-train "
+                                    "--gpus N), but " +
+                                    bootstrap_variable + " (the unique id's file) is not");
     }
     info.bootstrap = bootstrap;
     return info;
@@ -351,9 +371,10 @@ std::optional<rank_info> rank_from_environment()
 int launch(const std::vector<std::string>& command, int ranks, const std::string& executable)
 {
     if (command.empty() || command.front().empty() || ranks < 1) {
-        throw std::invalid_argument("train::launch needs a program and at least 1 rank, got " +
-                                    (command.empty() ? std::string("no program") : "'" + command.front() + "'") +
-                                    " and " + std::to_string(ranks) + " rank(s)");
+        throw std::invalid_argument(
+            "train::launch needs a program and at least 1 rank, got " +
+            (command.empty() ? std::string("no program") : "'" + command.front() + "'") + " and " +
+            std::to_string(ranks) + " rank(s)");
     }
     const std::filesystem::path folder = make_job_folder();
     const signal_guard guard;
@@ -361,15 +382,14 @@ int launch(const std::vector<std::string>& command, int ranks, const std::string
     int status = 0;
     try {
         for (int rank = 0; rank < ranks; ++rank) {
-            pids.push_back(start_rank(command, executable.empty() ? command.front() : executable, rank, ranks,
-                                      folder / "nccl-id"));
+            pids.push_back(start_rank(command, executable.empty() ? command.front() : executable,
+                                      rank, ranks, folder / "nccl-id"));
         }
         status = wait_for_ranks(pids);
     } catch (...) {
         signal_ranks(pids, SIGKILL);
         for (const pid_t pid : pids) {
-            while (pid > 0 && ::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-            }
+            while (pid > 0 && ::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {}
         }
         std::error_code ignored;
         std::filesystem::remove_all(folder, ignored);

@@ -52,6 +52,7 @@ struct rank_info {
 /// Throws std::invalid_argument for an empty @p command or @p ranks below 1;
 /// std::system_error when the folder or a process cannot be made (the ranks started so far are
 /// killed first).
-[[nodiscard]] int launch(const std::vector<std::string>& command, int ranks, const std::string& executable = {});
+[[nodiscard]] int launch(const std::vector<std::string>& command, int ranks,
+                         const std::string& executable = {});
 
 } // namespace train

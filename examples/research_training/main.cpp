@@ -73,24 +73,44 @@ extern "C" void on_sigint(int)
 // second SIGINT is no second Ctrl-C. The launcher owns that: on a second signal it kills the
 // ranks (SIGKILL). Installed first thing in main, so that a Ctrl-C while the data loads or the
 // ranks join does not kill some ranks and leave the others waiting for them.
-extern "C" void on_rank_sigint(int) { train::stop_requested.store(1); }
+extern "C" void on_rank_sigint(int)
+{
+    train::stop_requested.store(1);
+}
 
 nlohmann::json base_report(const train::options& opts, const train::fashion_mnist& data)
 {
-    return {{"program", "cudagap-train"}, {"version", gpu::library_version().to_string()},
-            {"device", nullptr}, {"gpu_available", false}, {"precision", opts.precision}, {"graph", opts.graph},
-            {"seed", opts.seed}, {"batch_size", opts.batch_size}, {"gpus", std::max(opts.gpus, 1)}, {"lr", opts.lr},
-            {"train_images", data.train.images.count}, {"test_images", data.test.images.count},
-            {"epochs", nlohmann::json::array()}, {"final_test_accuracy", nullptr}, {"checkpoint", nullptr},
-            {"replicas_identical", nullptr}, {"interrupted", false}, {"error", nullptr}};
+    return {{"program", "cudagap-train"},
+            {"version", gpu::library_version().to_string()},
+            {"device", nullptr},
+            {"gpu_available", false},
+            {"precision", opts.precision},
+            {"graph", opts.graph},
+            {"seed", opts.seed},
+            {"batch_size", opts.batch_size},
+            {"gpus", std::max(opts.gpus, 1)},
+            {"lr", opts.lr},
+            {"train_images", data.train.images.count},
+            {"test_images", data.test.images.count},
+            {"epochs", nlohmann::json::array()},
+            {"final_test_accuracy", nullptr},
+            {"checkpoint", nullptr},
+            {"replicas_identical", nullptr},
+            {"interrupted", false},
+            {"error", nullptr}};
 }
 
 nlohmann::json to_json(const train::epoch_result& r)
 {
     // NaN: the grad scaler skipped every step of the epoch, so there is no mean to give.
-    const nlohmann::json loss = std::isnan(r.mean_loss) ? nlohmann::json(nullptr) : nlohmann::json(r.mean_loss);
-    return {{"epoch", r.epoch}, {"mean_loss", loss}, {"test_accuracy", r.test_accuracy},
-            {"images_per_second", r.images_per_second}, {"seconds", r.seconds}, {"loss_scale", r.loss_scale},
+    const nlohmann::json loss =
+        std::isnan(r.mean_loss) ? nlohmann::json(nullptr) : nlohmann::json(r.mean_loss);
+    return {{"epoch", r.epoch},
+            {"mean_loss", loss},
+            {"test_accuracy", r.test_accuracy},
+            {"images_per_second", r.images_per_second},
+            {"seconds", r.seconds},
+            {"loss_scale", r.loss_scale},
             {"skipped_steps", r.skipped_steps}};
 }
 
@@ -112,7 +132,10 @@ void write_json(const train::options& opts, const nlohmann::json& report)
 }
 
 // Human-readable lines go to stdout unless the JSON report goes there.
-bool text_out(const train::options& opts) { return !(opts.json && *opts.json == "-"); }
+bool text_out(const train::options& opts)
+{
+    return !(opts.json && *opts.json == "-");
+}
 
 void print_epoch(const train::epoch_result& r)
 {
@@ -120,10 +143,11 @@ void print_epoch(const train::epoch_result& r)
     if (!std::isnan(r.mean_loss)) {
         std::snprintf(loss, sizeof loss, "%.4f", r.mean_loss);
     }
-    std::printf("epoch %3d  loss %s  test accuracy %6.2f%%  %10.0f images/s  %6.2f s  loss scale %g  "
-                "skipped steps %lld\n",
-                r.epoch, loss, 100.0 * r.test_accuracy, r.images_per_second, r.seconds, r.loss_scale,
-                static_cast<long long>(r.skipped_steps));
+    std::printf(
+        "epoch %3d  loss %s  test accuracy %6.2f%%  %10.0f images/s  %6.2f s  loss scale %g  "
+        "skipped steps %lld\n",
+        r.epoch, loss, 100.0 * r.test_accuracy, r.images_per_second, r.seconds, r.loss_scale,
+        static_cast<long long>(r.skipped_steps));
     std::fflush(stdout);
 }
 
@@ -135,9 +159,10 @@ void print_progress(int epoch, std::int64_t step, std::int64_t steps)
     }
     constexpr int width = 40;
     const int filled = static_cast<int>(width * step / steps);
-    std::fprintf(stderr, "\repoch %3d [%s%s] %lld/%lld", epoch, std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                 std::string(static_cast<std::size_t>(width - filled), '.').c_str(), static_cast<long long>(step),
-                 static_cast<long long>(steps));
+    std::fprintf(stderr, "\repoch %3d [%s%s] %lld/%lld", epoch,
+                 std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(width - filled), '.').c_str(),
+                 static_cast<long long>(step), static_cast<long long>(steps));
     if (step == steps) {
         std::fputs("\r\033[K", stderr);
     }
@@ -154,17 +179,18 @@ std::string failure_message(const std::exception& e, const train::options& opts)
     const auto* oom = dynamic_cast<const gpu::out_of_memory*>(&e);
     if (oom == nullptr) {
         const bool library_oom = gpu::dnn::is_out_of_memory(e) || gpu::blas::is_out_of_memory(e);
-        return library_oom ? "out of GPU memory with --batch-size " + std::to_string(opts.batch_size) + ".\n" +
-                                 reduce + e.what()
+        return library_oom ? "out of GPU memory with --batch-size " +
+                                 std::to_string(opts.batch_size) + ".\n" + reduce + e.what()
                            : std::string(e.what());
     }
     constexpr double mib = 1024.0 * 1024.0;
     char numbers[256];
     std::snprintf(numbers, sizeof numbers, "%.1f MiB asked for, %.1f MiB free of %.1f MiB",
-                  static_cast<double>(oom->requested_bytes()) / mib, static_cast<double>(oom->free_bytes()) / mib,
+                  static_cast<double>(oom->requested_bytes()) / mib,
+                  static_cast<double>(oom->free_bytes()) / mib,
                   static_cast<double>(oom->total_bytes()) / mib);
-    return "out of GPU memory with --batch-size " + std::to_string(opts.batch_size) + ": " + numbers +
-           ".\n" + reduce + oom->what();
+    return "out of GPU memory with --batch-size " + std::to_string(opts.batch_size) + ": " +
+           numbers + ".\n" + reduce + oom->what();
 }
 
 // A run that failed part way: the message, the last complete checkpoint, and the --json report
@@ -187,8 +213,8 @@ int report_failure(const std::exception& e, const train::options& opts, nlohmann
 }
 
 // Trains in this process: on one GPU, or as a rank of --gpus N with its `group`.
-int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, nlohmann::json& report,
-                 train::replica_group* group)
+int train_on_gpu(const train::options& opts, const train::fashion_mnist& data,
+                 nlohmann::json& report, train::replica_group* group)
 {
     train::callbacks on;
     on.epoch_done = [&](const train::epoch_result& r) {
@@ -223,10 +249,12 @@ int train_on_gpu(const train::options& opts, const train::fashion_mnist& data, n
     }
     write_json(opts, report);
     if (run.interrupted && (group == nullptr || group->rank() == 0)) {
-        std::fprintf(stderr, "\n%s: interrupted (Ctrl-C) after %zu complete epoch(s); %s\n", program.c_str(),
-                     run.epochs.size(),
-                     run.checkpoint ? ("the last complete checkpoint is " + *run.checkpoint + ", intact").c_str()
-                                    : "no checkpoint was written");
+        std::fprintf(
+            stderr, "\n%s: interrupted (Ctrl-C) after %zu complete epoch(s); %s\n", program.c_str(),
+            run.epochs.size(),
+            run.checkpoint
+                ? ("the last complete checkpoint is " + *run.checkpoint + ", intact").c_str()
+                : "no checkpoint was written");
     }
     return run.interrupted ? exit_interrupted : 0;
 }
@@ -247,7 +275,8 @@ void check_output(const char* option, const std::string& path)
         throw std::runtime_error(where + "the folder " + folder.string() + " does not exist");
     }
     if (::access(folder.c_str(), W_OK) != 0) {
-        throw std::runtime_error(where + "cannot write into " + folder.string() + ": " + std::strerror(errno));
+        throw std::runtime_error(where + "cannot write into " + folder.string() + ": " +
+                                 std::strerror(errno));
     }
 }
 
@@ -255,21 +284,24 @@ void check_output(const char* option, const std::string& path)
 void check_step_fits(const train::options& opts, const train::fashion_mnist& data)
 {
     const std::uint64_t count = data.train.images.count;
-    const auto images = static_cast<std::uint64_t>(opts.batch_size) * static_cast<std::uint64_t>(std::max(opts.gpus, 1));
+    const auto images = static_cast<std::uint64_t>(opts.batch_size) *
+                        static_cast<std::uint64_t>(std::max(opts.gpus, 1));
     if (images <= count) {
         return;
     }
     if (opts.gpus <= 1) {
-        throw train::data_error("--batch-size " + std::to_string(opts.batch_size) + " is more than the " +
-                                std::to_string(count) +
-                                " training images: no full batch to train on (lower --batch-size or raise "
-                                "--train-limit)");
+        throw train::data_error(
+            "--batch-size " + std::to_string(opts.batch_size) + " is more than the " +
+            std::to_string(count) +
+            " training images: no full batch to train on (lower --batch-size or raise "
+            "--train-limit)");
     }
-    throw train::data_error("--batch-size " + std::to_string(opts.batch_size) + " on each of --gpus " +
-                            std::to_string(opts.gpus) + " makes steps of " + std::to_string(images) +
-                            " images, more than the " + std::to_string(count) +
-                            " training images: no full step to train on (lower --batch-size or --gpus, or raise "
-                            "--train-limit)");
+    throw train::data_error(
+        "--batch-size " + std::to_string(opts.batch_size) + " on each of --gpus " +
+        std::to_string(opts.gpus) + " makes steps of " + std::to_string(images) +
+        " images, more than the " + std::to_string(count) +
+        " training images: no full step to train on (lower --batch-size or --gpus, or raise "
+        "--train-limit)");
 }
 
 // The launcher of --gpus N: N ranks of this program (the same arguments), one per GPU.
@@ -280,7 +312,8 @@ int launch_ranks(const train::options& opts, std::vector<std::string> command)
         const char* mask = std::getenv("CUDA_VISIBLE_DEVICES");
         throw usage_error("--gpus " + std::to_string(opts.gpus) + " asks for more GPUs than the " +
                           std::to_string(visible) + " this process sees" +
-                          (mask != nullptr ? std::string(" (CUDA_VISIBLE_DEVICES=") + mask + ")" : std::string()) +
+                          (mask != nullptr ? std::string(" (CUDA_VISIBLE_DEVICES=") + mask + ")"
+                                           : std::string()) +
                           ": one process per GPU needs a GPU per rank");
     }
     // Executes /proc/self/exe itself: this very program even when its file was replaced or
@@ -292,11 +325,13 @@ void print_training(const train::options& opts, const std::optional<train::rank_
 {
     std::string batch = std::to_string(opts.batch_size);
     if (rank) {
-        batch += " per GPU on " + std::to_string(rank->size) + (rank->size == 1 ? " GPU (" : " GPUs (") +
+        batch += " per GPU on " + std::to_string(rank->size) +
+                 (rank->size == 1 ? " GPU (" : " GPUs (") +
                  std::to_string(opts.batch_size * rank->size) + " a step)";
     }
-    std::printf("Training: %s, batch %s, lr %g, %s, profile %s, seed %llu\n", opts.precision.c_str(), batch.c_str(),
-                opts.lr, opts.graph ? "captured step (--graph)" : "eager", opts.profile.c_str(),
+    std::printf("Training: %s, batch %s, lr %g, %s, profile %s, seed %llu\n",
+                opts.precision.c_str(), batch.c_str(), opts.lr,
+                opts.graph ? "captured step (--graph)" : "eager", opts.profile.c_str(),
                 static_cast<unsigned long long>(opts.seed));
 }
 
@@ -311,13 +346,14 @@ int run(const train::options& opts, const std::optional<train::rank_info>& rank,
     if (opts.json && *opts.json != "-") {
         check_output("--json", *opts.json);
     }
-    const train::fashion_mnist data = train::load_fashion_mnist(opts.data, opts.train_limit, opts.test_limit);
+    const train::fashion_mnist data =
+        train::load_fashion_mnist(opts.data, opts.train_limit, opts.test_limit);
     train::check_checkpoint(opts);
     check_step_fits(opts, data);
     nlohmann::json report = base_report(opts, data);
     if (text_out(opts) && !rank) { // the launcher said it already
-        std::printf("Fashion-MNIST from %s: %zu training images, %zu test images\n", opts.data.c_str(),
-                    data.train.images.count, data.test.images.count);
+        std::printf("Fashion-MNIST from %s: %zu training images, %zu test images\n",
+                    opts.data.c_str(), data.train.images.count, data.test.images.count);
     }
     if (!gpu::is_available()) {
         const std::string reason = gpu::unavailable_reason();
@@ -356,17 +392,21 @@ std::optional<train::rank_info> check_gpus(const train::options& opts)
         throw usage_error(e.what());
     }
     if (!CUDAGAP_TRAIN_NCCL && opts.gpus > 1) {
-        throw usage_error(
-            "--gpus " + std::to_string(opts.gpus) +
-            " needs NCCL, and this cudagap-train was built against a cudagap without its nccl component. "
-            "Install NCCL (NVIDIA's wheel: pip install nvidia-nccl-cu13; or libnccl-dev), configure cudagap again "
-            "(it prints 'cudagap: NCCL <version> at <path>' when it finds NCCL; NCCL_ROOT tells it where), then "
-            "rebuild cudagap and this program: see docs/scaling_out.md");
+        throw usage_error("--gpus " + std::to_string(opts.gpus) +
+                          " needs NCCL, and this cudagap-train was built against a cudagap without "
+                          "its nccl component. "
+                          "Install NCCL (NVIDIA's wheel: pip install nvidia-nccl-cu13; or "
+                          "libnccl-dev), configure cudagap again "
+                          "(it prints 'cudagap: NCCL <version> at <path>' when it finds NCCL; "
+                          "NCCL_ROOT tells it where), then "
+                          "rebuild cudagap and this program: see docs/scaling_out.md");
     }
     if (rank && (!CUDAGAP_TRAIN_NCCL || rank->size != opts.gpus)) {
         throw usage_error(std::string(train::rank_variable) + " and " + train::size_variable + "=" +
-                          std::to_string(rank->size) + " are set, so this process is a rank of cudagap-train "
-                          "--gpus N, but its command line says --gpus " + std::to_string(opts.gpus) +
+                          std::to_string(rank->size) +
+                          " are set, so this process is a rank of cudagap-train "
+                          "--gpus N, but its command line says --gpus " +
+                          std::to_string(opts.gpus) +
                           (CUDAGAP_TRAIN_NCCL ? "" : " and it was built without NCCL") +
                           " (its launcher sets both; unset them to run it alone)");
     }
@@ -397,9 +437,11 @@ int main(int argc, char* argv[])
         rank = check_gpus(opts);
         if (rank) {
             std::signal(SIGINT, on_rank_sigint);
-            program += " (rank " + std::to_string(rank->rank) + " of " + std::to_string(rank->size) + ")";
+            program +=
+                " (rank " + std::to_string(rank->rank) + " of " + std::to_string(rank->size) + ")";
         }
-        if (rank && rank->rank != 0) { // only rank 0 reports and saves; the others' stdout is /dev/null
+        if (rank &&
+            rank->rank != 0) { // only rank 0 reports and saves; the others' stdout is /dev/null
             opts.quiet = true;
             opts.json.reset();
             opts.save.reset();

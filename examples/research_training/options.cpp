@@ -10,9 +10,11 @@
 
 namespace train {
 
-static_assert(max_batch_size == 85598, "the usage text and docs/research_training.md give the number");
+static_assert(max_batch_size == 85598,
+              "the usage text and docs/research_training.md give the number");
 
-const char* const usage = R"(usage: cudagap-train [--data DIR] [--epochs N] [--batch-size B] [--lr LR]
+const char* const usage =
+    R"(usage: cudagap-train [--data DIR] [--epochs N] [--batch-size B] [--lr LR]
                      [--precision fp16|bf16|fp32] [--graph] [--seed S]
                      [--train-limit N] [--test-limit N] [--weight-decay WD] [--dropout P]
                      [--json FILE|-] [--save FILE] [--resume FILE] [--quiet]
@@ -57,8 +59,8 @@ last complete checkpoint is kept). With --gpus N: the first failing rank's statu
 namespace {
 
 // A whole number in [least, most]; `why` (if any) says where `most` comes from.
-std::uint64_t whole(const std::string& text, std::string_view option, std::uint64_t least, std::uint64_t most,
-                    std::string_view why = {})
+std::uint64_t whole(const std::string& text, std::string_view option, std::uint64_t least,
+                    std::uint64_t most, std::string_view why = {})
 {
     std::size_t used = 0;
     unsigned long long value = 0;
@@ -71,15 +73,16 @@ std::uint64_t whole(const std::string& text, std::string_view option, std::uint6
         used = std::string::npos;
     }
     if (used != text.size() || value < least || value > most) {
-        throw std::invalid_argument(std::string(option) + " takes a whole number from " + std::to_string(least) +
-                                    " to " + std::to_string(most) + std::string(why) + ", got '" + text + "'");
+        throw std::invalid_argument(std::string(option) + " takes a whole number from " +
+                                    std::to_string(least) + " to " + std::to_string(most) +
+                                    std::string(why) + ", got '" + text + "'");
     }
     return value;
 }
 
 // A real number in [least, most] (most_open: below most).
-double real(const std::string& text, std::string_view option, double least, double most, bool most_open,
-            std::string_view range)
+double real(const std::string& text, std::string_view option, double least, double most,
+            bool most_open, std::string_view range)
 {
     std::size_t used = 0;
     double value = 0.0;
@@ -88,15 +91,17 @@ double real(const std::string& text, std::string_view option, double least, doub
     } catch (const std::logic_error&) {
         used = std::string::npos;
     }
-    const bool inside = std::isfinite(value) && value >= least && (most_open ? value < most : value <= most);
+    const bool inside =
+        std::isfinite(value) && value >= least && (most_open ? value < most : value <= most);
     if (used != text.size() || !inside) {
-        throw std::invalid_argument(std::string(option) + " takes a number " + std::string(range) + ", got '" +
-                                    text + "'");
+        throw std::invalid_argument(std::string(option) + " takes a number " + std::string(range) +
+                                    ", got '" + text + "'");
     }
     return value;
 }
 
-std::string one_of(const std::string& text, std::string_view option, std::initializer_list<std::string_view> names)
+std::string one_of(const std::string& text, std::string_view option,
+                   std::initializer_list<std::string_view> names)
 {
     std::string list;
     for (const std::string_view name : names) {
@@ -105,14 +110,16 @@ std::string one_of(const std::string& text, std::string_view option, std::initia
         }
         list += (list.empty() ? "" : ", ") + std::string(name);
     }
-    throw std::invalid_argument("unknown " + std::string(option) + " '" + text + "' (" + list + ")");
+    throw std::invalid_argument("unknown " + std::string(option) + " '" + text + "' (" + list +
+                                ")");
 }
 
 bool takes_value(std::string_view arg)
 {
-    for (const std::string_view name : {"--data", "--epochs", "--batch-size", "--lr", "--precision", "--seed",
-                                        "--train-limit", "--test-limit", "--weight-decay", "--dropout", "--json",
-                                        "--save", "--resume", "--profile", "--gpus"}) {
+    for (const std::string_view name :
+         {"--data", "--epochs", "--batch-size", "--lr", "--precision", "--seed", "--train-limit",
+          "--test-limit", "--weight-decay", "--dropout", "--json", "--save", "--resume",
+          "--profile", "--gpus"}) {
         if (arg == name) {
             return true;
         }
@@ -149,7 +156,8 @@ bool parse_value(options& opts, std::string_view arg, const std::string& text)
     } else if (arg == "--batch-size") {
         opts.batch_size = static_cast<std::int64_t>(
             whole(text, arg, 1, static_cast<std::uint64_t>(max_batch_size),
-                  " (a larger batch makes conv1's output, B x 32 x 28 x 28, more than the 2^31 - 1 elements cuDNN "
+                  " (a larger batch makes conv1's output, B x 32 x 28 x 28, more than the 2^31 - 1 "
+                  "elements cuDNN "
                   "indexes)"));
     } else if (arg == "--lr") {
         opts.lr = real(text, arg, 0.0, 10.0, false, "from 0 to 10");
@@ -197,9 +205,10 @@ options parse(int argc, char* argv[])
     }
     // Found here rather than by the capture on a GPU, after the data is read and the layers planned.
     if (opts.graph && opts.profile == "development") {
-        throw std::invalid_argument("--graph cannot run under --profile development: its checks wait for the GPU "
-                                    "after every call, which a CUDA graph capture cannot hold (use --profile "
-                                    "testing, whose NaN/Inf checks of every layer are captured with the step)");
+        throw std::invalid_argument(
+            "--graph cannot run under --profile development: its checks wait for the GPU "
+            "after every call, which a CUDA graph capture cannot hold (use --profile "
+            "testing, whose NaN/Inf checks of every layer are captured with the step)");
     }
     return opts;
 }

@@ -31,7 +31,7 @@ struct options {
     std::uint64_t test_limit = 0;  // 0: all
     double weight_decay = 0.01;
     double dropout = 0.4;
-    std::optional<std::string> json;  // a file, or "-" for stdout
+    std::optional<std::string> json; // a file, or "-" for stdout
     std::optional<std::string> save;
     std::optional<std::string> resume;
     bool quiet = false;

@@ -42,23 +42,25 @@ constexpr std::int64_t classes = 10;
 
 // What the layer checks call each checked output, by its code (0: none held NaN or Inf). Flatten
 // is left out: its output is the second pool's, the same memory.
-constexpr std::array<const char*, 11> checked_outputs{
-    "",
-    "conv1 (Conv2d 1 -> 32, 5x5)",
-    "the ReLU after conv1",
-    "the MaxPool2d after conv1",
-    "conv2 (Conv2d 32 -> 64, 5x5)",
-    "the ReLU after conv2",
-    "the MaxPool2d after conv2",
-    "fc1 (Linear 3136 -> 1024, with its ReLU)",
-    "the Dropout after fc1",
-    "fc2 (Linear 1024 -> 10)",
-    "the loss (cross-entropy of fc2's output)"};
+constexpr std::array<const char*, 11> checked_outputs{"",
+                                                      "conv1 (Conv2d 1 -> 32, 5x5)",
+                                                      "the ReLU after conv1",
+                                                      "the MaxPool2d after conv1",
+                                                      "conv2 (Conv2d 32 -> 64, 5x5)",
+                                                      "the ReLU after conv2",
+                                                      "the MaxPool2d after conv2",
+                                                      "fc1 (Linear 3136 -> 1024, with its ReLU)",
+                                                      "the Dropout after fc1",
+                                                      "fc2 (Linear 1024 -> 10)",
+                                                      "the loss (cross-entropy of fc2's output)"};
 constexpr std::uint32_t loss_code = 10;
 
 // The profiles that check every layer's output: testing (on the device, read once per epoch)
 // and development (whose library checks already stop at a cuBLAS or cuDNN call).
-bool checks_layers(const gpu::profile& profile) { return profile.name == "testing" || profile.check_numerics; }
+bool checks_layers(const gpu::profile& profile)
+{
+    return profile.name == "testing" || profile.check_numerics;
+}
 
 // The model's parameters and layers (PyTorch's names, which the checkpoint uses). Made on the
 // host only (nothing here touches the GPU until the store is allocated), so the program checks
@@ -78,12 +80,13 @@ struct network {
     nn::linear fc2;
 
     network(const options& opts, int rank)
-        : store(nn::mixed_precision::from_name(opts.precision)), conv1(store, "conv1", 1, 32, 5, {.padding = {2, 2}}),
-          conv2(store, "conv2", 32, 64, 5, {.padding = {2, 2}}), fc1(store, "fc1", 64 * 7 * 7, 1024, {.relu = true}),
+        : store(nn::mixed_precision::from_name(opts.precision)),
+          conv1(store, "conv1", 1, 32, 5, {.padding = {2, 2}}),
+          conv2(store, "conv2", 32, 64, 5, {.padding = {2, 2}}),
+          fc1(store, "fc1", 64 * 7 * 7, 1024, {.relu = true}),
           drop(static_cast<float>(opts.dropout), opts.seed + static_cast<std::uint64_t>(rank)),
           fc2(store, "fc2", 1024, classes)
-    {
-    }
+    {}
 };
 
 // A data set on the device: its pixels and labels as u8, copied once.
@@ -93,11 +96,12 @@ struct device_set {
     std::uint64_t count = 0;
 
     device_set(const gpu::nn::idx_dataset& set, gpu::stream_ref s)
-        : pixels(gpu::device_buffer<std::uint8_t>::from_host(std::span<const std::uint8_t>(set.images.pixels), s)),
-          labels(gpu::device_buffer<std::uint8_t>::from_host(std::span<const std::uint8_t>(set.labels), s)),
+        : pixels(gpu::device_buffer<std::uint8_t>::from_host(
+              std::span<const std::uint8_t>(set.images.pixels), s)),
+          labels(gpu::device_buffer<std::uint8_t>::from_host(
+              std::span<const std::uint8_t>(set.labels), s)),
           count(set.images.count)
-    {
-    }
+    {}
 };
 
 // The activations and their gradients for one batch size. `x` and `labels` hold the whole step
@@ -126,17 +130,23 @@ struct model {
     std::int64_t batch = 0;
     buffers b;
     gpu::device_buffer<float> loss_value;
-    gpu::device_buffer<float> sums; // [0] the epoch's summed loss of the applied steps, [1] its skipped steps
-    bool layer_checks = false;      // flag each layer's output in the training steps
-    gpu::device_buffer<std::uint32_t> first_bad; // the code of the first output that held NaN or Inf; 0: none
+    gpu::device_buffer<float>
+        sums; // [0] the epoch's summed loss of the applied steps, [1] its skipped steps
+    bool layer_checks = false; // flag each layer's output in the training steps
+    gpu::device_buffer<std::uint32_t>
+        first_bad; // the code of the first output that held NaN or Inf; 0: none
 
-    model(const options& opts, const gpu::profile& profile, gpu::stream_ref stream, replica_group* replicas)
+    model(const options& opts, const gpu::profile& profile, gpu::stream_ref stream,
+          replica_group* replicas)
         : s(stream), group(replicas), blas(profile, stream),
-          lt(stream, gpu::blas::lt_handle_options::from_profile(profile)), dnn(stream), net(opts, rank), ctx(stream, blas, lt, dnn, net.store),
+          lt(stream, gpu::blas::lt_handle_options::from_profile(profile)), dnn(stream),
+          net(opts, rank), ctx(stream, blas, lt, dnn, net.store),
           loss(classes, store.precision().compute, stream),
-          optimizer(store.total_elements(), stream, {.lr = opts.lr, .weight_decay = opts.weight_decay}),
-          scaler(nn::grad_scaler::for_precision(store.precision().compute, stream)), loss_value(1, stream),
-          sums(2, stream), layer_checks(checks_layers(profile)), first_bad(1, stream)
+          optimizer(store.total_elements(), stream,
+                    {.lr = opts.lr, .weight_decay = opts.weight_decay}),
+          scaler(nn::grad_scaler::for_precision(store.precision().compute, stream)),
+          loss_value(1, stream), sums(2, stream), layer_checks(checks_layers(profile)),
+          first_bad(1, stream)
     {
         ctx.set_convolution_options(gpu::dnn::convolution_options::from_profile(profile));
         store.allocate(stream);
@@ -152,12 +162,32 @@ struct model {
         batch = rows;
         const nn::tensor_spec in{.shape = {rows, 1, 28, 28}, .type = store.precision().compute};
         const nn::tensor_spec step_in{.shape = {rows * ranks, 1, 28, 28}, .type = in.type};
-        const nn::tensor_spec c1 = net.conv1.plan(ctx, in), r1 = net.relu1.plan(ctx, c1), p1 = net.pool1.plan(ctx, r1);
-        const nn::tensor_spec c2 = net.conv2.plan(ctx, p1), r2 = net.relu2.plan(ctx, c2), p2 = net.pool2.plan(ctx, r2);
-        const nn::tensor_spec f = net.flat.plan(ctx, p2), h = net.fc1.plan(ctx, f), d = net.drop.plan(ctx, h);
+        const nn::tensor_spec c1 = net.conv1.plan(ctx, in), r1 = net.relu1.plan(ctx, c1),
+                              p1 = net.pool1.plan(ctx, r1);
+        const nn::tensor_spec c2 = net.conv2.plan(ctx, p1), r2 = net.relu2.plan(ctx, c2),
+                              p2 = net.pool2.plan(ctx, r2);
+        const nn::tensor_spec f = net.flat.plan(ctx, p2), h = net.fc1.plan(ctx, f),
+                              d = net.drop.plan(ctx, h);
         const nn::tensor_spec y = net.fc2.plan(ctx, d);
-        b = buffers{make(step_in), make(c1), make(r1), make(p1), make(c2), make(r2), make(p2), make(h), make(d), make(y),
-                    make(y), make(d), make(h), make(p2), make(r2), make(c2), make(p1), make(r1), make(c1),
+        b = buffers{make(step_in),
+                    make(c1),
+                    make(r1),
+                    make(p1),
+                    make(c2),
+                    make(r2),
+                    make(p2),
+                    make(h),
+                    make(d),
+                    make(y),
+                    make(y),
+                    make(d),
+                    make(h),
+                    make(p2),
+                    make(r2),
+                    make(c2),
+                    make(p1),
+                    make(r1),
+                    make(c1),
                     gpu::device_buffer<std::int32_t>(static_cast<std::size_t>(rows * ranks), s)};
     }
 
@@ -166,7 +196,8 @@ struct model {
     {
         nn::tensor_spec spec = b.x.spec();
         spec.shape[0] = batch;
-        return {static_cast<std::byte*>(b.x.data()) + static_cast<std::size_t>(part) * spec.bytes(), spec};
+        return {static_cast<std::byte*>(b.x.data()) + static_cast<std::size_t>(part) * spec.bytes(),
+                spec};
     }
 
     // Runs one layer; with `check`, flags its output with `code` on the device (no wait, so the
@@ -178,12 +209,13 @@ struct model {
         try {
             run();
         } catch (const gpu::numerics_error& e) {
-            throw std::runtime_error(std::string("the output of ") + checked_outputs.at(code) +
-                                     " holds NaN or Inf (the development profile's check): " + e.what());
+            throw std::runtime_error(
+                std::string("the output of ") + checked_outputs.at(code) +
+                " holds NaN or Inf (the development profile's check): " + e.what());
         }
         if (check) {
-            gpu::flag_non_finite(output.data(), output.spec().elements(), output.spec().type, first_bad.data(), code,
-                                 s);
+            gpu::flag_non_finite(output.data(), output.spec().elements(), output.spec().type,
+                                 first_bad.data(), code, s);
         }
     }
 
@@ -223,14 +255,15 @@ struct model {
     // and NaN, so that every rank takes the same decision and applies the same update.
     void step(const nn::batch_source& source, std::uint32_t* batch_number, gpu::stream_ref st)
     {
-        nn::gather_batch(source, batch * ranks, fashion_mnist_norm, store.precision().compute, b.x.data(),
-                         b.labels.data(), batch_number, st);
+        nn::gather_batch(source, batch * ranks, fashion_mnist_norm, store.precision().compute,
+                         b.x.data(), b.labels.data(), batch_number, st);
         const std::int32_t* labels = b.labels.data() + static_cast<std::ptrdiff_t>(rank * batch);
         store.zero_grad(st);
         forward(layer_checks, input(rank));
         loss.forward(b.y.data(), labels, batch, loss_value.data(), st);
         if (layer_checks) {
-            gpu::flag_non_finite(loss_value.data(), 1, gpu::element_type::fp32, first_bad.data(), loss_code, st);
+            gpu::flag_non_finite(loss_value.data(), 1, gpu::element_type::fp32, first_bad.data(),
+                                 loss_code, st);
         }
         loss.backward(b.y.data(), labels, batch, b.dy.data(), scaler.scale(), st);
         backward();
@@ -241,9 +274,10 @@ struct model {
         // The epoch's mean loss is over the applied steps: a step the scaler skipped (its
         // gradients held Inf or NaN) changed nothing, and its loss is left out of the sum.
         if (scaler.enabled()) {
-            nn::accumulate_unless(scaler.found_inf_flag(), loss_value.data(), gpu::element_type::fp32, sums.data(),
-                                  1, st);
-            nn::accumulate(scaler.found_inf_flag(), gpu::element_type::fp32, sums.data() + 1, 1, st);
+            nn::accumulate_unless(scaler.found_inf_flag(), loss_value.data(),
+                                  gpu::element_type::fp32, sums.data(), 1, st);
+            nn::accumulate(scaler.found_inf_flag(), gpu::element_type::fp32, sums.data() + 1, 1,
+                           st);
         } else {
             nn::accumulate(loss_value.data(), gpu::element_type::fp32, sums.data(), 1, st);
         }
@@ -260,11 +294,12 @@ double evaluate(model& m, const device_set& set, gpu::device_buffer<std::uint32_
     m.ctx.set_training(false);
     batch_number.fill_zero_async(m.s);
     correct.fill_zero_async(m.s);
-    const nn::batch_source source{set.pixels.data(), set.labels.data(), nullptr, set.count, 28 * 28};
+    const nn::batch_source source{set.pixels.data(), set.labels.data(), nullptr, set.count,
+                                  28 * 28};
     const auto count = static_cast<std::int64_t>(set.count);
     for (std::int64_t first = 0; first < count; first += m.batch) {
-        nn::gather_batch(source, m.batch, fashion_mnist_norm, m.store.precision().compute, m.b.x.data(),
-                         m.b.labels.data(), batch_number.data(), m.s);
+        nn::gather_batch(source, m.batch, fashion_mnist_norm, m.store.precision().compute,
+                         m.b.x.data(), m.b.labels.data(), batch_number.data(), m.s);
         m.forward(false, m.input(0));
         nn::count_correct(m.b.y.data(), m.store.precision().compute, m.b.labels.data(),
                           std::min(m.batch, count - first), classes, correct.data(), m.s);
@@ -293,7 +328,9 @@ std::uint32_t flagged_output(model& m)
         return code;
     }
     // The maximum of the reversed codes is the smallest code flagged (0 still means none).
-    const auto reversed = [](std::uint32_t c) { return c == 0 ? 0 : static_cast<std::uint32_t>(checked_outputs.size()) - c; };
+    const auto reversed = [](std::uint32_t c) {
+        return c == 0 ? 0 : static_cast<std::uint32_t>(checked_outputs.size()) - c;
+    };
     return reversed(m.group->maximum(reversed(code), m.s));
 }
 
@@ -303,19 +340,25 @@ void throw_if_flagged(std::uint32_t code, const options& opts, int epoch)
     if (code == 0) {
         return;
     }
-    const std::string output = code < checked_outputs.size() ? checked_outputs[code] : "an unknown output";
-    throw std::runtime_error(
-        "epoch " + std::to_string(epoch) + ": the output of " + output +
-        " was the first to hold NaN or Inf (the " + opts.profile +
-        " profile checks every layer's output in every training step). The outputs before it in that step were "
-        "finite, so the fault is in it: its weights or bias hold NaN or Inf (from a --resume checkpoint, or "
-        "updates that diverged: lower --lr) or its values overflowed (" +
-        (opts.precision == "fp16" ? "FP16 holds magnitudes up to 65504: try --precision bf16" : "lower --lr") + ")");
+    const std::string output =
+        code < checked_outputs.size() ? checked_outputs[code] : "an unknown output";
+    throw std::runtime_error("epoch " + std::to_string(epoch) + ": the output of " + output +
+                             " was the first to hold NaN or Inf (the " + opts.profile +
+                             " profile checks every layer's output in every training step). The "
+                             "outputs before it in that step were "
+                             "finite, so the fault is in it: its weights or bias hold NaN or Inf "
+                             "(from a --resume checkpoint, or "
+                             "updates that diverged: lower --lr) or its values overflowed (" +
+                             (opts.precision == "fp16"
+                                  ? "FP16 holds magnitudes up to 65504: try --precision bf16"
+                                  : "lower --lr") +
+                             ")");
 }
 
 // The mean loss over the applied steps: NaN when the grad scaler skipped every one. A NaN or
 // Inf among applied steps (BF16 and FP32 apply every step) stops the run.
-double mean_loss(const model& m, const options& opts, int epoch, std::int64_t steps, const std::vector<float>& sums)
+double mean_loss(const model& m, const options& opts, int epoch, std::int64_t steps,
+                 const std::vector<float>& sums)
 {
     const std::int64_t applied = steps - static_cast<std::int64_t>(sums[1]);
     if (applied <= 0) {
@@ -324,12 +367,15 @@ double mean_loss(const model& m, const options& opts, int epoch, std::int64_t st
     const double mean = sums[0] / static_cast<double>(applied);
     if (!std::isfinite(mean)) {
         throw std::runtime_error(
-            "the mean loss of epoch " + std::to_string(epoch) + " is " + std::to_string(mean) + " (" + opts.precision +
+            "the mean loss of epoch " + std::to_string(epoch) + " is " + std::to_string(mean) +
+            " (" + opts.precision +
             (m.scaler.enabled() ? "" : ": no grad scaler skips such steps") + "). " +
-            (m.layer_checks ? std::string("Lower --lr, or check the --resume checkpoint")
-                            : "Rerun with --profile testing to find the layer: it checks every layer's output on the "
-                              "device and names the first that held NaN or Inf. Then lower --lr, or check the "
-                              "--resume checkpoint"));
+            (m.layer_checks
+                 ? std::string("Lower --lr, or check the --resume checkpoint")
+                 : "Rerun with --profile testing to find the layer: it checks every layer's output "
+                   "on the "
+                   "device and names the first that held NaN or Inf. Then lower --lr, or check the "
+                   "--resume checkpoint"));
     }
     return mean;
 }
@@ -340,20 +386,26 @@ double mean_loss(const model& m, const options& opts, int epoch, std::int64_t st
 // only rank 0 evaluates (the others' accuracy is NaN: nobody reports it).
 epoch_result finish_epoch(model& m, const options& opts, int epoch, std::int64_t steps,
                           std::chrono::steady_clock::time_point start, const device_set& test_set,
-                          gpu::device_buffer<std::uint32_t>& eval_number, gpu::device_buffer<int>& correct)
+                          gpu::device_buffer<std::uint32_t>& eval_number,
+                          gpu::device_buffer<int>& correct)
 {
     m.s.synchronize();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (m.group != nullptr) {
         m.group->average({m.sums.data(), 1}, m.s);
     }
     const std::vector<float> sums = m.sums.to_host();
     throw_if_flagged(flagged_output(m), opts, epoch);
     const double loss = mean_loss(m, opts, epoch, steps, sums);
-    const double accuracy =
-        m.rank == 0 ? evaluate(m, test_set, eval_number, correct) : std::numeric_limits<double>::quiet_NaN();
-    return epoch_result{epoch, loss, accuracy, static_cast<double>(steps * opts.batch_size * m.ranks) / seconds,
-                        seconds, m.scaler.enabled() ? m.scaler.current_scale() : 1.0,
+    const double accuracy = m.rank == 0 ? evaluate(m, test_set, eval_number, correct)
+                                        : std::numeric_limits<double>::quiet_NaN();
+    return epoch_result{epoch,
+                        loss,
+                        accuracy,
+                        static_cast<double>(steps * opts.batch_size * m.ranks) / seconds,
+                        seconds,
+                        m.scaler.enabled() ? m.scaler.current_scale() : 1.0,
                         static_cast<std::int64_t>(sums[1])};
 }
 
@@ -368,7 +420,8 @@ struct epoch_loop {
 
     nn::batch_source source() const
     {
-        return {train_set.pixels.data(), train_set.labels.data(), order.data(), train_set.count, 28 * 28};
+        return {train_set.pixels.data(), train_set.labels.data(), order.data(), train_set.count,
+                28 * 28};
     }
 
     // Runs the steps of one epoch; false when Ctrl-C stopped it. The ranks of --gpus N stop only
@@ -376,7 +429,8 @@ struct epoch_loop {
     // would leave the others waiting in the next step's all-reduce.
     bool run_steps(int epoch, std::int64_t steps)
     {
-        nn::shuffle_order(order.data(), train_set.count, opts.seed, static_cast<std::uint64_t>(epoch), m.s);
+        nn::shuffle_order(order.data(), train_set.count, opts.seed,
+                          static_cast<std::uint64_t>(epoch), m.s);
         batch_number.fill_zero_async(m.s);
         m.sums.fill_zero_async(m.s);
         for (std::int64_t i = 0; i < steps; ++i) {
@@ -417,17 +471,20 @@ namespace {
 // together; on one GPU this process's flag.
 bool stop_agreed(replica_group* group, gpu::stream_ref s)
 {
-    return group != nullptr ? group->any(stop_requested.load() != 0, s) : stop_requested.load() != 0;
+    return group != nullptr ? group->any(stop_requested.load() != 0, s)
+                            : stop_requested.load() != 0;
 }
 
 // The steps, epochs, checkpoints and the replicas' check, on the model `m` made by run_training.
-run_report train_model(model& m, const options& opts, const fashion_mnist& data, const callbacks& on)
+run_report train_model(model& m, const options& opts, const fashion_mnist& data,
+                       const callbacks& on)
 {
     run_report report;
     replica_group* const group = m.group;
     device_set train_set(data.train, m.s);
     device_set test_set(data.test, m.s);
-    const std::int64_t steps = static_cast<std::int64_t>(train_set.count) / (opts.batch_size * m.ranks);
+    const std::int64_t steps =
+        static_cast<std::int64_t>(train_set.count) / (opts.batch_size * m.ranks);
     // steps >= 1: main checked that a full step (every rank's batch) exists before it needed a GPU.
     m.plan(opts.batch_size);
     gpu::device_buffer<std::uint32_t> order(train_set.count, m.s);
@@ -442,7 +499,10 @@ run_report train_model(model& m, const options& opts, const fashion_mnist& data,
         // communicator's group end may hand the all-reduce to an NCCL thread, which must not
         // find its calls forbidden by a global capture.
         loop.captured = std::make_unique<nn::captured_step>(
-            m.s, [&m, &loop](gpu::stream_ref st) { m.step(loop.source(), loop.batch_number.data(), st); },
+            m.s,
+            [&m, &loop](gpu::stream_ref st) {
+                m.step(loop.source(), loop.batch_number.data(), st);
+            },
             nn::captured_step_options{.warmup_steps = 1,
                                       .mode = group != nullptr ? gpu::capture_mode::per_thread
                                                                : gpu::capture_mode::global});
@@ -455,7 +515,8 @@ run_report train_model(model& m, const options& opts, const fashion_mnist& data,
             report.interrupted = true;
             break;
         }
-        epoch_result result = finish_epoch(m, opts, epoch, steps, start, test_set, eval_number, correct);
+        epoch_result result =
+            finish_epoch(m, opts, epoch, steps, start, test_set, eval_number, correct);
         if (opts.save) {
             save(m, *opts.save);
             report.checkpoint = *opts.save;
@@ -481,7 +542,8 @@ run_report train_model(model& m, const options& opts, const fashion_mnist& data,
 
 } // namespace
 
-run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on, replica_group* group)
+run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on,
+                        replica_group* group)
 {
     const gpu::profile profile = gpu::profile_from_name(opts.profile);
     gpu::stream s(gpu::stream_flags::non_blocking);

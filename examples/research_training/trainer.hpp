@@ -17,7 +17,8 @@ namespace train {
 /// Set by the SIGINT handler; checked between steps (one GPU) or agreed between epochs (--gpus
 /// N). A lock-free atomic: the handler may run on any thread (CUDA's and NCCL's included).
 extern std::atomic<int> stop_requested;
-static_assert(std::atomic<int>::is_always_lock_free, "a signal handler may only touch lock-free atomics");
+static_assert(std::atomic<int>::is_always_lock_free,
+              "a signal handler may only touch lock-free atomics");
 
 /// What one epoch measured.
 struct epoch_result {
@@ -35,9 +36,10 @@ struct epoch_result {
 /// What a run did.
 struct run_report {
     std::vector<epoch_result> epochs;
-    bool interrupted = false;     // Ctrl-C: stopped between steps
+    bool interrupted = false;              // Ctrl-C: stopped between steps
     std::optional<std::string> checkpoint; // the last complete one written
-    bool replicas_identical = false; // --gpus N, rank 0: every rank's parameters equal its own, bit for bit
+    bool replicas_identical =
+        false; // --gpus N, rank 0: every rank's parameters equal its own, bit for bit
 };
 
 /// Called after each epoch (for the per-epoch lines) and with the progress of each step.
@@ -59,7 +61,7 @@ class replica_group;
 /// gpu::nn::format_error (a checkpoint of another model) or std::runtime_error: a NaN or Inf
 /// loss, or, under the testing and development profiles, the first layer whose output held
 /// NaN or Inf; std::runtime_error naming the first parameter in which the replicas differ.
-[[nodiscard]] run_report run_training(const options& opts, const fashion_mnist& data, const callbacks& on,
-                                      replica_group* group = nullptr);
+[[nodiscard]] run_report run_training(const options& opts, const fashion_mnist& data,
+                                      const callbacks& on, replica_group* group = nullptr);
 
 } // namespace train

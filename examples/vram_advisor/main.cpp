@@ -20,7 +20,8 @@
 
 namespace {
 
-constexpr const char* usage = R"(usage: cudagap-vram [--vram-gib N] [--compute-capability X.Y] [--device N]
+constexpr const char* usage =
+    R"(usage: cudagap-vram [--vram-gib N] [--compute-capability X.Y] [--device N]
                     [--allocate-mib N] [--clear] [--json] [--help]
 
 Advice for training on a card of this size (the article's tiers, extended to 24, 48 and
@@ -48,7 +49,8 @@ struct options {
 // The value of a numeric option, whole and within [least, most]; std::invalid_argument naming the
 // option and its text otherwise (std::stoi's own message is only "stoi", and std::stoul takes
 // "-1" for a huge number).
-long long whole_number(const std::string& text, const std::string& option, long long least, long long most)
+long long whole_number(const std::string& text, const std::string& option, long long least,
+                       long long most)
 {
     std::size_t used = 0;
     long long value = 0;
@@ -85,7 +87,8 @@ options parse(int argc, char* argv[])
                 used = std::string::npos;
             }
             if (used != text.size() || !(*opts.vram_gib > 0.0) || *opts.vram_gib > 1e6) {
-                throw std::invalid_argument("--vram-gib must be a positive size in GiB, got " + text);
+                throw std::invalid_argument("--vram-gib must be a positive size in GiB, got " +
+                                            text);
             }
         } else if (arg == "--compute-capability") {
             const std::string text = value(i);
@@ -94,13 +97,16 @@ options parse(int argc, char* argv[])
                 throw std::invalid_argument("--compute-capability must look like 8.6, got " + text);
             }
             opts.capability = gpu::compute_capability{
-                static_cast<int>(whole_number(text.substr(0, dot), "the major version of --compute-capability", 1, 99)),
-                static_cast<int>(whole_number(text.substr(dot + 1), "the minor version of --compute-capability", 0, 9))};
+                static_cast<int>(whole_number(text.substr(0, dot),
+                                              "the major version of --compute-capability", 1, 99)),
+                static_cast<int>(whole_number(text.substr(dot + 1),
+                                              "the minor version of --compute-capability", 0, 9))};
         } else if (arg == "--device") {
             opts.device = static_cast<int>(whole_number(value(i), "--device", 0, 1023));
         } else if (arg == "--allocate-mib") {
             // At most 1 TiB, so that the byte count cannot overflow.
-            opts.allocate_mib = static_cast<std::size_t>(whole_number(value(i), "--allocate-mib", 0, 1 << 20));
+            opts.allocate_mib =
+                static_cast<std::size_t>(whole_number(value(i), "--allocate-mib", 0, 1 << 20));
         } else if (arg == "--clear") {
             opts.clear = true;
         } else if (arg == "--json") {
@@ -124,10 +130,11 @@ void print_lines(const char* title, const std::vector<std::string>& lines)
 std::vector<gpu::vram_advice> tier_table()
 {
     std::vector<gpu::vram_advice> table;
-    for (const gpu::vram_tier tier : {gpu::vram_tier::under_8gb, gpu::vram_tier::class_8gb,
-                                      gpu::vram_tier::class_12gb, gpu::vram_tier::class_24gb,
-                                      gpu::vram_tier::class_48gb, gpu::vram_tier::class_80gb}) {
-        table.push_back(gpu::advise_vram(gpu::vram_tier_floor_bytes(tier), gpu::compute_capability{8, 0}));
+    for (const gpu::vram_tier tier :
+         {gpu::vram_tier::under_8gb, gpu::vram_tier::class_8gb, gpu::vram_tier::class_12gb,
+          gpu::vram_tier::class_24gb, gpu::vram_tier::class_48gb, gpu::vram_tier::class_80gb}) {
+        table.push_back(
+            gpu::advise_vram(gpu::vram_tier_floor_bytes(tier), gpu::compute_capability{8, 0}));
     }
     return table;
 }
@@ -151,8 +158,10 @@ int main(int argc, char* argv[])
     }
     try {
         nlohmann::json report = {{"gpu_available", gpu::is_available()},
-                                 {"reason", nullptr}, {"advice", nullptr},
-                                 {"monitoring", nullptr}, {"clear", nullptr}};
+                                 {"reason", nullptr},
+                                 {"advice", nullptr},
+                                 {"monitoring", nullptr},
+                                 {"clear", nullptr}};
         const bool have_gpu = gpu::is_available();
         if (!have_gpu) {
             report["reason"] = gpu::unavailable_reason();
@@ -161,7 +170,8 @@ int main(int argc, char* argv[])
         // 1. Advice: for the card asked about, else for the GPU, else the table of tiers.
         std::optional<gpu::vram_advice> advice;
         if (opts.vram_gib) {
-            advice = gpu::advise_vram(static_cast<std::size_t>(*opts.vram_gib * (1u << 30)), opts.capability);
+            advice = gpu::advise_vram(static_cast<std::size_t>(*opts.vram_gib * (1u << 30)),
+                                      opts.capability);
         } else if (have_gpu) {
             advice = gpu::advise_vram(gpu::device(opts.device));
         }
@@ -218,7 +228,8 @@ int main(int argc, char* argv[])
                 const std::string threshold =
                     gpu::format_bytes(gpu::memory_pool_info(dev).release_threshold_bytes);
                 show(("VRAM after freeing it (the pool keeps up to its release threshold, " +
-                      threshold + "):").c_str());
+                      threshold + "):")
+                         .c_str());
             }
             report["monitoring"] = snapshots;
             if (opts.clear) {

@@ -160,8 +160,9 @@ private:
 /// @throws whatever @p work throws (the capture is then ended and its partial graph destroyed)
 /// @throws as `capture_scope` and `capture_scope::end`
 template <class Work>
-    requires std::invocable<Work&, stream_ref>
-[[nodiscard]] graph capture(stream_ref stream, Work&& work, capture_mode mode = capture_mode::global,
+requires std::invocable<Work&, stream_ref>
+[[nodiscard]] graph capture(stream_ref stream, Work&& work,
+                            capture_mode mode = capture_mode::global,
                             std::source_location where = std::source_location::current())
 {
     capture_scope scope(stream, mode, where);

@@ -31,7 +31,10 @@ namespace gpu {
 }
 
 /// @brief Whether at least one CUDA device can be used from this process. Never throws.
-[[nodiscard]] inline bool is_available() noexcept { return device_count() > 0; }
+[[nodiscard]] inline bool is_available() noexcept
+{
+    return device_count() > 0;
+}
 
 /// @brief Why CUDA cannot be used, with the fix; empty when `is_available()`.
 ///
@@ -50,7 +53,8 @@ struct compute_capability {
     {
         if (sm < 0) {
             throw std::invalid_argument("gpu::compute_capability::from_int: negative compute "
-                                        "capability " + std::to_string(sm));
+                                        "capability " +
+                                        std::to_string(sm));
         }
         return {sm / 10, sm % 10};
     }
@@ -79,7 +83,8 @@ struct compute_capability {
     }
 
     /// @brief Capabilities order by major, then minor.
-    friend constexpr auto operator<=>(const compute_capability&, const compute_capability&) = default;
+    friend constexpr auto operator<=>(const compute_capability&,
+                                      const compute_capability&) = default;
 
     /// @brief Tensor cores (FP16 matrix multiply-accumulate): Volta (7.0) and newer.
     [[nodiscard]] constexpr bool has_tensor_cores() const noexcept { return major >= 7; }
@@ -91,7 +96,10 @@ struct compute_capability {
     [[nodiscard]] constexpr bool has_bf16() const noexcept { return major >= 8; }
 
     /// @brief FP8 tensor-core math: Ada (8.9), Hopper (9.0) and newer.
-    [[nodiscard]] constexpr bool has_fp8() const noexcept { return *this >= compute_capability{8, 9}; }
+    [[nodiscard]] constexpr bool has_fp8() const noexcept
+    {
+        return *this >= compute_capability{8, 9};
+    }
 
     /// @brief The architecture's marketing name: Volta, Turing, Ampere, Ada, Hopper, Blackwell.
     [[nodiscard]] std::string_view architecture_name() const noexcept;
@@ -102,10 +110,10 @@ struct compute_capability {
 
 /// @brief How a device would get the library's kernels.
 enum class kernel_image {
-    native,      ///< machine code for a compatible architecture is embedded
-    ptx_jit,     ///< only PTX fits: the driver compiles it at first use (slow start, works)
-    missing,     ///< nothing fits: launches fail with "no kernel image is available"
-    not_needed,  ///< the library was built without kernels
+    native,     ///< machine code for a compatible architecture is embedded
+    ptx_jit,    ///< only PTX fits: the driver compiles it at first use (slow start, works)
+    missing,    ///< nothing fits: launches fail with "no kernel image is available"
+    not_needed, ///< the library was built without kernels
 };
 
 /// @brief Predicts, before any launch, whether this library's kernels run on @p capability.
@@ -124,21 +132,21 @@ enum class kernel_image {
 /// CUDA 13 removed several fields from `cudaDeviceProp` (clock rates among them), so the
 /// clocks and the memory-pool flag are read as device attributes.
 struct device_properties {
-    int id = -1;                            ///< the device ordinal
-    std::string name{};                     ///< e.g. `NVIDIA H200`
-    compute_capability capability{};        ///< e.g. 9.0
-    std::size_t total_memory_bytes = 0;     ///< global memory
-    int multiprocessor_count = 0;           ///< streaming multiprocessors (SMs)
-    int clock_rate_khz = 0;                 ///< peak SM clock
-    int memory_clock_rate_khz = 0;          ///< peak memory clock
-    int memory_bus_width_bits = 0;          ///< global memory bus width
-    int l2_cache_bytes = 0;                 ///< L2 cache size
-    std::size_t shared_memory_per_block = 0;///< default shared memory per block
-    int max_threads_per_block = 0;          ///< largest block
-    bool memory_pools_supported = false;    ///< `cudaMallocAsync` and memory pools work
-    bool integrated = false;                ///< shares memory with the host (Jetson and such)
-    bool ecc_enabled = false;               ///< error-correcting memory is on
-    std::string pci_bus_id{};               ///< e.g. `0000:3B:00.0`
+    int id = -1;                             ///< the device ordinal
+    std::string name{};                      ///< e.g. `NVIDIA H200`
+    compute_capability capability{};         ///< e.g. 9.0
+    std::size_t total_memory_bytes = 0;      ///< global memory
+    int multiprocessor_count = 0;            ///< streaming multiprocessors (SMs)
+    int clock_rate_khz = 0;                  ///< peak SM clock
+    int memory_clock_rate_khz = 0;           ///< peak memory clock
+    int memory_bus_width_bits = 0;           ///< global memory bus width
+    int l2_cache_bytes = 0;                  ///< L2 cache size
+    std::size_t shared_memory_per_block = 0; ///< default shared memory per block
+    int max_threads_per_block = 0;           ///< largest block
+    bool memory_pools_supported = false;     ///< `cudaMallocAsync` and memory pools work
+    bool integrated = false;                 ///< shares memory with the host (Jetson and such)
+    bool ecc_enabled = false;                ///< error-correcting memory is on
+    std::string pci_bus_id{};                ///< e.g. `0000:3B:00.0`
 
     /// @brief Theoretical peak memory bandwidth in GB/s (10^9 bytes per second) from the
     /// memory clock and bus width (double data rate); an upper bound, not a measurement.
@@ -151,12 +159,17 @@ struct memory_info {
     std::size_t total_bytes = 0; ///< the device's total
 
     /// @brief `total_bytes - free_bytes`: used by every process and the driver.
-    [[nodiscard]] constexpr std::size_t used_bytes() const noexcept { return total_bytes - free_bytes; }
+    [[nodiscard]] constexpr std::size_t used_bytes() const noexcept
+    {
+        return total_bytes - free_bytes;
+    }
 
     /// @brief Used share in [0, 1]; 0 when the total is unknown.
     [[nodiscard]] constexpr double used_fraction() const noexcept
     {
-        return total_bytes == 0 ? 0.0 : static_cast<double>(used_bytes()) / static_cast<double>(total_bytes);
+        return total_bytes == 0
+                   ? 0.0
+                   : static_cast<double>(used_bytes()) / static_cast<double>(total_bytes);
     }
 };
 
@@ -207,7 +220,10 @@ private:
 [[nodiscard]] std::vector<device> devices();
 
 /// @brief The current device of the calling thread (same as `device::current()`).
-[[nodiscard]] inline device current_device() { return device::current(); }
+[[nodiscard]] inline device current_device()
+{
+    return device::current();
+}
 
 /// @brief Makes @p dev the current device for the lifetime of the guard, then restores the
 /// device that was current before.

@@ -27,14 +27,10 @@ enum class element_type {
 [[nodiscard]] constexpr std::string_view to_string(element_type type) noexcept
 {
     switch (type) {
-    case element_type::fp32:
-        return "FP32";
-    case element_type::fp64:
-        return "FP64";
-    case element_type::fp16:
-        return "FP16";
-    case element_type::bf16:
-        return "BF16";
+    case element_type::fp32: return "FP32";
+    case element_type::fp64: return "FP64";
+    case element_type::fp16: return "FP16";
+    case element_type::bf16: return "BF16";
     }
     return "unknown";
 }
@@ -43,13 +39,10 @@ enum class element_type {
 [[nodiscard]] constexpr std::size_t element_size(element_type type) noexcept
 {
     switch (type) {
-    case element_type::fp32:
-        return 4;
-    case element_type::fp64:
-        return 8;
+    case element_type::fp32: return 4;
+    case element_type::fp64: return 8;
     case element_type::fp16:
-    case element_type::bf16:
-        return 2;
+    case element_type::bf16: return 2;
     }
     return 0;
 }

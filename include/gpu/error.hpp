@@ -219,6 +219,6 @@ extern template void throw_error<cudaError_t>(cudaError_t, const char*, std::sou
 /// @code
 /// GPU_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
 /// @endcode
-#define GPU_CUDA_CHECK(...)                                                                     \
-    ::gpu::detail::check<cudaError_t>((__VA_ARGS__), #__VA_ARGS__,                             \
+#define GPU_CUDA_CHECK(...)                                                                        \
+    ::gpu::detail::check<cudaError_t>((__VA_ARGS__), #__VA_ARGS__,                                 \
                                       ::std::source_location::current())

@@ -98,7 +98,10 @@ public:
     [[nodiscard]] constexpr event_ref ref() const noexcept { return *this; }
 
     /// @brief References are equal when they name the same event.
-    friend constexpr bool operator==(event_ref a, event_ref b) noexcept { return a.handle_ == b.handle_; }
+    friend constexpr bool operator==(event_ref a, event_ref b) noexcept
+    {
+        return a.handle_ == b.handle_;
+    }
 
 private:
     cudaEvent_t handle_ = nullptr;
@@ -106,9 +109,9 @@ private:
 
 /// @brief Options of a new event; combine with `|`.
 enum class event_flags : unsigned {
-    timing = cudaEventDefault,                ///< records timestamps (the default)
-    blocking_sync = cudaEventBlockingSync,    ///< `synchronize()` sleeps instead of spinning
-    disable_timing = cudaEventDisableTiming,  ///< no timestamps: cheaper, for synchronisation only
+    timing = cudaEventDefault,               ///< records timestamps (the default)
+    blocking_sync = cudaEventBlockingSync,   ///< `synchronize()` sleeps instead of spinning
+    disable_timing = cudaEventDisableTiming, ///< no timestamps: cheaper, for synchronisation only
 };
 
 /// @brief Combines event flags.

@@ -171,7 +171,10 @@ struct graph_update_result {
     std::string_view reason = {};
 
     /// @brief Whether the instance was updated in place (no new instantiation).
-    [[nodiscard]] constexpr bool in_place() const noexcept { return kind == graph_update_kind::in_place; }
+    [[nodiscard]] constexpr bool in_place() const noexcept
+    {
+        return kind == graph_update_kind::in_place;
+    }
 };
 
 namespace detail {
@@ -203,7 +206,8 @@ public:
     /// @throws std::logic_error when @p from is empty or moved from
     /// @throws gpu::cuda_error when CUDA cannot instantiate the graph (a graph with memory
     /// nodes may have one instance at a time)
-    explicit graph_exec(const graph& from, graph_instantiate_flags flags = graph_instantiate_flags::none,
+    explicit graph_exec(const graph& from,
+                        graph_instantiate_flags flags = graph_instantiate_flags::none,
                         std::source_location where = std::source_location::current());
 
     /// @brief Adopts an executable graph created elsewhere; it will be destroyed with this
@@ -259,7 +263,8 @@ public:
     /// @return what was done, and why an update in place was refused
     /// @throws std::logic_error when this instance or @p from is empty or moved from
     /// @throws gpu::cuda_error when CUDA fails otherwise; the instance is then unchanged
-    graph_update_result update(const graph& from, std::source_location where = std::source_location::current());
+    graph_update_result update(const graph& from,
+                               std::source_location where = std::source_location::current());
 
     /// @brief The raw handle, still owned (null when empty).
     [[nodiscard]] cudaGraphExec_t get() const noexcept { return handle_.get(); }

@@ -46,12 +46,12 @@ enum class implementation {
 struct cpu_features {
     std::string model{};       ///< the CPU's name (`model name` of /proc/cpuinfo), empty if unknown
     unsigned logical_cpus = 0; ///< hardware threads (`std::thread::hardware_concurrency`)
-    bool avx2 = false;       ///< 256-bit integer and float vectors
-    bool fma = false;        ///< fused multiply-add (with AVX2: what OpenBLAS's Haswell kernels use)
-    bool avx512f = false;    ///< AVX-512 foundation
-    bool avx512bw = false;   ///< AVX-512 byte and word
-    bool avx512dq = false;   ///< AVX-512 doubleword and quadword
-    bool avx512vl = false;   ///< AVX-512 vector length
+    bool avx2 = false;         ///< 256-bit integer and float vectors
+    bool fma = false;      ///< fused multiply-add (with AVX2: what OpenBLAS's Haswell kernels use)
+    bool avx512f = false;  ///< AVX-512 foundation
+    bool avx512bw = false; ///< AVX-512 byte and word
+    bool avx512dq = false; ///< AVX-512 doubleword and quadword
+    bool avx512vl = false; ///< AVX-512 vector length
 
     /// @brief AVX2 and FMA: enough for OpenBLAS's Haswell kernels.
     [[nodiscard]] bool has_avx2_kernels() const noexcept { return avx2 && fma; }
@@ -68,18 +68,23 @@ struct cpu_features {
 /// @brief The BLAS behind `gemm`, read at run time.
 struct library_info {
     implementation kind = implementation::naive; ///< OpenBLAS, another BLAS, or the naive loop
-    std::string name{};    ///< `OpenBLAS 0.3.21`, `BLAS`, or `naive loop (no BLAS found at build time)`
-    std::string path{};    ///< the shared library that provides `sgemm_`, empty when static or naive
-    std::string config{};  ///< OpenBLAS's build configuration (`openblas_get_config`), else empty
-    std::string core{};    ///< the kernels OpenBLAS chose for this CPU (`openblas_get_corename`), e.g. `Haswell`
-    int threads = 0;     ///< threads it uses (`openblas_get_num_threads`); 1 for naive, 0 when unknown
+    std::string
+        name{}; ///< `OpenBLAS 0.3.21`, `BLAS`, or `naive loop (no BLAS found at build time)`
+    std::string path{};   ///< the shared library that provides `sgemm_`, empty when static or naive
+    std::string config{}; ///< OpenBLAS's build configuration (`openblas_get_config`), else empty
+    std::string
+        core{}; ///< the kernels OpenBLAS chose for this CPU (`openblas_get_corename`), e.g. `Haswell`
+    int threads = 0; ///< threads it uses (`openblas_get_num_threads`); 1 for naive, 0 when unknown
 
     /// @brief One line for reports, e.g. `OpenBLAS 0.3.21 (Haswell kernels, 16 threads,
     /// /usr/lib/x86_64-linux-gnu/libopenblas.so.0)`.
     [[nodiscard]] std::string to_string() const;
 
     /// @brief The old name of `to_string()`.
-    [[deprecated("use to_string()")]] [[nodiscard]] std::string describe() const { return to_string(); }
+    [[deprecated("use to_string()")]] [[nodiscard]] std::string describe() const
+    {
+        return to_string();
+    }
 };
 
 /// @brief Which BLAS `gemm` calls, its kernels and threads. Never throws for a missing BLAS.

@@ -28,7 +28,10 @@
 namespace gpu {
 
 /// @brief `"0.2.0"`.
-inline void to_json(nlohmann::json& j, const semantic_version& version) { j = version.to_string(); }
+inline void to_json(nlohmann::json& j, const semantic_version& version)
+{
+    j = version.to_string();
+}
 
 /// @brief `"13.0"`, or null for the 0.0 that means "none" (no driver).
 inline void to_json(nlohmann::json& j, const cuda_version& version)
@@ -37,14 +40,18 @@ inline void to_json(nlohmann::json& j, const cuda_version& version)
 }
 
 /// @brief `"9.0"`.
-inline void to_json(nlohmann::json& j, const compute_capability& capability) { j = capability.to_string(); }
+inline void to_json(nlohmann::json& j, const compute_capability& capability)
+{
+    j = capability.to_string();
+}
 
 /// @brief `{"supported_cuda": "13.0" or null, "installed": bool, "reason": string or null}`.
 inline void to_json(nlohmann::json& j, const driver_info& driver)
 {
     j = {{"supported_cuda", driver.supported_cuda},
          {"installed", driver.installed()},
-         {"reason", driver.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(driver.reason)}};
+         {"reason",
+          driver.reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(driver.reason)}};
 }
 
 /// @brief The properties as an object (memory in bytes, clocks in kHz, bandwidth in GB/s).
@@ -71,7 +78,10 @@ inline void to_json(nlohmann::json& j, const device_properties& props)
 }
 
 /// @brief `"fp32"`, `"fp16"` or `"bf16"`.
-inline void to_json(nlohmann::json& j, preferred_precision precision) { j = std::string(to_string(precision)); }
+inline void to_json(nlohmann::json& j, preferred_precision precision)
+{
+    j = std::string(to_string(precision));
+}
 
 /// @brief Every setting of the profile; an unset seed is null.
 inline void to_json(nlohmann::json& j, const profile& p)

@@ -26,10 +26,10 @@ namespace gpu {
 /// These count only cudagap's own allocations (PyTorch's `memory_allocated` idea); the device's
 /// view, which includes other processes, the driver and the pool's cache, is `device::memory()`.
 struct allocation_stats {
-    std::size_t current_bytes = 0;      ///< held by live buffers now
-    std::size_t peak_bytes = 0;         ///< the most held at once since start or the last reset
-    std::size_t live_allocations = 0;   ///< buffers alive now
-    std::size_t total_allocations = 0;  ///< allocations made since start
+    std::size_t current_bytes = 0;     ///< held by live buffers now
+    std::size_t peak_bytes = 0;        ///< the most held at once since start or the last reset
+    std::size_t live_allocations = 0;  ///< buffers alive now
+    std::size_t total_allocations = 0; ///< allocations made since start
 };
 
 /// @brief The counters of cudagap's device allocations. Thread-safe, never throws.
@@ -41,9 +41,9 @@ void reset_peak_allocation() noexcept;
 /// @brief The state of a memory pool (by default the device's default pool, which
 /// `device_buffer` allocates from).
 struct pool_info {
-    bool supported = false;            ///< the device supports memory pools
-    std::size_t reserved_bytes = 0;    ///< device memory the pool holds (what nvidia-smi counts)
-    std::size_t used_bytes = 0;        ///< of which handed out to live allocations
+    bool supported = false;              ///< the device supports memory pools
+    std::size_t reserved_bytes = 0;      ///< device memory the pool holds (what nvidia-smi counts)
+    std::size_t used_bytes = 0;          ///< of which handed out to live allocations
     std::size_t reserved_peak_bytes = 0; ///< high-water mark of `reserved_bytes`
     std::size_t release_threshold_bytes = 0; ///< the pool keeps up to this much when idle
 
@@ -128,7 +128,8 @@ public:
     /// @brief How much unused memory the pool keeps at a synchronisation (see the class).
     [[nodiscard]] std::size_t release_threshold() const
     {
-        return attribute(cudaMemPoolAttrReleaseThreshold, "cudaMemPoolGetAttribute(ReleaseThreshold)");
+        return attribute(cudaMemPoolAttrReleaseThreshold,
+                         "cudaMemPoolGetAttribute(ReleaseThreshold)");
     }
 
     /// @brief Keeps up to @p bytes of unused memory at synchronisations, returning the rest to
@@ -143,12 +144,16 @@ public:
     /// @brief Returns unused memory to the driver until the pool holds at most @p keep_bytes
     /// (`cudaMemPoolTrimTo`). Blocks whose `cudaFreeAsync` the host has not yet seen complete
     /// still count as used: synchronise first, or call `trim_memory_pool`, which does.
-    void trim_to(std::size_t keep_bytes) const { GPU_CUDA_CHECK(cudaMemPoolTrimTo(handle_, keep_bytes)); }
+    void trim_to(std::size_t keep_bytes) const
+    {
+        GPU_CUDA_CHECK(cudaMemPoolTrimTo(handle_, keep_bytes));
+    }
 
     /// @brief Device memory the pool holds now, used or cached.
     [[nodiscard]] std::size_t reserved_bytes() const
     {
-        return attribute(cudaMemPoolAttrReservedMemCurrent, "cudaMemPoolGetAttribute(ReservedMemCurrent)");
+        return attribute(cudaMemPoolAttrReservedMemCurrent,
+                         "cudaMemPoolGetAttribute(ReservedMemCurrent)");
     }
 
     /// @brief Of `reserved_bytes`, what live allocations use.
@@ -160,7 +165,8 @@ public:
     /// @brief The high-water mark of `reserved_bytes`.
     [[nodiscard]] std::size_t reserved_peak_bytes() const
     {
-        return attribute(cudaMemPoolAttrReservedMemHigh, "cudaMemPoolGetAttribute(ReservedMemHigh)");
+        return attribute(cudaMemPoolAttrReservedMemHigh,
+                         "cudaMemPoolGetAttribute(ReservedMemHigh)");
     }
 
     /// @brief The high-water mark of `used_bytes`.
@@ -266,8 +272,8 @@ struct allocation_deleter {
 
 /// @brief Page-locked host memory as `pinned_buffer` owns it.
 struct pinned_allocation {
-    void* pointer = nullptr;  ///< host address
-    std::size_t bytes = 0;    ///< size in bytes
+    void* pointer = nullptr; ///< host address
+    std::size_t bytes = 0;   ///< size in bytes
 
     friend bool operator==(const pinned_allocation&, const pinned_allocation&) = default;
 };
@@ -320,8 +326,7 @@ public:
                            std::source_location where = std::source_location::current())
         : block_(detail::allocate(detail::checked_bytes("gpu::device_buffer", count, sizeof(T)),
                                   stream, where))
-    {
-    }
+    {}
 
     /// @brief Allocates a buffer the size of @p host on @p stream and copies it in there;
     /// returns when the copy is complete.
@@ -341,7 +346,10 @@ public:
     /// @brief The device address (null when empty).
     [[nodiscard]] T* data() noexcept { return static_cast<T*>(block_.get().pointer); }
     /// @brief The device address (null when empty).
-    [[nodiscard]] const T* data() const noexcept { return static_cast<const T*>(block_.get().pointer); }
+    [[nodiscard]] const T* data() const noexcept
+    {
+        return static_cast<const T*>(block_.get().pointer);
+    }
     /// @brief The raw device pointer, same as `data()`.
     [[nodiscard]] T* get() noexcept { return data(); }
     /// @brief The raw device pointer, same as `data()`: to const, as the buffer is const.
@@ -482,12 +490,14 @@ private:
 template <class T>
 [[nodiscard]] T read_device_value(const T* source, stream_ref stream)
 {
-    static_assert(std::is_trivially_copyable_v<T>, "read_device_value reads trivially copyable types");
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "read_device_value reads trivially copyable types");
     if (source == nullptr) {
         throw std::invalid_argument("gpu::read_device_value: null source");
     }
     T value{};
-    GPU_CUDA_CHECK(cudaMemcpyAsync(&value, source, sizeof value, cudaMemcpyDeviceToHost, stream.get()));
+    GPU_CUDA_CHECK(
+        cudaMemcpyAsync(&value, source, sizeof value, cudaMemcpyDeviceToHost, stream.get()));
     stream.synchronize();
     return value;
 }
@@ -510,7 +520,8 @@ public:
     /// @throws gpu::cuda_error when CUDA is unavailable or the host cannot lock the memory (then
     /// with status `cudaErrorMemoryAllocation` and a hint about host memory; not a
     /// `gpu::out_of_memory`, which is about device memory)
-    explicit pinned_buffer(std::size_t count, std::source_location where = std::source_location::current())
+    explicit pinned_buffer(std::size_t count,
+                           std::source_location where = std::source_location::current())
     {
         const std::size_t bytes = detail::checked_bytes("gpu::pinned_buffer", count, sizeof(T));
         if (bytes == 0) {
@@ -526,7 +537,10 @@ public:
     /// @brief The host address (null when empty).
     [[nodiscard]] T* data() noexcept { return static_cast<T*>(block_.get().pointer); }
     /// @brief The host address (null when empty).
-    [[nodiscard]] const T* data() const noexcept { return static_cast<const T*>(block_.get().pointer); }
+    [[nodiscard]] const T* data() const noexcept
+    {
+        return static_cast<const T*>(block_.get().pointer);
+    }
     /// @brief Element @p i (unchecked).
     [[nodiscard]] T& operator[](std::size_t i) noexcept { return data()[i]; }
     /// @brief Element @p i (unchecked).

@@ -149,7 +149,8 @@ struct strided_elements {
     std::int64_t batch_stride = 0; ///< elements between the starts of two blocks
     std::int64_t runs = 1;         ///< runs per block (rows of a row-major matrix)
     std::int64_t run_length = 0;   ///< contiguous elements per run
-    std::int64_t run_stride = 0;   ///< elements between the starts of two runs (at least `run_length`)
+    std::int64_t run_stride =
+        0; ///< elements between the starts of two runs (at least `run_length`)
 };
 
 /// @brief `check_finite` on strided data: the same kernel, reading only the elements of

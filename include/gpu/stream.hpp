@@ -18,8 +18,8 @@ class stream_ref;
 
 /// @brief How a new stream synchronises with the legacy default stream.
 enum class stream_flags : unsigned {
-    blocking = cudaStreamDefault,          ///< waits for and is waited on by the default stream
-    non_blocking = cudaStreamNonBlocking,  ///< runs concurrently with the default stream
+    blocking = cudaStreamDefault,         ///< waits for and is waited on by the default stream
+    non_blocking = cudaStreamNonBlocking, ///< runs concurrently with the default stream
 };
 
 /// @brief The operations every stream type offers, written once for `stream_ref` and `stream`.

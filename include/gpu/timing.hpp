@@ -25,12 +25,12 @@ namespace gpu {
 
 /// @brief Summary statistics of repeated measurements, in milliseconds per call.
 struct statistics {
-    std::size_t count = 0;  ///< number of samples
-    double min_ms = 0;      ///< fastest sample
-    double median_ms = 0;   ///< the figure to quote
-    double mean_ms = 0;     ///< arithmetic mean
-    double max_ms = 0;      ///< slowest sample
-    double stddev_ms = 0;   ///< sample standard deviation (0 for one sample)
+    std::size_t count = 0;            ///< number of samples
+    double min_ms = 0;                ///< fastest sample
+    double median_ms = 0;             ///< the figure to quote
+    double mean_ms = 0;               ///< arithmetic mean
+    double max_ms = 0;                ///< slowest sample
+    double stddev_ms = 0;             ///< sample standard deviation (0 for one sample)
     std::vector<double> samples_ms{}; ///< the samples, in the order they were taken
 
     /// @brief `(max - min) / median`: how noisy the run was (0 for one sample).
@@ -52,7 +52,7 @@ struct benchmark_options {
     int calls_per_repetition = 1; ///< back-to-back calls per sample; the sample is their mean
     /// Keep taking samples until this much time has been measured (0: just `repetitions`).
     std::chrono::duration<double, std::milli> min_time{0};
-    int max_repetitions = 1000;   ///< upper bound when `min_time` asks for more samples
+    int max_repetitions = 1000; ///< upper bound when `min_time` asks for more samples
 };
 
 /// @brief Checks the options; `benchmark` calls this first.

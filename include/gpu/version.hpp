@@ -64,8 +64,8 @@ struct cuda_version {
     [[nodiscard]] constexpr int as_int() const
     {
         if (!has_int_form()) {
-            throw std::invalid_argument("gpu::cuda_version::as_int: major " + std::to_string(major) +
-                                        ", minor " + std::to_string(minor) +
+            throw std::invalid_argument("gpu::cuda_version::as_int: major " +
+                                        std::to_string(major) + ", minor " + std::to_string(minor) +
                                         " has no integer form: minor must be 0 to 99 and "
                                         "neither may be negative or beyond int");
         }
@@ -123,10 +123,10 @@ struct driver_info {
 
 /// @brief One GPU architecture that the library's kernels were compiled for.
 struct cuda_architecture {
-    int sm = 0;               ///< compute capability as an integer, e.g. 90 for 9.0
-    bool has_sass = false;    ///< machine code for this architecture is embedded (`-real`)
-    bool has_ptx = false;     ///< PTX for this architecture is embedded (`-virtual`), JIT-able
-    std::string suffix{};     ///< architecture-specific feature suffix such as `a`, else empty
+    int sm = 0;            ///< compute capability as an integer, e.g. 90 for 9.0
+    bool has_sass = false; ///< machine code for this architecture is embedded (`-real`)
+    bool has_ptx = false;  ///< PTX for this architecture is embedded (`-virtual`), JIT-able
+    std::string suffix{};  ///< architecture-specific feature suffix such as `a`, else empty
 
     /// @brief Architectures compare equal when every field does.
     friend bool operator==(const cuda_architecture&, const cuda_architecture&) = default;

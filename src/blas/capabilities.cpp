@@ -8,16 +8,11 @@ namespace gpu::blas {
 std::string_view to_string(precision p) noexcept
 {
     switch (p) {
-    case precision::fp64:
-        return "FP64";
-    case precision::fp32:
-        return "FP32";
-    case precision::tf32:
-        return "TF32";
-    case precision::fp16:
-        return "FP16";
-    case precision::bf16:
-        return "BF16";
+    case precision::fp64: return "FP64";
+    case precision::fp32: return "FP32";
+    case precision::tf32: return "TF32";
+    case precision::fp16: return "FP16";
+    case precision::bf16: return "BF16";
     }
     return "unknown";
 }
@@ -57,12 +52,10 @@ int dense_flops_per_clock_per_sm(precision p, compute_capability capability) noe
         return sm == 70 || sm == 75 || sm == 80 ? 128 : ga10x_or_ada || sm == 90 ? 256 : 0;
     case precision::fp64:
         return sm == 70 ? 64 : sm == 80 ? 128 : sm == 90 ? 256 : sm == 75 || ga10x_or_ada ? 4 : 0;
-    case precision::tf32:
-        return sm == 80 ? 1024 : ga10x_or_ada ? 512 : sm == 90 ? 2048 : 0;
+    case precision::tf32: return sm == 80 ? 1024 : ga10x_or_ada ? 512 : sm == 90 ? 2048 : 0;
     case precision::fp16:
         return sm == 70 || sm == 75 || ga10x_or_ada ? 1024 : sm == 80 ? 2048 : sm == 90 ? 4096 : 0;
-    case precision::bf16:
-        return sm == 80 ? 2048 : ga10x_or_ada ? 1024 : sm == 90 ? 4096 : 0;
+    case precision::bf16: return sm == 80 ? 2048 : ga10x_or_ada ? 1024 : sm == 90 ? 4096 : 0;
     }
     return 0;
 }
@@ -73,7 +66,8 @@ std::optional<double> estimated_peak_tflops(precision p, const device_properties
     if (flops == 0 || device.multiprocessor_count <= 0 || device.clock_rate_khz <= 0) {
         return std::nullopt;
     }
-    return static_cast<double>(device.multiprocessor_count) * flops * device.clock_rate_khz * 1e3 / 1e12;
+    return static_cast<double>(device.multiprocessor_count) * flops * device.clock_rate_khz * 1e3 /
+           1e12;
 }
 
 precision_info precision_support(precision p, const device_properties& device)
@@ -115,7 +109,8 @@ precision_info precision_support(precision p, const device_properties& device)
         break;
     }
     // Without TF32 hardware, TF32 mode runs at FP32's speed.
-    info.peak_tflops = estimated_peak_tflops(info.native || p != precision::tf32 ? p : precision::fp32, device);
+    info.peak_tflops =
+        estimated_peak_tflops(info.native || p != precision::tf32 ? p : precision::fp32, device);
     if (info.peak_tflops) {
         char text[96];
         std::snprintf(text, sizeof text,
@@ -130,7 +125,8 @@ precision_info precision_support(precision p, const device_properties& device)
 std::vector<precision_info> precision_support(const device_properties& device)
 {
     std::vector<precision_info> all;
-    for (const precision p : {precision::fp64, precision::fp32, precision::tf32, precision::fp16, precision::bf16}) {
+    for (const precision p :
+         {precision::fp64, precision::fp32, precision::tf32, precision::fp16, precision::bf16}) {
         all.push_back(precision_support(p, device));
     }
     return all;

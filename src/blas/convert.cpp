@@ -15,12 +15,13 @@ void convert(element_type from_type, const void* from, element_type to_type, voi
         return;
     }
     if (from == nullptr || to == nullptr) {
-        throw std::invalid_argument("gpu::blas::convert: " + std::string(to_string(from_type)) + " to " +
-                                    std::string(to_string(to_type)) + " of " + std::to_string(count) +
-                                    " elements with a null " + (from == nullptr ? "source" : "target"));
+        throw std::invalid_argument("gpu::blas::convert: " + std::string(to_string(from_type)) +
+                                    " to " + std::string(to_string(to_type)) + " of " +
+                                    std::to_string(count) + " elements with a null " +
+                                    (from == nullptr ? "source" : "target"));
     }
-    GPU_CUDA_CHECK(kernels::convert(static_cast<int>(from_type), from, static_cast<int>(to_type), to,
-                                    static_cast<long long>(count), scale, shift, stream.get()));
+    GPU_CUDA_CHECK(kernels::convert(static_cast<int>(from_type), from, static_cast<int>(to_type),
+                                    to, static_cast<long long>(count), scale, shift, stream.get()));
 }
 
 } // namespace gpu::blas::detail

@@ -48,9 +48,8 @@ cudaError_t launch(const void* in, void* out, long long n, double scale, double 
     const long long wanted = (n + threads - 1) / threads;
     const int blocks = static_cast<int>(wanted < 8192 ? wanted : 8192);
     const bool affine = scale != 1.0 || shift != 0.0;
-    convert_kernel<From, To><<<blocks, threads, 0, stream>>>(static_cast<const From*>(in),
-                                                             static_cast<To*>(out), n, scale, shift,
-                                                             affine);
+    convert_kernel<From, To><<<blocks, threads, 0, stream>>>(
+        static_cast<const From*>(in), static_cast<To*>(out), n, scale, shift, affine);
     return cudaGetLastError();
 }
 
@@ -59,14 +58,10 @@ cudaError_t launch_to(int to, const void* in, void* out, long long n, double sca
                       cudaStream_t stream)
 {
     switch (to) {
-    case fp64:
-        return launch<From, double>(in, out, n, scale, shift, stream);
-    case fp16:
-        return launch<From, __half>(in, out, n, scale, shift, stream);
-    case bf16:
-        return launch<From, __nv_bfloat16>(in, out, n, scale, shift, stream);
-    default:
-        return launch<From, float>(in, out, n, scale, shift, stream);
+    case fp64: return launch<From, double>(in, out, n, scale, shift, stream);
+    case fp16: return launch<From, __half>(in, out, n, scale, shift, stream);
+    case bf16: return launch<From, __nv_bfloat16>(in, out, n, scale, shift, stream);
+    default: return launch<From, float>(in, out, n, scale, shift, stream);
     }
 }
 
@@ -76,14 +71,10 @@ cudaError_t convert(int from, const void* in, int to, void* out, long long n, do
                     double shift, cudaStream_t stream)
 {
     switch (from) {
-    case fp64:
-        return launch_to<double>(to, in, out, n, scale, shift, stream);
-    case fp16:
-        return launch_to<__half>(to, in, out, n, scale, shift, stream);
-    case bf16:
-        return launch_to<__nv_bfloat16>(to, in, out, n, scale, shift, stream);
-    default:
-        return launch_to<float>(to, in, out, n, scale, shift, stream);
+    case fp64: return launch_to<double>(to, in, out, n, scale, shift, stream);
+    case fp16: return launch_to<__half>(to, in, out, n, scale, shift, stream);
+    case bf16: return launch_to<__nv_bfloat16>(to, in, out, n, scale, shift, stream);
+    default: return launch_to<float>(to, in, out, n, scale, shift, stream);
     }
 }
 

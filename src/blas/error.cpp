@@ -35,7 +35,8 @@ std::string with_context(std::string hint, std::string_view context)
 // " (the CUDA runtime reports <error>)" when the runtime has an error pending, else nothing.
 std::string runtime_note(const detail::hint_facts& facts)
 {
-    return facts.cuda_error.empty() ? std::string() : " (the CUDA runtime reports " + facts.cuda_error + ")";
+    return facts.cuda_error.empty() ? std::string()
+                                    : " (the CUDA runtime reports " + facts.cuda_error + ")";
 }
 
 std::string capability_text(int capability)
@@ -57,7 +58,8 @@ std::string machine_hint(cublasStatus_t status, const detail::hint_facts& facts)
     switch (status) {
     case CUBLAS_STATUS_NOT_INITIALIZED:
         return "cuBLAS could not initialise on a working GPU: the usual cause is a device out of "
-               "memory" + memory_note(facts) +
+               "memory" +
+               memory_note(facts) +
                " (free memory held by other processes, see nvidia-smi), or a cuBLAS that does "
                "not match the CUDA runtime or driver (run cudagap-doctor)";
     case CUBLAS_STATUS_ALLOC_FAILED:
@@ -69,9 +71,10 @@ std::string machine_hint(cublasStatus_t status, const detail::hint_facts& facts)
     case CUBLAS_STATUS_ARCH_MISMATCH:
         return "the GPU lacks a feature this call needs (BF16 and TF32 need compute capability "
                "8.0, FP8 8.9)" +
-               (facts.capability > 0 ? ": device " + std::to_string(facts.device) +
-                                           " is compute capability " + capability_text(facts.capability)
-                                     : std::string()) +
+               (facts.capability > 0
+                    ? ": device " + std::to_string(facts.device) + " is compute capability " +
+                          capability_text(facts.capability)
+                    : std::string()) +
                "; gpu::blas::precision_support() says what this device runs";
     case CUBLAS_STATUS_EXECUTION_FAILED:
         return "a cuBLAS kernel failed to launch or run" + runtime_note(facts) +
@@ -83,8 +86,7 @@ std::string machine_hint(cublasStatus_t status, const detail::hint_facts& facts)
                runtime_note(facts) +
                ": look for an earlier error in this process, and check the driver with "
                "cudagap-doctor";
-    default:
-        return {};
+    default: return {};
     }
 }
 
@@ -111,8 +113,7 @@ constexpr status_hint fixed_hints[] = {
      "device: try another precision or math mode, or a newer CUDA toolkit",
      true},
     {CUBLAS_STATUS_LICENSE_ERROR,
-     "cuBLAS's license check failed: reinstall the CUDA toolkit or check its license files",
-     false},
+     "cuBLAS's license check failed: reinstall the CUDA toolkit or check its license files", false},
 };
 
 } // namespace
@@ -152,15 +153,18 @@ hint_facts current_hint_facts() noexcept
         // Read the pending CUDA error before anything below can replace it.
         const cudaError_t pending = cudaPeekAtLastError();
         if (pending != cudaSuccess) {
-            facts.cuda_error = cuda_status_name(pending) + " (" + cuda_status_message(pending) + ")";
+            facts.cuda_error =
+                cuda_status_name(pending) + " (" + cuda_status_message(pending) + ")";
         }
         int device = -1;
         if (cudaGetDevice(&device) == cudaSuccess) {
             facts.device = device;
             int major = 0;
             int minor = 0;
-            if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess) {
+            if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
+                    cudaSuccess &&
+                cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) ==
+                    cudaSuccess) {
                 facts.capability = major * 10 + minor;
             }
             std::size_t free_bytes = 0;
@@ -225,17 +229,21 @@ std::string status_message(curandStatus_t status)
 {
     switch (status) {
     case CURAND_STATUS_SUCCESS: return "no errors";
-    case CURAND_STATUS_VERSION_MISMATCH: return "header file and linked library version do not match";
+    case CURAND_STATUS_VERSION_MISMATCH:
+        return "header file and linked library version do not match";
     case CURAND_STATUS_NOT_INITIALIZED: return "generator not initialized";
     case CURAND_STATUS_ALLOCATION_FAILED: return "memory allocation failed";
     case CURAND_STATUS_TYPE_ERROR: return "generator is wrong type";
     case CURAND_STATUS_OUT_OF_RANGE: return "argument out of range";
-    case CURAND_STATUS_LENGTH_NOT_MULTIPLE: return "length requested is not a multiple of dimension";
-    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED: return "GPU does not have double precision required by MRG32k3a";
+    case CURAND_STATUS_LENGTH_NOT_MULTIPLE:
+        return "length requested is not a multiple of dimension";
+    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED:
+        return "GPU does not have double precision required by MRG32k3a";
     case CURAND_STATUS_LAUNCH_FAILURE: return "kernel launch failure";
     case CURAND_STATUS_PREEXISTING_FAILURE: return "preexisting failure on library entry";
     case CURAND_STATUS_INITIALIZATION_FAILED: return "initialization of CUDA failed";
-    case CURAND_STATUS_ARCH_MISMATCH: return "architecture mismatch, GPU does not support requested feature";
+    case CURAND_STATUS_ARCH_MISMATCH:
+        return "architecture mismatch, GPU does not support requested feature";
     case CURAND_STATUS_INTERNAL_ERROR: return "internal library error";
     }
     return "unknown cuRAND status";
@@ -246,14 +254,17 @@ std::string hint_for(curandStatus_t status)
     switch (status) {
     case CURAND_STATUS_INITIALIZATION_FAILED:
         if (!gpu::is_available()) {
-            return "cuRAND could not initialise CUDA because no GPU is usable: " + gpu::unavailable_reason();
+            return "cuRAND could not initialise CUDA because no GPU is usable: " +
+                   gpu::unavailable_reason();
         }
-        return "cuRAND could not initialise CUDA on a working GPU: check the driver with cudagap-doctor";
+        return "cuRAND could not initialise CUDA on a working GPU: check the driver with "
+               "cudagap-doctor";
     case CURAND_STATUS_ALLOCATION_FAILED:
         return "cuRAND could not allocate memory for the generator's state: free device memory";
     case CURAND_STATUS_LAUNCH_FAILURE:
     case CURAND_STATUS_PREEXISTING_FAILURE:
-        return "a kernel failed (this one, or an earlier one whose error was not checked): run with "
+        return "a kernel failed (this one, or an earlier one whose error was not checked): run "
+               "with "
                "CUDA_LAUNCH_BLOCKING=1 or under `compute-sanitizer` to find it";
     case CURAND_STATUS_VERSION_MISMATCH:
         return "the cuRAND library loaded is not the one cudagap was compiled against: check "
@@ -261,8 +272,7 @@ std::string hint_for(curandStatus_t status)
     case CURAND_STATUS_ARCH_MISMATCH:
     case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED:
         return "this GPU lacks a feature the generator needs";
-    default:
-        return {};
+    default: return {};
     }
 }
 

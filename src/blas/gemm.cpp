@@ -21,16 +21,14 @@ cublasComputeType_t compute_type(element_type input, math_mode mode) noexcept
 {
     const bool pedantic = mode == math_mode::strict_fp32;
     switch (input) {
-    case element_type::fp64:
-        return pedantic ? CUBLAS_COMPUTE_64F_PEDANTIC : CUBLAS_COMPUTE_64F;
+    case element_type::fp64: return pedantic ? CUBLAS_COMPUTE_64F_PEDANTIC : CUBLAS_COMPUTE_64F;
     case element_type::fp32:
         if (mode == math_mode::tf32) {
             return CUBLAS_COMPUTE_32F_FAST_TF32;
         }
         return pedantic ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
     case element_type::fp16:
-    case element_type::bf16:
-        break;
+    case element_type::bf16: break;
     }
     // FP16 and BF16 inputs accumulate in FP32 (on tensor cores).
     return pedantic ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
@@ -41,12 +39,9 @@ cublasComputeType_t compute_type(element_type input, math_mode mode) noexcept
 math_mode gemm_math(cublasMath_t mode) noexcept
 {
     switch (static_cast<int>(mode) & 0xf) {
-    case CUBLAS_PEDANTIC_MATH:
-        return math_mode::strict_fp32;
-    case CUBLAS_TF32_TENSOR_OP_MATH:
-        return math_mode::tf32;
-    default:
-        return math_mode::default_math;
+    case CUBLAS_PEDANTIC_MATH: return math_mode::strict_fp32;
+    case CUBLAS_TF32_TENSOR_OP_MATH: return math_mode::tf32;
+    default: return math_mode::default_math;
     }
 }
 
@@ -87,11 +82,10 @@ void enqueue_gemm(cublasHandle_t handle, const gemm_call& call, math_mode mode)
     const char* api = nullptr;
     if (call.batched) {
         api = "cublasGemmStridedBatchedEx";
-        status = cublasGemmStridedBatchedEx(handle, op_a, op_b, m, n, k, call.alpha, call.first,
-                                            ab_type, lda, p.stride_first, call.second, ab_type,
-                                            ldb, p.stride_second, call.beta, call.c, c_type, ldc,
-                                            p.stride_c, static_cast<int>(p.batch_count), compute,
-                                            CUBLAS_GEMM_DEFAULT);
+        status = cublasGemmStridedBatchedEx(
+            handle, op_a, op_b, m, n, k, call.alpha, call.first, ab_type, lda, p.stride_first,
+            call.second, ab_type, ldb, p.stride_second, call.beta, call.c, c_type, ldc, p.stride_c,
+            static_cast<int>(p.batch_count), compute, CUBLAS_GEMM_DEFAULT);
     } else {
         api = "cublasGemmEx";
         status = cublasGemmEx(handle, op_a, op_b, m, n, k, call.alpha, call.first, ab_type, lda,
@@ -112,14 +106,18 @@ void check_output_finite(const handle& h, const gemm_call& call, math_mode mode,
     const gemm_plan& p = call.plan;
     // Column-major C: batch_count blocks stride_c apart, each n columns of m contiguous
     // elements, ldc apart.
-    const gpu::non_finite_report report = gpu::detail::check_finite_strided(
-        call.c, call.output,
-        {.batch = p.batch_count, .batch_stride = p.stride_c, .runs = p.n, .run_length = p.m,
-         .run_stride = p.ldc},
-        h.stream());
+    const gpu::non_finite_report report =
+        gpu::detail::check_finite_strided(call.c, call.output,
+                                          {.batch = p.batch_count,
+                                           .batch_stride = p.stride_c,
+                                           .runs = p.n,
+                                           .run_length = p.m,
+                                           .run_stride = p.ldc},
+                                          h.stream());
     if (!report.all_finite()) {
         throw gpu::numerics_error(std::string(function) + " (" +
-                                      describe_call(call, compute_type_name(call.input, mode)) + ")",
+                                      describe_call(call, compute_type_name(call.input, mode)) +
+                                      ")",
                                   report, h.device());
     }
 }
@@ -129,16 +127,11 @@ void check_output_finite(const handle& h, const gemm_call& call, math_mode mode,
 std::string_view compute_type_name(element_type input, math_mode mode) noexcept
 {
     switch (compute_type(input, mode)) {
-    case CUBLAS_COMPUTE_64F:
-        return "CUBLAS_COMPUTE_64F";
-    case CUBLAS_COMPUTE_64F_PEDANTIC:
-        return "CUBLAS_COMPUTE_64F_PEDANTIC";
-    case CUBLAS_COMPUTE_32F_FAST_TF32:
-        return "CUBLAS_COMPUTE_32F_FAST_TF32";
-    case CUBLAS_COMPUTE_32F_PEDANTIC:
-        return "CUBLAS_COMPUTE_32F_PEDANTIC";
-    default:
-        return "CUBLAS_COMPUTE_32F";
+    case CUBLAS_COMPUTE_64F: return "CUBLAS_COMPUTE_64F";
+    case CUBLAS_COMPUTE_64F_PEDANTIC: return "CUBLAS_COMPUTE_64F_PEDANTIC";
+    case CUBLAS_COMPUTE_32F_FAST_TF32: return "CUBLAS_COMPUTE_32F_FAST_TF32";
+    case CUBLAS_COMPUTE_32F_PEDANTIC: return "CUBLAS_COMPUTE_32F_PEDANTIC";
+    default: return "CUBLAS_COMPUTE_32F";
     }
 }
 
@@ -157,7 +150,8 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
                 "values; set CUBLAS_POINTER_MODE_HOST with cublasSetPointerMode, then call "
                 "refresh_settings()");
     // The checks synchronise after the GEMM: refused before it is queued, not breaking a capture.
-    gpu::detail::refuse_while_capturing(h.stream(), function, h.synchronous_checks(), h.check_numerics());
+    gpu::detail::refuse_while_capturing(h.stream(), function, h.synchronous_checks(),
+                                        h.check_numerics());
     const math_mode mode = gemm_math(h.math_);
     enqueue_gemm(h.get(), call, mode);
     if (h.synchronous_checks()) {

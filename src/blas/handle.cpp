@@ -18,12 +18,9 @@ namespace {
 cublasMath_t to_cublas(math_mode mode) noexcept
 {
     switch (mode) {
-    case math_mode::strict_fp32:
-        return CUBLAS_PEDANTIC_MATH;
-    case math_mode::tf32:
-        return CUBLAS_TF32_TENSOR_OP_MATH;
-    case math_mode::default_math:
-        break;
+    case math_mode::strict_fp32: return CUBLAS_PEDANTIC_MATH;
+    case math_mode::tf32: return CUBLAS_TF32_TENSOR_OP_MATH;
+    case math_mode::default_math: break;
     }
     return CUBLAS_DEFAULT_MATH;
 }
@@ -33,12 +30,9 @@ cublasMath_t to_cublas(math_mode mode) noexcept
 std::string_view to_string(math_mode mode) noexcept
 {
     switch (mode) {
-    case math_mode::default_math:
-        return "default";
-    case math_mode::strict_fp32:
-        return "strict FP32";
-    case math_mode::tf32:
-        return "TF32";
+    case math_mode::default_math: return "default";
+    case math_mode::strict_fp32: return "strict FP32";
+    case math_mode::tf32: return "TF32";
     }
     return "unknown";
 }
@@ -84,8 +78,7 @@ handle::handle(stream_ref stream, const handle_options& options)
 
 handle::handle(const gpu::profile& profile, stream_ref stream)
     : handle(stream, handle_options::from_profile(profile))
-{
-}
+{}
 
 handle::handle(adopt_tag, cublasHandle_t raw, stream_ref stream) : handle_(raw), stream_(stream)
 {
@@ -151,7 +144,8 @@ void handle::rebind(stream_ref stream)
 void handle::attach_workspace()
 {
     if (workspace_bytes_) {
-        GPU_CUBLAS_CHECK(cublasSetWorkspace(handle_.get(), workspace_.data(), workspace_.size_bytes()));
+        GPU_CUBLAS_CHECK(
+            cublasSetWorkspace(handle_.get(), workspace_.data(), workspace_.size_bytes()));
     }
 }
 
@@ -175,14 +169,12 @@ math_mode handle::math() const
 {
     require_handle("gpu::blas::handle::math");
     const cublasMath_t raw = math_;
-    const int mode = static_cast<int>(raw) & ~static_cast<int>(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+    const int mode =
+        static_cast<int>(raw) & ~static_cast<int>(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
     switch (mode) {
-    case CUBLAS_DEFAULT_MATH:
-        return math_mode::default_math;
-    case CUBLAS_PEDANTIC_MATH:
-        return math_mode::strict_fp32;
-    case CUBLAS_TF32_TENSOR_OP_MATH:
-        return math_mode::tf32;
+    case CUBLAS_DEFAULT_MATH: return math_mode::default_math;
+    case CUBLAS_PEDANTIC_MATH: return math_mode::strict_fp32;
+    case CUBLAS_TF32_TENSOR_OP_MATH: return math_mode::tf32;
     default:
         throw std::logic_error("gpu::blas::handle::math: cuBLAS's math mode is " +
                                std::to_string(static_cast<int>(raw)) +
@@ -194,8 +186,9 @@ math_mode handle::math() const
 void handle::set_atomics(atomics_mode mode)
 {
     require_handle("gpu::blas::handle::set_atomics");
-    GPU_CUBLAS_CHECK(cublasSetAtomicsMode(
-        handle_.get(), mode == atomics_mode::allowed ? CUBLAS_ATOMICS_ALLOWED : CUBLAS_ATOMICS_NOT_ALLOWED));
+    GPU_CUBLAS_CHECK(cublasSetAtomicsMode(handle_.get(), mode == atomics_mode::allowed
+                                                             ? CUBLAS_ATOMICS_ALLOWED
+                                                             : CUBLAS_ATOMICS_NOT_ALLOWED));
 }
 
 atomics_mode handle::atomics() const

@@ -14,14 +14,10 @@ namespace gpu::blas::detail {
 [[nodiscard]] constexpr cudaDataType cuda_data_type(gpu::element_type type) noexcept
 {
     switch (type) {
-    case gpu::element_type::fp64:
-        return CUDA_R_64F;
-    case gpu::element_type::fp16:
-        return CUDA_R_16F;
-    case gpu::element_type::bf16:
-        return CUDA_R_16BF;
-    case gpu::element_type::fp32:
-        break;
+    case gpu::element_type::fp64: return CUDA_R_64F;
+    case gpu::element_type::fp16: return CUDA_R_16F;
+    case gpu::element_type::bf16: return CUDA_R_16BF;
+    case gpu::element_type::fp32: break;
     }
     return CUDA_R_32F;
 }
@@ -38,7 +34,7 @@ namespace gpu::blas::detail {
                                                             bool allow_tf32) noexcept
 {
     return input == gpu::element_type::fp32 && allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                           : CUBLAS_COMPUTE_32F;
+                                                          : CUBLAS_COMPUTE_32F;
 }
 
 } // namespace gpu::blas::detail

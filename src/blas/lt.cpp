@@ -20,14 +20,10 @@ namespace gpu::blas {
 std::string_view to_string(lt_epilogue epilogue) noexcept
 {
     switch (epilogue) {
-    case lt_epilogue::none:
-        return "none";
-    case lt_epilogue::bias:
-        return "bias";
-    case lt_epilogue::relu_bias:
-        return "relu_bias";
-    case lt_epilogue::bias_gradient:
-        return "bias_gradient";
+    case lt_epilogue::none: return "none";
+    case lt_epilogue::bias: return "bias";
+    case lt_epilogue::relu_bias: return "relu_bias";
+    case lt_epilogue::bias_gradient: return "bias_gradient";
     }
     return "unknown";
 }
@@ -44,12 +40,13 @@ std::string lt_problem::to_string() const
     const gemm_plan& p = plan;
     return std::string(gpu::to_string(input)) + " inputs, " + std::string(gpu::to_string(output)) +
            " output, epilogue " + std::string(blas::to_string(epilogue)) +
-           (allow_tf32 && input == element_type::fp32 ? ", TF32" : "") + ", column-major m=" +
-           std::to_string(p.m) + " n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) + " op " +
-           to_char(p.op_first) + to_char(p.op_second) + " ld " + std::to_string(p.ld_first) + "/" +
-           std::to_string(p.ld_second) + "/" + std::to_string(p.ldc) + ", alignment " +
-           std::to_string(alignment_first) + "/" + std::to_string(alignment_second) + "/" +
-           std::to_string(alignment_c) + "/" + std::to_string(alignment_vector);
+           (allow_tf32 && input == element_type::fp32 ? ", TF32" : "") +
+           ", column-major m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
+           " k=" + std::to_string(p.k) + " op " + to_char(p.op_first) + to_char(p.op_second) +
+           " ld " + std::to_string(p.ld_first) + "/" + std::to_string(p.ld_second) + "/" +
+           std::to_string(p.ldc) + ", alignment " + std::to_string(alignment_first) + "/" +
+           std::to_string(alignment_second) + "/" + std::to_string(alignment_c) + "/" +
+           std::to_string(alignment_vector);
 }
 
 namespace detail {
@@ -59,13 +56,15 @@ namespace {
 struct matmul_desc_deleter {
     void operator()(cublasLtMatmulDesc_t raw) const noexcept
     {
-        gpu::detail::report_destroy_failure("cublasLtMatmulDescDestroy", cublasLtMatmulDescDestroy(raw));
+        gpu::detail::report_destroy_failure("cublasLtMatmulDescDestroy",
+                                            cublasLtMatmulDescDestroy(raw));
     }
 };
 struct layout_deleter {
     void operator()(cublasLtMatrixLayout_t raw) const noexcept
     {
-        gpu::detail::report_destroy_failure("cublasLtMatrixLayoutDestroy", cublasLtMatrixLayoutDestroy(raw));
+        gpu::detail::report_destroy_failure("cublasLtMatrixLayoutDestroy",
+                                            cublasLtMatrixLayoutDestroy(raw));
     }
 };
 struct preference_deleter {
@@ -88,27 +87,28 @@ struct descriptors {
     matrix_layout c;
 };
 
-bool uses_vector(lt_epilogue epilogue) noexcept { return epilogue != lt_epilogue::none; }
+bool uses_vector(lt_epilogue epilogue) noexcept
+{
+    return epilogue != lt_epilogue::none;
+}
 
 cublasLtEpilogue_t to_cublaslt(lt_epilogue epilogue) noexcept
 {
     switch (epilogue) {
-    case lt_epilogue::bias:
-        return CUBLASLT_EPILOGUE_BIAS;
-    case lt_epilogue::relu_bias:
-        return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case lt_epilogue::bias: return CUBLASLT_EPILOGUE_BIAS;
+    case lt_epilogue::relu_bias: return CUBLASLT_EPILOGUE_RELU_BIAS;
     case lt_epilogue::bias_gradient:
         // cudagap's epilogues need a row-major c, so the column-major problem always has the
         // operands swapped: cuBLASLt's B is the caller's a, and BGRADB reduces it over k.
         return CUBLASLT_EPILOGUE_BGRADB;
-    case lt_epilogue::none:
-        break;
+    case lt_epilogue::none: break;
     }
     return CUBLASLT_EPILOGUE_DEFAULT;
 }
 
 template <class Value>
-void set_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, const Value& value)
+void set_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute,
+                   const Value& value)
 {
     GPU_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)));
 }
@@ -116,7 +116,8 @@ void set_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t att
 matrix_layout make_layout(element_type type, std::int64_t rows, std::int64_t cols, std::int64_t ld)
 {
     cublasLtMatrixLayout_t raw = nullptr;
-    GPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&raw, cuda_data_type(type), static_cast<std::uint64_t>(rows),
+    GPU_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&raw, cuda_data_type(type),
+                                                static_cast<std::uint64_t>(rows),
                                                 static_cast<std::uint64_t>(cols), ld));
     return matrix_layout(raw);
 }
@@ -127,8 +128,8 @@ descriptors make_descriptors(const lt_problem& problem)
     const gemm_plan& p = problem.plan;
     descriptors d;
     cublasLtMatmulDesc_t raw = nullptr;
-    GPU_CUBLAS_CHECK(cublasLtMatmulDescCreate(&raw, lt_compute_type(problem.input, problem.allow_tf32),
-                                              CUDA_R_32F));
+    GPU_CUBLAS_CHECK(cublasLtMatmulDescCreate(
+        &raw, lt_compute_type(problem.input, problem.allow_tf32), CUDA_R_32F));
     d.operation.reset(raw);
     const std::int32_t transa = cublas_operation(p.op_first);
     const std::int32_t transb = cublas_operation(p.op_second);
@@ -165,8 +166,8 @@ preference make_preference(const lt_problem& problem, std::size_t workspace_byte
     GPU_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&raw));
     preference pref(raw);
     const std::uint64_t workspace = workspace_bytes;
-    GPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                          &workspace, sizeof(workspace)));
+    GPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
     // The heuristic assumes 256-byte aligned matrices unless told otherwise, and may then pick a
     // kernel that faults on a pointer into the middle of a buffer (as PyTorch found): give it
     // the real alignment of each operand.
@@ -177,14 +178,15 @@ preference make_preference(const lt_problem& problem, std::size_t workspace_byte
         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, problem.alignment_c},
     }};
     for (const auto& [attribute, bytes] : alignments) {
-        GPU_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(raw, attribute, &bytes, sizeof(bytes)));
+        GPU_CUBLAS_CHECK(
+            cublasLtMatmulPreferenceSetAttribute(raw, attribute, &bytes, sizeof(bytes)));
     }
     return pref;
 }
 
 // Asks the heuristic for the best algorithm of a described problem; a refusal is remembered.
-void choose_algorithm(cublasLtHandle_t handle, const lt_problem& problem, std::size_t workspace_bytes,
-                      cached_plan& plan)
+void choose_algorithm(cublasLtHandle_t handle, const lt_problem& problem,
+                      std::size_t workspace_bytes, cached_plan& plan)
 {
     const preference pref = make_preference(problem, workspace_bytes);
     cublasLtMatmulHeuristicResult_t result{};
@@ -202,8 +204,8 @@ void choose_algorithm(cublasLtHandle_t handle, const lt_problem& problem, std::s
         return;
     }
     if (status != CUBLAS_STATUS_SUCCESS) {
-        gpu::detail::throw_error(status, "cublasLtMatmulAlgoGetHeuristic", std::source_location::current(),
-                                 problem.to_string());
+        gpu::detail::throw_error(status, "cublasLtMatmulAlgoGetHeuristic",
+                                 std::source_location::current(), problem.to_string());
     }
     plan.supported = found > 0 && result.state == CUBLAS_STATUS_SUCCESS;
     plan.algorithm = result.algo;
@@ -216,16 +218,28 @@ using plan_key = std::array<std::int64_t, 16>;
 plan_key key_of(const lt_problem& q)
 {
     const gemm_plan& p = q.plan;
-    return {p.m, p.n, p.k, static_cast<std::int64_t>(p.op_first), static_cast<std::int64_t>(p.op_second),
-            p.ld_first, p.ld_second, p.ldc, static_cast<std::int64_t>(q.input),
-            static_cast<std::int64_t>(q.output), static_cast<std::int64_t>(q.epilogue),
-            q.allow_tf32 && q.input == element_type::fp32, q.alignment_first, q.alignment_second,
-            q.alignment_c, q.alignment_vector};
+    return {p.m,
+            p.n,
+            p.k,
+            static_cast<std::int64_t>(p.op_first),
+            static_cast<std::int64_t>(p.op_second),
+            p.ld_first,
+            p.ld_second,
+            p.ldc,
+            static_cast<std::int64_t>(q.input),
+            static_cast<std::int64_t>(q.output),
+            static_cast<std::int64_t>(q.epilogue),
+            q.allow_tf32 && q.input == element_type::fp32,
+            q.alignment_first,
+            q.alignment_second,
+            q.alignment_c,
+            q.alignment_vector};
 }
 
 [[noreturn]] void throw_no_algorithm(const lt_problem& problem, cublasStatus_t refusal)
 {
-    gpu::detail::throw_error(refusal, "cublasLtMatmulAlgoGetHeuristic", std::source_location::current(),
+    gpu::detail::throw_error(refusal, "cublasLtMatmulAlgoGetHeuristic",
+                             std::source_location::current(),
                              "no cuBLASLt algorithm for " + problem.to_string());
 }
 
@@ -235,7 +249,8 @@ plan_key key_of(const lt_problem& q)
 class lt_plan_cache {
 public:
     // The plan of @p call's problem, made and asked for an algorithm when it is new.
-    cached_plan& find_or_choose(cublasLtHandle_t handle, const lt_call& call, std::size_t workspace_bytes)
+    cached_plan& find_or_choose(cublasLtHandle_t handle, const lt_call& call,
+                                std::size_t workspace_bytes)
     {
         const plan_key key = key_of(call.problem);
         auto found = plans_.find(key);
@@ -289,30 +304,33 @@ void check_epilogue(const gemm_plan& plan, layout c_order, lt_epilogue epilogue,
         return;
     }
     const std::string_view name = to_string(epilogue);
-    GPU_EXPECTS(c_order == layout::row_major, std::invalid_argument, function, ": the ", name,
-                " epilogue needs a row-major c (its vector has one value per column of c, or per row "
-                "of a); c is column-major");
+    GPU_EXPECTS(
+        c_order == layout::row_major, std::invalid_argument, function, ": the ", name,
+        " epilogue needs a row-major c (its vector has one value per column of c, or per row "
+        "of a); c is column-major");
     // A row-major c is always the swapped column-major problem: c's columns are plan.m, its
     // rows (a's rows) plan.n.
     const bool gradient = epilogue == lt_epilogue::bias_gradient;
     const std::int64_t length = gradient ? plan.n : plan.m;
     GPU_EXPECTS(vector != nullptr || plan.empty(), std::invalid_argument, function, ": the ", name,
                 " epilogue needs a vector of ", length, " elements in device memory; it is null");
-    GPU_EXPECTS(!gradient || !plan.empty() || plan.n == 0, std::invalid_argument, function,
-                ": c has no columns, so the ", length,
-                "-element bias gradient would not be written (cuBLASLt is not called for an empty c)");
+    GPU_EXPECTS(
+        !gradient || !plan.empty() || plan.n == 0, std::invalid_argument, function,
+        ": c has no columns, so the ", length,
+        "-element bias gradient would not be written (cuBLASLt is not called for an empty c)");
 }
 
 } // namespace
 
 lt_problem plan_lt(const gemm_plan& plan, element_type input, element_type output, layout c_order,
-                   lt_epilogue epilogue, const void* a, const void* b, const void* c, const void* vector,
-                   bool allow_tf32, std::string_view function)
+                   lt_epilogue epilogue, const void* a, const void* b, const void* c,
+                   const void* vector, bool allow_tf32, std::string_view function)
 {
     check_epilogue(plan, c_order, epilogue, vector, function);
-    GPU_EXPECTS(plan.k > 0 || plan.empty(), std::invalid_argument, function,
-                ": the inner dimension k is 0 (a has no columns, b no rows); cuBLASLt multiplies at "
-                "least one (use gpu::blas::gemm to only scale c by beta)");
+    GPU_EXPECTS(
+        plan.k > 0 || plan.empty(), std::invalid_argument, function,
+        ": the inner dimension k is 0 (a has no columns, b no rows); cuBLASLt multiplies at "
+        "least one (use gpu::blas::gemm to only scale c by beta)");
     lt_problem problem;
     problem.plan = plan;
     problem.input = input;
@@ -332,22 +350,25 @@ lt_descriptor_values read_back_descriptors(const lt_problem& problem)
     lt_descriptor_values v;
     std::size_t written = 0;
     const auto get = [&](cublasLtMatmulDescAttributes_t attribute, auto& value) {
-        GPU_CUBLAS_CHECK(cublasLtMatmulDescGetAttribute(d.operation.get(), attribute, &value, sizeof(value),
-                                                        &written));
+        GPU_CUBLAS_CHECK(cublasLtMatmulDescGetAttribute(d.operation.get(), attribute, &value,
+                                                        sizeof(value), &written));
     };
     get(CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, v.compute_type);
     get(CUBLASLT_MATMUL_DESC_SCALE_TYPE, v.scale_type);
     get(CUBLASLT_MATMUL_DESC_TRANSA, v.transa);
     get(CUBLASLT_MATMUL_DESC_TRANSB, v.transb);
     get(CUBLASLT_MATMUL_DESC_EPILOGUE, v.epilogue);
-    const auto layout = [&](cublasLtMatrixLayout_t raw, int& type, std::uint64_t& rows, std::uint64_t& cols,
-                            std::int64_t& ld) {
+    const auto layout = [&](cublasLtMatrixLayout_t raw, int& type, std::uint64_t& rows,
+                            std::uint64_t& cols, std::int64_t& ld) {
         std::uint32_t stored_type = 0;
-        GPU_CUBLAS_CHECK(cublasLtMatrixLayoutGetAttribute(raw, CUBLASLT_MATRIX_LAYOUT_TYPE, &stored_type,
-                                                          sizeof(stored_type), &written));
-        GPU_CUBLAS_CHECK(cublasLtMatrixLayoutGetAttribute(raw, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof(rows), &written));
-        GPU_CUBLAS_CHECK(cublasLtMatrixLayoutGetAttribute(raw, CUBLASLT_MATRIX_LAYOUT_COLS, &cols, sizeof(cols), &written));
-        GPU_CUBLAS_CHECK(cublasLtMatrixLayoutGetAttribute(raw, CUBLASLT_MATRIX_LAYOUT_LD, &ld, sizeof(ld), &written));
+        GPU_CUBLAS_CHECK(cublasLtMatrixLayoutGetAttribute(
+            raw, CUBLASLT_MATRIX_LAYOUT_TYPE, &stored_type, sizeof(stored_type), &written));
+        GPU_CUBLAS_CHECK(cublasLtMatrixLayoutGetAttribute(raw, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows,
+                                                          sizeof(rows), &written));
+        GPU_CUBLAS_CHECK(cublasLtMatrixLayoutGetAttribute(raw, CUBLASLT_MATRIX_LAYOUT_COLS, &cols,
+                                                          sizeof(cols), &written));
+        GPU_CUBLAS_CHECK(cublasLtMatrixLayoutGetAttribute(raw, CUBLASLT_MATRIX_LAYOUT_LD, &ld,
+                                                          sizeof(ld), &written));
         type = static_cast<int>(stored_type);
     };
     layout(d.a.get(), v.a_type, v.a_rows, v.a_cols, v.a_ld);
@@ -376,7 +397,8 @@ void run_lt(lt_handle& h, const lt_call& call, const char* function)
                        d.b.get(), &call.beta, call.c, d.c.get(), call.c, d.c.get(), &plan.algorithm,
                        h.workspace_.data(), h.workspace_.size(), h.stream_.get());
     if (status != CUBLAS_STATUS_SUCCESS) {
-        gpu::detail::throw_error(status, "cublasLtMatmul", std::source_location::current(), p.to_string());
+        gpu::detail::throw_error(status, "cublasLtMatmul", std::source_location::current(),
+                                 p.to_string());
     }
 }
 
@@ -392,30 +414,36 @@ bool lt_supported(lt_handle& h, const lt_call& call)
 } // namespace detail
 
 lt_handle::lt_handle(stream_ref stream, const lt_handle_options& options)
-    : cache_(std::make_unique<detail::lt_plan_cache>()), stream_(stream), allow_tf32_(options.allow_tf32)
+    : cache_(std::make_unique<detail::lt_plan_cache>()), stream_(stream),
+      allow_tf32_(options.allow_tf32)
 {
     // cublasLtCreate comes first: without a driver or GPU it is what fails, with the hint.
     cublasLtHandle_t raw = nullptr;
     GPU_CUBLAS_CHECK(cublasLtCreate(&raw));
     handle_.reset(raw);
     GPU_CUDA_CHECK(cudaGetDevice(&device_));
-    workspace_ = device_buffer<std::byte>(
-        options.workspace_bytes.value_or(recommended_workspace_bytes(gpu::device(device_).capability())), stream);
+    workspace_ =
+        device_buffer<std::byte>(options.workspace_bytes.value_or(recommended_workspace_bytes(
+                                     gpu::device(device_).capability())),
+                                 stream);
 }
 
-lt_handle::lt_handle(adopt_tag, cublasLtHandle_t raw, stream_ref stream, const lt_handle_options& options)
+lt_handle::lt_handle(adopt_tag, cublasLtHandle_t raw, stream_ref stream,
+                     const lt_handle_options& options)
     : handle_(raw), cache_(std::make_unique<detail::lt_plan_cache>()), stream_(stream),
       allow_tf32_(options.allow_tf32)
 {
     if (raw != nullptr) {
         GPU_CUDA_CHECK(cudaGetDevice(&device_));
-        workspace_ = device_buffer<std::byte>(
-            options.workspace_bytes.value_or(recommended_workspace_bytes(gpu::device(device_).capability())),
-            stream);
+        workspace_ =
+            device_buffer<std::byte>(options.workspace_bytes.value_or(recommended_workspace_bytes(
+                                         gpu::device(device_).capability())),
+                                     stream);
     }
 }
 
-lt_handle lt_handle::from_native_handle(cublasLtHandle_t raw, stream_ref stream, const lt_handle_options& options)
+lt_handle lt_handle::from_native_handle(cublasLtHandle_t raw, stream_ref stream,
+                                        const lt_handle_options& options)
 {
     return lt_handle(adopt_tag{}, raw, stream, options);
 }
@@ -463,7 +491,10 @@ void lt_handle::set_workspace_size(std::size_t bytes)
     clear_cache();
 }
 
-std::size_t lt_handle::cached_problems() const noexcept { return cache_ ? cache_->size() : 0; }
+std::size_t lt_handle::cached_problems() const noexcept
+{
+    return cache_ ? cache_->size() : 0;
+}
 
 void lt_handle::clear_cache() noexcept
 {

@@ -18,7 +18,8 @@ namespace detail {
 
 void curand_generator_deleter::operator()(curandGenerator_t generator) const noexcept
 {
-    gpu::detail::report_destroy_failure("curandDestroyGenerator", curandDestroyGenerator(generator));
+    gpu::detail::report_destroy_failure("curandDestroyGenerator",
+                                        curandDestroyGenerator(generator));
 }
 
 } // namespace detail
@@ -36,8 +37,7 @@ random_generator::random_generator(const gpu::profile& profile, stream_ref strea
     : random_generator(profile.seed.value_or(static_cast<std::uint64_t>(
                            std::chrono::high_resolution_clock::now().time_since_epoch().count())),
                        stream)
-{
-}
+{}
 
 random_generator::~random_generator()
 {
@@ -59,44 +59,51 @@ void random_generator::set_stream(stream_ref stream)
 void random_generator::fill(detail::element_type type, void* data, std::size_t count, bool normal,
                             double a, double b)
 {
-    const char* function = normal ? "gpu::blas::random_generator::normal" : "gpu::blas::random_generator::uniform";
+    const char* function =
+        normal ? "gpu::blas::random_generator::normal" : "gpu::blas::random_generator::uniform";
     GPU_EXPECTS(generator_, std::logic_error, function, ": the generator is empty (moved from)");
     const bool finite = std::isfinite(a) && std::isfinite(b);
-    GPU_EXPECTS(!normal || (finite && b >= 0.0), std::invalid_argument,
-                function, ": mean ", a, ", stddev ", b, " (the deviation must be finite and not negative)");
-    GPU_EXPECTS(normal || (finite && a < b), std::invalid_argument,
-                function, ": range (", a, ", ", b, "] (the bounds must be finite and low < high)");
+    GPU_EXPECTS(!normal || (finite && b >= 0.0), std::invalid_argument, function, ": mean ", a,
+                ", stddev ", b, " (the deviation must be finite and not negative)");
+    GPU_EXPECTS(normal || (finite && a < b), std::invalid_argument, function, ": range (", a, ", ",
+                b, "] (the bounds must be finite and low < high)");
     if (count == 0) {
         return;
     }
-    GPU_EXPECTS(data != nullptr, std::invalid_argument, function, ": null data for ", count, " elements");
+    GPU_EXPECTS(data != nullptr, std::invalid_argument, function, ": null data for ", count,
+                " elements");
     const curandGenerator_t raw = generator_.get();
     const bool wide = type == detail::element_type::fp64;
     const std::size_t element = wide ? sizeof(double) : sizeof(float);
     // cuRAND writes FP32 or FP64 values; normal values come in pairs (Box-Muller), so an odd
     // count or a pointer not aligned to a pair goes through a temporary.
     const bool direct = (type == detail::element_type::fp32 || wide) &&
-                        (!normal || (count % 2 == 0 && reinterpret_cast<std::uintptr_t>(data) % (2 * element) == 0));
+                        (!normal || (count % 2 == 0 &&
+                                     reinterpret_cast<std::uintptr_t>(data) % (2 * element) == 0));
     const std::size_t drawn = normal ? count + count % 2 : count;
     device_buffer<double> wide_scratch(direct || !wide ? 0 : drawn, stream_);
     device_buffer<float> scratch(direct || wide ? 0 : drawn, stream_);
-    void* target = direct ? data : wide ? static_cast<void*>(wide_scratch.data()) : static_cast<void*>(scratch.data());
+    void* target = direct ? data
+                   : wide ? static_cast<void*>(wide_scratch.data())
+                          : static_cast<void*>(scratch.data());
     if (normal) {
-        gpu::detail::check(wide ? curandGenerateNormalDouble(raw, static_cast<double*>(target), drawn, a, b)
-                                : curandGenerateNormal(raw, static_cast<float*>(target), drawn,
-                                                       static_cast<float>(a), static_cast<float>(b)),
-                           wide ? "curandGenerateNormalDouble" : "curandGenerateNormal");
+        gpu::detail::check(
+            wide ? curandGenerateNormalDouble(raw, static_cast<double*>(target), drawn, a, b)
+                 : curandGenerateNormal(raw, static_cast<float*>(target), drawn,
+                                        static_cast<float>(a), static_cast<float>(b)),
+            wide ? "curandGenerateNormalDouble" : "curandGenerateNormal");
     } else {
-        gpu::detail::check(wide ? curandGenerateUniformDouble(raw, static_cast<double*>(target), drawn)
-                                : curandGenerateUniform(raw, static_cast<float*>(target), drawn),
-                           wide ? "curandGenerateUniformDouble" : "curandGenerateUniform");
+        gpu::detail::check(
+            wide ? curandGenerateUniformDouble(raw, static_cast<double*>(target), drawn)
+                 : curandGenerateUniform(raw, static_cast<float*>(target), drawn),
+            wide ? "curandGenerateUniformDouble" : "curandGenerateUniform");
     }
     // Uniform values are in (0, 1]: map them to (low, high]. Normal values are final.
     const double scale = normal ? 1.0 : b - a;
     const double shift = normal ? 0.0 : a;
     if (!direct || scale != 1.0 || shift != 0.0) {
-        detail::convert(wide ? detail::element_type::fp64 : detail::element_type::fp32, target, type, data,
-                        count, scale, shift, stream_);
+        detail::convert(wide ? detail::element_type::fp64 : detail::element_type::fp32, target,
+                        type, data, count, scale, shift, stream_);
     }
 }
 

@@ -6,9 +6,21 @@
 
 namespace gpu::blas::detail::kernels {
 
-__device__ inline double widen(float value) { return value; }
-__device__ inline double widen(double value) { return value; }
-__device__ inline double widen(__half value) { return __half2float(value); }
-__device__ inline double widen(__nv_bfloat16 value) { return __bfloat162float(value); }
+__device__ inline double widen(float value)
+{
+    return value;
+}
+__device__ inline double widen(double value)
+{
+    return value;
+}
+__device__ inline double widen(__half value)
+{
+    return __half2float(value);
+}
+__device__ inline double widen(__nv_bfloat16 value)
+{
+    return __bfloat162float(value);
+}
 
 } // namespace gpu::blas::detail::kernels

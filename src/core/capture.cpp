@@ -54,10 +54,8 @@ namespace detail {
 std::string capture_hint(cudaError_t status)
 {
     switch (status) {
-    case cudaErrorStreamCaptureUnsupported:
-        return unsupported_hint();
-    case cudaErrorStreamCaptureInvalidated:
-        return invalidated_hint();
+    case cudaErrorStreamCaptureUnsupported: return unsupported_hint();
+    case cudaErrorStreamCaptureInvalidated: return invalidated_hint();
     case cudaErrorStreamCaptureMerge:
         return "two independent captures would merge: a stream of one capture waited on an "
                "event recorded in another; capture each graph on streams of its own, forking "
@@ -104,8 +102,7 @@ std::string capture_hint(cudaError_t status)
                "captured into a CUDA graph (gpu::is_capturing tells), this is what some calls "
                "that cannot be captured return: move the call out of the captured work and "
                "synchronise after launching the graph";
-    default:
-        return {};
+    default: return {};
     }
 }
 
@@ -116,9 +113,13 @@ void refuse_while_capturing(stream_ref stream, std::string_view function, bool s
         return;
     }
     const std::string option = synchronous_checks ? "synchronous_checks" : "check_numerics";
-    throw std::logic_error(std::string(function) + ": the stream is being captured into a CUDA "
-                           "graph, and " + option + " synchronises it after the call, which "
-                           "would invalidate the capture: use a profile without " + option +
+    throw std::logic_error(std::string(function) +
+                           ": the stream is being captured into a CUDA "
+                           "graph, and " +
+                           option +
+                           " synchronises it after the call, which "
+                           "would invalidate the capture: use a profile without " +
+                           option +
                            " while capturing (gpu::profile::production() or defaults()), or turn "
                            "it off on the handle or plan");
 }
@@ -128,7 +129,8 @@ void refuse_joining_a_capture(stream_ref from, stream_ref to, std::string_view f
     if (!is_capturing(to) || is_capturing(from)) {
         return;
     }
-    throw std::logic_error(std::string(function) + ": the new stream is being captured into a CUDA "
+    throw std::logic_error(std::string(function) +
+                           ": the new stream is being captured into a CUDA "
                            "graph and the old one is not; moving the workspace would make the "
                            "capture wait for work outside it, which invalidates the capture: bind "
                            "the handle to the capturing stream before the capture begins (run one "
@@ -147,12 +149,9 @@ capture_status capture_status_of(stream_ref stream)
 std::string_view to_string(capture_mode mode) noexcept
 {
     switch (mode) {
-    case capture_mode::global:
-        return "global";
-    case capture_mode::per_thread:
-        return "per_thread";
-    case capture_mode::relaxed:
-        return "relaxed";
+    case capture_mode::global: return "global";
+    case capture_mode::per_thread: return "per_thread";
+    case capture_mode::relaxed: return "relaxed";
     }
     return "unknown";
 }
@@ -160,12 +159,9 @@ std::string_view to_string(capture_mode mode) noexcept
 std::string_view to_string(capture_status status) noexcept
 {
     switch (status) {
-    case capture_status::none:
-        return "none";
-    case capture_status::active:
-        return "active";
-    case capture_status::invalidated:
-        return "invalidated";
+    case capture_status::none: return "none";
+    case capture_status::active: return "active";
+    case capture_status::invalidated: return "invalidated";
     }
     return "unknown";
 }
@@ -192,8 +188,9 @@ capture_scope::capture_scope(stream_ref stream, capture_mode mode, std::source_l
 
 graph capture_scope::end(std::source_location where)
 {
-    GPU_EXPECTS(active_, std::logic_error,
-                "gpu::capture_scope::end: the capture was already ended; end() returns its graph once");
+    GPU_EXPECTS(
+        active_, std::logic_error,
+        "gpu::capture_scope::end: the capture was already ended; end() returns its graph once");
     cudaGraph_t recorded = nullptr;
     const cudaError_t status = cudaStreamEndCapture(stream_.get(), &recorded);
     graph result = graph::from_native_handle(recorded); // owns a partial graph, if any, from here

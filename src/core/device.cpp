@@ -35,8 +35,8 @@ std::string unavailable_reason()
     }
     static_cast<void>(cudaGetLastError());
     std::string reason = "cudaGetDeviceCount failed with " + cuda_status_name(status) + " (" +
-                         std::to_string(static_cast<int>(status)) + "): " +
-                         cuda_status_message(status);
+                         std::to_string(static_cast<int>(status)) +
+                         "): " + cuda_status_message(status);
     const std::string hint = hint_for(status);
     if (!hint.empty()) {
         reason += "; " + hint;
@@ -49,24 +49,16 @@ std::string unavailable_reason()
 std::string_view compute_capability::architecture_name() const noexcept
 {
     switch (major) {
-    case 3:
-        return "Kepler";
-    case 5:
-        return "Maxwell";
-    case 6:
-        return "Pascal";
-    case 7:
-        return minor >= 5 ? "Turing" : "Volta";
-    case 8:
-        return minor >= 9 ? "Ada" : "Ampere";
-    case 9:
-        return "Hopper";
+    case 3: return "Kepler";
+    case 5: return "Maxwell";
+    case 6: return "Pascal";
+    case 7: return minor >= 5 ? "Turing" : "Volta";
+    case 8: return minor >= 9 ? "Ada" : "Ampere";
+    case 9: return "Hopper";
     case 10:
     case 11:
-    case 12:
-        return "Blackwell";
-    default:
-        return "unknown";
+    case 12: return "Blackwell";
+    default: return "unknown";
     }
 }
 
@@ -92,8 +84,9 @@ kernel_image kernel_image_for(compute_capability capability,
         // Architecture-specific code (sm_90a) runs only on exactly that capability.
         const bool exact_only = !arch.suffix.empty();
         if (arch.has_sass) {
-            const bool fits = exact_only ? target == capability
-                                         : target.major == capability.major && target.minor <= capability.minor;
+            const bool fits =
+                exact_only ? target == capability
+                           : target.major == capability.major && target.minor <= capability.minor;
             if (fits) {
                 return kernel_image::native;
             }
@@ -120,7 +113,8 @@ device::device(int id) : id_(id)
         detail::throw_error(status, "cudaGetDeviceCount(&count)", std::source_location::current());
     }
     GPU_EXPECTS(id >= 0 && id < count, std::invalid_argument, "gpu::device: ordinal ", id,
-                " is out of range: ", count, " device(s) visible, valid ordinals are 0 to ", count - 1);
+                " is out of range: ", count, " device(s) visible, valid ordinals are 0 to ",
+                count - 1);
 }
 
 device_properties device::properties() const
@@ -139,9 +133,10 @@ device_properties device::properties() const
     props.max_threads_per_block = raw.maxThreadsPerBlock;
     props.integrated = raw.integrated != 0;
     props.ecc_enabled = raw.ECCEnabled != 0;
-    props.clock_rate_khz = attribute(cudaDevAttrClockRate, id_, "cudaDeviceGetAttribute(cudaDevAttrClockRate)");
-    props.memory_clock_rate_khz =
-        attribute(cudaDevAttrMemoryClockRate, id_, "cudaDeviceGetAttribute(cudaDevAttrMemoryClockRate)");
+    props.clock_rate_khz =
+        attribute(cudaDevAttrClockRate, id_, "cudaDeviceGetAttribute(cudaDevAttrClockRate)");
+    props.memory_clock_rate_khz = attribute(cudaDevAttrMemoryClockRate, id_,
+                                            "cudaDeviceGetAttribute(cudaDevAttrMemoryClockRate)");
     props.memory_pools_supported =
         attribute(cudaDevAttrMemoryPoolsSupported, id_,
                   "cudaDeviceGetAttribute(cudaDevAttrMemoryPoolsSupported)") != 0;

@@ -41,18 +41,22 @@ std::string driver_hint()
     const cuda_version runtime = runtime_version();
     const driver_info driver = driver_version();
     const std::string branch = minimum_driver_for(runtime);
-    const std::string needed = "a driver that supports CUDA " + runtime.to_string() +
-                               (branch.empty() ? std::string() : " (branch " + branch + " or newer)");
+    const std::string needed =
+        "a driver that supports CUDA " + runtime.to_string() +
+        (branch.empty() ? std::string() : " (branch " + branch + " or newer)");
     if (!driver.installed()) {
         return "no NVIDIA driver is loaded (the CUDA driver API reports version 0) but this "
-               "program uses the CUDA " + runtime.to_string() + " runtime: install " + needed +
+               "program uses the CUDA " +
+               runtime.to_string() + " runtime: install " + needed +
                " from https://www.nvidia.com/drivers, check that `nvidia-smi` lists the GPU, "
                "then run cudagap-doctor";
     }
     return "the installed NVIDIA driver supports CUDA up to " + driver.supported_cuda.to_string() +
            " but this program uses the CUDA " + runtime.to_string() + " runtime: update to " +
-           needed + " (https://www.nvidia.com/drivers), or build cudagap with a CUDA toolkit no "
-           "newer than " + driver.supported_cuda.to_string();
+           needed +
+           " (https://www.nvidia.com/drivers), or build cudagap with a CUDA toolkit no "
+           "newer than " +
+           driver.supported_cuda.to_string();
 }
 
 std::string architectures_text(const std::vector<cuda_architecture>& built)
@@ -88,8 +92,9 @@ std::string no_kernel_image_hint(int device)
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess) {
         const compute_capability cc{major, minor};
         return text + " but device " + std::to_string(device) + " is compute capability " +
-               cc.to_string() + ": rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
-               std::to_string(cc.as_int()) + " (or add it to the list)";
+               cc.to_string() +
+               ": rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(cc.as_int()) +
+               " (or add it to the list)";
     }
     static_cast<void>(cudaGetLastError());
     return text + ", which does not include this GPU: rebuild with "
@@ -102,7 +107,7 @@ std::string oom_hint_with_numbers(std::size_t requested, std::size_t free_bytes,
                                   std::size_t total_bytes, int device)
 {
     std::string text = requested == 0 ? std::string("the device is out of memory")
-                                       : "requested " + format_bytes(requested);
+                                      : "requested " + format_bytes(requested);
     if (device >= 0) {
         text += " on device " + std::to_string(device);
     }
@@ -115,7 +120,8 @@ std::string oom_hint_with_numbers(std::size_t requested, std::size_t free_bytes,
             format_bytes(stats.peak_bytes) + ")";
     if (device >= 0) {
         int pools = 0;
-        if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess &&
+        if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) ==
+                cudaSuccess &&
             pools != 0) {
             try {
                 const pool_info pool = memory_pool_info(gpu::device(device));
@@ -211,17 +217,18 @@ error::error(std::string api, std::string status_name, long long code, std::stri
       details_(std::make_shared<const details>(details{std::move(api), std::move(status_name), code,
                                                        std::move(message), std::move(hint), device,
                                                        where}))
-{
-}
+{}
 
 cuda_error::cuda_error(cudaError_t status, std::string api, std::string hint, int device,
                        std::source_location where)
     : error(std::move(api), cuda_status_name(status), static_cast<long long>(status),
             cuda_status_message(status), std::move(hint), device, where)
-{
-}
+{}
 
-bool cuda_error::is_sticky() const noexcept { return gpu::is_sticky(status()); }
+bool cuda_error::is_sticky() const noexcept
+{
+    return gpu::is_sticky(status());
+}
 
 out_of_memory::out_of_memory(std::string api, std::size_t requested_bytes, std::size_t free_bytes,
                              std::size_t total_bytes, int device, std::source_location where)
@@ -229,8 +236,7 @@ out_of_memory::out_of_memory(std::string api, std::size_t requested_bytes, std::
                  oom_hint_with_numbers(requested_bytes, free_bytes, total_bytes, device), device,
                  where),
       requested_(requested_bytes), free_(free_bytes), total_(total_bytes)
-{
-}
+{}
 
 std::string cuda_status_name(cudaError_t status)
 {
@@ -265,8 +271,7 @@ bool is_sticky(cudaError_t status) noexcept
     case 810: // cudaErrorMpsClientTerminated
     case 911: // cudaErrorExternalDevice
         return true;
-    default:
-        return false;
+    default: return false;
     }
 }
 
@@ -279,20 +284,16 @@ std::string hint_for(cudaError_t status, int device)
         return capture; // stream capture and graph update: capture.cpp names the calls
     }
     switch (status) {
-    case cudaErrorMemoryAllocation:
-        return out_of_memory_hint(device);
-    case cudaErrorInsufficientDriver:
-        return driver_hint();
+    case cudaErrorMemoryAllocation: return out_of_memory_hint(device);
+    case cudaErrorInsufficientDriver: return driver_hint();
     case cudaErrorNoDevice:
         return "no CUDA-capable GPU is visible to this process (" + visible_devices_note() +
                "): check that `nvidia-smi` lists a GPU, then run cudagap-doctor";
     case cudaErrorInvalidDevice:
         return "device ordinal out of range: " + std::to_string(device_count()) +
                " device(s) visible (" + visible_devices_note() + ")";
-    case cudaErrorNoKernelImageForDevice:
-        return no_kernel_image_hint(device);
-    default:
-        return std::string(fixed_hint(status));
+    case cudaErrorNoKernelImageForDevice: return no_kernel_image_hint(device);
+    default: return std::string(fixed_hint(status));
     }
 }
 

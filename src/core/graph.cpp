@@ -43,8 +43,7 @@ std::string_view graph_update_reason(cudaGraphExecUpdateResult result) noexcept
     case cudaGraphExecUpdateErrorNotSupported:
         return "a node cannot be updated in place (e.g. a memory allocation or free node)";
     case cudaGraphExecUpdateSuccess:
-    case cudaGraphExecUpdateError:
-        break;
+    case cudaGraphExecUpdateError: break;
     }
     return "CUDA refused the update for another reason";
 }
@@ -95,10 +94,11 @@ graph_update_result graph_exec::update(const graph& from, std::source_location w
     // instance may carry it); the upload happens at the first launch instead.
     flags &= ~static_cast<unsigned long long>(cudaGraphInstantiateFlagUpload);
     // Instantiate first: if it fails, this instance is unchanged (and still runs the old work).
-    handle_.reset(instantiate(source, flags,
-                              "gpu::graph_exec::update (instantiating again after cudaGraphExecUpdate "
-                              "refused): cudaGraphInstantiateWithFlags",
-                              where));
+    handle_.reset(
+        instantiate(source, flags,
+                    "gpu::graph_exec::update (instantiating again after cudaGraphExecUpdate "
+                    "refused): cudaGraphInstantiateWithFlags",
+                    where));
     return {graph_update_kind::reinstantiated, detail::graph_update_reason(info.result)};
 }
 

@@ -20,8 +20,7 @@ void count_allocation(std::size_t bytes) noexcept
 {
     const std::size_t now = current_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     std::size_t peak = peak_bytes.load(std::memory_order_relaxed);
-    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
+    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {}
     live_allocations.fetch_add(1, std::memory_order_relaxed);
     total_allocations.fetch_add(1, std::memory_order_relaxed);
 }
@@ -95,7 +94,7 @@ bool release_cached_memory(stream_ref stream, int device)
     }
     if (gpu::is_sticky(synced)) {
         detail::throw_error(synced, "cudaDeviceSynchronize (before retrying an allocation)",
-                                 std::source_location::current());
+                            std::source_location::current());
     }
     if (!ok) {
         static_cast<void>(cudaGetLastError());
@@ -107,7 +106,8 @@ bool release_cached_memory(stream_ref stream, int device)
 
 allocation_stats allocation_statistics() noexcept
 {
-    return {current_bytes.load(std::memory_order_relaxed), peak_bytes.load(std::memory_order_relaxed),
+    return {current_bytes.load(std::memory_order_relaxed),
+            peak_bytes.load(std::memory_order_relaxed),
             live_allocations.load(std::memory_order_relaxed),
             total_allocations.load(std::memory_order_relaxed)};
 }
@@ -154,7 +154,8 @@ allocation allocate(std::size_t bytes, stream_ref stream, std::source_location w
     void* pointer = nullptr;
     cudaError_t status =
         pooled ? cudaMallocAsync(&pointer, bytes, stream.get()) : cudaMalloc(&pointer, bytes);
-    const char* api = pooled ? "cudaMallocAsync(&pointer, bytes, stream)" : "cudaMalloc(&pointer, bytes)";
+    const char* api =
+        pooled ? "cudaMallocAsync(&pointer, bytes, stream)" : "cudaMalloc(&pointer, bytes)";
     if (status == cudaErrorMemoryAllocation && pooled && release_cached_memory(stream, device)) {
         api = "cudaMallocAsync(&pointer, bytes, stream), retried after cudaDeviceSynchronize and "
               "cudaMemPoolTrimTo(pool, 0)";
@@ -199,8 +200,8 @@ void* allocate_pinned(std::size_t bytes, std::source_location where)
     return pointer;
 }
 
-void throw_pinned_allocation_failure(cudaError_t status, const char* api, std::size_t requested_bytes,
-                                     std::source_location where)
+void throw_pinned_allocation_failure(cudaError_t status, const char* api,
+                                     std::size_t requested_bytes, std::source_location where)
 {
     if (status != cudaErrorMemoryAllocation) {
         throw_error(status, api, where);

@@ -26,7 +26,8 @@ namespace {
 constexpr const char* numerics_hint =
     "NaN and Inf usually come from (1) NaN or Inf already in the inputs: check them the same way "
     "(gpu::check_finite, or its typed overloads in the wings) to find the first operation that "
-    "made them; (2) FP16 overflow: FP16 holds magnitudes up to 65504 only, so scale the data down, or "
+    "made them; (2) FP16 overflow: FP16 holds magnitudes up to 65504 only, so scale the data down, "
+    "or "
     "use BF16 (FP32's range) or FP32; (3) an uninitialised buffer: an input or output that was "
     "allocated but never written holds whatever was in memory. This check ran because the "
     "profile asks for check_numerics (the development profile does); it costs a synchronisation "
@@ -44,7 +45,6 @@ int device_or_current(std::optional<int> device) noexcept
     }
     return current;
 }
-
 
 // The kernel and the host scan receive the format as an integer in finite_bits' order.
 static_assert(static_cast<int>(element_type::fp32) == detail::finite_bits::fp32 &&
@@ -73,7 +73,8 @@ std::string byte_count(std::size_t count, element_type type)
 }
 
 // Element i of host bytes, read by its bits (memcpy: the bytes need not be aligned).
-detail::finite_bits::kind classify_host(const std::byte* bytes, std::size_t i, element_type type) noexcept
+detail::finite_bits::kind classify_host(const std::byte* bytes, std::size_t i,
+                                        element_type type) noexcept
 {
     namespace bits = detail::finite_bits;
     switch (type) {
@@ -88,8 +89,7 @@ detail::finite_bits::kind classify_host(const std::byte* bytes, std::size_t i, e
         std::memcpy(&value, bytes + i * sizeof value, sizeof value);
         return type == element_type::fp16 ? bits::classify_fp16(value) : bits::classify_bf16(value);
     }
-    case element_type::fp32:
-        break;
+    case element_type::fp32: break;
     }
     std::uint32_t value = 0;
     std::memcpy(&value, bytes + i * sizeof value, sizeof value);
@@ -131,8 +131,7 @@ std::int64_t checked_elements(const detail::strided_elements& where, element_typ
         __builtin_add_overflow(span, where.run_length, &span) ||
         __builtin_mul_overflow(span, static_cast<std::int64_t>(element_size(type)), &bytes)) {
         throw std::invalid_argument("gpu::check_finite: " + extents() + " of " +
-                                    std::string(to_string(type)) +
-                                    " span more memory than exists");
+                                    std::string(to_string(type)) + " span more memory than exists");
     }
     return elements;
 }
@@ -152,9 +151,9 @@ void require_aligned(const void* data, element_type type, const char* function)
 {
     const auto address = reinterpret_cast<std::uintptr_t>(data);
     const std::size_t size = element_size(type);
-    GPU_EXPECTS(address % size == 0, std::invalid_argument, function, ": data at ", address_text(address),
-                " is not aligned to its ", size, "-byte ", to_string(type), " elements (", address % size,
-                " bytes past a multiple of ", size, ")");
+    GPU_EXPECTS(address % size == 0, std::invalid_argument, function, ": data at ",
+                address_text(address), " is not aligned to its ", size, "-byte ", to_string(type),
+                " elements (", address % size, " bytes past a multiple of ", size, ")");
 }
 
 } // namespace
@@ -178,10 +177,10 @@ numerics_error::numerics_error(std::string operation, const non_finite_report& r
             static_cast<long long>(report.nan_count + report.inf_count), report.to_string(),
             numerics_hint, device_or_current(device), where),
       report_(report)
-{
-}
+{}
 
-non_finite_report check_finite(const void* data, std::size_t count, element_type type, stream_ref stream)
+non_finite_report check_finite(const void* data, std::size_t count, element_type type,
+                               stream_ref stream)
 {
     require_named(type, "gpu::check_finite");
     // Offsets are 64-bit signed in the kernel: a count beyond that is no real buffer.
@@ -193,9 +192,9 @@ non_finite_report check_finite(const void* data, std::size_t count, element_type
                                     " bytes, more than the address space holds");
     }
     const auto n = static_cast<std::int64_t>(count);
-    return detail::check_finite_strided(data, type, {.batch = 1, .batch_stride = 0, .runs = 1,
-                                                     .run_length = n, .run_stride = n},
-                                        stream);
+    return detail::check_finite_strided(
+        data, type, {.batch = 1, .batch_stride = 0, .runs = 1, .run_length = n, .run_stride = n},
+        stream);
 }
 
 void flag_non_finite(const void* data, std::size_t count, element_type type, std::uint32_t* flag,
@@ -204,11 +203,11 @@ void flag_non_finite(const void* data, std::size_t count, element_type type, std
     constexpr const char* function = "gpu::flag_non_finite";
     require_named(type, function);
     constexpr auto max_offset = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
-    GPU_EXPECTS(count <= max_offset / element_size(type), std::invalid_argument, function, ": ", count, " ",
-                to_string(type), " elements need ", byte_count(count, type),
+    GPU_EXPECTS(count <= max_offset / element_size(type), std::invalid_argument, function, ": ",
+                count, " ", to_string(type), " elements need ", byte_count(count, type),
                 " bytes, more than the address space holds");
-    GPU_EXPECTS(count == 0 || data != nullptr, std::invalid_argument, function, ": null data for ", count,
-                " elements");
+    GPU_EXPECTS(count == 0 || data != nullptr, std::invalid_argument, function, ": null data for ",
+                count, " elements");
     GPU_EXPECTS(flag != nullptr, std::invalid_argument, function, ": the flag is null");
     GPU_EXPECTS(code != 0, std::invalid_argument, function,
                 ": code 0 is the flag's \"nothing found\"; give each check a code from 1");
@@ -216,11 +215,12 @@ void flag_non_finite(const void* data, std::size_t count, element_type type, std
         return;
     }
     require_aligned(data, type, function);
-    GPU_CUDA_CHECK(detail::kernels::flag_non_finite(static_cast<int>(type), data, static_cast<long long>(count), flag,
-                                            code, stream.get()));
+    GPU_CUDA_CHECK(detail::kernels::flag_non_finite(
+        static_cast<int>(type), data, static_cast<long long>(count), flag, code, stream.get()));
 }
 
-non_finite_report check_finite_on_host(std::span<const std::byte> host, std::size_t count, element_type type)
+non_finite_report check_finite_on_host(std::span<const std::byte> host, std::size_t count,
+                                       element_type type)
 {
     require_named(type, "gpu::check_finite_on_host");
     // Compared by division: count * size could wrap around and pass a short span.
@@ -271,13 +271,16 @@ non_finite_report check_finite_strided(const void* data, element_type type,
     // lowers).
     constexpr unsigned long long none = std::numeric_limits<unsigned long long>::max();
     device_buffer<unsigned long long> counters(3, stream);
-    GPU_CUDA_CHECK(cudaMemsetAsync(counters.data(), 0, 2 * sizeof(unsigned long long), stream.get()));
-    GPU_CUDA_CHECK(cudaMemsetAsync(counters.data() + 2, 0xff, sizeof(unsigned long long), stream.get()));
+    GPU_CUDA_CHECK(
+        cudaMemsetAsync(counters.data(), 0, 2 * sizeof(unsigned long long), stream.get()));
+    GPU_CUDA_CHECK(
+        cudaMemsetAsync(counters.data() + 2, 0xff, sizeof(unsigned long long), stream.get()));
     GPU_CUDA_CHECK(kernels::count_non_finite(static_cast<int>(type), data, where.batch,
                                              where.batch_stride, where.runs, where.run_length,
                                              where.run_stride, counters.data(), stream.get()));
     unsigned long long host[3] = {};
-    GPU_CUDA_CHECK(cudaMemcpyAsync(host, counters.data(), sizeof host, cudaMemcpyDeviceToHost, stream.get()));
+    GPU_CUDA_CHECK(
+        cudaMemcpyAsync(host, counters.data(), sizeof host, cudaMemcpyDeviceToHost, stream.get()));
     stream.synchronize();
     report.nan_count = static_cast<std::size_t>(host[0]);
     report.inf_count = static_cast<std::size_t>(host[1]);

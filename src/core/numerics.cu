@@ -35,8 +35,8 @@ __global__ void count_non_finite_kernel(const void* data, long long batch, long 
     unsigned long long nans = 0;
     unsigned long long infs = 0;
     unsigned long long first = ULLONG_MAX;
-    for (long long index = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; index < total;
-         index += static_cast<long long>(gridDim.x) * blockDim.x) {
+    for (long long index = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+         index < total; index += static_cast<long long>(gridDim.x) * blockDim.x) {
         const long long i = index % run_length;
         const long long rest = index / run_length;
         const long long offset = (rest / runs) * batch_stride + (rest % runs) * run_stride + i;
@@ -72,15 +72,16 @@ cudaError_t launch(const void* data, long long batch, long long batch_stride, lo
     const long long total = batch * runs * run_length;
     const long long wanted = (total + threads - 1) / threads;
     const int blocks = static_cast<int>(wanted < 4096 ? wanted : 4096);
-    count_non_finite_kernel<Format><<<blocks, threads, 0, stream>>>(data, batch, batch_stride, runs,
-                                                                     run_length, run_stride, counters);
+    count_non_finite_kernel<Format><<<blocks, threads, 0, stream>>>(
+        data, batch, batch_stride, runs, run_length, run_stride, counters);
     return cudaGetLastError();
 }
 
 // Sets *flag to code when *flag is 0 and an element is NaN or Inf. A flag already set means an
 // earlier check on the stream found one: then nothing is read.
 template <int Format>
-__global__ void flag_non_finite_kernel(const void* data, long long n, unsigned int* flag, unsigned int code)
+__global__ void flag_non_finite_kernel(const void* data, long long n, unsigned int* flag,
+                                       unsigned int code)
 {
     if (*static_cast<volatile unsigned int*>(flag) != 0U) {
         return;
@@ -95,7 +96,8 @@ __global__ void flag_non_finite_kernel(const void* data, long long n, unsigned i
 }
 
 template <int Format>
-cudaError_t launch_flag(const void* data, long long n, unsigned int* flag, unsigned int code, cudaStream_t stream)
+cudaError_t launch_flag(const void* data, long long n, unsigned int* flag, unsigned int code,
+                        cudaStream_t stream)
 {
     constexpr int threads = 256;
     const long long wanted = (n + threads - 1) / threads;
@@ -106,18 +108,14 @@ cudaError_t launch_flag(const void* data, long long n, unsigned int* flag, unsig
 
 } // namespace
 
-cudaError_t flag_non_finite(int format, const void* data, long long n, unsigned int* flag, unsigned int code,
-                            cudaStream_t stream)
+cudaError_t flag_non_finite(int format, const void* data, long long n, unsigned int* flag,
+                            unsigned int code, cudaStream_t stream)
 {
     switch (format) {
-    case finite_bits::fp64:
-        return launch_flag<finite_bits::fp64>(data, n, flag, code, stream);
-    case finite_bits::fp16:
-        return launch_flag<finite_bits::fp16>(data, n, flag, code, stream);
-    case finite_bits::bf16:
-        return launch_flag<finite_bits::bf16>(data, n, flag, code, stream);
-    default:
-        return launch_flag<finite_bits::fp32>(data, n, flag, code, stream);
+    case finite_bits::fp64: return launch_flag<finite_bits::fp64>(data, n, flag, code, stream);
+    case finite_bits::fp16: return launch_flag<finite_bits::fp16>(data, n, flag, code, stream);
+    case finite_bits::bf16: return launch_flag<finite_bits::bf16>(data, n, flag, code, stream);
+    default: return launch_flag<finite_bits::fp32>(data, n, flag, code, stream);
     }
 }
 
@@ -127,13 +125,17 @@ cudaError_t count_non_finite(int format, const void* data, long long batch, long
 {
     switch (format) {
     case finite_bits::fp64:
-        return launch<finite_bits::fp64>(data, batch, batch_stride, runs, run_length, run_stride, counters, stream);
+        return launch<finite_bits::fp64>(data, batch, batch_stride, runs, run_length, run_stride,
+                                         counters, stream);
     case finite_bits::fp16:
-        return launch<finite_bits::fp16>(data, batch, batch_stride, runs, run_length, run_stride, counters, stream);
+        return launch<finite_bits::fp16>(data, batch, batch_stride, runs, run_length, run_stride,
+                                         counters, stream);
     case finite_bits::bf16:
-        return launch<finite_bits::bf16>(data, batch, batch_stride, runs, run_length, run_stride, counters, stream);
+        return launch<finite_bits::bf16>(data, batch, batch_stride, runs, run_length, run_stride,
+                                         counters, stream);
     default:
-        return launch<finite_bits::fp32>(data, batch, batch_stride, runs, run_length, run_stride, counters, stream);
+        return launch<finite_bits::fp32>(data, batch, batch_stride, runs, run_length, run_stride,
+                                         counters, stream);
     }
 }
 

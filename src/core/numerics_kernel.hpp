@@ -18,7 +18,7 @@ cudaError_t count_non_finite(int format, const void* data, long long batch, long
 // flag[0] = code when flag[0] is 0 and one of the n contiguous elements of `format` at `data`
 // is NaN or Inf (the first such check on a stream keeps its code). Requires n > 0. Returns the
 // launch status.
-cudaError_t flag_non_finite(int format, const void* data, long long n, unsigned int* flag, unsigned int code,
-                            cudaStream_t stream);
+cudaError_t flag_non_finite(int format, const void* data, long long n, unsigned int* flag,
+                            unsigned int code, cudaStream_t stream);
 
 } // namespace gpu::detail::kernels

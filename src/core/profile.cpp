@@ -10,12 +10,9 @@ namespace gpu {
 std::string_view to_string(preferred_precision precision) noexcept
 {
     switch (precision) {
-    case preferred_precision::fp32:
-        return "fp32";
-    case preferred_precision::fp16:
-        return "fp16";
-    case preferred_precision::bf16:
-        return "bf16";
+    case preferred_precision::fp32: return "fp32";
+    case preferred_precision::fp16: return "fp16";
+    case preferred_precision::bf16: return "bf16";
     }
     return "unknown";
 }
@@ -88,7 +85,10 @@ std::vector<std::string> profile::describe() const
     };
 }
 
-std::vector<std::string_view> profile_names() { return {"development", "production", "testing"}; }
+std::vector<std::string_view> profile_names()
+{
+    return {"development", "production", "testing"};
+}
 
 profile profile_from_name(std::string_view name)
 {

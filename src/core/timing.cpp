@@ -59,7 +59,8 @@ double standard_deviation(const std::vector<double>& sorted, double mean)
 
 statistics summarize(std::span<const double> samples_ms)
 {
-    GPU_EXPECTS(!samples_ms.empty(), std::invalid_argument, "gpu::summarize: no samples to summarize");
+    GPU_EXPECTS(!samples_ms.empty(), std::invalid_argument,
+                "gpu::summarize: no samples to summarize");
     for (std::size_t i = 0; i < samples_ms.size(); ++i) {
         GPU_EXPECTS(std::isfinite(samples_ms[i]) && samples_ms[i] >= 0.0, std::invalid_argument,
                     "gpu::summarize: sample ", i, " is ", samples_ms[i],
@@ -84,8 +85,10 @@ statistics summarize(std::span<const double> samples_ms)
 
 void validate(const benchmark_options& options)
 {
-    const auto reject = [](const std::string& field, const std::string& value, const std::string& rule) {
-        throw std::invalid_argument("gpu::benchmark_options: " + field + " is " + value + "; " + rule);
+    const auto reject = [](const std::string& field, const std::string& value,
+                           const std::string& rule) {
+        throw std::invalid_argument("gpu::benchmark_options: " + field + " is " + value + "; " +
+                                    rule);
     };
     if (options.warmup < 0) {
         reject("warmup", std::to_string(options.warmup), "it must be 0 or more");
@@ -102,7 +105,8 @@ void validate(const benchmark_options& options)
                "it must be at least repetitions, which is " + std::to_string(options.repetitions));
     }
     if (options.min_time.count() < 0.0) {
-        reject("min_time", std::to_string(options.min_time.count()) + " ms", "it must not be negative");
+        reject("min_time", std::to_string(options.min_time.count()) + " ms",
+               "it must not be negative");
     }
 }
 

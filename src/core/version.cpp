@@ -60,14 +60,10 @@ std::string minimum_driver_for(cuda_version version)
     // Linux driver branches that first ran each CUDA major version (minor-version compatibility
     // covers the rest of the major), from NVIDIA's CUDA compatibility tables.
     switch (version.major) {
-    case 13:
-        return "580";
-    case 12:
-        return "525";
-    case 11:
-        return "450";
-    default:
-        return {};
+    case 13: return "580";
+    case 12: return "525";
+    case 11: return "450";
+    default: return {};
     }
 }
 
@@ -83,7 +79,8 @@ std::vector<cuda_architecture> parse_cuda_architectures(const std::string& list)
             continue;
         }
         std::size_t digits = 0;
-        while (digits < entry.size() && std::isdigit(static_cast<unsigned char>(entry[digits])) != 0) {
+        while (digits < entry.size() &&
+               std::isdigit(static_cast<unsigned char>(entry[digits])) != 0) {
             ++digits;
         }
         if (digits == 0) {
@@ -93,7 +90,8 @@ std::vector<cuda_architecture> parse_cuda_architectures(const std::string& list)
                 "75-virtual; 'all', 'all-major' and 'native' cannot be resolved here)");
         }
         // std::stoi would throw std::out_of_range for more digits than an int holds.
-        const std::optional<int> sm = detail::parse_decimal(std::string_view(entry).substr(0, digits));
+        const std::optional<int> sm =
+            detail::parse_decimal(std::string_view(entry).substr(0, digits));
         if (!sm) {
             throw std::invalid_argument("parse_cuda_architectures: entry '" + entry + "' of '" +
                                         list + "' has a compute capability beyond int");
@@ -101,7 +99,8 @@ std::vector<cuda_architecture> parse_cuda_architectures(const std::string& list)
         cuda_architecture arch;
         arch.sm = *sm;
         std::size_t letters = digits;
-        while (letters < entry.size() && std::isalpha(static_cast<unsigned char>(entry[letters])) != 0) {
+        while (letters < entry.size() &&
+               std::isalpha(static_cast<unsigned char>(entry[letters])) != 0) {
             ++letters;
         }
         arch.suffix = entry.substr(digits, letters - digits);

@@ -48,7 +48,8 @@ void activation::forward_raw(handle& h, const void* x, void* y) const
                        "cudnnActivationForward", [this] { return to_string(); });
 }
 
-void activation::backward_raw(handle& h, const void* y, const void* dy, const void* x, void* dx) const
+void activation::backward_raw(handle& h, const void* y, const void* dy, const void* x,
+                              void* dx) const
 {
     constexpr const char* operation = "gpu::dnn::activation::backward";
     detail::require_ready(static_cast<bool>(data_), h, operation);

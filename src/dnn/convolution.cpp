@@ -26,9 +26,9 @@ struct fused_operands {
 };
 
 // One trial of `cudnnConvolutionBiasActivationForward` with `c`, on the planning buffers.
-std::optional<std::string> try_fused(const detail::pass_view& view, detail::planning_buffers& buffers,
-                                     fused_operands& fused, const algorithm_candidate& c,
-                                     data_type type)
+std::optional<std::string> try_fused(const detail::pass_view& view,
+                                     detail::planning_buffers& buffers, fused_operands& fused,
+                                     const algorithm_candidate& c, data_type type)
 {
     buffers.ensure<convolution_algorithm>(view, type);
     // Under the candidate's math type, as the forward will run it (this sets it on the descriptor).
@@ -38,7 +38,8 @@ std::optional<std::string> try_fused(const detail::pass_view& view, detail::plan
     }
     const stream_ref stream = view.h.stream();
     std::string refusal;
-    auto workspace = detail::trial_workspace(std::max(query.bytes, c.workspace_bytes), stream, refusal);
+    auto workspace =
+        detail::trial_workspace(std::max(query.bytes, c.workspace_bytes), stream, refusal);
     if (!workspace) {
         return refusal;
     }
@@ -66,13 +67,15 @@ std::optional<std::string> try_fused(const detail::pass_view& view, detail::plan
 
 // The forward's search: the plain search, except that with an epilogue the fused call is tried
 // first and the plain call only when the epilogue must run unfused.
-convolution_explanation search_forward(const detail::pass_view& view, detail::planning_buffers& buffers,
-                                       fused_operands& fused, const convolution_problem& problem,
+convolution_explanation search_forward(const detail::pass_view& view,
+                                       detail::planning_buffers& buffers, fused_operands& fused,
+                                       const convolution_problem& problem,
                                        const convolution_options& options)
 {
-    convolution_explanation result = detail::start_explanation<convolution_algorithm>(problem, options);
-    result.candidates = detail::find_candidates<convolution_algorithm>(view, buffers, options,
-                                                                       problem.type, result.problem);
+    convolution_explanation result =
+        detail::start_explanation<convolution_algorithm>(problem, options);
+    result.candidates = detail::find_candidates<convolution_algorithm>(
+        view, buffers, options, problem.type, result.problem);
     // cuDNN's heuristic ranks without running, and may refuse at run time what it ranked; the
     // fused epilogue may refuse what cuDNN ranked or timed for the plain convolution. So the
     // choice is tried once here (as PyTorch's try_all runs each algorithm in turn), and a refusal
@@ -103,15 +106,17 @@ convolution::element_counts convolution::counts_of(const convolution_problem& pr
 {
     problem.validate();
     return {problem.input_elements(), problem.filter_elements(), problem.output_elements(),
-            problem.epilogue == convolution_epilogue::none ? 0
-                                                           : static_cast<std::size_t>(problem.filter[0])};
+            problem.epilogue == convolution_epilogue::none
+                ? 0
+                : static_cast<std::size_t>(problem.filter[0])};
 }
 
 void convolution::check_buffers(const element_counts& expected, const convolution_problem& problem,
                                 detail::element_info element, std::size_t x, std::size_t w,
                                 std::optional<std::size_t> bias, std::size_t y, bool running)
 {
-    const std::string where = running ? "gpu::dnn::convolution::forward: " : "gpu::dnn::convolution: ";
+    const std::string where =
+        running ? "gpu::dnn::convolution::forward: " : "gpu::dnn::convolution: ";
     detail::check_element_type(where, element, problem.type);
     detail::check_element_count(where, "x (the input)", x, expected.input, problem);
     detail::check_element_count(where, "w (the filter)", w, expected.filter, problem);
@@ -119,10 +124,11 @@ void convolution::check_buffers(const element_counts& expected, const convolutio
     if (!running) {
         return;
     }
-    GPU_EXPECTS(!bias || problem.epilogue != convolution_epilogue::none, std::invalid_argument, where,
-                "a bias was given but the plan's epilogue is none; plan with epilogue bias or bias_relu");
-    GPU_EXPECTS(bias || problem.epilogue == convolution_epilogue::none, std::invalid_argument, where,
-                "the plan's epilogue ", to_string(problem.epilogue), " needs a bias");
+    GPU_EXPECTS(
+        !bias || problem.epilogue != convolution_epilogue::none, std::invalid_argument, where,
+        "a bias was given but the plan's epilogue is none; plan with epilogue bias or bias_relu");
+    GPU_EXPECTS(bias || problem.epilogue == convolution_epilogue::none, std::invalid_argument,
+                where, "the plan's epilogue ", to_string(problem.epilogue), " needs a bias");
     if (bias) {
         detail::check_element_count(where, "the bias", *bias, expected.bias, problem);
     }
@@ -187,7 +193,8 @@ void convolution::forward_raw(handle& h, const void* x, const void* w, const voi
 void convolution::run(handle& h, const void* x, const void* w, const void* bias, void* y)
 {
     static constexpr const char* names[3] = {"x", "w", "y"};
-    detail::check_run("gpu::dnn::convolution::forward", static_cast<bool>(input_), h, x, w, y, names);
+    detail::check_run("gpu::dnn::convolution::forward", static_cast<bool>(input_), h, x, w, y,
+                      names);
     const stream_ref stream = h.stream();
     // The checks synchronise after the call: refused before it is queued, not breaking a capture.
     gpu::detail::refuse_while_capturing(stream, "gpu::dnn::convolution::forward",
@@ -200,28 +207,30 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
     const float zero = 0.0F;
     if (has_epilogue && !unfused) {
         // z is y with alpha2 = 0: cuDNN does not read it then (TensorFlow and XLA rely on this).
-        detail::check_pass_status(
-            cudnnConvolutionBiasActivationForward(
-                h.get(), &one, input_.get(), x, filter_.get(), w, convolution_.get(),
-                native_algorithm(), workspace_.data(), workspace_.size(), &zero, output_.get(), y,
-                bias_.get(), bias, activation_.get(), output_.get(), y),
-            "cudnnConvolutionBiasActivationForward", explanation_);
+        detail::check_pass_status(cudnnConvolutionBiasActivationForward(
+                                      h.get(), &one, input_.get(), x, filter_.get(), w,
+                                      convolution_.get(), native_algorithm(), workspace_.data(),
+                                      workspace_.size(), &zero, output_.get(), y, bias_.get(), bias,
+                                      activation_.get(), output_.get(), y),
+                                  "cudnnConvolutionBiasActivationForward", explanation_);
     } else {
-        detail::check_pass_status(detail::run_plain(view, explanation_.algorithm, x, w, y, workspace_,
-                                                    gradient_update::overwrite),
+        detail::check_pass_status(detail::run_plain(view, explanation_.algorithm, x, w, y,
+                                                    workspace_, gradient_update::overwrite),
                                   "cudnnConvolutionForward", explanation_);
     }
     if (unfused) {
         // The fused call refused every algorithm (explain() says why). y += bias: bias_ is
         // 1 x K x 1 x 1 in the plan's layout, and cudnnAddTensor broadcasts each dimension of 1.
-        detail::check_pass_status(cudnnAddTensor(h.get(), &one, bias_.get(), bias, &one, output_.get(), y),
-                                  "cudnnAddTensor", explanation_);
+        detail::check_pass_status(
+            cudnnAddTensor(h.get(), &one, bias_.get(), bias, &one, output_.get(), y),
+            "cudnnAddTensor", explanation_);
         if (problem_.epilogue == convolution_epilogue::bias_relu) {
             // In place: cuDNN allows it when x and y share one descriptor. The descriptor is the
             // fused call's: ReLU with its upper bound at the largest double, i.e. none. (Identity
             // has no cudnnActivationForward; a bias-only epilogue is complete here.)
             detail::check_pass_status(cudnnActivationForward(h.get(), activation_.get(), &one,
-                                                             output_.get(), y, &zero, output_.get(), y),
+                                                             output_.get(), y, &zero, output_.get(),
+                                                             y),
                                       "cudnnActivationForward", explanation_);
         }
     }

@@ -109,9 +109,8 @@ void check_window(const std::vector<int>& input, const std::vector<int>& filter,
     }
     if (w.span > w.padded) {
         reject("in spatial dimension " + std::to_string(i) + " the filter spans " +
-               std::to_string(w.span) + " (size " + std::to_string(filter[i + 2]) +
-               ", dilation " + std::to_string(g.dilation[i]) + ") but the padded input is only " +
-               padded);
+               std::to_string(w.span) + " (size " + std::to_string(filter[i + 2]) + ", dilation " +
+               std::to_string(g.dilation[i]) + ") but the padded input is only " + padded);
     }
 }
 
@@ -195,7 +194,6 @@ convolution_readback read_convolution(cudnnConvolutionDescriptor_t raw)
     return result;
 }
 
-
 } // namespace
 
 convolution_descriptor::convolution_descriptor(const convolution_geometry& geometry,
@@ -211,17 +209,17 @@ convolution_descriptor::convolution_descriptor(const convolution_geometry& geome
     cudnnConvolutionDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&raw));
     handle_.reset(raw);
-    const std::string context = "convolution " + geometry.to_string() + ", compute " +
-                                std::string(dnn::to_string(compute));
-    detail::check_set(cudnnSetConvolutionNdDescriptor(raw, geometry.spatial_rank(), geometry.padding.data(),
-                                              geometry.stride.data(), geometry.dilation.data(),
-                                              detail::to_cudnn(geometry.mode),
-                                              detail::to_cudnn(compute)),
-              "cudnnSetConvolutionNdDescriptor", context);
-    detail::check_set(cudnnSetConvolutionGroupCount(raw, geometry.groups), "cudnnSetConvolutionGroupCount",
-              context);
-    detail::check_set(cudnnSetConvolutionMathType(raw, detail::to_cudnn(math)), "cudnnSetConvolutionMathType",
-              context);
+    const std::string context =
+        "convolution " + geometry.to_string() + ", compute " + std::string(dnn::to_string(compute));
+    detail::check_set(
+        cudnnSetConvolutionNdDescriptor(raw, geometry.spatial_rank(), geometry.padding.data(),
+                                        geometry.stride.data(), geometry.dilation.data(),
+                                        detail::to_cudnn(geometry.mode), detail::to_cudnn(compute)),
+        "cudnnSetConvolutionNdDescriptor", context);
+    detail::check_set(cudnnSetConvolutionGroupCount(raw, geometry.groups),
+                      "cudnnSetConvolutionGroupCount", context);
+    detail::check_set(cudnnSetConvolutionMathType(raw, detail::to_cudnn(math)),
+                      "cudnnSetConvolutionMathType", context);
 }
 
 convolution_geometry convolution_descriptor::geometry() const
@@ -229,7 +227,10 @@ convolution_geometry convolution_descriptor::geometry() const
     return read_convolution(get()).geometry;
 }
 
-data_type convolution_descriptor::compute_type() const { return read_convolution(get()).compute; }
+data_type convolution_descriptor::compute_type() const
+{
+    return read_convolution(get()).compute;
+}
 
 math_type convolution_descriptor::math() const
 {
@@ -258,17 +259,17 @@ std::vector<int> convolution_descriptor::output_dims(const tensor_descriptor& in
     const std::vector<int> w = filter.dims();
     validate_convolution(x, w, conv.geometry);
     if (input.type() != filter.type()) {
-        throw std::invalid_argument("gpu::dnn convolution: the input is " +
-                                    std::string(dnn::to_string(input.type())) +
-                                    " but the filter is " +
-                                    std::string(dnn::to_string(filter.type())) +
-                                    "; both must have the same element type");
+        throw std::invalid_argument(
+            "gpu::dnn convolution: the input is " + std::string(dnn::to_string(input.type())) +
+            " but the filter is " + std::string(dnn::to_string(filter.type())) +
+            "; both must have the same element type");
     }
     std::vector<int> output(x.size());
-    detail::check_set(cudnnGetConvolutionNdForwardOutputDim(get(), input.get(), filter.get(),
-                                                    static_cast<int>(output.size()), output.data()),
-              "cudnnGetConvolutionNdForwardOutputDim",
-              "input " + input.to_string() + ", filter " + filter.to_string() + ", " + to_string());
+    detail::check_set(
+        cudnnGetConvolutionNdForwardOutputDim(get(), input.get(), filter.get(),
+                                              static_cast<int>(output.size()), output.data()),
+        "cudnnGetConvolutionNdForwardOutputDim",
+        "input " + input.to_string() + ", filter " + filter.to_string() + ", " + to_string());
     return output;
 }
 

@@ -41,7 +41,8 @@ struct pass_api<convolution_algorithm> {
     static cudnnStatus_t workspace(const pass_view& v, native algo, std::size_t* bytes)
     {
         return cudnnGetConvolutionForwardWorkspaceSize(v.h.get(), v.input.get(), v.filter.get(),
-                                                       v.convolution.get(), v.output.get(), algo, bytes);
+                                                       v.convolution.get(), v.output.get(), algo,
+                                                       bytes);
     }
     static cudnnStatus_t rank(const pass_view& v, int n, int* returned, perf* results)
     {
@@ -60,8 +61,8 @@ struct pass_api<convolution_algorithm> {
                              void* out, void* ws, std::size_t ws_bytes, const float* beta)
     {
         const float one = 1.0F;
-        return cudnnConvolutionForward(v.h.get(), &one, v.input.get(), first, v.filter.get(), second,
-                                       v.convolution.get(), algo, ws, ws_bytes, beta,
+        return cudnnConvolutionForward(v.h.get(), &one, v.input.get(), first, v.filter.get(),
+                                       second, v.convolution.get(), algo, ws, ws_bytes, beta,
                                        v.output.get(), out);
     }
     // Bytes of the first, second and out tensors.
@@ -87,15 +88,15 @@ struct pass_api<backward_data_algorithm> {
     }
     static cudnnStatus_t workspace(const pass_view& v, native algo, std::size_t* bytes)
     {
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(v.h.get(), v.filter.get(), v.output.get(),
-                                                            v.convolution.get(), v.input.get(),
-                                                            algo, bytes);
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(v.h.get(), v.filter.get(),
+                                                            v.output.get(), v.convolution.get(),
+                                                            v.input.get(), algo, bytes);
     }
     static cudnnStatus_t rank(const pass_view& v, int n, int* returned, perf* results)
     {
-        return cudnnGetConvolutionBackwardDataAlgorithm_v7(v.h.get(), v.filter.get(), v.output.get(),
-                                                           v.convolution.get(), v.input.get(), n,
-                                                           returned, results);
+        return cudnnGetConvolutionBackwardDataAlgorithm_v7(v.h.get(), v.filter.get(),
+                                                           v.output.get(), v.convolution.get(),
+                                                           v.input.get(), n, returned, results);
     }
     static cudnnStatus_t find(const pass_view& v, const planning_buffers& b, int n, int* returned,
                               perf* results, void* ws, std::size_t ws_bytes)
@@ -134,15 +135,15 @@ struct pass_api<backward_filter_algorithm> {
     }
     static cudnnStatus_t workspace(const pass_view& v, native algo, std::size_t* bytes)
     {
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(v.h.get(), v.input.get(), v.output.get(),
-                                                              v.convolution.get(), v.filter.get(),
-                                                              algo, bytes);
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(v.h.get(), v.input.get(),
+                                                              v.output.get(), v.convolution.get(),
+                                                              v.filter.get(), algo, bytes);
     }
     static cudnnStatus_t rank(const pass_view& v, int n, int* returned, perf* results)
     {
-        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(v.h.get(), v.input.get(), v.output.get(),
-                                                             v.convolution.get(), v.filter.get(), n,
-                                                             returned, results);
+        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(v.h.get(), v.input.get(),
+                                                             v.output.get(), v.convolution.get(),
+                                                             v.filter.get(), n, returned, results);
     }
     static cudnnStatus_t find(const pass_view& v, const planning_buffers& b, int n, int* returned,
                               perf* results, void* ws, std::size_t ws_bytes)
@@ -232,10 +233,9 @@ basic_algorithm_candidate<Algorithm> candidate_from(const Perf& p, bool timed)
 // Asks cuDNN for the perf results of the pass: ranked, or timed on the planning buffers with a
 // workspace sized from the algorithms that fit the budget.
 template <class Algorithm>
-std::vector<typename pass_api<Algorithm>::perf> perf_results(const pass_view& view,
-                                                             planning_buffers& buffers,
-                                                             const convolution_options& options,
-                                                             data_type type, const std::string& context)
+std::vector<typename pass_api<Algorithm>::perf>
+perf_results(const pass_view& view, planning_buffers& buffers, const convolution_options& options,
+             data_type type, const std::string& context)
 {
     using api = pass_api<Algorithm>;
     int capacity = 0;
@@ -247,7 +247,8 @@ std::vector<typename pass_api<Algorithm>::perf> perf_results(const pass_view& vi
     if (options.search == algorithm_search::exhaustive) {
         buffers.ensure<Algorithm>(view, type);
         device_buffer<std::byte> workspace = allocate_search_workspace(
-            workspace_sizes_within<Algorithm>(view, options.workspace_budget_bytes), view.h.stream());
+            workspace_sizes_within<Algorithm>(view, options.workspace_budget_bytes),
+            view.h.stream());
         call = api::find_name;
         status = api::find(view, buffers, capacity, &returned, perf.data(), workspace.data(),
                            workspace.size());
@@ -328,8 +329,8 @@ workspace_query query_workspace(const pass_view& view, Algorithm algorithm, math
 
 template <class Algorithm>
 std::vector<basic_algorithm_candidate<Algorithm>>
-find_candidates(const pass_view& view, planning_buffers& buffers, const convolution_options& options,
-                data_type type, const std::string& context)
+find_candidates(const pass_view& view, planning_buffers& buffers,
+                const convolution_options& options, data_type type, const std::string& context)
 {
     const bool timed = options.search == algorithm_search::exhaustive;
     std::vector<basic_algorithm_candidate<Algorithm>> candidates;
@@ -342,7 +343,8 @@ find_candidates(const pass_view& view, planning_buffers& buffers, const convolut
             if (query.status == CUDNN_STATUS_SUCCESS) {
                 c.workspace_bytes = std::max(c.workspace_bytes, query.bytes);
             } else {
-                c.status = status_name(query.status) + " from " + pass_api<Algorithm>::workspace_name;
+                c.status =
+                    status_name(query.status) + " from " + pass_api<Algorithm>::workspace_name;
             }
         }
         candidates.push_back(std::move(c));
@@ -391,14 +393,16 @@ std::optional<device_buffer<std::byte>> trial_workspace(std::size_t bytes, strea
     try {
         return device_buffer<std::byte>(bytes, stream);
     } catch (const gpu::out_of_memory&) {
-        refusal = "its workspace of " + std::to_string(bytes) + " bytes " + std::string(out_of_memory_refusal);
+        refusal = "its workspace of " + std::to_string(bytes) + " bytes " +
+                  std::string(out_of_memory_refusal);
         return std::nullopt;
     }
 }
 
 template <class Algorithm>
 std::optional<std::string> try_candidate(const pass_view& view, planning_buffers& buffers,
-                                         const basic_algorithm_candidate<Algorithm>& c, data_type type)
+                                         const basic_algorithm_candidate<Algorithm>& c,
+                                         data_type type)
 {
     buffers.ensure<Algorithm>(view, type);
     // Under the candidate's math type, as the pass will run it (this sets it on the descriptor).
@@ -447,12 +451,14 @@ void take_choice(basic_convolution_explanation<Algorithm>& explanation, std::siz
 }
 
 template <class Algorithm>
-basic_convolution_explanation<Algorithm> search_plain(const pass_view& view, planning_buffers& buffers,
-                                                      const convolution_problem& problem,
-                                                      const convolution_options& options)
+basic_convolution_explanation<Algorithm>
+search_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
+             const convolution_options& options)
 {
-    basic_convolution_explanation<Algorithm> result = start_explanation<Algorithm>(problem, options);
-    result.candidates = find_candidates<Algorithm>(view, buffers, options, problem.type, result.problem);
+    basic_convolution_explanation<Algorithm> result =
+        start_explanation<Algorithm>(problem, options);
+    result.candidates =
+        find_candidates<Algorithm>(view, buffers, options, problem.type, result.problem);
     // cuDNN's heuristic ranks without running, and may refuse at run time what it ranked: the
     // choice is tried once here (as PyTorch's try_all runs each algorithm in turn), and a refusal
     // moves on to the next candidate. The exhaustive search has run every candidate.
@@ -480,15 +486,16 @@ device_buffer<std::byte> plan_workspace(const pass_view& view,
     view.convolution.set_math(explanation.math);
     std::size_t bytes = 0;
     GPU_CUDNN_CHECK(pass_api<Algorithm>::workspace(view, native_of(explanation.algorithm), &bytes));
-    device_buffer<std::byte> workspace(std::max(bytes, explanation.workspace_bytes), view.h.stream());
+    device_buffer<std::byte> workspace(std::max(bytes, explanation.workspace_bytes),
+                                       view.h.stream());
     explanation.workspace_bytes = workspace.size();
     return workspace;
 }
 
 template <class Algorithm>
-basic_convolution_explanation<Algorithm> plan_plain(const pass_view& view, planning_buffers& buffers,
-                                                    const convolution_problem& problem,
-                                                    const convolution_options& options)
+basic_convolution_explanation<Algorithm>
+plan_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
+           const convolution_options& options)
 {
     return cached_or_searched<Algorithm>(problem, options, current_device(), [&] {
         return search_plain<Algorithm>(view, buffers, problem, options);
@@ -520,7 +527,10 @@ void check_run(const char* what, bool planned, const handle& h, const void* firs
     GPU_EXPECTS(h, std::logic_error, what, ": the handle holds nothing (moved from or released)");
     GPU_EXPECTS(first != nullptr && second != nullptr && out != nullptr, std::invalid_argument,
                 what, ": null ",
-                first == nullptr ? names[0] : second == nullptr ? names[1] : names[2], " pointer");
+                first == nullptr    ? names[0]
+                : second == nullptr ? names[1]
+                                    : names[2],
+                " pointer");
 }
 
 void follow_stream(device_buffer<std::byte>& workspace, stream_ref stream)
@@ -560,8 +570,8 @@ void finish_pass(const convolution_options& options, const void* out, std::size_
 void check_element_type(const std::string& where, element_info element, data_type type)
 {
     const bool fp32 = type == data_type::fp32;
-    GPU_EXPECTS(element.is_float == fp32 && element.size == element_size(type), std::invalid_argument,
-                where, "the buffers hold ", element.size, "-byte ",
+    GPU_EXPECTS(element.is_float == fp32 && element.size == element_size(type),
+                std::invalid_argument, where, "the buffers hold ", element.size, "-byte ",
                 element.is_float ? "float" : "non-float", " elements but the problem is ",
                 to_string(type), " (", fp32 ? "float" : "a 2-byte type such as __half", ")");
 }
@@ -576,27 +586,31 @@ void check_element_count(const std::string& where, const char* name, std::size_t
 // The three passes' instantiations.
 template void planning_buffers::ensure<convolution_algorithm>(const pass_view&, data_type);
 template workspace_query query_workspace(const pass_view&, convolution_algorithm, math_type);
-template std::vector<algorithm_candidate> find_candidates<convolution_algorithm>(
-    const pass_view&, planning_buffers&, const convolution_options&, data_type, const std::string&);
+template std::vector<algorithm_candidate>
+find_candidates<convolution_algorithm>(const pass_view&, planning_buffers&,
+                                       const convolution_options&, data_type, const std::string&);
 template std::optional<std::string> try_candidate(const pass_view&, planning_buffers&,
                                                   const algorithm_candidate&, data_type);
-template convolution_explanation start_explanation<convolution_algorithm>(
-    const convolution_problem&, const convolution_options&);
+template convolution_explanation
+start_explanation<convolution_algorithm>(const convolution_problem&, const convolution_options&);
 template void take_choice(convolution_explanation&, std::size_t);
 template device_buffer<std::byte> plan_workspace(const pass_view&, convolution_explanation&);
 template cudnnStatus_t run_plain(const pass_view&, convolution_algorithm, const void*, const void*,
                                  void*, device_buffer<std::byte>&, gradient_update);
 template std::string pass_context(const convolution_explanation&);
 
-template backward_data_explanation plan_plain<backward_data_algorithm>(
-    const pass_view&, planning_buffers&, const convolution_problem&, const convolution_options&);
+template backward_data_explanation plan_plain<backward_data_algorithm>(const pass_view&,
+                                                                       planning_buffers&,
+                                                                       const convolution_problem&,
+                                                                       const convolution_options&);
 template device_buffer<std::byte> plan_workspace(const pass_view&, backward_data_explanation&);
 template cudnnStatus_t run_plain(const pass_view&, backward_data_algorithm, const void*,
                                  const void*, void*, device_buffer<std::byte>&, gradient_update);
 template std::string pass_context(const backward_data_explanation&);
 
-template backward_filter_explanation plan_plain<backward_filter_algorithm>(
-    const pass_view&, planning_buffers&, const convolution_problem&, const convolution_options&);
+template backward_filter_explanation
+plan_plain<backward_filter_algorithm>(const pass_view&, planning_buffers&,
+                                      const convolution_problem&, const convolution_options&);
 template device_buffer<std::byte> plan_workspace(const pass_view&, backward_filter_explanation&);
 template cudnnStatus_t run_plain(const pass_view&, backward_filter_algorithm, const void*,
                                  const void*, void*, device_buffer<std::byte>&, gradient_update);

@@ -71,8 +71,7 @@ class planning_buffers {
 public:
     planning_buffers(const void* first, const void* second, void* out) noexcept
         : first_(first), second_(second), out_(out)
-    {
-    }
+    {}
 
     // Allocates and fills the scratch of pass `Algorithm` unless the caller gave buffers.
     template <class Algorithm>
@@ -100,14 +99,15 @@ struct workspace_query {
 };
 
 template <class Algorithm>
-[[nodiscard]] workspace_query query_workspace(const pass_view& view, Algorithm algorithm, math_type math);
+[[nodiscard]] workspace_query query_workspace(const pass_view& view, Algorithm algorithm,
+                                              math_type math);
 
 // Every algorithm cuDNN offers for the pass, in its order: ranked by its heuristic, or timed on
 // the planning buffers under the `exhaustive` search; each with the workspace it will be given.
 template <class Algorithm>
 [[nodiscard]] std::vector<basic_algorithm_candidate<Algorithm>>
-find_candidates(const pass_view& view, planning_buffers& buffers, const convolution_options& options,
-                data_type type, const std::string& context);
+find_candidates(const pass_view& view, planning_buffers& buffers,
+                const convolution_options& options, data_type type, const std::string& context);
 
 // After a cuDNN call at planning that failed (or ran work on `stream`): a failure of the CUDA
 // context is no refusal of one algorithm. Throws a sticky error, or any error the stream reports
@@ -127,8 +127,8 @@ cudaError_t check_cuda_context(stream_ref stream, const std::string& what);
 // A trial's workspace of `bytes` on `stream`; empty, with `refusal` set to why, when the device
 // is out of memory: the candidate is refused and the next (which may need less) is tried, as the
 // exhaustive search falls back to smaller workspaces.
-[[nodiscard]] std::optional<device_buffer<std::byte>> trial_workspace(std::size_t bytes, stream_ref stream,
-                                                                      std::string& refusal);
+[[nodiscard]] std::optional<device_buffer<std::byte>>
+trial_workspace(std::size_t bytes, stream_ref stream, std::string& refusal);
 
 // One trial of the pass's plain call on `candidate`, under its math type and with its
 // workspace, on the planning buffers (overwriting the out tensor).
@@ -157,8 +157,8 @@ search_plain(const pass_view& view, planning_buffers& buffers, const convolution
 // descriptor), at least what the explanation says, on the handle's stream. The explanation's
 // workspace_bytes becomes what was allocated (explain() reports what a pass is given).
 template <class Algorithm>
-[[nodiscard]] device_buffer<std::byte> plan_workspace(const pass_view& view,
-                                                      basic_convolution_explanation<Algorithm>& explanation);
+[[nodiscard]] device_buffer<std::byte>
+plan_workspace(const pass_view& view, basic_convolution_explanation<Algorithm>& explanation);
 
 // The explanation of a pass without an epilogue: from the cache, or searched on `buffers`.
 template <class Algorithm>
@@ -190,8 +190,8 @@ template <class Algorithm>
 [[nodiscard]] std::string pass_context(const basic_convolution_explanation<Algorithm>& explanation);
 
 // Throws the dnn_error of a failed pass call, with `context` in its hint.
-[[noreturn]] void throw_pass_error(cudnnStatus_t status, const char* api, const std::string& context,
-                                   std::source_location where);
+[[noreturn]] void throw_pass_error(cudnnStatus_t status, const char* api,
+                                   const std::string& context, std::source_location where);
 
 // Throws the dnn_error of a failed pass call of the plan `explanation` explains, naming the
 // problem, the algorithm and the math type (composed only on failure: this runs every step).

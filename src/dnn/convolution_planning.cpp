@@ -134,7 +134,10 @@ std::size_t convolution_problem::filter_elements() const
     return detail::product(filter);
 }
 
-std::size_t convolution_problem::output_elements() const { return detail::product(output()); }
+std::size_t convolution_problem::output_elements() const
+{
+    return detail::product(output());
+}
 
 double convolution_problem::flops() const
 {
@@ -154,9 +157,9 @@ double convolution_problem::minimum_bytes() const
 
 std::string convolution_problem::to_string() const
 {
-    std::string text = std::string(dnn::to_string(type)) + " " + std::string(dnn::to_string(layout)) +
-                       " input " + dnn::to_string(input) + " filter " + dnn::to_string(filter) +
-                       ", " + geometry.to_string();
+    std::string text = std::string(dnn::to_string(type)) + " " +
+                       std::string(dnn::to_string(layout)) + " input " + dnn::to_string(input) +
+                       " filter " + dnn::to_string(filter) + ", " + geometry.to_string();
     if (epilogue != convolution_epilogue::none) {
         text += ", epilogue ";
         text += dnn::to_string(epilogue);
@@ -220,7 +223,8 @@ std::string epilogue_line(convolution_epilogue epilogue, epilogue_execution exec
     if (execution == epilogue_execution::unfused) {
         return "epilogue: " + std::string(dnn::to_string(epilogue)) +
                ", unfused (cudnnConvolutionForward, then cudnnAddTensor" +
-               (epilogue == convolution_epilogue::bias_relu ? ", then cudnnActivationForward" : "") +
+               (epilogue == convolution_epilogue::bias_relu ? ", then cudnnActivationForward"
+                                                            : "") +
                ") because " + unfused_reason + "\n";
     }
     return {};
@@ -311,34 +315,33 @@ const Explanation& explanation_of(const std::shared_ptr<const Explanation>& held
 
 } // namespace
 
-no_algorithm_error::no_algorithm_error(convolution_pass pass, const std::string& message, bool out_of_memory,
-                                       std::source_location where)
+no_algorithm_error::no_algorithm_error(convolution_pass pass, const std::string& message,
+                                       bool out_of_memory, std::source_location where)
     : dnn_error(plan_name(pass), "no_algorithm", static_cast<long long>(CUDNN_STATUS_NOT_SUPPORTED),
                 message, no_algorithm_hint, gpu::detail::current_device_or_unknown(), where),
       pass_(pass), out_of_memory_(out_of_memory)
-{
-}
+{}
 
 no_algorithm_error::no_algorithm_error(const convolution_explanation& explanation,
                                        std::source_location where)
-    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), ran_out_of_memory(explanation),
-                         where)
+    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation),
+                         ran_out_of_memory(explanation), where)
 {
     forward_ = std::make_shared<const convolution_explanation>(explanation);
 }
 
 no_algorithm_error::no_algorithm_error(const backward_data_explanation& explanation,
                                        std::source_location where)
-    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), ran_out_of_memory(explanation),
-                         where)
+    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation),
+                         ran_out_of_memory(explanation), where)
 {
     data_ = std::make_shared<const backward_data_explanation>(explanation);
 }
 
 no_algorithm_error::no_algorithm_error(const backward_filter_explanation& explanation,
                                        std::source_location where)
-    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation), ran_out_of_memory(explanation),
-                         where)
+    : no_algorithm_error(explanation.pass, no_algorithm_message(explanation),
+                         ran_out_of_memory(explanation), where)
 {
     filter_ = std::make_shared<const backward_filter_explanation>(explanation);
 }
@@ -372,7 +375,8 @@ bool is_out_of_memory(const std::exception& e) noexcept
 
 namespace detail {
 
-bool refused_for_memory(std::string_view status, std::size_t workspace_bytes, std::size_t workspace_budget_bytes)
+bool refused_for_memory(std::string_view status, std::size_t workspace_bytes,
+                        std::size_t workspace_budget_bytes)
 {
     if (workspace_bytes > workspace_budget_bytes) {
         return false;
@@ -380,7 +384,8 @@ bool refused_for_memory(std::string_view status, std::size_t workspace_bytes, st
     const std::string device = status_name(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED);
     const std::string host = status_name(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
     return status.find(out_of_memory_refusal) != std::string_view::npos ||
-           status.find(device) != std::string_view::npos || status.find(host) != std::string_view::npos;
+           status.find(device) != std::string_view::npos ||
+           status.find(host) != std::string_view::npos;
 }
 
 } // namespace detail
@@ -439,7 +444,8 @@ plan_key make_plan_key(const convolution_problem& problem, const convolution_opt
 
 template <class Algorithm>
 basic_convolution_explanation<Algorithm>
-cached_or_searched(const convolution_problem& problem, const convolution_options& options, int device,
+cached_or_searched(const convolution_problem& problem, const convolution_options& options,
+                   int device,
                    const std::function<basic_convolution_explanation<Algorithm>()>& search)
 {
     using explanation = basic_convolution_explanation<Algorithm>;
@@ -463,15 +469,16 @@ cached_or_searched(const convolution_problem& problem, const convolution_options
     return searched;
 }
 
-template convolution_explanation cached_or_searched<convolution_algorithm>(
-    const convolution_problem&, const convolution_options&, int,
-    const std::function<convolution_explanation()>&);
-template backward_data_explanation cached_or_searched<backward_data_algorithm>(
-    const convolution_problem&, const convolution_options&, int,
-    const std::function<backward_data_explanation()>&);
-template backward_filter_explanation cached_or_searched<backward_filter_algorithm>(
-    const convolution_problem&, const convolution_options&, int,
-    const std::function<backward_filter_explanation()>&);
+template convolution_explanation
+cached_or_searched<convolution_algorithm>(const convolution_problem&, const convolution_options&,
+                                          int, const std::function<convolution_explanation()>&);
+template backward_data_explanation
+cached_or_searched<backward_data_algorithm>(const convolution_problem&, const convolution_options&,
+                                            int, const std::function<backward_data_explanation()>&);
+template backward_filter_explanation
+cached_or_searched<backward_filter_algorithm>(const convolution_problem&,
+                                              const convolution_options&, int,
+                                              const std::function<backward_filter_explanation()>&);
 
 // ---- selection ------------------------------------------------------------------------------
 
@@ -520,8 +527,9 @@ std::optional<std::string> rejection(const basic_algorithm_candidate<Algorithm>&
     if constexpr (std::is_same_v<Algorithm, convolution_algorithm>) {
         if (rules.epilogue == convolution_epilogue::bias &&
             c.algorithm != convolution_algorithm::implicit_precomp_gemm) {
-            return std::string("a fused bias without activation runs only with implicit_precomp_gemm "
-                               "(cuDNN's rule for CUDNN_ACTIVATION_IDENTITY)");
+            return std::string(
+                "a fused bias without activation runs only with implicit_precomp_gemm "
+                "(cuDNN's rule for CUDNN_ACTIVATION_IDENTITY)");
         }
     }
     if (rules.search == algorithm_search::exhaustive && !(c.time_ms && *c.time_ms >= 0.0)) {
@@ -533,8 +541,9 @@ std::optional<std::string> rejection(const basic_algorithm_candidate<Algorithm>&
 } // namespace
 
 template <class Algorithm>
-std::optional<std::size_t> select_algorithm(std::vector<basic_algorithm_candidate<Algorithm>>& candidates,
-                                            const selection_rules& rules)
+std::optional<std::size_t>
+select_algorithm(std::vector<basic_algorithm_candidate<Algorithm>>& candidates,
+                 const selection_rules& rules)
 {
     const bool timed = rules.search == algorithm_search::exhaustive;
     std::optional<std::size_t> chosen;
@@ -577,10 +586,10 @@ struct trial_refusal {
 // that candidate (its status becomes `<why> from <api>`) and the choice is made again, until a
 // trial runs or nothing is left. An empty `trial` tries nothing. Appends every refusal.
 template <class Algorithm>
-std::optional<std::size_t> choose_and_try(std::vector<basic_algorithm_candidate<Algorithm>>& candidates,
-                                          const selection_rules& rules,
-                                          const basic_candidate_trial<Algorithm>& trial,
-                                          std::string_view api, std::vector<trial_refusal>& refusals)
+std::optional<std::size_t>
+choose_and_try(std::vector<basic_algorithm_candidate<Algorithm>>& candidates,
+               const selection_rules& rules, const basic_candidate_trial<Algorithm>& trial,
+               std::string_view api, std::vector<trial_refusal>& refusals)
 {
     std::optional<std::size_t> chosen = select_algorithm(candidates, rules);
     while (chosen && trial) {
@@ -636,9 +645,10 @@ std::string unfused_reason(const std::vector<algorithm_candidate>& candidates,
 } // namespace
 
 template <class Algorithm>
-std::optional<std::size_t> select_tried(std::vector<basic_algorithm_candidate<Algorithm>>& candidates,
-                                        const selection_rules& rules,
-                                        const std::type_identity_t<basic_candidate_trial<Algorithm>>& try_plain)
+std::optional<std::size_t>
+select_tried(std::vector<basic_algorithm_candidate<Algorithm>>& candidates,
+             const selection_rules& rules,
+             const std::type_identity_t<basic_candidate_trial<Algorithm>>& try_plain)
 {
     std::vector<trial_refusal> refusals;
     const std::optional<std::size_t> chosen = choose_and_try(
@@ -739,22 +749,23 @@ void fill_seeded_scratch(void* data, std::size_t elements, data_type type, std::
     if (elements == 0) {
         return;
     }
-    if (data == nullptr || elements > std::numeric_limits<std::size_t>::max() / element_size(type)) {
-        throw std::invalid_argument("gpu::dnn::detail::fill_seeded_scratch: " +
-                                    std::to_string(elements) + " elements at " +
-                                    (data == nullptr ? "a null address" : "an address") +
-                                    (data == nullptr ? "" : " (the byte count overflows)"));
+    if (data == nullptr ||
+        elements > std::numeric_limits<std::size_t>::max() / element_size(type)) {
+        throw std::invalid_argument(
+            "gpu::dnn::detail::fill_seeded_scratch: " + std::to_string(elements) + " elements at " +
+            (data == nullptr ? "a null address" : "an address") +
+            (data == nullptr ? "" : " (the byte count overflows)"));
     }
     const std::vector<std::byte> block =
         seeded_scratch_values(type, std::min(elements, scratch_pattern_elements), seed);
     auto* bytes = static_cast<std::byte*>(data);
-    GPU_CUDA_CHECK(cudaMemcpyAsync(bytes, block.data(), block.size(), cudaMemcpyHostToDevice,
-                                   stream.get()));
+    GPU_CUDA_CHECK(
+        cudaMemcpyAsync(bytes, block.data(), block.size(), cudaMemcpyHostToDevice, stream.get()));
     const std::size_t total = elements * element_size(type);
     for (std::size_t filled = block.size(); filled < total;) {
         const std::size_t count = std::min(filled, total - filled);
-        GPU_CUDA_CHECK(cudaMemcpyAsync(bytes + filled, bytes, count, cudaMemcpyDeviceToDevice,
-                                       stream.get()));
+        GPU_CUDA_CHECK(
+            cudaMemcpyAsync(bytes + filled, bytes, count, cudaMemcpyDeviceToDevice, stream.get()));
         filled += count;
     }
     // A copy from pageable memory returns once the bytes are staged, so freeing `block` is safe

@@ -55,17 +55,18 @@ inline constexpr std::string_view out_of_memory_refusal = "could not be allocate
 // A search that throws caches nothing. Thread-safe; the search runs outside the cache's lock.
 template <class Algorithm>
 [[nodiscard]] basic_convolution_explanation<Algorithm>
-cached_or_searched(const convolution_problem& problem, const convolution_options& options, int device,
+cached_or_searched(const convolution_problem& problem, const convolution_options& options,
+                   int device,
                    const std::function<basic_convolution_explanation<Algorithm>()>& search);
 
 // What the selection of an algorithm must respect.
 struct selection_rules {
     algorithm_search search = algorithm_search::heuristic; // ranked (heuristic) or timed
-    bool deterministic_only = false;  // reject non-deterministic candidates
-    bool allow_tf32 = false;          // FP32 may use tensor-op math
-    data_type type = data_type::fp32; // the problem's element type
+    bool deterministic_only = false;                       // reject non-deterministic candidates
+    bool allow_tf32 = false;                               // FP32 may use tensor-op math
+    data_type type = data_type::fp32;                      // the problem's element type
     convolution_epilogue epilogue = convolution_epilogue::none; // the fused epilogue (forward)
-    std::size_t workspace_budget_bytes = 0; // reject candidates that need more
+    std::size_t workspace_budget_bytes = 0;                     // reject candidates that need more
 };
 
 // The rules `options` set for `problem`.
@@ -111,7 +112,7 @@ select_tried(std::vector<basic_algorithm_candidate<Algorithm>>& candidates,
 struct epilogue_selection {
     std::optional<std::size_t> chosen{}; // the candidate the plan runs; empty when none fits
     epilogue_execution execution = epilogue_execution::none; // how the epilogue runs
-    std::string unfused_reason{};      // why unfused; see `convolution_explanation`
+    std::string unfused_reason{}; // why unfused; see `convolution_explanation`
 };
 
 // Chooses the algorithm of a forward problem with or without an epilogue.

@@ -35,8 +35,8 @@ tensor_readback read_tensor(cudnnTensorDescriptor_t raw)
     int rank = 0;
     std::array<int, CUDNN_DIM_MAX> dims{};
     std::array<int, CUDNN_DIM_MAX> strides{};
-    GPU_CUDNN_CHECK(cudnnGetTensorNdDescriptor(raw, CUDNN_DIM_MAX, &type, &rank, dims.data(),
-                                               strides.data()));
+    GPU_CUDNN_CHECK(
+        cudnnGetTensorNdDescriptor(raw, CUDNN_DIM_MAX, &type, &rank, dims.data(), strides.data()));
     return {detail::from_cudnn(type), std::vector<int>(dims.begin(), dims.begin() + rank),
             std::vector<int>(strides.begin(), strides.begin() + rank)};
 }
@@ -56,7 +56,8 @@ filter_readback read_filter(cudnnFilterDescriptor_t raw)
     cudnnTensorFormat_t format{};
     int rank = 0;
     std::array<int, CUDNN_DIM_MAX> dims{};
-    GPU_CUDNN_CHECK(cudnnGetFilterNdDescriptor(raw, CUDNN_DIM_MAX, &type, &format, &rank, dims.data()));
+    GPU_CUDNN_CHECK(
+        cudnnGetFilterNdDescriptor(raw, CUDNN_DIM_MAX, &type, &format, &rank, dims.data()));
     return {detail::from_cudnn(type), detail::from_cudnn(format),
             std::vector<int>(dims.begin(), dims.begin() + rank)};
 }
@@ -159,13 +160,25 @@ tensor_descriptor::tensor_descriptor(const std::vector<int>& dims, data_type typ
                       "cudnnSetTensorNdDescriptor", "tensor " + describe(type, layout, dims));
 }
 
-int tensor_descriptor::rank() const { return static_cast<int>(read_tensor(get()).dims.size()); }
+int tensor_descriptor::rank() const
+{
+    return static_cast<int>(read_tensor(get()).dims.size());
+}
 
-std::vector<int> tensor_descriptor::dims() const { return read_tensor(get()).dims; }
+std::vector<int> tensor_descriptor::dims() const
+{
+    return read_tensor(get()).dims;
+}
 
-std::vector<int> tensor_descriptor::strides() const { return read_tensor(get()).strides; }
+std::vector<int> tensor_descriptor::strides() const
+{
+    return read_tensor(get()).strides;
+}
 
-data_type tensor_descriptor::type() const { return read_tensor(get()).type; }
+data_type tensor_descriptor::type() const
+{
+    return read_tensor(get()).type;
+}
 
 std::optional<tensor_layout> tensor_descriptor::layout() const
 {
@@ -181,7 +194,10 @@ std::optional<tensor_layout> tensor_descriptor::layout() const
     return std::nullopt;
 }
 
-std::size_t tensor_descriptor::element_count() const { return detail::product(dims()); }
+std::size_t tensor_descriptor::element_count() const
+{
+    return detail::product(dims());
+}
 
 std::size_t tensor_descriptor::size_bytes() const
 {
@@ -213,20 +229,36 @@ filter_descriptor::filter_descriptor(const std::vector<int>& dims, data_type typ
     cudnnFilterDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateFilterDescriptor(&raw));
     handle_.reset(raw);
-    detail::check_set(cudnnSetFilterNdDescriptor(raw, detail::to_cudnn(type), detail::to_cudnn(layout),
-                                         static_cast<int>(dims.size()), dims.data()),
-              "cudnnSetFilterNdDescriptor", "filter " + describe(type, layout, dims));
+    detail::check_set(cudnnSetFilterNdDescriptor(raw, detail::to_cudnn(type),
+                                                 detail::to_cudnn(layout),
+                                                 static_cast<int>(dims.size()), dims.data()),
+                      "cudnnSetFilterNdDescriptor", "filter " + describe(type, layout, dims));
 }
 
-int filter_descriptor::rank() const { return static_cast<int>(read_filter(get()).dims.size()); }
+int filter_descriptor::rank() const
+{
+    return static_cast<int>(read_filter(get()).dims.size());
+}
 
-std::vector<int> filter_descriptor::dims() const { return read_filter(get()).dims; }
+std::vector<int> filter_descriptor::dims() const
+{
+    return read_filter(get()).dims;
+}
 
-data_type filter_descriptor::type() const { return read_filter(get()).type; }
+data_type filter_descriptor::type() const
+{
+    return read_filter(get()).type;
+}
 
-tensor_layout filter_descriptor::layout() const { return read_filter(get()).layout; }
+tensor_layout filter_descriptor::layout() const
+{
+    return read_filter(get()).layout;
+}
 
-std::size_t filter_descriptor::element_count() const { return detail::product(dims()); }
+std::size_t filter_descriptor::element_count() const
+{
+    return detail::product(dims());
+}
 
 std::size_t filter_descriptor::size_bytes() const
 {
@@ -271,27 +303,37 @@ activation_descriptor::activation_descriptor(activation_mode mode, double coeffi
 {
     detail::require_named("gpu::dnn::activation_descriptor", "activation_mode", mode);
     GPU_EXPECTS(std::isfinite(coefficient), std::invalid_argument,
-                "gpu::dnn::activation_descriptor: the coefficient of ", dnn::to_string(mode), " is ",
-                coefficient, "; it must be finite");
+                "gpu::dnn::activation_descriptor: the coefficient of ", dnn::to_string(mode),
+                " is ", coefficient, "; it must be finite");
     GPU_EXPECTS(mode != activation_mode::clipped_relu || coefficient > 0.0, std::invalid_argument,
                 "gpu::dnn::activation_descriptor: clipped_relu needs a positive ceiling, got ",
                 coefficient);
     cudnnActivationDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateActivationDescriptor(&raw));
     handle_.reset(raw);
-    detail::check_set(cudnnSetActivationDescriptor(raw, detail::to_cudnn(mode),
-                                           propagate_nan ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN,
-                                           coefficient),
-              "cudnnSetActivationDescriptor",
-              "activation " + std::string(dnn::to_string(mode)) + ", coefficient " +
-                  std::to_string(coefficient));
+    detail::check_set(
+        cudnnSetActivationDescriptor(raw, detail::to_cudnn(mode),
+                                     propagate_nan ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN,
+                                     coefficient),
+        "cudnnSetActivationDescriptor",
+        "activation " + std::string(dnn::to_string(mode)) + ", coefficient " +
+            std::to_string(coefficient));
 }
 
-activation_mode activation_descriptor::mode() const { return read_activation(get()).mode; }
+activation_mode activation_descriptor::mode() const
+{
+    return read_activation(get()).mode;
+}
 
-double activation_descriptor::coefficient() const { return read_activation(get()).coefficient; }
+double activation_descriptor::coefficient() const
+{
+    return read_activation(get()).coefficient;
+}
 
-bool activation_descriptor::propagates_nan() const { return read_activation(get()).propagate_nan; }
+bool activation_descriptor::propagates_nan() const
+{
+    return read_activation(get()).propagate_nan;
+}
 
 std::string activation_descriptor::to_string() const
 {

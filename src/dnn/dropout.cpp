@@ -34,7 +34,8 @@ void check_probability(const char* operation, float probability)
 void check_elements(const char* operation, std::size_t elements)
 {
     GPU_EXPECTS(elements > 0 && elements <= static_cast<std::size_t>(INT_MAX),
-                std::invalid_argument, operation, ": ", elements, " elements; cuDNN's dropout "
+                std::invalid_argument, operation, ": ", elements,
+                " elements; cuDNN's dropout "
                 "takes 1 to INT_MAX (2^31 - 1) of them");
 }
 
@@ -84,8 +85,8 @@ dropout::dropout(handle& h, float probability, std::uint64_t seed) : dropout(pro
                                                  states_.size(), seed),
                        "cudnnSetDropoutDescriptor", [&] {
                            return "dropout p " + decimal(probability) + ", seed " +
-                                  std::to_string(seed) + ", states " + std::to_string(states_.size()) +
-                                  " bytes";
+                                  std::to_string(seed) + ", states " +
+                                  std::to_string(states_.size()) + " bytes";
                        });
 }
 
@@ -102,13 +103,11 @@ dropout dropout::restore(handle& h, float probability, std::uint64_t seed,
     dropout restored(probability, seed);
     restored.descriptor_.reset(create_descriptor());
     restored.states_ = std::move(states);
-    detail::check_call(cudnnRestoreDropoutDescriptor(restored.get(), h.get(), probability,
-                                                     restored.states_.data(),
-                                                     restored.states_.size(), seed),
-                       "cudnnRestoreDropoutDescriptor", [&] {
-                           return "dropout p " + decimal(probability) + ", seed " +
-                                  std::to_string(seed);
-                       });
+    detail::check_call(
+        cudnnRestoreDropoutDescriptor(restored.get(), h.get(), probability, restored.states_.data(),
+                                      restored.states_.size(), seed),
+        "cudnnRestoreDropoutDescriptor",
+        [&] { return "dropout p " + decimal(probability) + ", seed " + std::to_string(seed); });
     return restored;
 }
 
@@ -122,8 +121,8 @@ std::size_t dropout::reserve_bytes(std::size_t elements, data_type type)
 void dropout::check_sizes(const char* operation, const char* input_name, std::size_t input,
                           const char* output_name, std::size_t output)
 {
-    GPU_EXPECTS(input == output, std::invalid_argument, operation, ": ", input_name, " has ",
-                input, " elements but ", output_name, " has ", output);
+    GPU_EXPECTS(input == output, std::invalid_argument, operation, ": ", input_name, " has ", input,
+                " elements but ", output_name, " has ", output);
 }
 
 const tensor_descriptor& dropout::prepare(const char* operation, handle& h, data_type type,
@@ -139,9 +138,8 @@ const tensor_descriptor& dropout::prepare(const char* operation, handle& h, data
         described_reserve_bytes_ = reserve_of(data_);
     }
     GPU_EXPECTS(reserve_size >= described_reserve_bytes_, std::invalid_argument, operation,
-                ": the reserve holds ", reserve_size, " bytes but ", elements, " ",
-                to_string(type), " elements need ", described_reserve_bytes_,
-                " (dropout::reserve_bytes)");
+                ": the reserve holds ", reserve_size, " bytes but ", elements, " ", to_string(type),
+                " elements need ", described_reserve_bytes_, " (dropout::reserve_bytes)");
     return data_;
 }
 
@@ -156,9 +154,9 @@ void dropout::forward_raw(handle& h, data_type type, std::size_t elements, const
     if (states_.stream() != stream) {
         states_.set_stream(stream);
     }
-    detail::check_call(cudnnDropoutForward(h.get(), get(), data.get(), x, data.get(), y, reserve,
-                                           reserve_size),
-                       "cudnnDropoutForward", [&] { return call_context(probability_, elements, type); });
+    detail::check_call(
+        cudnnDropoutForward(h.get(), get(), data.get(), x, data.get(), y, reserve, reserve_size),
+        "cudnnDropoutForward", [&] { return call_context(probability_, elements, type); });
 }
 
 void dropout::backward_raw(handle& h, data_type type, std::size_t elements, const void* dy,
@@ -171,7 +169,8 @@ void dropout::backward_raw(handle& h, data_type type, std::size_t elements, cons
     // forward wrote there ("an input" in cuDNN's documentation).
     detail::check_call(cudnnDropoutBackward(h.get(), get(), data.get(), dy, data.get(), dx,
                                             const_cast<void*>(reserve), reserve_size),
-                       "cudnnDropoutBackward", [&] { return call_context(probability_, elements, type); });
+                       "cudnnDropoutBackward",
+                       [&] { return call_context(probability_, elements, type); });
 }
 
 } // namespace gpu::dnn

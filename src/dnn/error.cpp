@@ -98,8 +98,8 @@ std::string versions_text(const detail::hint_facts& facts)
 {
     return "cudagap was compiled against cuDNN " + facts.cudnn.compiled.to_string() +
            ", this process loaded cuDNN " + facts.cudnn.loaded.to_string() + " (built for CUDA " +
-           facts.cudnn.loaded_for_cuda.to_string() + ") and the CUDA " +
-           facts.runtime.to_string() + " runtime";
+           facts.cudnn.loaded_for_cuda.to_string() + ") and the CUDA " + facts.runtime.to_string() +
+           " runtime";
 }
 
 std::string mismatch_text(const detail::hint_facts& facts)
@@ -154,8 +154,9 @@ std::string not_initialized_hint(const detail::hint_facts& facts)
         return mismatch + "; " + versions_text(facts);
     }
     return "the three usual causes are no driver or GPU (CUDA itself works here), a cuDNN that "
-           "does not match the CUDA runtime (" + versions_text(facts) + "), or " +
-           memory_text(facts) + "; run cudagap-doctor for the full picture";
+           "does not match the CUDA runtime (" +
+           versions_text(facts) + "), or " + memory_text(facts) +
+           "; run cudagap-doctor for the full picture";
 }
 
 std::string not_supported_hint(int code, std::string_view cudnn_says, std::string_view context)

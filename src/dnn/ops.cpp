@@ -38,7 +38,8 @@ void require_pointers(const char* operation,
 void check_element_type(const char* operation, data_type planned, data_type given)
 {
     GPU_EXPECTS(planned == given, std::invalid_argument, operation, ": the buffers hold ",
-                to_string(given), " elements but the operation was planned for ", to_string(planned));
+                to_string(given), " elements but the operation was planned for ",
+                to_string(planned));
 }
 
 void throw_count_mismatch(const char* operation, const buffer_check& buffer,

@@ -44,8 +44,8 @@ void pooling::forward_raw(handle& h, const void* x, void* y) const
     constexpr const char* operation = "gpu::dnn::pooling::forward";
     detail::require_ready(static_cast<bool>(input_), h, operation);
     detail::require_pointers(operation, {{"x", x}, {"y", y}});
-    detail::check_call(cudnnPoolingForward(h.get(), pooling_.get(), &detail::scale_one, input_.get(),
-                                           x, &detail::scale_zero, output_.get(), y),
+    detail::check_call(cudnnPoolingForward(h.get(), pooling_.get(), &detail::scale_one,
+                                           input_.get(), x, &detail::scale_zero, output_.get(), y),
                        "cudnnPoolingForward", [this] { return to_string(); });
 }
 

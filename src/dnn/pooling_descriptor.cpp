@@ -45,7 +45,8 @@ pooling_mode from_cudnn(cudnnPoolingMode_t mode)
     case CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING: return pooling_mode::average_exclude_padding;
     }
     throw std::domain_error("gpu::dnn: the descriptor holds cudnnPoolingMode_t " +
-                            std::to_string(static_cast<int>(mode)) + ", which cudagap has no name for");
+                            std::to_string(static_cast<int>(mode)) +
+                            ", which cudagap has no name for");
 }
 
 constexpr const char* geometry_context = "gpu::dnn::pooling_geometry";
@@ -55,7 +56,8 @@ constexpr const char* geometry_context = "gpu::dnn::pooling_geometry";
 std::string pooling_geometry::to_string() const
 {
     std::string text = std::string(dnn::to_string(mode)) + ", window " + dnn::to_string(window) +
-                       ", padding " + dnn::to_string(padding) + ", stride " + dnn::to_string(stride);
+                       ", padding " + dnn::to_string(padding) + ", stride " +
+                       dnn::to_string(stride);
     if (!propagate_nan) {
         text += ", NaN not propagated";
     }
@@ -91,13 +93,14 @@ void validate(const pooling_geometry& geometry)
     }
 }
 
-std::vector<int> pooling_output_dims(const std::vector<int>& input, const pooling_geometry& geometry)
+std::vector<int> pooling_output_dims(const std::vector<int>& input,
+                                     const pooling_geometry& geometry)
 {
     validate(geometry);
     const std::size_t spatial = geometry.window.size();
-    GPU_EXPECTS(input.size() == spatial + 2, std::invalid_argument,
-                "gpu::dnn::pooling: the input ", to_string(input), " has ", input.size(),
-                " dimensions but the window ", to_string(geometry.window), " needs ", spatial + 2,
+    GPU_EXPECTS(input.size() == spatial + 2, std::invalid_argument, "gpu::dnn::pooling: the input ",
+                to_string(input), " has ", input.size(), " dimensions but the window ",
+                to_string(geometry.window), " needs ", spatial + 2,
                 " (N, C and one per spatial dimension)");
     detail::validate_dims("gpu::dnn::pooling input", input, 4, 5);
     std::vector<int> output{input[0], input[1]};
@@ -107,9 +110,11 @@ std::vector<int> pooling_output_dims(const std::vector<int>& input, const poolin
                     to_string(input), " padded by ", to_string(geometry.padding),
                     " exceeds INT_MAX in dimension ", i + 2, ", which cuDNN cannot index");
         GPU_EXPECTS(padded >= geometry.window[i], std::invalid_argument,
-                    "gpu::dnn::pooling: the window ", geometry.window[i], " is larger than the "
-                    "padded input ", padded, " (", input[i + 2], " + 2 * ", geometry.padding[i],
-                    ") in dimension ", i + 2, " of ", to_string(input));
+                    "gpu::dnn::pooling: the window ", geometry.window[i],
+                    " is larger than the "
+                    "padded input ",
+                    padded, " (", input[i + 2], " + 2 * ", geometry.padding[i], ") in dimension ",
+                    i + 2, " of ", to_string(input));
         output.push_back(static_cast<int>((padded - geometry.window[i]) / geometry.stride[i] + 1));
     }
     return output;
@@ -123,11 +128,11 @@ pooling_descriptor::pooling_descriptor(const pooling_geometry& geometry)
     cudnnPoolingDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&raw));
     handle_.reset(raw);
-    detail::check_set(cudnnSetPoolingNdDescriptor(
-                          raw, to_cudnn(geometry.mode),
-                          geometry.propagate_nan ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN,
-                          geometry.spatial_rank(), geometry.window.data(), geometry.padding.data(),
-                          geometry.stride.data()),
+    detail::check_set(cudnnSetPoolingNdDescriptor(raw, to_cudnn(geometry.mode),
+                                                  geometry.propagate_nan ? CUDNN_PROPAGATE_NAN
+                                                                         : CUDNN_NOT_PROPAGATE_NAN,
+                                                  geometry.spatial_rank(), geometry.window.data(),
+                                                  geometry.padding.data(), geometry.stride.data()),
                       "cudnnSetPoolingNdDescriptor", "pooling " + geometry.to_string());
 }
 
@@ -149,7 +154,8 @@ pooling_geometry pooling_descriptor::geometry() const
     const auto first = [rank](const std::array<int, most>& values) {
         return std::vector<int>(values.begin(), values.begin() + rank);
     };
-    return {first(window), first(padding), first(stride), from_cudnn(mode), nan == CUDNN_PROPAGATE_NAN};
+    return {first(window), first(padding), first(stride), from_cudnn(mode),
+            nan == CUDNN_PROPAGATE_NAN};
 }
 
 std::vector<int> pooling_descriptor::output_dims(const tensor_descriptor& input) const
@@ -158,13 +164,16 @@ std::vector<int> pooling_descriptor::output_dims(const tensor_descriptor& input)
     // The host's checks first: cuDNN answers a bad shape with BAD_PARAM and no values.
     (void)pooling_output_dims(dims, geometry());
     std::vector<int> output(dims.size());
-    detail::check_set(cudnnGetPoolingNdForwardOutputDim(get(), input.get(),
-                                                        static_cast<int>(dims.size()), output.data()),
+    detail::check_set(cudnnGetPoolingNdForwardOutputDim(
+                          get(), input.get(), static_cast<int>(dims.size()), output.data()),
                       "cudnnGetPoolingNdForwardOutputDim",
                       "pooling " + to_string() + " of the input " + input.to_string());
     return output;
 }
 
-std::string pooling_descriptor::to_string() const { return geometry().to_string(); }
+std::string pooling_descriptor::to_string() const
+{
+    return geometry().to_string();
+}
 
 } // namespace gpu::dnn

@@ -42,7 +42,8 @@ cudnnSoftmaxAlgorithm_t to_cudnn(softmax_algorithm algorithm) noexcept
 
 cudnnSoftmaxMode_t to_cudnn(softmax_mode mode) noexcept
 {
-    return mode == softmax_mode::instance ? CUDNN_SOFTMAX_MODE_INSTANCE : CUDNN_SOFTMAX_MODE_CHANNEL;
+    return mode == softmax_mode::instance ? CUDNN_SOFTMAX_MODE_INSTANCE
+                                          : CUDNN_SOFTMAX_MODE_CHANNEL;
 }
 
 } // namespace
@@ -63,9 +64,9 @@ softmax::softmax(const std::vector<int>& dims, softmax_algorithm algorithm, soft
 std::string softmax::to_string() const
 {
     return std::string(algorithm_ == softmax_algorithm::log ? "log softmax" : "softmax") + " (" +
-           std::string(dnn::to_string(algorithm_)) + ") over " + std::string(dnn::to_string(mode_)) +
-           " of " + std::string(dnn::to_string(type_)) + " " + std::string(dnn::to_string(layout_)) +
-           " " + dnn::to_string(dims_);
+           std::string(dnn::to_string(algorithm_)) + ") over " +
+           std::string(dnn::to_string(mode_)) + " of " + std::string(dnn::to_string(type_)) + " " +
+           std::string(dnn::to_string(layout_)) + " " + dnn::to_string(dims_);
 }
 
 void softmax::check_buffers(const char* operation, data_type given,

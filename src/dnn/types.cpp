@@ -27,7 +27,8 @@ gpu::element_type to_element_type(data_type type)
     case data_type::fp16: return gpu::element_type::fp16;
     case data_type::bf16: return gpu::element_type::bf16;
     }
-    detail::throw_unnamed_enumerator("gpu::dnn::to_element_type", "data_type", static_cast<int>(type));
+    detail::throw_unnamed_enumerator("gpu::dnn::to_element_type", "data_type",
+                                     static_cast<int>(type));
 }
 
 std::string_view to_string(tensor_layout layout) noexcept
@@ -243,7 +244,8 @@ std::size_t product(const std::vector<int>& dims)
 void throw_unnamed_enumerator(const char* what, const char* type, int value)
 {
     throw std::invalid_argument(std::string(what) + ": " + type + " value " +
-                                std::to_string(value) + " is none of the enumerators cudagap "
+                                std::to_string(value) +
+                                " is none of the enumerators cudagap "
                                 "names (an integer cast to the enum?)");
 }
 

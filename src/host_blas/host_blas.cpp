@@ -44,8 +44,8 @@ std::string lower(std::string_view text)
 // CPU that has them is a fallback to an older CPU's kernels.
 bool is_avx2_class_core(const std::string& core)
 {
-    static constexpr std::string_view avx2_cores[] = {
-        "haswell", "zen", "excavator", "skylakex", "cooperlake", "sapphirerapids"};
+    static constexpr std::string_view avx2_cores[] = {"haswell",  "zen",        "excavator",
+                                                      "skylakex", "cooperlake", "sapphirerapids"};
     return std::find(std::begin(avx2_cores), std::end(avx2_cores), core) != std::end(avx2_cores);
 }
 
@@ -79,9 +79,11 @@ template <class T>
 void naive_loop(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas::matrix_view<T> c,
                 T alpha, T beta)
 {
-    const auto at = [](const auto& view, std::int64_t i, std::int64_t j) -> auto& {
-        return view.order() == blas::layout::row_major ? view.data()[i * view.leading_dimension() + j]
-                                                       : view.data()[i + j * view.leading_dimension()];
+    const auto at = [](const auto& view, std::int64_t i, std::int64_t j) -> auto&
+    {
+        return view.order() == blas::layout::row_major
+                   ? view.data()[i * view.leading_dimension() + j]
+                   : view.data()[i + j * view.leading_dimension()];
     };
     for (std::int64_t i = 0; i < c.rows(); ++i) {
         for (std::int64_t j = 0; j < c.cols(); ++j) {
@@ -142,12 +144,9 @@ void blas_gemm(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas:
 std::string_view to_string(implementation kind) noexcept
 {
     switch (kind) {
-    case implementation::openblas:
-        return "OpenBLAS";
-    case implementation::other_blas:
-        return "BLAS";
-    case implementation::naive:
-        return "naive loop";
+    case implementation::openblas: return "OpenBLAS";
+    case implementation::other_blas: return "BLAS";
+    case implementation::naive: return "naive loop";
     }
     return "unknown";
 }
@@ -207,7 +206,8 @@ library_info library()
         info.config = config == nullptr ? "" : config;
         // The configuration starts with "OpenBLAS <version>".
         const auto space = info.config.find(' ', info.config.find(' ') + 1);
-        info.name = info.config.rfind("OpenBLAS", 0) == 0 ? info.config.substr(0, space) : "OpenBLAS";
+        info.name =
+            info.config.rfind("OpenBLAS", 0) == 0 ? info.config.substr(0, space) : "OpenBLAS";
         const char* core = get_corename();
         info.core = core == nullptr ? "" : core;
     }
@@ -236,9 +236,11 @@ std::string kernel_warning(std::string_view core, const cpu_features& cpu)
            "AVX-512 Xeon): OpenBLAS did not recognise the CPU model" +
            (cpu.model.empty() ? std::string() : " '" + cpu.model + "'") +
            ", as happens in virtual machines and on CPUs newer than the OpenBLAS release (Debian "
-           "12's 0.3.21 picks Prescott on recent Xeons). Fix: set OPENBLAS_CORETYPE=" + target +
+           "12's 0.3.21 picks Prescott on recent Xeons). Fix: set OPENBLAS_CORETYPE=" +
+           target +
            " in the environment before the program starts (OpenBLAS reads it when it loads), "
-           "e.g. `OPENBLAS_CORETYPE=" + target + " ./program`";
+           "e.g. `OPENBLAS_CORETYPE=" +
+           target + " ./program`";
 }
 
 std::string kernel_warning()

@@ -51,8 +51,10 @@ bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_by
 
 std::string describe(const detail::collective_call& call, const communicator& comm)
 {
-    std::string text = std::to_string(call.recv_count) + " " + std::string(to_string(call.type)) + " elements";
-    if (call.kind == detail::operation::all_reduce || call.kind == detail::operation::reduce_scatter) {
+    std::string text =
+        std::to_string(call.recv_count) + " " + std::string(to_string(call.type)) + " elements";
+    if (call.kind == detail::operation::all_reduce ||
+        call.kind == detail::operation::reduce_scatter) {
         text += " (" + std::string(to_string(call.op)) + ")";
     }
     return text + " on rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()) +
@@ -68,16 +70,17 @@ void check_arguments(const collective_call& call)
     GPU_EXPECTS(call.recv != nullptr || call.recv_count == 0, std::invalid_argument, call.function,
                 ": null output for ", call.recv_count, " elements");
     if (call.kind == operation::all_reduce && !call.in_place) {
-        GPU_EXPECTS(call.send_count == call.recv_count, std::invalid_argument, call.function, ": the input holds ",
-                    call.send_count, " elements and the output ", call.recv_count, " (they must be equal)");
+        GPU_EXPECTS(call.send_count == call.recv_count, std::invalid_argument, call.function,
+                    ": the input holds ", call.send_count, " elements and the output ",
+                    call.recv_count, " (they must be equal)");
     }
     if (call.kind != operation::broadcast && !call.in_place) {
-        GPU_EXPECTS(call.send != nullptr || call.send_count == 0, std::invalid_argument, call.function,
-                    ": null input for ", call.send_count, " elements");
+        GPU_EXPECTS(call.send != nullptr || call.send_count == 0, std::invalid_argument,
+                    call.function, ": null input for ", call.send_count, " elements");
     }
     if (call.kind == operation::all_reduce || call.kind == operation::reduce_scatter) {
-        GPU_EXPECTS(to_string(call.op) != "unknown", std::invalid_argument, call.function, ": reduction ",
-                    static_cast<int>(call.op), " is not a gpu::nccl::reduction");
+        GPU_EXPECTS(to_string(call.op) != "unknown", std::invalid_argument, call.function,
+                    ": reduction ", static_cast<int>(call.op), " is not a gpu::nccl::reduction");
     }
 }
 
@@ -88,14 +91,15 @@ void check_counts(const collective_call& call, int ranks, int rank)
 {
     const auto n = static_cast<std::size_t>(ranks);
     if (call.kind == operation::broadcast) {
-        GPU_EXPECTS(call.root >= 0 && call.root < ranks, std::invalid_argument, call.function, ": root ",
-                    call.root, " is not a rank of this communicator of ", ranks);
+        GPU_EXPECTS(call.root >= 0 && call.root < ranks, std::invalid_argument, call.function,
+                    ": root ", call.root, " is not a rank of this communicator of ", ranks);
         if (rank == call.root && !call.in_place) {
             GPU_EXPECTS(call.send_count == call.recv_count, std::invalid_argument, call.function,
                         ": the root's input holds ", call.send_count, " elements and the output ",
                         call.recv_count, " (they must be equal)");
-            GPU_EXPECTS(call.send != nullptr || call.send_count == 0, std::invalid_argument, call.function,
-                        ": null input for ", call.send_count, " elements at the root");
+            GPU_EXPECTS(call.send != nullptr || call.send_count == 0, std::invalid_argument,
+                        call.function, ": null input for ", call.send_count,
+                        " elements at the root");
         }
         return;
     }
@@ -106,13 +110,15 @@ void check_counts(const collective_call& call, int ranks, int rank)
     const std::size_t part = gather ? call.send_count : call.recv_count;
     const std::size_t whole = gather ? call.recv_count : call.send_count;
     if (call.in_place) {
-        GPU_EXPECTS(call.recv_count % n == 0, std::invalid_argument, call.function, ": ", call.recv_count,
-                    " elements do not split into ", ranks, " equal parts, one per rank");
+        GPU_EXPECTS(call.recv_count % n == 0, std::invalid_argument, call.function, ": ",
+                    call.recv_count, " elements do not split into ", ranks,
+                    " equal parts, one per rank");
         return;
     }
-    GPU_EXPECTS(part <= whole / n && part * n == whole, std::invalid_argument, call.function, ": the ",
-                gather ? "output" : "input", " must hold the ", gather ? "input" : "output",
-                " times the number of ranks: ", whole, " elements for ", part, " x ", ranks, " ranks");
+    GPU_EXPECTS(part <= whole / n && part * n == whole, std::invalid_argument, call.function,
+                ": the ", gather ? "output" : "input", " must hold the ",
+                gather ? "input" : "output", " times the number of ranks: ", whole,
+                " elements for ", part, " x ", ranks, " ranks");
 }
 
 // Out-of-place ranges that overlap, other than NCCL's in-place layouts: the same range for
@@ -125,20 +131,15 @@ void check_overlap(const collective_call& call, int rank)
     }
     const auto* send = static_cast<const std::byte*>(call.send);
     const auto* recv = static_cast<const std::byte*>(call.recv);
-    const std::size_t offset = static_cast<std::size_t>(rank) * call.element_size *
-                               (call.kind == operation::all_gather ? call.send_count : call.recv_count);
+    const std::size_t offset =
+        static_cast<std::size_t>(rank) * call.element_size *
+        (call.kind == operation::all_gather ? call.send_count : call.recv_count);
     bool layout = false;
     switch (call.kind) {
     case operation::all_reduce:
-    case operation::broadcast:
-        layout = send == recv;
-        break;
-    case operation::all_gather:
-        layout = recv != nullptr && send == recv + offset;
-        break;
-    case operation::reduce_scatter:
-        layout = send != nullptr && recv == send + offset;
-        break;
+    case operation::broadcast: layout = send == recv; break;
+    case operation::all_gather: layout = recv != nullptr && send == recv + offset; break;
+    case operation::reduce_scatter: layout = send != nullptr && recv == send + offset; break;
     }
     GPU_EXPECTS(layout || !overlap(send, call.send_count * call.element_size, recv,
                                    call.recv_count * call.element_size),
@@ -151,8 +152,8 @@ void check_overlap(const collective_call& call, int rank)
 
 void check_against_ranks(const collective_call& call, int ranks, int rank)
 {
-    GPU_EXPECTS(ranks >= 1 && rank >= 0 && rank < ranks, std::invalid_argument, call.function, ": rank ",
-                rank, " of ", ranks, " is not a rank");
+    GPU_EXPECTS(ranks >= 1 && rank >= 0 && rank < ranks, std::invalid_argument, call.function,
+                ": rank ", rank, " of ", ranks, " is not a rank");
     check_counts(call, ranks, rank);
     check_overlap(call, rank);
 }
@@ -163,7 +164,8 @@ namespace {
 
 // The NCCL call of @p call; in place, the input is the rank's part of the output (all_gather)
 // or the output lies in the rank's part of the input (reduce_scatter).
-ncclResult_t enqueue(const detail::collective_call& call, const communicator& comm, stream_ref stream)
+ncclResult_t enqueue(const detail::collective_call& call, const communicator& comm,
+                     stream_ref stream)
 {
     const auto rank = static_cast<std::size_t>(comm.rank());
     const auto ranks = static_cast<std::size_t>(comm.size());
@@ -171,9 +173,11 @@ ncclResult_t enqueue(const detail::collective_call& call, const communicator& co
     const void* send = call.in_place ? call.recv : call.send;
     switch (call.kind) {
     case detail::operation::all_reduce:
-        return ncclAllReduce(send, recv, call.recv_count, call.type, to_nccl(call.op), comm.get(), stream.get());
+        return ncclAllReduce(send, recv, call.recv_count, call.type, to_nccl(call.op), comm.get(),
+                             stream.get());
     case detail::operation::broadcast:
-        return ncclBroadcast(send, recv, call.recv_count, call.type, call.root, comm.get(), stream.get());
+        return ncclBroadcast(send, recv, call.recv_count, call.type, call.root, comm.get(),
+                             stream.get());
     case detail::operation::all_gather: {
         const std::size_t part = call.in_place ? call.recv_count / ranks : call.send_count;
         if (call.in_place) {
@@ -186,7 +190,8 @@ ncclResult_t enqueue(const detail::collective_call& call, const communicator& co
         if (call.in_place) {
             recv += rank * part * call.element_size;
         }
-        return ncclReduceScatter(send, recv, part, call.type, to_nccl(call.op), comm.get(), stream.get());
+        return ncclReduceScatter(send, recv, part, call.type, to_nccl(call.op), comm.get(),
+                                 stream.get());
     }
     }
     return ncclInvalidArgument;
@@ -239,7 +244,10 @@ void run_collective(const communicator& comm, collective_call call, stream_ref s
     gpu::detail::throw_error(status, api, std::source_location::current(), describe(call, comm));
 }
 
-int group_depth() noexcept { return this_thread_group.depth; }
+int group_depth() noexcept
+{
+    return this_thread_group.depth;
+}
 
 void note_group_member(ncclComm_t comm, std::chrono::milliseconds timeout)
 {
@@ -275,7 +283,8 @@ std::pair<const char*, ncclResult_t> end_group(std::chrono::milliseconds* waited
     if (group.depth > 0) {
         return {ended == ncclSuccess ? nullptr : "ncclGroupEnd", ended};
     }
-    std::vector<std::pair<ncclComm_t, std::chrono::milliseconds>> members = std::move(group.members);
+    std::vector<std::pair<ncclComm_t, std::chrono::milliseconds>> members =
+        std::move(group.members);
     group.members.clear();
     if (ended != ncclSuccess && ended != ncclInProgress) {
         return {"ncclGroupEnd", ended};
@@ -307,7 +316,8 @@ group_scope::group_scope()
 
 void group_scope::end()
 {
-    GPU_EXPECTS(open_, std::logic_error, "gpu::nccl::group_scope::end: the group was already ended");
+    GPU_EXPECTS(open_, std::logic_error,
+                "gpu::nccl::group_scope::end: the group was already ended");
     open_ = false;
     std::chrono::milliseconds waited{};
     const auto [api, status] = end_group(&waited);

@@ -79,7 +79,8 @@ struct close_stage {
 };
 
 constexpr close_stage before_finalize{
-    "ncclCommGetAsyncError (an earlier operation failed)", "ncclCommGetAsyncError (in progress at close)",
+    "ncclCommGetAsyncError (an earlier operation failed)",
+    "ncclCommGetAsyncError (in progress at close)",
     "an earlier operation of the communicator (a collective or a group that ran out of time, "
     "or a set-up) was still in progress at close, so it was aborted: every rank must issue the "
     "same collectives in the same order, and a rank that stopped leaves the others waiting"};
@@ -91,8 +92,8 @@ constexpr close_stage after_finalize{
 
 // Waits until no communicator of @p records is in progress, up to @p deadline: the first that
 // failed, or that is still in progress then, as @p stage names it.
-close_result settle(std::span<const detail::communicator_record> records, steady::time_point deadline,
-                    const close_stage& stage) noexcept
+close_result settle(std::span<const detail::communicator_record> records,
+                    steady::time_point deadline, const close_stage& stage) noexcept
 {
     for (std::size_t i = 0; i < records.size(); ++i) {
         const ncclResult_t state = detail::poll_state(records[i].comm, deadline);
@@ -133,7 +134,8 @@ close_result destroy_each(std::span<const detail::communicator_record> records) 
 }
 
 // The longest close timeout of @p records: the one deadline of closing them together.
-std::chrono::milliseconds longest_close_timeout(std::span<const detail::communicator_record> records) noexcept
+std::chrono::milliseconds
+longest_close_timeout(std::span<const detail::communicator_record> records) noexcept
 {
     std::chrono::milliseconds longest{0};
     for (const detail::communicator_record& record : records) {
@@ -153,7 +155,8 @@ close_result close_set(std::span<const detail::communicator_record> records) noe
     if (detail::group_depth() > 0) {
         // NCCL would defer the finalize to the group's end, so nothing would progress here. The
         // aborts are deferred too; the group's end must not wait for these communicators.
-        result = {"ncclCommFinalize (inside an open gpu::nccl::group_scope)", ncclInvalidUsage, 0, nullptr};
+        result = {"ncclCommFinalize (inside an open gpu::nccl::group_scope)", ncclInvalidUsage, 0,
+                  nullptr};
         for (const detail::communicator_record& record : records) {
             detail::forget_group_member(record.comm);
         }
@@ -178,7 +181,8 @@ close_result close_set(std::span<const detail::communicator_record> records) noe
 
 // Throws what closing @p records came to, with the failing member's rank; returns when all
 // closed cleanly.
-void throw_close_failure(const close_result& result, std::span<const detail::communicator_record> records)
+void throw_close_failure(const close_result& result,
+                         std::span<const detail::communicator_record> records)
 {
     if (result.api == nullptr) {
         return;
@@ -263,7 +267,8 @@ void check_options(const char* function, const communicator_options& options)
 {
     GPU_EXPECTS(options.timeout.count() > 0 && options.close_timeout.count() > 0,
                 std::invalid_argument, function, ": the timeouts must be positive, got timeout ",
-                options.timeout.count(), " ms and close_timeout ", options.close_timeout.count(), " ms");
+                options.timeout.count(), " ms and close_timeout ", options.close_timeout.count(),
+                " ms");
 }
 
 bool forces_blocking(const char* value) noexcept
@@ -322,9 +327,11 @@ communicator communicator::init_rank(const unique_id& id, int rank, int size, gp
     const std::string context = rank_context(rank, size, dev.id());
     try {
         if (started != ncclInProgress) {
-            gpu::detail::check(started, "ncclCommInitRankConfig", std::source_location::current(), context);
+            gpu::detail::check(started, "ncclCommInitRankConfig", std::source_location::current(),
+                               context);
         }
-        detail::wait_until_ready(comm, options.timeout, "ncclCommInitRankConfig", join_why(size), context);
+        detail::wait_until_ready(comm, options.timeout, "ncclCommInitRankConfig", join_why(size),
+                                 context);
     } catch (...) {
         abort_quietly(comm); // after the error took NCCL's text
         throw;
@@ -356,8 +363,8 @@ start_result start_all(std::vector<ncclComm_t>& comms, std::vector<ncclConfig_t>
         if (result.cuda != cudaSuccess) {
             break;
         }
-        const ncclResult_t status = ncclCommInitRankConfig(&comms[i], static_cast<int>(devices.size()),
-                                                           id, static_cast<int>(i), &configs[i]);
+        const ncclResult_t status = ncclCommInitRankConfig(
+            &comms[i], static_cast<int>(devices.size()), id, static_cast<int>(i), &configs[i]);
         if (status != ncclSuccess && status != ncclInProgress) {
             result.nccl = status;
             break;
@@ -376,27 +383,32 @@ start_result start_all(std::vector<ncclComm_t>& comms, std::vector<ncclConfig_t>
 void check_started(const start_result& started, std::span<const int> ids)
 {
     const int size = static_cast<int>(ids.size());
-    const std::string context = rank_context(static_cast<int>(started.rank), size, ids[started.rank]) +
-                                ", in gpu::nccl::communicator::init_all";
+    const std::string context =
+        rank_context(static_cast<int>(started.rank), size, ids[started.rank]) +
+        ", in gpu::nccl::communicator::init_all";
     if (started.cuda != cudaSuccess) {
-        gpu::detail::throw_error(started.cuda, "cudaSetDevice", std::source_location::current(), context);
+        gpu::detail::throw_error(started.cuda, "cudaSetDevice", std::source_location::current(),
+                                 context);
     }
     gpu::detail::check(started.nccl, "ncclCommInitRankConfig (in a group, one per device)",
                        std::source_location::current(), context);
 }
 
 // Waits for every communicator of init_all against one deadline: they set up together.
-void wait_all_ready(std::span<const ncclComm_t> comms, std::span<const int> ids, std::chrono::milliseconds timeout)
+void wait_all_ready(std::span<const ncclComm_t> comms, std::span<const int> ids,
+                    std::chrono::milliseconds timeout)
 {
     const char* api = "ncclCommInitRankConfig (in a group)";
     const steady::time_point deadline = steady::now() + timeout;
     for (std::size_t i = 0; i < comms.size(); ++i) {
         const ncclResult_t state = detail::poll_state(comms[i], deadline);
         if (state == ncclInProgress) {
-            detail::throw_timeout(api, timeout, "the group's ranks did not all finish their set-up");
+            detail::throw_timeout(api, timeout,
+                                  "the group's ranks did not all finish their set-up");
         }
-        gpu::detail::check(state, api, std::source_location::current(),
-                           rank_context(static_cast<int>(i), static_cast<int>(comms.size()), ids[i]));
+        gpu::detail::check(
+            state, api, std::source_location::current(),
+            rank_context(static_cast<int>(i), static_cast<int>(comms.size()), ids[i]));
     }
 }
 
@@ -439,18 +451,21 @@ std::vector<communicator> communicator::init_all(const communicator_options& opt
     detail::check_can_make("gpu::nccl::communicator::init_all");
     const std::vector<gpu::device> all = gpu::devices();
     GPU_EXPECTS(!all.empty(), std::invalid_argument,
-                "gpu::nccl::communicator::init_all: no visible device (", gpu::unavailable_reason(), ")");
+                "gpu::nccl::communicator::init_all: no visible device (", gpu::unavailable_reason(),
+                ")");
     return init_all(all, options);
 }
 
 communicator communicator::from_native_handle(ncclComm_t comm, const communicator_options& options)
 {
     const char* function = "gpu::nccl::communicator::from_native_handle";
-    GPU_EXPECTS(comm != nullptr, std::invalid_argument, function, ": a null ncclComm_t names no communicator");
+    GPU_EXPECTS(comm != nullptr, std::invalid_argument, function,
+                ": a null ncclComm_t names no communicator");
     detail::check_options(function, options);
     // A non-blocking communicator may still be setting up, and NCCL refuses to describe one in
     // progress (ncclInvalidArgument): wait for it first.
-    detail::wait_until_ready(comm, options.timeout, "ncclCommGetAsyncError (adopting a communicator)",
+    detail::wait_until_ready(comm, options.timeout,
+                             "ncclCommGetAsyncError (adopting a communicator)",
                              "the communicator was still setting up: not all its ranks joined", {});
     detail::communicator_record adopted{comm, 0, 0, -1, options.timeout, options.close_timeout};
     GPU_NCCL_CHECK(ncclCommUserRank(comm, &adopted.rank));

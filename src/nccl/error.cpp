@@ -28,8 +28,8 @@ std::string with_context(std::string text, std::string_view context)
 
 std::string versions_text(const version_info& versions)
 {
-    return "this process loaded NCCL " + versions.loaded.to_string() + ", cudagap was compiled against " +
-           versions.compiled.to_string();
+    return "this process loaded NCCL " + versions.loaded.to_string() +
+           ", cudagap was compiled against " + versions.compiled.to_string();
 }
 
 std::string duplicated_gpu_hint()
@@ -61,7 +61,8 @@ std::string usage_hint()
 std::string remote_hint(const detail::hint_facts& facts)
 {
     return "another rank failed or the connection to it broke: read that rank's output first; "
-           "every rank must load the same NCCL release (" + versions_text(facts.nccl) +
+           "every rank must load the same NCCL release (" +
+           versions_text(facts.nccl) +
            "; a rank on another version fails at set-up or like this), and the hosts must reach "
            "each other on the interface NCCL_SOCKET_IFNAME names";
 }
@@ -69,23 +70,21 @@ std::string remote_hint(const detail::hint_facts& facts)
 std::string status_hint(ncclResult_t status, const detail::hint_facts& facts)
 {
     switch (status) {
-    case ncclUnhandledCudaError:
-        return cuda_hint(facts);
+    case ncclUnhandledCudaError: return cuda_hint(facts);
     case ncclSystemError:
         return "a system call or socket failed: name the network interface the ranks reach each "
                "other on with NCCL_SOCKET_IFNAME=<interface> (e.g. eth0 or ib0, see `ip addr`; "
                "NCCL may pick a docker or loopback one), open the ports between the hosts, and "
                "in a container give /dev/shm room (docker --shm-size=1g or --ipc=host)";
     case ncclInternalError:
-        return "NCCL failed internally: report it with NCCL_DEBUG=INFO's output and the versions (" +
+        return "NCCL failed internally: report it with NCCL_DEBUG=INFO's output and the versions "
+               "(" +
                versions_text(facts.nccl) + ")";
     case ncclInvalidArgument:
         return "NCCL rejected an argument: a rank outside [0, size), a size or unique id that "
                "differs between ranks, an unknown data type or reduction, or a null buffer";
-    case ncclInvalidUsage:
-        return usage_hint();
-    case ncclRemoteError:
-        return remote_hint(facts);
+    case ncclInvalidUsage: return usage_hint();
+    case ncclRemoteError: return remote_hint(facts);
     case ncclInProgress:
         return "the operation has not finished: the other ranks have not reached it yet";
     default:
@@ -183,11 +182,13 @@ std::string hint_for(ncclResult_t status, std::string_view nccl_says, std::strin
     // NCCL's text names a duplicated GPU outright; its status alone (ncclInvalidUsage) has
     // several causes. The text is never cleared, so it counts only with the status it comes
     // with: a stale one must not turn every later failure into a duplicated GPU.
-    const bool duplicated = status == ncclInvalidUsage && nccl_says.find("Duplicate GPU") != std::string_view::npos;
+    const bool duplicated =
+        status == ncclInvalidUsage && nccl_says.find("Duplicate GPU") != std::string_view::npos;
     std::string text = duplicated ? duplicated_gpu_hint() : status_hint(status, facts);
     if (!facts.nccl.compatible()) {
         text += "; the loaded NCCL " + facts.nccl.loaded.to_string() + " is older than the " +
-                facts.nccl.compiled.to_string() + " cudagap was compiled against: load that one "
+                facts.nccl.compiled.to_string() +
+                " cudagap was compiled against: load that one "
                 "(LD_LIBRARY_PATH) or rebuild with NCCL_ROOT set to the loaded one";
     }
     return with_context(std::move(text), context) + "; " + std::string(debug_advice);
@@ -197,11 +198,13 @@ void throw_timeout(const char* api, std::chrono::milliseconds waited, std::strin
                    std::source_location where)
 {
     std::array<char, 32> seconds{};
-    std::snprintf(seconds.data(), seconds.size(), "%.1f", static_cast<double>(waited.count()) / 1000.0);
+    std::snprintf(seconds.data(), seconds.size(), "%.1f",
+                  static_cast<double>(waited.count()) / 1000.0);
     std::string message = "did not finish within " + std::string(seconds.data()) + " s";
     std::string hint = std::string(why) + "; " + std::string(debug_advice);
     throw nccl_error(api, status_name(ncclInProgress), static_cast<long long>(ncclInProgress),
-                     std::move(message), std::move(hint), gpu::detail::current_device_or_unknown(), where);
+                     std::move(message), std::move(hint), gpu::detail::current_device_or_unknown(),
+                     where);
 }
 
 void throw_blocking_forced(const char* function, std::string_view value, std::source_location where)
@@ -213,8 +216,9 @@ void throw_blocking_forced(const char* function, std::string_view value, std::so
     std::string hint = "unset NCCL_COMM_BLOCKING (or set it to 0): cudagap's communicators wait "
                        "for the other ranks with deadlines instead (communicator_options); " +
                        std::string(debug_advice);
-    throw nccl_error(function, status_name(ncclInvalidUsage), static_cast<long long>(ncclInvalidUsage),
-                     std::move(message), std::move(hint), -1, where);
+    throw nccl_error(function, status_name(ncclInvalidUsage),
+                     static_cast<long long>(ncclInvalidUsage), std::move(message), std::move(hint),
+                     -1, where);
 }
 
 } // namespace detail

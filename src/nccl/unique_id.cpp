@@ -22,7 +22,8 @@ namespace {
 std::string seconds_text(std::chrono::milliseconds duration)
 {
     std::array<char, 32> text{};
-    std::snprintf(text.data(), text.size(), "%.1f s", static_cast<double>(duration.count()) / 1000.0);
+    std::snprintf(text.data(), text.size(), "%.1f s",
+                  static_cast<double>(duration.count()) / 1000.0);
     return text.data();
 }
 
@@ -30,8 +31,9 @@ std::string seconds_text(std::chrono::milliseconds duration)
 // need not set errno), which becomes EIO rather than an unrelated older errno.
 [[noreturn]] void throw_io_error(const char* what, const std::filesystem::path& path, int error)
 {
-    throw std::filesystem::filesystem_error(std::string("gpu::nccl::unique_id: ") + what, path,
-                                            std::error_code(error != 0 ? error : EIO, std::generic_category()));
+    throw std::filesystem::filesystem_error(
+        std::string("gpu::nccl::unique_id: ") + what, path,
+        std::error_code(error != 0 ? error : EIO, std::generic_category()));
 }
 
 // Writes @p bytes to @p path and closes it, so that an error reported only at close (a full
@@ -42,7 +44,8 @@ void write_closed(const std::filesystem::path& path, std::span<const std::byte> 
     errno = 0;
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     if (out) {
-        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        out.write(reinterpret_cast<const char*>(bytes.data()),
+                  static_cast<std::streamsize>(bytes.size()));
     }
     if (out) {
         out.close();
@@ -60,8 +63,7 @@ void write_closed(const std::filesystem::path& path, std::span<const std::byte> 
 bootstrap_error::bootstrap_error(const std::string& what, std::filesystem::path path,
                                  std::chrono::milliseconds waited)
     : std::runtime_error(what), path_(std::move(path)), waited_(waited)
-{
-}
+{}
 
 unique_id unique_id::create()
 {
@@ -79,8 +81,9 @@ std::array<std::byte, unique_id::size_bytes> unique_id::to_bytes() const noexcep
 
 unique_id unique_id::from_bytes(std::span<const std::byte> bytes)
 {
-    GPU_EXPECTS(bytes.size() == size_bytes, std::invalid_argument, "gpu::nccl::unique_id::from_bytes: ",
-                bytes.size(), " bytes given, an NCCL unique id has ", size_bytes);
+    GPU_EXPECTS(bytes.size() == size_bytes, std::invalid_argument,
+                "gpu::nccl::unique_id::from_bytes: ", bytes.size(),
+                " bytes given, an NCCL unique id has ", size_bytes);
     ncclUniqueId raw{};
     std::memcpy(raw.internal, bytes.data(), size_bytes);
     return unique_id(raw);
@@ -98,8 +101,8 @@ void unique_id::write_file(const std::filesystem::path& path) const
     if (renamed) {
         std::error_code ignored;
         std::filesystem::remove(temporary, ignored);
-        throw std::filesystem::filesystem_error("gpu::nccl::unique_id::write_file: cannot rename", temporary,
-                                                path, renamed);
+        throw std::filesystem::filesystem_error("gpu::nccl::unique_id::write_file: cannot rename",
+                                                temporary, path, renamed);
     }
 }
 
@@ -131,7 +134,8 @@ unique_id unique_id::read_file(const std::filesystem::path& path)
     return from_bytes(std::span<const std::byte>(bytes.data(), size_bytes));
 }
 
-unique_id unique_id::wait_for_file(const std::filesystem::path& path, std::chrono::milliseconds timeout,
+unique_id unique_id::wait_for_file(const std::filesystem::path& path,
+                                   std::chrono::milliseconds timeout,
                                    std::chrono::milliseconds poll_interval)
 {
     GPU_EXPECTS(timeout.count() >= 0 && poll_interval.count() >= 0, std::invalid_argument,
@@ -148,7 +152,8 @@ unique_id unique_id::wait_for_file(const std::filesystem::path& path, std::chron
         }
         if (failed) {
             throw std::filesystem::filesystem_error(
-                "gpu::nccl::unique_id::wait_for_file: cannot look for the unique id's file", path, failed);
+                "gpu::nccl::unique_id::wait_for_file: cannot look for the unique id's file", path,
+                failed);
         }
         const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);

@@ -45,7 +45,10 @@ __global__ void update_kernel(float* params, const float* grads, float* exp_avg,
     }
 }
 
-__global__ void set_step_kernel(int64_t* step, int64_t value) { *step = value; }
+__global__ void set_step_kernel(int64_t* step, int64_t value)
+{
+    *step = value;
+}
 
 } // namespace
 

@@ -40,7 +40,8 @@ private:
 
 class inflate_stream final : public byte_stream {
 public:
-    inflate_stream(std::span<const std::byte> bytes, std::string source) : input_(bytes), source_(std::move(source))
+    inflate_stream(std::span<const std::byte> bytes, std::string source)
+        : input_(bytes), source_(std::move(source))
     {
         // 16 + MAX_WBITS: a gzip wrapper, whose CRC-32 and length zlib checks at the end.
         const int status = inflateInit2(&z_, 16 + MAX_WBITS);
@@ -48,7 +49,8 @@ public:
             throw std::bad_alloc();
         }
         if (status != Z_OK) {
-            throw format_error(source_, "gzip", std::string("zlib cannot start: ") + zError(status));
+            throw format_error(source_, "gzip",
+                               std::string("zlib cannot start: ") + zError(status));
         }
     }
     inflate_stream(const inflate_stream&) = delete;
@@ -60,7 +62,8 @@ public:
         std::size_t produced = 0;
         while (produced < out.size() && !finished_) {
             feed();
-            const std::size_t want = std::min<std::size_t>(out.size() - produced, std::numeric_limits<uInt>::max());
+            const std::size_t want =
+                std::min<std::size_t>(out.size() - produced, std::numeric_limits<uInt>::max());
             z_.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
             z_.avail_out = static_cast<uInt>(want);
             const int status = inflate(&z_, Z_NO_FLUSH);
@@ -68,7 +71,8 @@ public:
             if (status == Z_STREAM_END) {
                 end_of_member();
             } else if (status == Z_BUF_ERROR && z_.avail_in == 0 && input_.empty()) {
-                throw format_error(source_, "gzip", "the compressed data ends early (truncated file)");
+                throw format_error(source_, "gzip",
+                                   "the compressed data ends early (truncated file)");
             } else if (status == Z_MEM_ERROR) {
                 throw std::bad_alloc();
             } else if (status != Z_OK) {
@@ -85,7 +89,8 @@ private:
     void feed() noexcept
     {
         if (z_.avail_in == 0 && !input_.empty()) {
-            const std::size_t piece = std::min<std::size_t>(input_.size(), std::numeric_limits<uInt>::max());
+            const std::size_t piece =
+                std::min<std::size_t>(input_.size(), std::numeric_limits<uInt>::max());
             z_.next_in = reinterpret_cast<const Bytef*>(input_.data());
             z_.avail_in = static_cast<uInt>(piece);
             input_ = input_.subspan(piece);
@@ -104,7 +109,8 @@ private:
         const std::span<const std::byte> rest(reinterpret_cast<const std::byte*>(z_.next_in), left);
         if (!is_gzip(rest)) {
             throw format_error(source_, "gzip",
-                               std::to_string(left) + " bytes after the end of the compressed data are not gzip");
+                               std::to_string(left) +
+                                   " bytes after the end of the compressed data are not gzip");
         }
         if (inflateReset(&z_) != Z_OK) {
             throw format_error(source_, "gzip", "zlib cannot start the next member");
@@ -126,22 +132,27 @@ bool is_gzip(std::span<const std::byte> bytes) noexcept
     return bytes.size() >= 2 && bytes[0] == std::byte{0x1F} && bytes[1] == std::byte{0x8B};
 }
 
-bool have_zlib() noexcept { return CUDAGAP_NN_HAVE_ZLIB != 0; }
+bool have_zlib() noexcept
+{
+    return CUDAGAP_NN_HAVE_ZLIB != 0;
+}
 
 std::unique_ptr<byte_stream> raw_stream(std::span<const std::byte> bytes)
 {
     return std::make_unique<memory_stream>(bytes);
 }
 
-std::unique_ptr<byte_stream> gzip_stream(std::span<const std::byte> bytes, const std::string& source)
+std::unique_ptr<byte_stream> gzip_stream(std::span<const std::byte> bytes,
+                                         const std::string& source)
 {
 #if CUDAGAP_NN_HAVE_ZLIB
     return std::make_unique<inflate_stream>(bytes, source);
 #else
     static_cast<void>(bytes);
-    throw format_error(source, "gzip",
-                       "the file is gzip-compressed, and this cudagap was built without zlib: gunzip the file, "
-                       "or install zlib (apt-get install zlib1g-dev) and rebuild cudagap");
+    throw format_error(
+        source, "gzip",
+        "the file is gzip-compressed, and this cudagap was built without zlib: gunzip the file, "
+        "or install zlib (apt-get install zlib1g-dev) and rebuild cudagap");
 #endif
 }
 

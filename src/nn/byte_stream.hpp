@@ -37,6 +37,7 @@ public:
 /// @throws gpu::nn::format_error naming @p source when this build has no zlib (saying how to
 ///   get it), and from read() when the data is corrupted, cut short or followed by bytes that
 ///   are not gzip
-[[nodiscard]] std::unique_ptr<byte_stream> gzip_stream(std::span<const std::byte> bytes, const std::string& source);
+[[nodiscard]] std::unique_ptr<byte_stream> gzip_stream(std::span<const std::byte> bytes,
+                                                       const std::string& source);
 
 } // namespace gpu::nn::detail

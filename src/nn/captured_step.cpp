@@ -7,8 +7,10 @@
 
 namespace gpu::nn {
 
-captured_step::captured_step(stream_ref stream, work_type work, const captured_step_options& options)
-    : stream_(stream), work_(std::move(work)), options_(options), warmups_left_(options.warmup_steps)
+captured_step::captured_step(stream_ref stream, work_type work,
+                             const captured_step_options& options)
+    : stream_(stream), work_(std::move(work)), options_(options),
+      warmups_left_(options.warmup_steps)
 {
     constexpr const char* function = "gpu::nn::captured_step";
     GPU_EXPECTS(!stream.is_default(), std::invalid_argument, function,

@@ -33,23 +33,30 @@ constexpr std::string_view tracker_key = "grad_scaler.growth_tracker";
 constexpr std::string_view exp_avg_prefix = "exp_avg.";
 constexpr std::string_view exp_avg_sq_prefix = "exp_avg_sq.";
 
-std::vector<std::size_t> shape_of(const parameter_info& p) { return {p.shape.begin(), p.shape.end()}; }
+std::vector<std::size_t> shape_of(const parameter_info& p)
+{
+    return {p.shape.begin(), p.shape.end()};
+}
 
 // One tensor per parameter of `store`, named `<prefix><name>`, viewing `values` (the flat layout).
-std::vector<tensor_view> tensors_of(const parameters& store, std::span<const float> values, std::string_view prefix)
+std::vector<tensor_view> tensors_of(const parameters& store, std::span<const float> values,
+                                    std::string_view prefix)
 {
     std::vector<tensor_view> tensors;
     tensors.reserve(store.size());
     for (const parameter_info& p : store.infos()) {
-        tensors.push_back(make_tensor_view(std::string(prefix) + p.name, values.subspan(p.offset, p.count), shape_of(p)));
+        tensors.push_back(make_tensor_view(std::string(prefix) + p.name,
+                                           values.subspan(p.offset, p.count), shape_of(p)));
     }
     return tensors;
 }
 
-void check_length(const char* function, const char* what, std::size_t length, const parameters& store)
+void check_length(const char* function, const char* what, std::size_t length,
+                  const parameters& store)
 {
-    GPU_EXPECTS(length == store.total_elements(), std::invalid_argument, function, ": ", what, " holds ", length,
-                " values, but the store's flat buffers hold ", store.total_elements());
+    GPU_EXPECTS(length == store.total_elements(), std::invalid_argument, function, ": ", what,
+                " holds ", length, " values, but the store's flat buffers hold ",
+                store.total_elements());
 }
 
 // `'a', 'b', ... and 3 more` for an error message (names from a file are made printable).
@@ -98,8 +105,8 @@ void check_names(const safetensors_file& file, const parameters& store,
         problem += std::to_string(missing.size()) + " missing (" + name_list(missing) + ")";
     }
     if (!unexpected.empty()) {
-        problem += (problem.empty() ? "" : ", ") + std::to_string(unexpected.size()) + " unexpected (" +
-                   name_list(unexpected) + ")";
+        problem += (problem.empty() ? "" : ", ") + std::to_string(unexpected.size()) +
+                   " unexpected (" + name_list(unexpected) + ")";
     }
     throw format_error(file.source(), "tensors",
                        problem + " for a model of " + std::to_string(store.size()) +
@@ -108,12 +115,15 @@ void check_names(const safetensors_file& file, const parameters& store,
 
 // The tensors `<prefix><name>` of `file`, each checked to be F32 of the parameter's shape,
 // gathered into the store's flat layout (padding zero).
-std::vector<float> gather(const safetensors_file& file, const parameters& store, std::string_view prefix)
+std::vector<float> gather(const safetensors_file& file, const parameters& store,
+                          std::string_view prefix)
 {
     std::vector<float> flat(store.total_elements(), 0.0F);
     for (const parameter_info& p : store.infos()) {
-        const std::vector<float> values = file.values<float>(std::string(prefix) + p.name, shape_of(p));
-        std::copy(values.begin(), values.end(), flat.begin() + static_cast<std::ptrdiff_t>(p.offset));
+        const std::vector<float> values =
+            file.values<float>(std::string(prefix) + p.name, shape_of(p));
+        std::copy(values.begin(), values.end(),
+                  flat.begin() + static_cast<std::ptrdiff_t>(p.offset));
     }
     return flat;
 }
@@ -145,7 +155,8 @@ std::int64_t parse_step(const safetensors_file& file)
 {
     const auto step = parse_number<std::int64_t>(file, step_key, "an integer");
     if (step < 0) {
-        throw format_error(file.source(), "__metadata__ 'step'", std::to_string(step) + " is negative");
+        throw format_error(file.source(), "__metadata__ 'step'",
+                           std::to_string(step) + " is negative");
     }
     return step;
 }
@@ -197,11 +208,12 @@ void check_state(const parameters& store, const training_state& state)
     check_length(function, "the parameters", state.parameters.size(), store);
     check_length(function, "exp_avg", state.optimizer.exp_avg.size(), store);
     check_length(function, "exp_avg_sq", state.optimizer.exp_avg_sq.size(), store);
-    GPU_EXPECTS(state.optimizer.step >= 0, std::invalid_argument, function, ": step ", state.optimizer.step,
-                " is negative");
+    GPU_EXPECTS(state.optimizer.step >= 0, std::invalid_argument, function, ": step ",
+                state.optimizer.step, " is negative");
     if (state.scaler) {
-        GPU_EXPECTS(std::isfinite(state.scaler->scale) && state.scaler->scale > 0.0F, std::invalid_argument,
-                    function, ": the scaler's scale ", state.scaler->scale, " is not finite and > 0");
+        GPU_EXPECTS(std::isfinite(state.scaler->scale) && state.scaler->scale > 0.0F,
+                    std::invalid_argument, function, ": the scaler's scale ", state.scaler->scale,
+                    " is not finite and > 0");
         GPU_EXPECTS(state.scaler->growth_tracker >= 0, std::invalid_argument, function,
                     ": the scaler's growth_tracker ", state.scaler->growth_tracker, " is negative");
     }
@@ -216,7 +228,8 @@ std::filesystem::path optimizer_state_path(const std::filesystem::path& model_pa
     return path;
 }
 
-void write_parameters(const std::filesystem::path& path, const parameters& store, std::span<const float> values)
+void write_parameters(const std::filesystem::path& path, const parameters& store,
+                      std::span<const float> values)
 {
     check_length("gpu::nn::write_parameters", "the buffer", values.size(), store);
     write_safetensors(path, tensors_of(store, values, ""), {{"format", "pt"}});
@@ -229,7 +242,8 @@ std::vector<float> read_parameters(const std::filesystem::path& path, const para
     return gather(file, store, "");
 }
 
-void write_training_state(const std::filesystem::path& path, const parameters& store, const training_state& state)
+void write_training_state(const std::filesystem::path& path, const parameters& store,
+                          const training_state& state)
 {
     check_state(store, state);
     const std::string id = new_checkpoint_id();
@@ -238,9 +252,10 @@ void write_training_state(const std::filesystem::path& path, const parameters& s
     for (tensor_view& t : tensors_of(store, state.optimizer.exp_avg_sq, exp_avg_sq_prefix)) {
         moments.push_back(std::move(t));
     }
-    safetensors_metadata optimizer_metadata{{std::string(id_key), id},
-                                            {std::string(step_key), step},
-                                            {std::string(scaler_enabled_key), state.scaler ? "true" : "false"}};
+    safetensors_metadata optimizer_metadata{
+        {std::string(id_key), id},
+        {std::string(step_key), step},
+        {std::string(scaler_enabled_key), state.scaler ? "true" : "false"}};
     if (state.scaler) {
         optimizer_metadata.emplace(scale_key, exact_text(state.scaler->scale));
         optimizer_metadata.emplace(tracker_key, std::to_string(state.scaler->growth_tracker));
@@ -248,10 +263,11 @@ void write_training_state(const std::filesystem::path& path, const parameters& s
     // Both files are written and on the disk before either is renamed: a failure on the way (a
     // full disk, a file that cannot be made) leaves the earlier pair as it was. Then the renames,
     // the optimizer file's first: the model file, renamed last, completes the pair.
-    const auto optimizer_file = detail::stage_safetensors(optimizer_state_path(path), moments, optimizer_metadata);
-    const auto model_file =
-        detail::stage_safetensors(path, tensors_of(store, state.parameters, ""),
-                                  {{"format", "pt"}, {std::string(id_key), id}, {std::string(step_key), step}});
+    const auto optimizer_file =
+        detail::stage_safetensors(optimizer_state_path(path), moments, optimizer_metadata);
+    const auto model_file = detail::stage_safetensors(
+        path, tensors_of(store, state.parameters, ""),
+        {{"format", "pt"}, {std::string(id_key), id}, {std::string(step_key), step}});
     optimizer_file->commit();
     model_file->commit();
 }
@@ -260,9 +276,10 @@ training_state read_training_state(const std::filesystem::path& path, const para
 {
     const safetensors_file model = read_safetensors(path);
     if (!model.metadata().contains(id_key)) {
-        throw format_error(model.source(), "__metadata__ 'cudagap.checkpoint'",
-                           "missing: a model file without training state (written by save_parameters or "
-                           "by PyTorch); load it with load_parameters");
+        throw format_error(
+            model.source(), "__metadata__ 'cudagap.checkpoint'",
+            "missing: a model file without training state (written by save_parameters or "
+            "by PyTorch); load it with load_parameters");
     }
     const safetensors_file optimizer = read_safetensors(optimizer_state_path(path));
     // The pair first: files of two saves would also differ in ways the checks below report less
@@ -271,8 +288,8 @@ training_state read_training_state(const std::filesystem::path& path, const para
     const std::string& optimizer_id = metadata_value(optimizer, id_key);
     if (model_id != optimizer_id) {
         throw format_error(optimizer.source(), "__metadata__ 'cudagap.checkpoint'",
-                           "id '" + detail::printable(optimizer_id) + "', but the model file " + model.source() +
-                               " has id '" + detail::printable(model_id) +
+                           "id '" + detail::printable(optimizer_id) + "', but the model file " +
+                               model.source() + " has id '" + detail::printable(model_id) +
                                "': the two files come from different saves (one interrupted?)");
     }
     check_names(model, store, {""});

@@ -19,9 +19,10 @@ void check_store(const char* function, const parameters& store, stream_ref strea
 {
     GPU_EXPECTS(store.allocated(), std::logic_error, function,
                 ": the parameter store is not allocated (call allocate(stream) first)");
-    GPU_EXPECTS(!is_capturing(stream), std::logic_error, function,
-                ": the stream is being captured into a CUDA graph; checkpoints copy to the host and wait, "
-                "so save and load between steps, outside the capture");
+    GPU_EXPECTS(
+        !is_capturing(stream), std::logic_error, function,
+        ": the stream is being captured into a CUDA graph; checkpoints copy to the host and wait, "
+        "so save and load between steps, outside the capture");
 }
 
 void check_training_objects(const char* function, const parameters& store, const adamw& optimizer,
@@ -30,26 +31,29 @@ void check_training_objects(const char* function, const parameters& store, const
     static_cast<void>(optimizer.step_count_data()); // std::logic_error when moved from
     static_cast<void>(scaler.scale());              // likewise
     GPU_EXPECTS(optimizer.size() == store.total_elements(), std::invalid_argument, function,
-                ": the optimizer holds ", optimizer.size(), " values, but the store's flat buffers hold ",
-                store.total_elements());
+                ": the optimizer holds ", optimizer.size(),
+                " values, but the store's flat buffers hold ", store.total_elements());
     check_store(function, store, stream);
 }
 
 // The scaler's part of a checkpoint, checked against the scaler it goes into.
-void check_scaler_state(const training_state& state, const grad_scaler& scaler, const std::filesystem::path& path)
+void check_scaler_state(const training_state& state, const grad_scaler& scaler,
+                        const std::filesystem::path& path)
 {
     if (!scaler.enabled()) {
         return; // ignored, as PyTorch's disabled GradScaler ignores a state dict
     }
     const std::string file = optimizer_state_path(path).string();
     if (!state.scaler) {
-        throw format_error(file, "__metadata__ 'grad_scaler.enabled'",
-                           "the checkpoint was saved with loss scaling off (a BF16 or FP32 run?), but this "
-                           "grad_scaler is on: make it as the checkpoint's run did");
+        throw format_error(
+            file, "__metadata__ 'grad_scaler.enabled'",
+            "the checkpoint was saved with loss scaling off (a BF16 or FP32 run?), but this "
+            "grad_scaler is on: make it as the checkpoint's run did");
     }
     if (state.scaler->growth_tracker >= scaler.options().growth_interval) {
         throw format_error(file, "__metadata__ 'grad_scaler.growth_tracker'",
-                           std::to_string(state.scaler->growth_tracker) + " is not below this scaler's growth_interval " +
+                           std::to_string(state.scaler->growth_tracker) +
+                               " is not below this scaler's growth_interval " +
                                std::to_string(scaler.options().growth_interval));
     }
 }
@@ -74,8 +78,8 @@ void load_parameters(const std::filesystem::path& path, parameters& store, strea
     stream.synchronize(); // `values` must outlive the copy
 }
 
-void save_training_state(const std::filesystem::path& path, const parameters& store, const adamw& optimizer,
-                         const grad_scaler& scaler, stream_ref stream)
+void save_training_state(const std::filesystem::path& path, const parameters& store,
+                         const adamw& optimizer, const grad_scaler& scaler, stream_ref stream)
 {
     check_training_objects("gpu::nn::save_training_state", store, optimizer, scaler, stream);
     training_state state;

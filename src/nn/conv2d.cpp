@@ -16,23 +16,24 @@ namespace gpu::nn {
 namespace {
 
 // Checks what a conv2d is made of, before anything is registered; returns the fan-in.
-std::int64_t checked_fan_in(const std::string& name, std::int64_t in, std::int64_t out, const std::array<int, 2>& kernel,
-                            const conv2d_options& options)
+std::int64_t checked_fan_in(const std::string& name, std::int64_t in, std::int64_t out,
+                            const std::array<int, 2>& kernel, const conv2d_options& options)
 {
     const std::string who = "gpu::nn::conv2d " + name;
-    GPU_EXPECTS(in > 0 && in <= INT_MAX && out > 0 && out <= INT_MAX, std::invalid_argument, who, ": in_channels ",
-                in, " and out_channels ", out, " must be in [1, 2^31 - 1]");
-    GPU_EXPECTS(kernel[0] > 0 && kernel[1] > 0, std::invalid_argument, who, ": the kernel ", detail::pair_text(kernel),
-                " must be positive");
-    GPU_EXPECTS(options.stride[0] > 0 && options.stride[1] > 0, std::invalid_argument, who, ": the stride ",
-                detail::pair_text(options.stride), " must be positive");
-    GPU_EXPECTS(options.padding[0] >= 0 && options.padding[1] >= 0, std::invalid_argument, who, ": the padding ",
-                detail::pair_text(options.padding), " must not be negative");
+    GPU_EXPECTS(in > 0 && in <= INT_MAX && out > 0 && out <= INT_MAX, std::invalid_argument, who,
+                ": in_channels ", in, " and out_channels ", out, " must be in [1, 2^31 - 1]");
+    GPU_EXPECTS(kernel[0] > 0 && kernel[1] > 0, std::invalid_argument, who, ": the kernel ",
+                detail::pair_text(kernel), " must be positive");
+    GPU_EXPECTS(options.stride[0] > 0 && options.stride[1] > 0, std::invalid_argument, who,
+                ": the stride ", detail::pair_text(options.stride), " must be positive");
+    GPU_EXPECTS(options.padding[0] >= 0 && options.padding[1] >= 0, std::invalid_argument, who,
+                ": the padding ", detail::pair_text(options.padding), " must not be negative");
     // cuDNN indexes the filter with an int: out · in · kh · kw must fit, and then so does the fan-in.
     std::int64_t elements = out;
     for (const std::int64_t factor : {in, std::int64_t{kernel[0]}, std::int64_t{kernel[1]}}) {
-        GPU_EXPECTS(elements <= INT_MAX / factor, std::invalid_argument, who, ": the weight [", out, ", ", in, ", ",
-                    kernel[0], ", ", kernel[1], "] has more than 2^31 - 1 elements");
+        GPU_EXPECTS(elements <= INT_MAX / factor, std::invalid_argument, who, ": the weight [", out,
+                    ", ", in, ", ", kernel[0], ", ", kernel[1],
+                    "] has more than 2^31 - 1 elements");
         elements *= factor;
     }
     return elements / out;
@@ -40,14 +41,16 @@ std::int64_t checked_fan_in(const std::string& name, std::int64_t in, std::int64
 
 } // namespace
 
-conv2d::conv2d(parameters& store, std::string name, std::int64_t in_channels, std::int64_t out_channels,
-               std::array<int, 2> kernel, const conv2d_options& options)
-    : layer(store), name_(std::move(name)), in_(in_channels), out_(out_channels), kernel_(kernel), options_(options)
+conv2d::conv2d(parameters& store, std::string name, std::int64_t in_channels,
+               std::int64_t out_channels, std::array<int, 2> kernel, const conv2d_options& options)
+    : layer(store), name_(std::move(name)), in_(in_channels), out_(out_channels), kernel_(kernel),
+      options_(options)
 {
     const std::int64_t fan_in = checked_fan_in(name_, in_channels, out_channels, kernel, options);
     // Both names are checked before either is added, so a refusal registers nothing.
-    GPU_EXPECTS(!options.bias || !store.find(name_ + ".bias"), std::invalid_argument, "gpu::nn::conv2d ", name_,
-                ": the store already has a parameter named ", name_, ".bias");
+    GPU_EXPECTS(!options.bias || !store.find(name_ + ".bias"), std::invalid_argument,
+                "gpu::nn::conv2d ", name_, ": the store already has a parameter named ", name_,
+                ".bias");
     weight_ = store.add(name_ + ".weight", {out_channels, in_channels, kernel[0], kernel[1]},
                         initialization::kaiming_uniform(fan_in));
     if (options.bias) {
@@ -55,34 +58,38 @@ conv2d::conv2d(parameters& store, std::string name, std::int64_t in_channels, st
     }
 }
 
-conv2d::conv2d(parameters& store, std::string name, std::int64_t in_channels, std::int64_t out_channels,
-               int kernel_size, const conv2d_options& options)
-    : conv2d(store, std::move(name), in_channels, out_channels, std::array<int, 2>{kernel_size, kernel_size}, options)
-{
-}
+conv2d::conv2d(parameters& store, std::string name, std::int64_t in_channels,
+               std::int64_t out_channels, int kernel_size, const conv2d_options& options)
+    : conv2d(store, std::move(name), in_channels, out_channels,
+             std::array<int, 2>{kernel_size, kernel_size}, options)
+{}
 
 conv2d::conv2d(const conv2d& other, sharing)
-    : layer(*other.registered_store()), name_(other.name_), in_(other.in_), out_(other.out_), kernel_(other.kernel_),
-      options_(other.options_), weight_(other.weight_), bias_(other.bias_)
-{
-}
+    : layer(*other.registered_store()), name_(other.name_), in_(other.in_), out_(other.out_),
+      kernel_(other.kernel_), options_(other.options_), weight_(other.weight_), bias_(other.bias_)
+{}
 
-conv2d conv2d::share() const { return conv2d(*this, sharing{}); }
+conv2d conv2d::share() const
+{
+    return conv2d(*this, sharing{});
+}
 
 std::string conv2d::describe() const
 {
-    return "conv2d " + name_ + "(" + std::to_string(in_) + " -> " + std::to_string(out_) + ", kernel " +
-           detail::pair_text(kernel_) + ", stride " + detail::pair_text(options_.stride) + ", padding " +
-           detail::pair_text(options_.padding) + (options_.bias ? ", bias)" : ", no bias)");
+    return "conv2d " + name_ + "(" + std::to_string(in_) + " -> " + std::to_string(out_) +
+           ", kernel " + detail::pair_text(kernel_) + ", stride " +
+           detail::pair_text(options_.stride) + ", padding " + detail::pair_text(options_.padding) +
+           (options_.bias ? ", bias)" : ", no bias)");
 }
 
 std::vector<std::int64_t> conv2d::output_shape(const std::vector<std::int64_t>& input) const
 {
-    GPU_EXPECTS(input.size() == 4, std::invalid_argument, describe(), ": the input has ", input.size(),
-                " dimensions; it needs [N, ", in_, ", H, W]");
+    GPU_EXPECTS(input.size() == 4, std::invalid_argument, describe(), ": the input has ",
+                input.size(), " dimensions; it needs [N, ", in_, ", H, W]");
     for (std::size_t i = 0; i < input.size(); ++i) {
-        GPU_EXPECTS(input[i] > 0 && input[i] <= INT_MAX, std::invalid_argument, describe(), ": dimension ", i,
-                    " of the input is ", input[i], "; every dimension must be in [1, 2^31 - 1]");
+        GPU_EXPECTS(input[i] > 0 && input[i] <= INT_MAX, std::invalid_argument, describe(),
+                    ": dimension ", i, " of the input is ", input[i],
+                    "; every dimension must be in [1, 2^31 - 1]");
     }
     GPU_EXPECTS(input[1] == in_, std::invalid_argument, describe(), ": the input has ", input[1],
                 " channels, not in_channels ", in_);
@@ -90,8 +97,8 @@ std::vector<std::int64_t> conv2d::output_shape(const std::vector<std::int64_t>& 
     for (std::size_t d = 0; d < 2; ++d) {
         const std::int64_t padded = input[2 + d] + 2 * std::int64_t{options_.padding[d]};
         GPU_EXPECTS(padded >= kernel_[d], std::invalid_argument, describe(), ": the input's ",
-                    d == 0 ? "height " : "width ", input[2 + d], " padded to ", padded, " is smaller than the kernel's ",
-                    kernel_[d]);
+                    d == 0 ? "height " : "width ", input[2 + d], " padded to ", padded,
+                    " is smaller than the kernel's ", kernel_[d]);
         output[2 + d] = (padded - kernel_[d]) / options_.stride[d] + 1;
     }
     return output;
@@ -100,11 +107,13 @@ std::vector<std::int64_t> conv2d::output_shape(const std::vector<std::int64_t>& 
 tensor_spec conv2d::do_plan(context& ctx, const tensor_spec& input)
 {
     const element_type compute = ctx.precision().compute;
-    GPU_EXPECTS(input.type == compute, std::invalid_argument, describe(), ": the input is ", input.to_string(),
-                ", but under the ", to_string(compute), " policy a conv2d layer takes ", to_string(compute),
+    GPU_EXPECTS(input.type == compute, std::invalid_argument, describe(), ": the input is ",
+                input.to_string(), ", but under the ", to_string(compute),
+                " policy a conv2d layer takes ", to_string(compute),
                 " (convert it first, e.g. with gpu::blas::convert)");
-    GPU_EXPECTS(input.layout == dnn::tensor_layout::nchw, std::invalid_argument, describe(), ": the input ",
-                input.to_string(), " is channels-last; the weight is stored [out, in, kh, kw] as PyTorch's, "
+    GPU_EXPECTS(input.layout == dnn::tensor_layout::nchw, std::invalid_argument, describe(),
+                ": the input ", input.to_string(),
+                " is channels-last; the weight is stored [out, in, kh, kw] as PyTorch's, "
                 "which cuDNN reads with nchw data only");
     std::vector<std::int64_t> shape = output_shape(input.shape);
     // Member by member: GCC 12 warns (-Wmaybe-uninitialized, falsely) on the designated
@@ -135,7 +144,8 @@ tensor_spec conv2d::do_plan(context& ctx, const tensor_spec& input)
     // FP32 gradients take cuDNN's beta = 1 directly; FP16/BF16 ones go through a scratch.
     const std::size_t size = compute == element_type::fp32 || !backward ? 0 : element_size(compute);
     weight_scratch_ = device_buffer<std::byte>(size * problem.filter_elements(), ctx.stream());
-    bias_scratch_ = device_buffer<std::byte>(bias_ ? size * static_cast<std::size_t>(out_) : 0, ctx.stream());
+    bias_scratch_ =
+        device_buffer<std::byte>(bias_ ? size * static_cast<std::size_t>(out_) : 0, ctx.stream());
     problem_ = std::move(problem);
     planned_ = options;
     return tensor_spec{std::move(shape), compute, dnn::tensor_layout::nchw};
@@ -152,12 +162,14 @@ void conv2d::do_forward(context& ctx, const tensor_ref& input, const tensor_ref&
     saved_input_ = input.data;
 }
 
-void conv2d::do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient)
+void conv2d::do_backward(context& ctx, const tensor_ref& output_gradient,
+                         const tensor_ref& input_gradient)
 {
     dnn::handle& h = ctx.dnn();
     h.set_stream(ctx.stream());
     if (input_gradient.data != nullptr) { // dx = the adjoint of the convolution applied to dy
-        data_->backward_data_raw(h, ctx.params().view(weight_).working, output_gradient.data, input_gradient.data);
+        data_->backward_data_raw(h, ctx.params().view(weight_).working, output_gradient.data,
+                                 input_gradient.data);
     }
     add_weight_gradient(ctx, output_gradient.data);
     if (bias_) {
@@ -175,7 +187,8 @@ void conv2d::add_weight_gradient(context& ctx, const void* output_gradient)
     }
     filter_->backward_filter_raw(ctx.dnn(), saved_input_, output_gradient, weight_scratch_.data(),
                                  dnn::gradient_update::overwrite);
-    accumulate(weight_scratch_.data(), planned_input()->type, view.gradient, view.count, ctx.stream());
+    accumulate(weight_scratch_.data(), planned_input()->type, view.gradient, view.count,
+               ctx.stream());
 }
 
 void conv2d::add_bias_gradient(context& ctx, const void* output_gradient)
@@ -188,7 +201,8 @@ void conv2d::add_bias_gradient(context& ctx, const void* output_gradient)
     }
     dnn::convolution_backward_bias_raw(ctx.dnn(), problem_, output_gradient, bias_scratch_.data(),
                                        dnn::gradient_update::overwrite, planned_);
-    accumulate(bias_scratch_.data(), planned_input()->type, view.gradient, view.count, ctx.stream());
+    accumulate(bias_scratch_.data(), planned_input()->type, view.gradient, view.count,
+               ctx.stream());
 }
 
 } // namespace gpu::nn

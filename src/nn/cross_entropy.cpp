@@ -24,7 +24,8 @@ static_assert(static_cast<int>(element_type::fp32) == detail::kernels::fp32 &&
 
 void check_type(const char* function, element_type type)
 {
-    GPU_EXPECTS(type == element_type::fp32 || type == element_type::fp16 || type == element_type::bf16,
+    GPU_EXPECTS(type == element_type::fp32 || type == element_type::fp16 ||
+                    type == element_type::bf16,
                 std::invalid_argument, function, ": logits of ", std::string(to_string(type)),
                 " (element_type value ", static_cast<int>(type), "); FP32, FP16 or BF16 are taken");
 }
@@ -33,8 +34,8 @@ void check_type(const char* function, element_type type)
 // within the address space.
 void check_sizes(const char* function, std::int64_t batch, std::int64_t classes, element_type type)
 {
-    GPU_EXPECTS(batch >= 1 && batch <= int32_max, std::invalid_argument, function, ": batch ", batch,
-                " is not in [1, ", int32_max, "]");
+    GPU_EXPECTS(batch >= 1 && batch <= int32_max, std::invalid_argument, function, ": batch ",
+                batch, " is not in [1, ", int32_max, "]");
     GPU_EXPECTS(classes >= 1 && classes <= int32_max, std::invalid_argument, function, ": classes ",
                 classes, " is not in [1, ", int32_max, "]");
     constexpr auto max_bytes = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
@@ -77,8 +78,8 @@ void cross_entropy::forward(const void* logits, const std::int32_t* labels, std:
                             float* loss, stream_ref stream)
 {
     check_call("gpu::nn::cross_entropy::forward", logits, labels, batch, "loss", loss);
-    GPU_CUDA_CHECK(detail::kernels::cross_entropy_forward(static_cast<int>(type_), logits, labels, batch,
-                                                          static_cast<int>(classes_), loss,
+    GPU_CUDA_CHECK(detail::kernels::cross_entropy_forward(static_cast<int>(type_), logits, labels,
+                                                          batch, static_cast<int>(classes_), loss,
                                                           bad_label_.data(), stream.get()));
 }
 
@@ -86,9 +87,9 @@ void cross_entropy::backward(const void* logits, const std::int32_t* labels, std
                              void* dlogits, const float* scale, stream_ref stream)
 {
     check_call("gpu::nn::cross_entropy::backward", logits, labels, batch, "dlogits", dlogits);
-    GPU_CUDA_CHECK(detail::kernels::cross_entropy_backward(static_cast<int>(type_), logits, labels, batch,
-                                                           static_cast<int>(classes_), dlogits, scale,
-                                                           bad_label_.data(), stream.get()));
+    GPU_CUDA_CHECK(detail::kernels::cross_entropy_backward(
+        static_cast<int>(type_), logits, labels, batch, static_cast<int>(classes_), dlogits, scale,
+        bad_label_.data(), stream.get()));
 }
 
 std::optional<bad_label> cross_entropy::first_bad_label(stream_ref stream) const
@@ -99,15 +100,16 @@ std::optional<bad_label> cross_entropy::first_bad_label(stream_ref stream) const
     if (code == no_bad_label) {
         return std::nullopt;
     }
-    return bad_label{.row = static_cast<std::int64_t>(code >> 32),
-                     .label = static_cast<std::int32_t>(static_cast<std::uint32_t>(code & 0xffffffffULL))};
+    return bad_label{
+        .row = static_cast<std::int64_t>(code >> 32),
+        .label = static_cast<std::int32_t>(static_cast<std::uint32_t>(code & 0xffffffffULL))};
 }
 
 void cross_entropy::check_labels(stream_ref stream) const
 {
     const std::optional<bad_label> bad = first_bad_label(stream);
-    GPU_EXPECTS(!bad, std::invalid_argument, "gpu::nn::cross_entropy: label ", bad->label, " in row ",
-                bad->row, " is not a class: labels must be in [0, ", classes_,
+    GPU_EXPECTS(!bad, std::invalid_argument, "gpu::nn::cross_entropy: label ", bad->label,
+                " in row ", bad->row, " is not a class: labels must be in [0, ", classes_,
                 ") (the first bad row; the loss and that row's gradient are NaN)");
 }
 
@@ -115,7 +117,8 @@ void cross_entropy::clear_label_error(stream_ref stream)
 {
     GPU_EXPECTS(bad_label_.data() != nullptr, std::logic_error,
                 "gpu::nn::cross_entropy::clear_label_error: the loss holds no state (moved from)");
-    GPU_CUDA_CHECK(cudaMemsetAsync(bad_label_.data(), 0xff, sizeof(unsigned long long), stream.get()));
+    GPU_CUDA_CHECK(
+        cudaMemsetAsync(bad_label_.data(), 0xff, sizeof(unsigned long long), stream.get()));
 }
 
 void count_correct(const void* logits, element_type logits_type, const std::int32_t* labels,
@@ -125,8 +128,9 @@ void count_correct(const void* logits, element_type logits_type, const std::int3
     check_type(function, logits_type);
     check_sizes(function, batch, classes, logits_type);
     check_pointers(function, logits, labels, "correct", correct);
-    GPU_CUDA_CHECK(detail::kernels::count_correct(static_cast<int>(logits_type), logits, labels, batch,
-                                                  static_cast<int>(classes), correct, stream.get()));
+    GPU_CUDA_CHECK(detail::kernels::count_correct(static_cast<int>(logits_type), logits, labels,
+                                                  batch, static_cast<int>(classes), correct,
+                                                  stream.get()));
 }
 
 } // namespace gpu::nn

@@ -14,15 +14,30 @@ namespace gpu::nn::detail::kernels {
 namespace {
 
 constexpr unsigned full_warp = 0xffffffffU;
-constexpr int rows_threads = 256;        // 8 rows at a time per block (backward, count)
+constexpr int rows_threads = 256; // 8 rows at a time per block (backward, count)
 constexpr long long max_blocks = 4096;
-constexpr int forward_threads = 1024;    // the forward's one block: 32 warps
+constexpr int forward_threads = 1024; // the forward's one block: 32 warps
 
-__device__ inline float load(const float* data, long long i) { return data[i]; }
-__device__ inline float load(const __half* data, long long i) { return __half2float(data[i]); }
-__device__ inline float load(const __nv_bfloat16* data, long long i) { return __bfloat162float(data[i]); }
-__device__ inline void store(float* data, long long i, float value) { data[i] = value; }
-__device__ inline void store(__half* data, long long i, float value) { data[i] = __float2half_rn(value); }
+__device__ inline float load(const float* data, long long i)
+{
+    return data[i];
+}
+__device__ inline float load(const __half* data, long long i)
+{
+    return __half2float(data[i]);
+}
+__device__ inline float load(const __nv_bfloat16* data, long long i)
+{
+    return __bfloat162float(data[i]);
+}
+__device__ inline void store(float* data, long long i, float value)
+{
+    data[i] = value;
+}
+__device__ inline void store(__half* data, long long i, float value)
+{
+    data[i] = __float2half_rn(value);
+}
 __device__ inline void store(__nv_bfloat16* data, long long i, float value)
 {
     data[i] = __float2bfloat16_rn(value);
@@ -67,12 +82,15 @@ __device__ void row_statistics(const T* row, int classes, int lane, float& maxim
 // the first bad row wins whatever order the warps run in.
 __device__ inline void record_bad_label(unsigned long long* bad_label, long long row, int32_t label)
 {
-    const unsigned long long code = (static_cast<unsigned long long>(row) << 32) |
-                                    static_cast<uint32_t>(label);
+    const unsigned long long code =
+        (static_cast<unsigned long long>(row) << 32) | static_cast<uint32_t>(label);
     atomicMin(bad_label, code);
 }
 
-__device__ inline bool label_in_range(int32_t label, int classes) { return label >= 0 && label < classes; }
+__device__ inline bool label_in_range(int32_t label, int classes)
+{
+    return label >= 0 && label < classes;
+}
 
 template <class T>
 __global__ void forward_kernel(const T* logits, const int32_t* labels, long long batch, int classes,
@@ -110,8 +128,9 @@ __global__ void forward_kernel(const T* logits, const int32_t* labels, long long
 }
 
 template <class T>
-__global__ void backward_kernel(const T* logits, const int32_t* labels, long long batch, int classes,
-                                T* dlogits, const float* scale, unsigned long long* bad_label)
+__global__ void backward_kernel(const T* logits, const int32_t* labels, long long batch,
+                                int classes, T* dlogits, const float* scale,
+                                unsigned long long* bad_label)
 {
     const float factor = (scale != nullptr ? *scale : 1.0F) / static_cast<float>(batch);
     const int lane = static_cast<int>(threadIdx.x) & 31;
@@ -198,8 +217,8 @@ cudaError_t cross_entropy_forward(int format, const void* logits, const int32_t*
     // One block, so the mean is summed in one fixed order (deterministic) without scratch memory.
     switch (format) {
     case fp16:
-        forward_kernel<<<1, forward_threads, 0, stream>>>(static_cast<const __half*>(logits), labels,
-                                                          batch, classes, loss, bad_label);
+        forward_kernel<<<1, forward_threads, 0, stream>>>(static_cast<const __half*>(logits),
+                                                          labels, batch, classes, loss, bad_label);
         break;
     case bf16:
         forward_kernel<<<1, forward_threads, 0, stream>>>(static_cast<const __nv_bfloat16*>(logits),
@@ -231,8 +250,8 @@ cudaError_t cross_entropy_backward(int format, const void* logits, const int32_t
         break;
     default:
         backward_kernel<<<blocks, rows_threads, 0, stream>>>(
-            static_cast<const float*>(logits), labels, batch, classes,
-            static_cast<float*>(dlogits), scale, bad_label);
+            static_cast<const float*>(logits), labels, batch, classes, static_cast<float*>(dlogits),
+            scale, bad_label);
         break;
     }
     return cudaGetLastError();
@@ -244,8 +263,8 @@ cudaError_t count_correct(int format, const void* logits, const int32_t* labels,
     const int blocks = row_blocks(batch);
     switch (format) {
     case fp16:
-        count_kernel<<<blocks, rows_threads, 0, stream>>>(static_cast<const __half*>(logits), labels,
-                                                          batch, classes, correct);
+        count_kernel<<<blocks, rows_threads, 0, stream>>>(static_cast<const __half*>(logits),
+                                                          labels, batch, classes, correct);
         break;
     case bf16:
         count_kernel<<<blocks, rows_threads, 0, stream>>>(static_cast<const __nv_bfloat16*>(logits),

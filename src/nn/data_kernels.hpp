@@ -38,7 +38,8 @@ CUDAGAP_NN_HOST_DEVICE inline int shuffle_half_bits(uint64_t count)
 
 // Position i of the shuffle of [0, count) keyed by (seed, epoch): four Feistel rounds, repeated
 // while the value falls outside [0, count) (cycle walking keeps it a bijection of [0, count)).
-CUDAGAP_NN_HOST_DEVICE inline uint32_t shuffle_at(uint64_t i, uint64_t count, uint64_t seed, uint64_t epoch)
+CUDAGAP_NN_HOST_DEVICE inline uint32_t shuffle_at(uint64_t i, uint64_t count, uint64_t seed,
+                                                  uint64_t epoch)
 {
     const int half = shuffle_half_bits(count);
     const uint64_t mask = (uint64_t{1} << half) - 1;
@@ -60,13 +61,15 @@ CUDAGAP_NN_HOST_DEVICE inline uint32_t shuffle_at(uint64_t i, uint64_t count, ui
 namespace kernels {
 
 // order[i] = shuffle_at(i, count, seed, epoch) for i in [0, count).
-cudaError_t shuffle_order(uint32_t* order, uint64_t count, uint64_t seed, uint64_t epoch, cudaStream_t stream);
+cudaError_t shuffle_order(uint32_t* order, uint64_t count, uint64_t seed, uint64_t epoch,
+                          cudaStream_t stream);
 
 // The batch *batch_number of the source into output (format 0 FP32, 2 FP16, 3 BF16, as
 // gpu::element_type) and labels; then ++*batch_number (a second kernel, after the first).
-cudaError_t gather_batch(const uint8_t* pixels, const uint8_t* labels, const uint32_t* order, uint64_t count,
-                         uint64_t item_elements, long long batch, float mean, float inv_std, int format,
-                         void* output, int32_t* out_labels, uint32_t* batch_number, cudaStream_t stream);
+cudaError_t gather_batch(const uint8_t* pixels, const uint8_t* labels, const uint32_t* order,
+                         uint64_t count, uint64_t item_elements, long long batch, float mean,
+                         float inv_std, int format, void* output, int32_t* out_labels,
+                         uint32_t* batch_number, cudaStream_t stream);
 
 } // namespace kernels
 

@@ -23,11 +23,14 @@ std::string probability_text(float probability)
 
 dropout::dropout(float probability, std::uint64_t seed) : probability_(probability), seed_(seed)
 {
-    GPU_EXPECTS(probability >= 0.0F && probability < 1.0F, std::invalid_argument, "gpu::nn::dropout: p ",
-                probability_text(probability), " is outside [0, 1)");
+    GPU_EXPECTS(probability >= 0.0F && probability < 1.0F, std::invalid_argument,
+                "gpu::nn::dropout: p ", probability_text(probability), " is outside [0, 1)");
 }
 
-std::string dropout::describe() const { return "dropout(p " + probability_text(probability_) + ")"; }
+std::string dropout::describe() const
+{
+    return "dropout(p " + probability_text(probability_) + ")";
+}
 
 tensor_spec dropout::do_plan(context& ctx, const tensor_spec& input)
 {
@@ -59,16 +62,19 @@ void dropout::do_forward(context& ctx, const tensor_ref& input, const tensor_ref
         detail::copy_device(output.data, input.data, bytes_, ctx.stream());
         return;
     }
-    GPU_EXPECTS(input.data != output.data, std::invalid_argument, describe(),
-                ": forward: the output is the input's memory; cuDNN does not document dropout in place, "
-                "so a training forward needs an output of its own");
+    GPU_EXPECTS(
+        input.data != output.data, std::invalid_argument, describe(),
+        ": forward: the output is the input's memory; cuDNN does not document dropout in place, "
+        "so a training forward needs an output of its own");
     dropped_ = true;
     dnn::handle& h = ctx.dnn();
     h.set_stream(ctx.stream());
-    dropout_->forward_raw(h, type_, elements_, input.data, output.data, reserve_.data(), reserve_.size());
+    dropout_->forward_raw(h, type_, elements_, input.data, output.data, reserve_.data(),
+                          reserve_.size());
 }
 
-void dropout::do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient)
+void dropout::do_backward(context& ctx, const tensor_ref& output_gradient,
+                          const tensor_ref& input_gradient)
 {
     if (input_gradient.data == nullptr) {
         return; // no parameters: nothing else to compute
@@ -77,13 +83,14 @@ void dropout::do_backward(context& ctx, const tensor_ref& output_gradient, const
         detail::copy_device(input_gradient.data, output_gradient.data, bytes_, ctx.stream());
         return;
     }
-    GPU_EXPECTS(input_gradient.data != output_gradient.data, std::invalid_argument, describe(),
-                ": backward: the input gradient is the output gradient's memory; cuDNN does not document "
-                "dropout's backward in place, so it needs memory of its own");
+    GPU_EXPECTS(
+        input_gradient.data != output_gradient.data, std::invalid_argument, describe(),
+        ": backward: the input gradient is the output gradient's memory; cuDNN does not document "
+        "dropout's backward in place, so it needs memory of its own");
     dnn::handle& h = ctx.dnn();
     h.set_stream(ctx.stream());
-    dropout_->backward_raw(h, type_, elements_, output_gradient.data, input_gradient.data, reserve_.data(),
-                           reserve_.size());
+    dropout_->backward_raw(h, type_, elements_, output_gradient.data, input_gradient.data,
+                           reserve_.data(), reserve_.size());
 }
 
 } // namespace gpu::nn

@@ -14,7 +14,8 @@
 namespace gpu::nn::detail {
 namespace {
 
-[[noreturn]] void throw_io(std::string_view function, const char* what, const std::filesystem::path& path, int error)
+[[noreturn]] void throw_io(std::string_view function, const char* what,
+                           const std::filesystem::path& path, int error)
 {
     throw std::filesystem::filesystem_error(std::string(function) + ": " + what, path,
                                             std::error_code(error, std::generic_category()));
@@ -102,8 +103,9 @@ atomic_writer::atomic_writer(std::filesystem::path target, std::string_view func
     }
     if (fd_ < 0) {
         const int error = errno;
-        throw std::filesystem::filesystem_error(function_ + ": cannot create a temporary file beside the target",
-                                                target_, temporary_, std::error_code(error, std::generic_category()));
+        throw std::filesystem::filesystem_error(
+            function_ + ": cannot create a temporary file beside the target", target_, temporary_,
+            std::error_code(error, std::generic_category()));
     }
 }
 

@@ -14,7 +14,8 @@ namespace gpu::nn::detail {
 /// The bytes of @p path.
 /// @throws std::filesystem::filesystem_error ("<function>: cannot open"/"cannot read", the
 ///   path, errno) when it cannot be opened or read (missing, a folder, no permission)
-[[nodiscard]] std::vector<std::byte> read_whole_file(const std::filesystem::path& path, std::string_view function);
+[[nodiscard]] std::vector<std::byte> read_whole_file(const std::filesystem::path& path,
+                                                     std::string_view function);
 
 /// Writes a file atomically: the bytes go to a new temporary file in the target's folder
 /// (`<target>.tmp<pid>.<n>`, created exclusively, with the permissions a new file gets), and

@@ -13,21 +13,25 @@ flatten::flatten(int start_dim) : start_dim_(start_dim)
                 " is negative (count dimensions from the first, 0)");
 }
 
-std::string flatten::describe() const { return "flatten(start_dim " + std::to_string(start_dim_) + ")"; }
+std::string flatten::describe() const
+{
+    return "flatten(start_dim " + std::to_string(start_dim_) + ")";
+}
 
 std::vector<std::int64_t> flatten::output_shape(const std::vector<std::int64_t>& input) const
 {
     const auto start = static_cast<std::size_t>(start_dim_);
-    GPU_EXPECTS(input.size() > start, std::invalid_argument, describe(), ": the input has ", input.size(),
-                " dimensions; flattening from dimension ", start_dim_, " needs more");
-    std::vector<std::int64_t> output(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(start));
+    GPU_EXPECTS(input.size() > start, std::invalid_argument, describe(), ": the input has ",
+                input.size(), " dimensions; flattening from dimension ", start_dim_, " needs more");
+    std::vector<std::int64_t> output(input.begin(),
+                                     input.begin() + static_cast<std::ptrdiff_t>(start));
     std::int64_t joined = 1;
     for (std::size_t i = 0; i < input.size(); ++i) {
-        GPU_EXPECTS(input[i] > 0, std::invalid_argument, describe(), ": dimension ", i, " of the input is ",
-                    input[i], "; every dimension must be positive");
+        GPU_EXPECTS(input[i] > 0, std::invalid_argument, describe(), ": dimension ", i,
+                    " of the input is ", input[i], "; every dimension must be positive");
         if (i >= start) {
-            GPU_EXPECTS(joined <= std::numeric_limits<std::int64_t>::max() / input[i], std::invalid_argument,
-                        describe(), ": the flattened dimension overflows");
+            GPU_EXPECTS(joined <= std::numeric_limits<std::int64_t>::max() / input[i],
+                        std::invalid_argument, describe(), ": the flattened dimension overflows");
             joined *= input[i];
         }
     }
@@ -39,8 +43,8 @@ tensor_spec flatten::do_plan(context&, const tensor_spec& input)
 {
     // Dimensions of size 1 aside, channels-last memory is not in (C, H, W) order: refuse it
     // rather than hand out features in an order PyTorch's Flatten would not give.
-    GPU_EXPECTS(input.layout == dnn::tensor_layout::nchw || input.shape.size() <= 2, std::invalid_argument,
-                describe(), ": the input ", input.to_string(),
+    GPU_EXPECTS(input.layout == dnn::tensor_layout::nchw || input.shape.size() <= 2,
+                std::invalid_argument, describe(), ": the input ", input.to_string(),
                 " is channels-last; flattening it in PyTorch's order needs a copy (use nchw)");
     return tensor_spec{output_shape(input.shape), input.type, dnn::tensor_layout::nchw};
 }

@@ -24,8 +24,10 @@ constexpr const char* fp16_reason =
 constexpr const char* bf16_reason =
     "BF16 has FP32's 8 exponent bits, so its gradients underflow no sooner than FP32's: no loss "
     "scaling is needed (PyTorch uses GradScaler with float16 only)";
-constexpr const char* fp32_reason = "FP32 gradients do not underflow in practice: no loss scaling is needed";
-constexpr const char* fp64_reason = "FP64 gradients do not underflow in practice: no loss scaling is needed";
+constexpr const char* fp32_reason =
+    "FP32 gradients do not underflow in practice: no loss scaling is needed";
+constexpr const char* fp64_reason =
+    "FP64 gradients do not underflow in practice: no loss scaling is needed";
 
 void check_options(const grad_scaler_options& o)
 {
@@ -51,28 +53,24 @@ const grad_scaler_options& checked_options(const grad_scaler_options& options)
 
 grad_scaler::grad_scaler(stream_ref stream, const grad_scaler_options& options)
     : grad_scaler(stream, options, options.enabled ? enabled_reason : options_off_reason)
-{
-}
+{}
 
 grad_scaler::grad_scaler(stream_ref stream, const grad_scaler_options& options, std::string reason)
     : options_(checked_options(options)), enabled_(options.enabled), reason_(std::move(reason)),
       values_(2, stream), tracker_(1, stream)
 {
     const float scale = enabled_ ? options_.init_scale : 1.0F;
-    GPU_CUDA_CHECK(detail::kernels::scaler_set_state(values_.data(), tracker_.data(), scale, 0, stream.get()));
+    GPU_CUDA_CHECK(
+        detail::kernels::scaler_set_state(values_.data(), tracker_.data(), scale, 0, stream.get()));
 }
 
 loss_scaling_advice advise_loss_scaling(element_type compute_type)
 {
     switch (compute_type) {
-    case element_type::fp16:
-        return {.needed = true, .reason = fp16_reason};
-    case element_type::bf16:
-        return {.needed = false, .reason = bf16_reason};
-    case element_type::fp32:
-        return {.needed = false, .reason = fp32_reason};
-    case element_type::fp64:
-        return {.needed = false, .reason = fp64_reason};
+    case element_type::fp16: return {.needed = true, .reason = fp16_reason};
+    case element_type::bf16: return {.needed = false, .reason = bf16_reason};
+    case element_type::fp32: return {.needed = false, .reason = fp32_reason};
+    case element_type::fp64: return {.needed = false, .reason = fp64_reason};
     }
     throw std::invalid_argument("gpu::nn::advise_loss_scaling: element_type value " +
                                 std::to_string(static_cast<int>(compute_type)) +
@@ -168,12 +166,13 @@ void grad_scaler::update(stream_ref stream)
     if (!enabled_) {
         return;
     }
-    GPU_EXPECTS(checked_, std::logic_error,
-                "gpu::nn::grad_scaler::update: no gradients were checked for Inf/NaN since the last "
-                "update (call unscale, check, or adamw::step with this scaler first)");
-    GPU_CUDA_CHECK(detail::kernels::scaler_update(values_.data(), tracker_.data(), options_.growth_factor,
-                                                  options_.backoff_factor, options_.growth_interval,
-                                                  stream.get()));
+    GPU_EXPECTS(
+        checked_, std::logic_error,
+        "gpu::nn::grad_scaler::update: no gradients were checked for Inf/NaN since the last "
+        "update (call unscale, check, or adamw::step with this scaler first)");
+    GPU_CUDA_CHECK(detail::kernels::scaler_update(values_.data(), tracker_.data(),
+                                                  options_.growth_factor, options_.backoff_factor,
+                                                  options_.growth_interval, stream.get()));
     checked_ = false;
     unscaled_ = false;
 }

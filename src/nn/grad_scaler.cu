@@ -17,7 +17,8 @@ int blocks_for(long long n)
     return static_cast<int>(wanted < max_blocks ? wanted : max_blocks);
 }
 
-__global__ void set_state_kernel(float* values, int32_t* tracker, float scale, int32_t growth_tracker)
+__global__ void set_state_kernel(float* values, int32_t* tracker, float scale,
+                                 int32_t growth_tracker)
 {
     values[0] = scale;
     values[1] = 0.0F;
@@ -71,7 +72,8 @@ cudaError_t unscale(const float* in, float* out, long long n, const float* scale
 cudaError_t scaler_update(float* values, int32_t* tracker, float growth_factor,
                           float backoff_factor, int32_t growth_interval, cudaStream_t stream)
 {
-    update_kernel<<<1, 1, 0, stream>>>(values, tracker, growth_factor, backoff_factor, growth_interval);
+    update_kernel<<<1, 1, 0, stream>>>(values, tracker, growth_factor, backoff_factor,
+                                       growth_interval);
     return cudaGetLastError();
 }
 

@@ -10,22 +10,49 @@ namespace gpu::nn::detail::kernels {
 
 namespace {
 
-__device__ inline float widen(float value) { return value; }
-__device__ inline float widen(__half value) { return __half2float(value); }
-__device__ inline float widen(__nv_bfloat16 value) { return __bfloat162float(value); }
+__device__ inline float widen(float value)
+{
+    return value;
+}
+__device__ inline float widen(__half value)
+{
+    return __half2float(value);
+}
+__device__ inline float widen(__nv_bfloat16 value)
+{
+    return __bfloat162float(value);
+}
 
-__device__ inline bool positive(float value) { return value > 0.0F; }
-__device__ inline bool positive(__half value) { return __half2float(value) > 0.0F; }
-__device__ inline bool positive(__nv_bfloat16 value) { return __bfloat162float(value) > 0.0F; }
+__device__ inline bool positive(float value)
+{
+    return value > 0.0F;
+}
+__device__ inline bool positive(__half value)
+{
+    return __half2float(value) > 0.0F;
+}
+__device__ inline bool positive(__nv_bfloat16 value)
+{
+    return __bfloat162float(value) > 0.0F;
+}
 
 template <class T>
 __device__ inline T zero();
 template <>
-__device__ inline float zero<float>() { return 0.0F; }
+__device__ inline float zero<float>()
+{
+    return 0.0F;
+}
 template <>
-__device__ inline __half zero<__half>() { return __float2half(0.0F); }
+__device__ inline __half zero<__half>()
+{
+    return __float2half(0.0F);
+}
 template <>
-__device__ inline __nv_bfloat16 zero<__nv_bfloat16>() { return __float2bfloat16(0.0F); }
+__device__ inline __nv_bfloat16 zero<__nv_bfloat16>()
+{
+    return __float2bfloat16(0.0F);
+}
 
 constexpr int threads = 256;
 
@@ -75,7 +102,8 @@ __global__ void column_sums_kernel(const From* from, long long rows, long long c
 }
 
 template <class T>
-__global__ void relu_gradient_kernel(const T* output, const T* output_gradient, T* gradient, long long n)
+__global__ void relu_gradient_kernel(const T* output, const T* output_gradient, T* gradient,
+                                     long long n)
 {
     for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<long long>(gridDim.x) * blockDim.x) {
@@ -84,28 +112,32 @@ __global__ void relu_gradient_kernel(const T* output, const T* output_gradient, 
 }
 
 template <class From>
-cudaError_t launch_accumulate(const void* from, float* to, long long n, const float* skip, cudaStream_t stream)
+cudaError_t launch_accumulate(const void* from, float* to, long long n, const float* skip,
+                              cudaStream_t stream)
 {
-    accumulate_kernel<From><<<grid_for(n), threads, 0, stream>>>(static_cast<const From*>(from), to, n, skip);
+    accumulate_kernel<From>
+        <<<grid_for(n), threads, 0, stream>>>(static_cast<const From*>(from), to, n, skip);
     return cudaGetLastError();
 }
 
 template <class From>
-cudaError_t launch_column_sums(const void* from, long long rows, long long cols, float* to, cudaStream_t stream)
+cudaError_t launch_column_sums(const void* from, long long rows, long long cols, float* to,
+                               cudaStream_t stream)
 {
     const dim3 block(columns_per_block, row_slices);
     const long long blocks = (cols + columns_per_block - 1) / columns_per_block;
-    column_sums_kernel<From><<<static_cast<unsigned>(blocks), block, 0, stream>>>(static_cast<const From*>(from),
-                                                                                 rows, cols, to);
+    column_sums_kernel<From><<<static_cast<unsigned>(blocks), block, 0, stream>>>(
+        static_cast<const From*>(from), rows, cols, to);
     return cudaGetLastError();
 }
 
 template <class T>
-cudaError_t launch_relu_gradient(const void* output, const void* output_gradient, void* gradient, long long n,
-                                 cudaStream_t stream)
+cudaError_t launch_relu_gradient(const void* output, const void* output_gradient, void* gradient,
+                                 long long n, cudaStream_t stream)
 {
     relu_gradient_kernel<T><<<grid_for(n), threads, 0, stream>>>(
-        static_cast<const T*>(output), static_cast<const T*>(output_gradient), static_cast<T*>(gradient), n);
+        static_cast<const T*>(output), static_cast<const T*>(output_gradient),
+        static_cast<T*>(gradient), n);
     return cudaGetLastError();
 }
 
@@ -115,25 +147,19 @@ cudaError_t accumulate(int from_type, const void* from, float* to, long long n, 
                        cudaStream_t stream)
 {
     switch (from_type) {
-    case fp16:
-        return launch_accumulate<__half>(from, to, n, skip, stream);
-    case bf16:
-        return launch_accumulate<__nv_bfloat16>(from, to, n, skip, stream);
-    default:
-        return launch_accumulate<float>(from, to, n, skip, stream);
+    case fp16: return launch_accumulate<__half>(from, to, n, skip, stream);
+    case bf16: return launch_accumulate<__nv_bfloat16>(from, to, n, skip, stream);
+    default: return launch_accumulate<float>(from, to, n, skip, stream);
     }
 }
 
-cudaError_t accumulate_column_sums(int from_type, const void* from, long long rows, long long cols, float* to,
-                                   cudaStream_t stream)
+cudaError_t accumulate_column_sums(int from_type, const void* from, long long rows, long long cols,
+                                   float* to, cudaStream_t stream)
 {
     switch (from_type) {
-    case fp16:
-        return launch_column_sums<__half>(from, rows, cols, to, stream);
-    case bf16:
-        return launch_column_sums<__nv_bfloat16>(from, rows, cols, to, stream);
-    default:
-        return launch_column_sums<float>(from, rows, cols, to, stream);
+    case fp16: return launch_column_sums<__half>(from, rows, cols, to, stream);
+    case bf16: return launch_column_sums<__nv_bfloat16>(from, rows, cols, to, stream);
+    default: return launch_column_sums<float>(from, rows, cols, to, stream);
     }
 }
 
@@ -141,12 +167,10 @@ cudaError_t relu_gradient(int type, const void* output, const void* output_gradi
                           long long n, cudaStream_t stream)
 {
     switch (type) {
-    case fp16:
-        return launch_relu_gradient<__half>(output, output_gradient, gradient, n, stream);
+    case fp16: return launch_relu_gradient<__half>(output, output_gradient, gradient, n, stream);
     case bf16:
         return launch_relu_gradient<__nv_bfloat16>(output, output_gradient, gradient, n, stream);
-    default:
-        return launch_relu_gradient<float>(output, output_gradient, gradient, n, stream);
+    default: return launch_relu_gradient<float>(output, output_gradient, gradient, n, stream);
     }
 }
 

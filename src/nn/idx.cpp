@@ -37,8 +37,9 @@ void read_header_part(detail::byte_stream& in, std::span<std::byte> out, const s
     const std::size_t got = in.read(out);
     if (got < out.size()) {
         throw format_error(source, field,
-                           "the file ends after " + std::to_string(got) + " of the " + std::to_string(out.size()) +
-                               " bytes of " + needed + " (truncated file)");
+                           "the file ends after " + std::to_string(got) + " of the " +
+                               std::to_string(out.size()) + " bytes of " + needed +
+                               " (truncated file)");
     }
 }
 
@@ -50,22 +51,27 @@ std::pair<idx_type, std::size_t> read_magic(detail::byte_stream& in, const std::
     const std::uint32_t value = big_endian(magic);
     if (magic[0] != std::byte{0} || magic[1] != std::byte{0}) {
         throw format_error(source, "magic",
-                           hex(value, 8) + ": an IDX file starts with two zero bytes (MNIST's images start "
-                                           "0x00000803, its labels 0x00000801): not an IDX file?");
+                           hex(value, 8) +
+                               ": an IDX file starts with two zero bytes (MNIST's images start "
+                               "0x00000803, its labels 0x00000801): not an IDX file?");
     }
     const auto type = static_cast<idx_type>(magic[2]);
     if (std::ranges::find(idx_types, type) == idx_types.end()) {
-        throw format_error(source, "magic",
-                           hex(value, 8) + ": unknown element type " + hex(static_cast<std::uint32_t>(magic[2]), 2) +
-                               " (IDX has 0x08 u8, 0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64)");
+        throw format_error(
+            source, "magic",
+            hex(value, 8) + ": unknown element type " +
+                hex(static_cast<std::uint32_t>(magic[2]), 2) +
+                " (IDX has 0x08 u8, 0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64)");
     }
     return {type, static_cast<std::size_t>(magic[3])};
 }
 
-std::vector<std::size_t> read_dims(detail::byte_stream& in, std::size_t count, const std::string& source)
+std::vector<std::size_t> read_dims(detail::byte_stream& in, std::size_t count,
+                                   const std::string& source)
 {
     std::vector<std::byte> bytes(4 * count);
-    read_header_part(in, bytes, source, "dims", "the " + std::to_string(count) + " dimensions the magic number names");
+    read_header_part(in, bytes, source, "dims",
+                     "the " + std::to_string(count) + " dimensions the magic number names");
     std::vector<std::size_t> dims(count);
     for (std::size_t i = 0; i < count; ++i) {
         dims[i] = big_endian(std::span<const std::byte, 4>(bytes.data() + 4 * i, 4));
@@ -83,23 +89,25 @@ std::size_t data_bytes(idx_type type, const std::vector<std::size_t>& dims, std:
     }
     for (const std::size_t dim : dims) {
         if (dim > std::numeric_limits<std::uint64_t>::max() / bytes) {
-            throw format_error(source, "dims", dims_text(dims) + " of " + std::string(to_string(type)) +
-                                                   " hold more than 2^64 - 1 bytes");
+            throw format_error(source, "dims",
+                               dims_text(dims) + " of " + std::string(to_string(type)) +
+                                   " hold more than 2^64 - 1 bytes");
         }
         bytes *= dim;
     }
     if (bytes > max_bytes || bytes > std::numeric_limits<std::size_t>::max()) {
         throw format_error(source, "dims",
-                           dims_text(dims) + " of " + std::string(to_string(type)) + " hold " + std::to_string(bytes) +
-                               " bytes, over the limit of " + std::to_string(max_bytes) + " (max_bytes)");
+                           dims_text(dims) + " of " + std::string(to_string(type)) + " hold " +
+                               std::to_string(bytes) + " bytes, over the limit of " +
+                               std::to_string(max_bytes) + " (max_bytes)");
     }
     return static_cast<std::size_t>(bytes);
 }
 
 // The data, grown as it arrives (never more than twice what the stream really holds, whatever
 // the dimensions claim), then checked to end where they say.
-std::vector<std::byte> read_data(detail::byte_stream& in, std::size_t total, const std::vector<std::size_t>& dims,
-                                 const std::string& source)
+std::vector<std::byte> read_data(detail::byte_stream& in, std::size_t total,
+                                 const std::vector<std::size_t>& dims, const std::string& source)
 {
     std::vector<std::byte> data;
     std::size_t have = 0;
@@ -111,14 +119,15 @@ std::vector<std::byte> read_data(detail::byte_stream& in, std::size_t total, con
         if (got < want) {
             throw format_error(source, "data",
                                "dims " + dims_text(dims) + " need " + std::to_string(total) +
-                                   " bytes of data, the file holds " + std::to_string(have) + " (truncated file)");
+                                   " bytes of data, the file holds " + std::to_string(have) +
+                                   " (truncated file)");
         }
     }
     std::array<std::byte, 1> extra{};
     if (in.read(extra) != 0) {
         throw format_error(source, "data",
-                           "the file holds more than the " + std::to_string(total) + " bytes of data that dims " +
-                               dims_text(dims) + " need");
+                           "the file holds more than the " + std::to_string(total) +
+                               " bytes of data that dims " + dims_text(dims) + " need");
     }
     return data;
 }
@@ -137,7 +146,9 @@ void to_native_order(std::vector<std::byte>& data, std::size_t size) noexcept
 // The magic number of @p array, for messages.
 std::string magic_of(const idx_array& array)
 {
-    return hex((static_cast<std::uint32_t>(array.type) << 8) | static_cast<std::uint32_t>(array.dims.size()), 8);
+    return hex((static_cast<std::uint32_t>(array.type) << 8) |
+                   static_cast<std::uint32_t>(array.dims.size()),
+               8);
 }
 
 } // namespace
@@ -168,9 +179,13 @@ std::size_t element_size(idx_type type) noexcept
     return 0;
 }
 
-bool idx_reads_gzip() noexcept { return detail::have_zlib(); }
+bool idx_reads_gzip() noexcept
+{
+    return detail::have_zlib();
+}
 
-idx_array parse_idx(std::span<const std::byte> bytes, std::string_view source, std::uint64_t max_bytes)
+idx_array parse_idx(std::span<const std::byte> bytes, std::string_view source,
+                    std::uint64_t max_bytes)
 {
     const std::string name(source);
     const std::unique_ptr<detail::byte_stream> in =
@@ -212,18 +227,22 @@ std::vector<std::uint8_t> read_idx_labels(const std::filesystem::path& path)
     if (array.type != idx_type::u8 || array.dims.size() != 1) {
         throw format_error(path.string(), "magic",
                            magic_of(array) + " (" + std::string(to_string(array.type)) + " in " +
-                               std::to_string(array.dims.size()) + " dimensions), not 0x00000801 (u8 labels [n])");
+                               std::to_string(array.dims.size()) +
+                               " dimensions), not 0x00000801 (u8 labels [n])");
     }
     const auto* first = reinterpret_cast<const std::uint8_t*>(array.data.data());
     return {first, first + array.data.size()};
 }
 
-idx_dataset read_idx_dataset(const std::filesystem::path& images_path, const std::filesystem::path& labels_path)
+idx_dataset read_idx_dataset(const std::filesystem::path& images_path,
+                             const std::filesystem::path& labels_path)
 {
-    idx_dataset dataset{.images = read_idx_images(images_path), .labels = read_idx_labels(labels_path)};
+    idx_dataset dataset{.images = read_idx_images(images_path),
+                        .labels = read_idx_labels(labels_path)};
     if (dataset.labels.size() != dataset.images.count) {
         throw format_error(labels_path.string(), "count",
-                           std::to_string(dataset.labels.size()) + " labels, but " + images_path.string() + " holds " +
+                           std::to_string(dataset.labels.size()) + " labels, but " +
+                               images_path.string() + " holds " +
                                std::to_string(dataset.images.count) + " images");
     }
     return dataset;

@@ -11,7 +11,10 @@
 namespace gpu::nn::detail {
 namespace {
 
-[[nodiscard]] bool in_range(unsigned char c, unsigned lo, unsigned hi) noexcept { return c >= lo && c <= hi; }
+[[nodiscard]] bool in_range(unsigned char c, unsigned lo, unsigned hi) noexcept
+{
+    return c >= lo && c <= hi;
+}
 
 // The length of the well-formed UTF-8 sequence starting at text[pos], or 0 when there is none
 // (the table of well-formed byte sequences in the Unicode standard, chapter 3).
@@ -65,7 +68,10 @@ void append_utf8(std::string& out, std::uint32_t code_point)
     }
 }
 
-[[nodiscard]] std::string hex_byte(unsigned char c) { return hex(c, 2); }
+[[nodiscard]] std::string hex_byte(unsigned char c)
+{
+    return hex(c, 2);
+}
 
 } // namespace
 
@@ -102,7 +108,8 @@ void append_json_string(std::string& out, std::string_view text)
 
 void json_reader::fail(const std::string& problem) const
 {
-    throw format_error(source_, field_, problem + " at byte " + std::to_string(position_) + " of the header");
+    throw format_error(source_, field_,
+                       problem + " at byte " + std::to_string(position_) + " of the header");
 }
 
 void json_reader::skip_whitespace() noexcept
@@ -240,10 +247,13 @@ std::uint64_t json_reader::read_unsigned()
 {
     skip_whitespace();
     const std::size_t start = position_;
-    const auto digit_at = [&](std::size_t i) { return i < text_.size() && text_[i] >= '0' && text_[i] <= '9'; };
+    const auto digit_at = [&](std::size_t i) {
+        return i < text_.size() && text_[i] >= '0' && text_[i] <= '9';
+    };
     if (!digit_at(position_)) {
-        fail(position_ < text_.size() && text_[position_] == '-' ? "a negative number"
-                                                                   : "expected a number, found " + next_description());
+        fail(position_ < text_.size() && text_[position_] == '-'
+                 ? "a negative number"
+                 : "expected a number, found " + next_description());
     }
     if (text_[position_] == '0' && digit_at(position_ + 1)) {
         fail("a number with a leading zero");
@@ -257,7 +267,8 @@ std::uint64_t json_reader::read_unsigned()
         }
         value = value * 10 + digit;
     }
-    if (position_ < text_.size() && (text_[position_] == '.' || text_[position_] == 'e' || text_[position_] == 'E')) {
+    if (position_ < text_.size() &&
+        (text_[position_] == '.' || text_[position_] == 'e' || text_[position_] == 'E')) {
         fail("a number that is not an integer");
     }
     return value;

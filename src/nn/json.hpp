@@ -32,8 +32,7 @@ class json_reader {
 public:
     json_reader(std::string_view text, std::string source) noexcept
         : text_(text), source_(std::move(source))
-    {
-    }
+    {}
 
     /// What errors name as the bad field from now on.
     void set_field(std::string field) { field_ = std::move(field); }

@@ -34,20 +34,23 @@ void layer::forward(context& ctx, const tensor_ref& input, const tensor_ref& out
     forwarded_ = true;
 }
 
-void layer::backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient)
+void layer::backward(context& ctx, const tensor_ref& output_gradient,
+                     const tensor_ref& input_gradient)
 {
     GPU_EXPECTS(input_.has_value() && forwarded_, std::logic_error, describe(),
                 ": backward before a forward with the current plan");
-    GPU_EXPECTS(!forward_only_, std::logic_error, describe(),
-                ": backward after a plan made in inference mode, which made nothing a backward needs "
-                "(plan again with ctx.set_inference_mode(false))");
+    GPU_EXPECTS(
+        !forward_only_, std::logic_error, describe(),
+        ": backward after a plan made in inference mode, which made nothing a backward needs "
+        "(plan again with ctx.set_inference_mode(false))");
     check_store("backward", ctx);
     check_tensor("backward", "output gradient", output_gradient, *output_, false);
     check_tensor("backward", "input gradient", input_gradient, *input_, true);
     GPU_EXPECTS(!output_is_view() || input_gradient.data == nullptr ||
                     input_gradient.data == output_gradient.data,
                 std::invalid_argument, describe(),
-                ": backward: the input gradient must be the output gradient's memory (the layer is a view)");
+                ": backward: the input gradient must be the output gradient's memory (the layer is "
+                "a view)");
     do_backward(ctx, output_gradient, input_gradient);
 }
 
@@ -57,17 +60,18 @@ void layer::check_tensor(const char* function, const char* role, const tensor_re
     if (may_be_null && tensor.data == nullptr) {
         return; // not needed: its spec does not matter
     }
-    GPU_EXPECTS(tensor.spec == planned, std::invalid_argument, describe(), ": ", function, ": the ", role,
-                " is ", tensor.spec.to_string(), " but the layer was planned for ", planned.to_string(),
-                " (plan again for another batch size)");
-    GPU_EXPECTS(tensor.data != nullptr, std::invalid_argument, describe(), ": ", function,
-                ": the ", role, " (", planned.to_string(), ") has a null address");
+    GPU_EXPECTS(tensor.spec == planned, std::invalid_argument, describe(), ": ", function, ": the ",
+                role, " is ", tensor.spec.to_string(), " but the layer was planned for ",
+                planned.to_string(), " (plan again for another batch size)");
+    GPU_EXPECTS(tensor.data != nullptr, std::invalid_argument, describe(), ": ", function, ": the ",
+                role, " (", planned.to_string(), ") has a null address");
 }
 
 void layer::check_store(const char* function, const context& ctx) const
 {
-    GPU_EXPECTS(store_ == nullptr || store_ == &ctx.params(), std::invalid_argument, describe(), ": ",
-                function, ": the context's parameter store is not the one the layer registered in");
+    GPU_EXPECTS(store_ == nullptr || store_ == &ctx.params(), std::invalid_argument, describe(),
+                ": ", function,
+                ": the context's parameter store is not the one the layer registered in");
 }
 
 } // namespace gpu::nn

@@ -15,14 +15,10 @@ namespace gpu::nn::detail {
 dnn::data_type dnn_type_of(const std::string& who, const tensor_spec& spec)
 {
     switch (spec.type) {
-    case element_type::fp32:
-        return dnn::data_type::fp32;
-    case element_type::fp16:
-        return dnn::data_type::fp16;
-    case element_type::bf16:
-        return dnn::data_type::bf16;
-    default:
-        break;
+    case element_type::fp32: return dnn::data_type::fp32;
+    case element_type::fp16: return dnn::data_type::fp16;
+    case element_type::bf16: return dnn::data_type::bf16;
+    default: break;
     }
     gpu::detail::fail<std::invalid_argument>(who, ": the input is ", spec.to_string(),
                                              "; cuDNN takes FP32, FP16 or BF16 tensors");
@@ -37,10 +33,11 @@ std::vector<int> dnn_dims(const std::string& who, const tensor_spec& spec)
     std::int64_t elements = 1;
     for (std::size_t i = 0; i < spec.shape.size(); ++i) {
         const std::int64_t d = spec.shape[i];
-        GPU_EXPECTS(d > 0 && d <= INT_MAX, std::invalid_argument, who, ": dimension ", i, " of the input ",
-                    spec.to_string(), " is ", d, "; every dimension must be in [1, 2^31 - 1]");
-        GPU_EXPECTS(elements <= INT_MAX / d, std::invalid_argument, who, ": the input ", spec.to_string(),
-                    " has more than 2^31 - 1 elements, more than cuDNN indexes");
+        GPU_EXPECTS(d > 0 && d <= INT_MAX, std::invalid_argument, who, ": dimension ", i,
+                    " of the input ", spec.to_string(), " is ", d,
+                    "; every dimension must be in [1, 2^31 - 1]");
+        GPU_EXPECTS(elements <= INT_MAX / d, std::invalid_argument, who, ": the input ",
+                    spec.to_string(), " has more than 2^31 - 1 elements, more than cuDNN indexes");
         elements *= d;
         dims.push_back(static_cast<int>(d));
     }
@@ -49,8 +46,9 @@ std::vector<int> dnn_dims(const std::string& who, const tensor_spec& spec)
 
 std::vector<int> elementwise_dims(const std::string& who, const tensor_spec& spec)
 {
-    GPU_EXPECTS(spec.shape.size() <= 8, std::invalid_argument, who, ": the input ", spec.to_string(), " has ",
-                spec.shape.size(), " dimensions; cuDNN describes at most 8");
+    GPU_EXPECTS(spec.shape.size() <= 8, std::invalid_argument, who, ": the input ",
+                spec.to_string(), " has ", spec.shape.size(),
+                " dimensions; cuDNN describes at most 8");
     std::vector<int> dims = dnn_dims(who, spec);
     dims.resize(dims.size() < 3 ? 3 : dims.size(), 1);
     return dims;
@@ -60,7 +58,10 @@ std::string pair_text(const std::array<int, 2>& values)
 {
     // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on "[" + std::to_string(...).
     std::string text("[");
-    text.append(std::to_string(values[0])).append(", ").append(std::to_string(values[1])).append("]");
+    text.append(std::to_string(values[0]))
+        .append(", ")
+        .append(std::to_string(values[1]))
+        .append("]");
     return text;
 }
 

@@ -51,7 +51,8 @@ void run_forward(context& ctx, const Plan& plan, const void* x, void* y)
 // dx from y = f(x) and dy by the same plan, on ctx's stream; nothing when dx is null (not asked
 // for: these layers have no parameters, so nothing else is computed).
 template <class Plan>
-void run_backward(context& ctx, const Plan& plan, const void* y, const void* dy, const void* x, void* dx)
+void run_backward(context& ctx, const Plan& plan, const void* y, const void* dy, const void* x,
+                  void* dx)
 {
     if (dx == nullptr) {
         return;

@@ -19,12 +19,9 @@ namespace gpu::nn {
 std::string_view to_string(bias_gradient_method method) noexcept
 {
     switch (method) {
-    case bias_gradient_method::automatic:
-        return "automatic";
-    case bias_gradient_method::epilogue:
-        return "epilogue";
-    case bias_gradient_method::reduction:
-        return "reduction";
+    case bias_gradient_method::automatic: return "automatic";
+    case bias_gradient_method::epilogue: return "epilogue";
+    case bias_gradient_method::reduction: return "reduction";
     }
     return "unknown";
 }
@@ -36,15 +33,9 @@ template <class Work>
 void with_compute_type(element_type type, Work&& work)
 {
     switch (type) {
-    case element_type::fp16:
-        work(std::type_identity<__half>{});
-        return;
-    case element_type::bf16:
-        work(std::type_identity<__nv_bfloat16>{});
-        return;
-    default:
-        work(std::type_identity<float>{});
-        return;
+    case element_type::fp16: work(std::type_identity<__half>{}); return;
+    case element_type::bf16: work(std::type_identity<__nv_bfloat16>{}); return;
+    default: work(std::type_identity<float>{}); return;
     }
 }
 
@@ -75,8 +66,9 @@ struct backward_pass {
 // dW += dzᵀ·x with the bias gradient Σ_batch dz written beside it by cuBLASLt's epilogue, then
 // added. False when cuBLASLt refused the epilogue at run time and the method may fall back.
 template <class Gradient, class Input, class WeightGradient>
-bool weight_and_bias_gradient_by_epilogue(const backward_pass& p, const Gradient& dz, const Input& x,
-                                          const WeightGradient& dw, bool may_fall_back)
+bool weight_and_bias_gradient_by_epilogue(const backward_pass& p, const Gradient& dz,
+                                          const Input& x, const WeightGradient& dw,
+                                          bool may_fall_back)
 {
     try {
         blas::lt_matmul_bias_gradient(*p.lt, dz.transposed(), x, dw, p.bias_scratch, 1.0F);
@@ -88,7 +80,8 @@ bool weight_and_bias_gradient_by_epilogue(const backward_pass& p, const Gradient
         }
         return false;
     }
-    accumulate(p.bias_scratch, element_type::fp32, p.bias_gradient, static_cast<std::size_t>(p.out), p.stream);
+    accumulate(p.bias_scratch, element_type::fp32, p.bias_gradient, static_cast<std::size_t>(p.out),
+               p.stream);
     return true;
 }
 
@@ -106,7 +99,8 @@ void backward_as(const backward_pass& p, bias_gradient_method& method, bool may_
     }
     // The parameter gradients first, the input gradient last: the input's buffer may be reused
     // for its own gradient, and dW reads the input.
-    const bool by_epilogue = p.bias_gradient != nullptr && method == bias_gradient_method::epilogue &&
+    const bool by_epilogue = p.bias_gradient != nullptr &&
+                             method == bias_gradient_method::epilogue &&
                              weight_and_bias_gradient_by_epilogue(p, dz, x, dw, may_fall_back);
     if (!by_epilogue) {
         if (p.bias_gradient != nullptr) {
@@ -126,34 +120,41 @@ void backward_as(const backward_pass& p, bias_gradient_method& method, bool may_
 
 } // namespace
 
-linear::linear(parameters& store, std::string name, std::int64_t in_features, std::int64_t out_features,
-               const linear_options& options)
+linear::linear(parameters& store, std::string name, std::int64_t in_features,
+               std::int64_t out_features, const linear_options& options)
     : layer(store), name_(std::move(name)), in_(in_features), out_(out_features), options_(options),
       resolved_(options.bias_gradient)
 {
-    GPU_EXPECTS(in_features > 0 && out_features > 0, std::invalid_argument, "gpu::nn::linear ", name_,
-                ": in_features ", in_features, " and out_features ", out_features, " must be positive");
+    GPU_EXPECTS(in_features > 0 && out_features > 0, std::invalid_argument, "gpu::nn::linear ",
+                name_, ": in_features ", in_features, " and out_features ", out_features,
+                " must be positive");
     GPU_EXPECTS(!options.relu || options.bias, std::invalid_argument, "gpu::nn::linear ", name_,
                 ": a fused ReLU needs the bias (cuBLASLt fuses bias and ReLU together)");
-    GPU_EXPECTS(to_string(options.bias_gradient) != "unknown", std::invalid_argument, "gpu::nn::linear ",
-                name_, ": bias_gradient ", static_cast<int>(options.bias_gradient),
-                " is not a gpu::nn::bias_gradient_method");
+    GPU_EXPECTS(to_string(options.bias_gradient) != "unknown", std::invalid_argument,
+                "gpu::nn::linear ", name_, ": bias_gradient ",
+                static_cast<int>(options.bias_gradient), " is not a gpu::nn::bias_gradient_method");
     // Both names are checked before either is added, so a refusal registers nothing.
-    GPU_EXPECTS(!options.bias || !store.find(name_ + ".bias"), std::invalid_argument, "gpu::nn::linear ",
-                name_, ": the store already has a parameter named ", name_, ".bias");
-    weight_ = store.add(name_ + ".weight", {out_features, in_features}, initialization::kaiming_uniform(in_features));
+    GPU_EXPECTS(!options.bias || !store.find(name_ + ".bias"), std::invalid_argument,
+                "gpu::nn::linear ", name_, ": the store already has a parameter named ", name_,
+                ".bias");
+    weight_ = store.add(name_ + ".weight", {out_features, in_features},
+                        initialization::kaiming_uniform(in_features));
     if (options.bias) {
-        bias_ = store.add(name_ + ".bias", {out_features}, initialization::fan_in_uniform(in_features));
+        bias_ =
+            store.add(name_ + ".bias", {out_features}, initialization::fan_in_uniform(in_features));
     }
 }
 
 linear::linear(const linear& other, sharing)
     : layer(*other.registered_store()), name_(other.name_), in_(other.in_), out_(other.out_),
-      options_(other.options_), weight_(other.weight_), bias_(other.bias_), resolved_(other.options_.bias_gradient)
-{
-}
+      options_(other.options_), weight_(other.weight_), bias_(other.bias_),
+      resolved_(other.options_.bias_gradient)
+{}
 
-linear linear::share() const { return linear(*this, sharing{}); }
+linear linear::share() const
+{
+    return linear(*this, sharing{});
+}
 
 std::string linear::describe() const
 {
@@ -163,14 +164,14 @@ std::string linear::describe() const
 
 std::vector<std::int64_t> linear::output_shape(const std::vector<std::int64_t>& input) const
 {
-    GPU_EXPECTS(input.size() >= 2, std::invalid_argument, describe(), ": the input has ", input.size(),
-                " dimensions; it needs [batch..., ", in_, "]");
+    GPU_EXPECTS(input.size() >= 2, std::invalid_argument, describe(), ": the input has ",
+                input.size(), " dimensions; it needs [batch..., ", in_, "]");
     for (std::size_t i = 0; i < input.size(); ++i) {
-        GPU_EXPECTS(input[i] > 0, std::invalid_argument, describe(), ": dimension ", i, " of the input is ",
-                    input[i], "; every dimension must be positive");
+        GPU_EXPECTS(input[i] > 0, std::invalid_argument, describe(), ": dimension ", i,
+                    " of the input is ", input[i], "; every dimension must be positive");
     }
-    GPU_EXPECTS(input.back() == in_, std::invalid_argument, describe(), ": the input's last dimension is ",
-                input.back(), ", not in_features ", in_);
+    GPU_EXPECTS(input.back() == in_, std::invalid_argument, describe(),
+                ": the input's last dimension is ", input.back(), ", not in_features ", in_);
     std::vector<std::int64_t> output = input;
     output.back() = out_;
     return output;
@@ -179,30 +180,34 @@ std::vector<std::int64_t> linear::output_shape(const std::vector<std::int64_t>& 
 tensor_spec linear::do_plan(context& ctx, const tensor_spec& input)
 {
     const element_type compute = ctx.precision().compute;
-    GPU_EXPECTS(input.type == compute, std::invalid_argument, describe(), ": the input is ", input.to_string(),
-                ", but under the ", to_string(compute), " policy a linear layer takes ", to_string(compute),
+    GPU_EXPECTS(input.type == compute, std::invalid_argument, describe(), ": the input is ",
+                input.to_string(), ", but under the ", to_string(compute),
+                " policy a linear layer takes ", to_string(compute),
                 " (convert it first, e.g. with gpu::blas::convert)");
-    GPU_EXPECTS(input.shape.size() <= 2 || input.layout == dnn::tensor_layout::nchw, std::invalid_argument,
-                describe(), ": the input ", input.to_string(),
+    GPU_EXPECTS(input.shape.size() <= 2 || input.layout == dnn::tensor_layout::nchw,
+                std::invalid_argument, describe(), ": the input ", input.to_string(),
                 " is channels-last, not row-major [batch..., in_features]");
     std::vector<std::int64_t> shape = output_shape(input.shape);
     std::int64_t rows = 1;
     for (std::size_t i = 0; i + 1 < input.shape.size(); ++i) {
-        GPU_EXPECTS(rows <= std::numeric_limits<std::int32_t>::max() / input.shape[i], std::invalid_argument,
-                    describe(), ": the batch of ", input.to_string(), " has more than 2^31 - 1 rows");
+        GPU_EXPECTS(rows <= std::numeric_limits<std::int32_t>::max() / input.shape[i],
+                    std::invalid_argument, describe(), ": the batch of ", input.to_string(),
+                    " has more than 2^31 - 1 rows");
         rows *= input.shape[i];
     }
     rows_ = rows;
     resolved_ = options_.bias_gradient;
     // Inference mode: neither the ReLU's gradient nor the bias gradient's scratch is needed.
     const bool backward = !ctx.inference_mode();
-    const std::size_t gradient_bytes = options_.relu && backward ? static_cast<std::size_t>(rows) *
-                                                                       static_cast<std::size_t>(out_) *
-                                                                       element_size(compute)
-                                                                 : 0;
+    const std::size_t gradient_bytes =
+        options_.relu && backward ? static_cast<std::size_t>(rows) *
+                                        static_cast<std::size_t>(out_) * element_size(compute)
+                                  : 0;
     relu_gradient_ = device_buffer<std::byte>(gradient_bytes, ctx.stream());
-    const bool scratch = backward && bias_.has_value() && options_.bias_gradient != bias_gradient_method::reduction;
-    bias_scratch_ = device_buffer<float>(scratch ? static_cast<std::size_t>(out_) : 0, ctx.stream());
+    const bool scratch =
+        backward && bias_.has_value() && options_.bias_gradient != bias_gradient_method::reduction;
+    bias_scratch_ =
+        device_buffer<float>(scratch ? static_cast<std::size_t>(out_) : 0, ctx.stream());
     return tensor_spec{std::move(shape), compute, dnn::tensor_layout::nchw};
 }
 
@@ -218,7 +223,8 @@ void linear::do_forward(context& ctx, const tensor_ref& input, const tensor_ref&
         const auto w = blas::row_major(static_cast<const T*>(weight.working), out_, in_);
         const auto y = blas::row_major(static_cast<T*>(output.data), rows_, out_);
         if (bias != nullptr) { // y = x·Wᵀ + b (then the ReLU), in the epilogue
-            blas::lt_matmul_bias(lt, x, w.transposed(), y, static_cast<const T*>(bias), options_.relu);
+            blas::lt_matmul_bias(lt, x, w.transposed(), y, static_cast<const T*>(bias),
+                                 options_.relu);
         } else {
             blas::lt_matmul(lt, x, w.transposed(), y);
         }
@@ -227,7 +233,8 @@ void linear::do_forward(context& ctx, const tensor_ref& input, const tensor_ref&
     saved_output_ = output.data;
 }
 
-void linear::do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient)
+void linear::do_backward(context& ctx, const tensor_ref& output_gradient,
+                         const tensor_ref& input_gradient)
 {
     parameters& store = ctx.params();
     const parameter_view weight = store.view(weight_);
@@ -251,14 +258,17 @@ void linear::do_backward(context& ctx, const tensor_ref& output_gradient, const 
     if (options_.relu) { // dz = dy where y > 0, 0 elsewhere
         // The mask is read from the forward's output: a gradient written over it (an in-place
         // loss backward) would leave no mask to read.
-        GPU_EXPECTS(output_gradient.data != saved_output_, std::invalid_argument, "gpu::nn::linear(",
-                    name_, ")::backward: the output gradient is the forward's output buffer, but the "
+        GPU_EXPECTS(output_gradient.data != saved_output_, std::invalid_argument,
+                    "gpu::nn::linear(", name_,
+                    ")::backward: the output gradient is the forward's output buffer, but the "
                     "fused ReLU reads its mask from that output; give the gradient its own buffer");
-        GPU_CUDA_CHECK(detail::kernels::relu_gradient(kernel_type(pass.type), saved_output_, output_gradient.data,
-                                                      relu_gradient_.data(), rows_ * out_, ctx.stream().get()));
+        GPU_CUDA_CHECK(detail::kernels::relu_gradient(kernel_type(pass.type), saved_output_,
+                                                      output_gradient.data, relu_gradient_.data(),
+                                                      rows_ * out_, ctx.stream().get()));
         pass.dz = relu_gradient_.data();
     }
-    with_compute_type(pass.type, [&]<class T>(std::type_identity<T>) { backward_as<T>(pass, resolved_, options_.bias_gradient == bias_gradient_method::automatic);
+    with_compute_type(pass.type, [&]<class T>(std::type_identity<T>) {
+        backward_as<T>(pass, resolved_, options_.bias_gradient == bias_gradient_method::automatic);
     });
 }
 

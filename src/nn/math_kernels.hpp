@@ -18,8 +18,8 @@ cudaError_t scaler_set_state(float* values, int32_t* tracker, float scale, int32
 
 // For n > 0 floats at `in`: *found_inf = 1 when any is NaN or Inf (never cleared here); when
 // `out` is not null, out[i] = in[i] * (1 / *scale) (in == out allowed).
-cudaError_t unscale(const float* in, float* out, long long n, const float* scale,
-                    float* found_inf, cudaStream_t stream);
+cudaError_t unscale(const float* in, float* out, long long n, const float* scale, float* found_inf,
+                    cudaStream_t stream);
 
 // rules::update_scale on values[0] (scale), *tracker, values[1] (found_inf): one thread.
 cudaError_t scaler_update(float* values, int32_t* tracker, float growth_factor,
@@ -40,9 +40,8 @@ cudaError_t cross_entropy_forward(int format, const void* logits, const int32_t*
 // dlogits = (softmax(row) - onehot(label)) * (*scale or 1) / batch, in the logits' format; a row
 // with a bad label is written NaN and recorded as above. dlogits may be logits.
 cudaError_t cross_entropy_backward(int format, const void* logits, const int32_t* labels,
-                                   long long batch, int classes, void* dlogits,
-                                   const float* scale, unsigned long long* bad_label,
-                                   cudaStream_t stream);
+                                   long long batch, int classes, void* dlogits, const float* scale,
+                                   unsigned long long* bad_label, cudaStream_t stream);
 
 // *correct += the number of rows whose argmax (the first maximum; NaN never wins) is the label.
 cudaError_t count_correct(int format, const void* logits, const int32_t* labels, long long batch,

@@ -16,12 +16,9 @@ namespace gpu::nn {
 std::string_view to_string(initialization_kind kind) noexcept
 {
     switch (kind) {
-    case initialization_kind::zeros:
-        return "zeros";
-    case initialization_kind::ones:
-        return "ones";
-    case initialization_kind::uniform:
-        return "uniform";
+    case initialization_kind::zeros: return "zeros";
+    case initialization_kind::ones: return "ones";
+    case initialization_kind::uniform: return "uniform";
     }
     return "unknown";
 }
@@ -29,14 +26,15 @@ std::string_view to_string(initialization_kind kind) noexcept
 initialization initialization::uniform(double bound)
 {
     GPU_EXPECTS(std::isfinite(bound) && bound >= 0.0, std::invalid_argument,
-                "gpu::nn::initialization::uniform: the bound ", bound, " is not a finite value >= 0");
+                "gpu::nn::initialization::uniform: the bound ", bound,
+                " is not a finite value >= 0");
     return {initialization_kind::uniform, bound};
 }
 
 initialization initialization::kaiming_uniform(std::int64_t fan_in, double a)
 {
-    GPU_EXPECTS(fan_in > 0, std::invalid_argument, "gpu::nn::initialization::kaiming_uniform: fan_in ",
-                fan_in, " is not positive");
+    GPU_EXPECTS(fan_in > 0, std::invalid_argument,
+                "gpu::nn::initialization::kaiming_uniform: fan_in ", fan_in, " is not positive");
     GPU_EXPECTS(std::isfinite(a), std::invalid_argument,
                 "gpu::nn::initialization::kaiming_uniform: the slope a is not finite");
     // torch.nn.init.kaiming_uniform_ with mode="fan_in", nonlinearity="leaky_relu":
@@ -47,8 +45,8 @@ initialization initialization::kaiming_uniform(std::int64_t fan_in, double a)
 
 initialization initialization::fan_in_uniform(std::int64_t fan_in)
 {
-    GPU_EXPECTS(fan_in >= 0, std::invalid_argument, "gpu::nn::initialization::fan_in_uniform: fan_in ",
-                fan_in, " is negative");
+    GPU_EXPECTS(fan_in >= 0, std::invalid_argument,
+                "gpu::nn::initialization::fan_in_uniform: fan_in ", fan_in, " is negative");
     return uniform(fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0);
 }
 
@@ -60,12 +58,12 @@ constexpr std::size_t max_rank = 8;
 std::size_t count_of(const std::string& name, const std::vector<std::int64_t>& shape)
 {
     GPU_EXPECTS(!shape.empty() && shape.size() <= max_rank, std::invalid_argument,
-                "gpu::nn::parameters::add: ", name, " has ", shape.size(), " dimensions; 1 to ", max_rank,
-                " are allowed");
+                "gpu::nn::parameters::add: ", name, " has ", shape.size(), " dimensions; 1 to ",
+                max_rank, " are allowed");
     std::size_t count = 1;
     for (std::size_t i = 0; i < shape.size(); ++i) {
-        GPU_EXPECTS(shape[i] > 0, std::invalid_argument, "gpu::nn::parameters::add: dimension ", i, " of ",
-                    name, " is ", shape[i], "; every dimension must be positive");
+        GPU_EXPECTS(shape[i] > 0, std::invalid_argument, "gpu::nn::parameters::add: dimension ", i,
+                    " of ", name, " is ", shape[i], "; every dimension must be positive");
         const auto size = static_cast<std::size_t>(shape[i]);
         GPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() / size, std::invalid_argument,
                     "gpu::nn::parameters::add: the element count of ", name, " overflows");
@@ -78,14 +76,9 @@ std::size_t count_of(const std::string& name, const std::vector<std::int64_t>& s
 void draw(const initialization& init, std::mt19937_64& engine, float* out, std::size_t count)
 {
     switch (init.kind) {
-    case initialization_kind::zeros:
-        std::fill(out, out + count, 0.0F);
-        return;
-    case initialization_kind::ones:
-        std::fill(out, out + count, 1.0F);
-        return;
-    case initialization_kind::uniform:
-        break;
+    case initialization_kind::zeros: std::fill(out, out + count, 0.0F); return;
+    case initialization_kind::ones: std::fill(out, out + count, 1.0F); return;
+    case initialization_kind::uniform: break;
     }
     for (std::size_t i = 0; i < count; ++i) {
         const double u = static_cast<double>(engine() >> 11) * 0x1.0p-53; // [0, 1), 53 bits
@@ -95,24 +88,31 @@ void draw(const initialization& init, std::mt19937_64& engine, float* out, std::
 
 } // namespace
 
-parameters::parameters(mixed_precision precision) : precision_(precision) { precision_.validate(); }
+parameters::parameters(mixed_precision precision) : precision_(precision)
+{
+    precision_.validate();
+}
 
 std::size_t parameters::add(std::string name, std::vector<std::int64_t> shape, initialization init)
 {
     GPU_EXPECTS(!allocated_, std::logic_error, "gpu::nn::parameters::add: cannot register ", name,
                 ": the store is allocated (register every parameter first)");
-    GPU_EXPECTS(!name.empty(), std::invalid_argument, "gpu::nn::parameters::add: a parameter needs a name");
+    GPU_EXPECTS(!name.empty(), std::invalid_argument,
+                "gpu::nn::parameters::add: a parameter needs a name");
     GPU_EXPECTS(!find(name), std::invalid_argument, "gpu::nn::parameters::add: the name ", name,
                 " is taken (parameter ", find(name).value_or(0), ")");
     GPU_EXPECTS(init.kind == initialization_kind::zeros || init.kind == initialization_kind::ones ||
-                    (init.kind == initialization_kind::uniform && std::isfinite(init.bound) && init.bound >= 0),
-                std::invalid_argument, "gpu::nn::parameters::add: the initialization of ", name, " (kind ",
-                static_cast<int>(init.kind), ", bound ", init.bound, ") is not one");
+                    (init.kind == initialization_kind::uniform && std::isfinite(init.bound) &&
+                     init.bound >= 0),
+                std::invalid_argument, "gpu::nn::parameters::add: the initialization of ", name,
+                " (kind ", static_cast<int>(init.kind), ", bound ", init.bound, ") is not one");
     const std::size_t count = count_of(name, shape);
     // Each parameter starts at a multiple of alignment_elements (see the header).
-    const std::size_t offset = (total_ + alignment_elements - 1) / alignment_elements * alignment_elements;
+    const std::size_t offset =
+        (total_ + alignment_elements - 1) / alignment_elements * alignment_elements;
     GPU_EXPECTS(count <= std::numeric_limits<std::size_t>::max() - offset - alignment_elements,
-                std::invalid_argument, "gpu::nn::parameters::add: the store's size overflows with ", name);
+                std::invalid_argument, "gpu::nn::parameters::add: the store's size overflows with ",
+                name);
     infos_.push_back(parameter_info{std::move(name), std::move(shape), offset, count, init});
     total_ = offset + count;
     return infos_.size() - 1;
@@ -140,15 +140,15 @@ std::optional<std::size_t> parameters::find(std::string_view name) const noexcep
 std::size_t parameters::index_of(std::string_view name, const char* function) const
 {
     const std::optional<std::size_t> index = find(name);
-    GPU_EXPECTS(index.has_value(), std::invalid_argument, function, ": no parameter is named '", name,
-                "' (the store has ", infos_.size(), ")");
+    GPU_EXPECTS(index.has_value(), std::invalid_argument, function, ": no parameter is named '",
+                name, "' (the store has ", infos_.size(), ")");
     return *index;
 }
 
 const parameter_info& parameters::info(std::size_t index) const
 {
-    GPU_EXPECTS(index < infos_.size(), std::invalid_argument, "gpu::nn::parameters::info: index ", index,
-                " is not below the ", infos_.size(), " parameters");
+    GPU_EXPECTS(index < infos_.size(), std::invalid_argument, "gpu::nn::parameters::info: index ",
+                index, " is not below the ", infos_.size(), " parameters");
     return infos_[index];
 }
 
@@ -180,21 +180,29 @@ void parameters::allocate(stream_ref stream)
 
 void* parameters::working_data() noexcept
 {
-    return precision_.compute == element_type::fp32 ? static_cast<void*>(master_.data()) : working_.data();
+    return precision_.compute == element_type::fp32 ? static_cast<void*>(master_.data())
+                                                    : working_.data();
 }
 
 const void* parameters::working_data() const noexcept
 {
-    return precision_.compute == element_type::fp32 ? static_cast<const void*>(master_.data()) : working_.data();
+    return precision_.compute == element_type::fp32 ? static_cast<const void*>(master_.data())
+                                                    : working_.data();
 }
 
 parameter_view parameters::view(std::size_t index)
 {
     const parameter_info& p = info(index);
     require_allocated("gpu::nn::parameters::view");
-    auto* working = static_cast<std::byte*>(working_data()) + p.offset * element_size(precision_.compute);
-    return {master_.data() + p.offset, gradient_.data() + p.offset, working, precision_.compute, p.offset,
-            p.count, p.shape};
+    auto* working =
+        static_cast<std::byte*>(working_data()) + p.offset * element_size(precision_.compute);
+    return {master_.data() + p.offset,
+            gradient_.data() + p.offset,
+            working,
+            precision_.compute,
+            p.offset,
+            p.count,
+            p.shape};
 }
 
 parameter_view parameters::view(std::string_view name)

@@ -28,12 +28,23 @@ struct dtype_name {
 };
 
 constexpr std::array<dtype_name, 17> dtype_names{{
-    {dtype::boolean, "BOOL", 1}, {dtype::u8, "U8", 1},     {dtype::i8, "I8", 1},
-    {dtype::f8_e5m2, "F8_E5M2", 1}, {dtype::f8_e4m3, "F8_E4M3", 1}, {dtype::f8_e8m0, "F8_E8M0", 1},
-    {dtype::i16, "I16", 2},      {dtype::u16, "U16", 2},   {dtype::f16, "F16", 2},
-    {dtype::bf16, "BF16", 2},    {dtype::i32, "I32", 4},   {dtype::u32, "U32", 4},
-    {dtype::f32, "F32", 4},      {dtype::f64, "F64", 8},   {dtype::i64, "I64", 8},
-    {dtype::u64, "U64", 8},      {dtype::c64, "C64", 8},
+    {dtype::boolean, "BOOL", 1},
+    {dtype::u8, "U8", 1},
+    {dtype::i8, "I8", 1},
+    {dtype::f8_e5m2, "F8_E5M2", 1},
+    {dtype::f8_e4m3, "F8_E4M3", 1},
+    {dtype::f8_e8m0, "F8_E8M0", 1},
+    {dtype::i16, "I16", 2},
+    {dtype::u16, "U16", 2},
+    {dtype::f16, "F16", 2},
+    {dtype::bf16, "BF16", 2},
+    {dtype::i32, "I32", 4},
+    {dtype::u32, "U32", 4},
+    {dtype::f32, "F32", 4},
+    {dtype::f64, "F64", 8},
+    {dtype::i64, "I64", 8},
+    {dtype::u64, "U64", 8},
+    {dtype::c64, "C64", 8},
 }};
 
 [[nodiscard]] const dtype_name* find_dtype(dtype type) noexcept
@@ -86,7 +97,8 @@ void read_offsets(detail::json_reader& json, detail::header_entry& entry)
         offsets.push_back(json.read_unsigned());
     });
     if (offsets.size() != 2) {
-        json.fail("data_offsets holds " + std::to_string(offsets.size()) + " numbers, not 2 ([begin, end])");
+        json.fail("data_offsets holds " + std::to_string(offsets.size()) +
+                  " numbers, not 2 ([begin, end])");
     }
     entry.begin = offsets[0];
     entry.end = offsets[1];
@@ -108,7 +120,8 @@ detail::header_entry read_entry(detail::json_reader& json, std::string name)
         if (key == "dtype") {
             read_dtype(json, entry);
         } else if (key == "shape") {
-            json.read_array([&] { entry.shape.push_back(static_cast<std::size_t>(json.read_unsigned())); });
+            json.read_array(
+                [&] { entry.shape.push_back(static_cast<std::size_t>(json.read_unsigned())); });
         } else if (key == "data_offsets") {
             read_offsets(json, entry);
         } else {
@@ -127,7 +140,8 @@ detail::header_entry read_entry(detail::json_reader& json, std::string name)
 parsed_header parse_header(std::string_view text, const std::string& source)
 {
     if (text.empty() || text.front() != '{') {
-        throw format_error(source, "header", "does not start with '{' (the JSON object of the tensors)");
+        throw format_error(source, "header",
+                           "does not start with '{' (the JSON object of the tensors)");
     }
     detail::json_reader json(text, source);
     parsed_header header;
@@ -159,9 +173,10 @@ parsed_header parse_header(std::string_view text, const std::string& source)
 std::uint64_t read_header_length(std::span<const std::byte> bytes, const std::string& source)
 {
     if (bytes.size() < 8) {
-        throw format_error(source, "header length",
-                           "the file holds " + std::to_string(bytes.size()) +
-                               " bytes; the 8-byte length of the header is missing (truncated file)");
+        throw format_error(
+            source, "header length",
+            "the file holds " + std::to_string(bytes.size()) +
+                " bytes; the 8-byte length of the header is missing (truncated file)");
     }
     std::uint64_t length = 0;
     for (std::size_t i = 0; i < 8; ++i) {
@@ -170,12 +185,13 @@ std::uint64_t read_header_length(std::span<const std::byte> bytes, const std::st
     if (length > safetensors_max_header_bytes) {
         throw format_error(source, "header length",
                            std::to_string(length) + " bytes, over the limit of " +
-                               std::to_string(safetensors_max_header_bytes) + " (not a safetensors file?)");
+                               std::to_string(safetensors_max_header_bytes) +
+                               " (not a safetensors file?)");
     }
     if (length > bytes.size() - 8) {
         throw format_error(source, "header length",
-                           std::to_string(length) + " bytes, but only " + std::to_string(bytes.size() - 8) +
-                               " follow it (truncated file)");
+                           std::to_string(length) + " bytes, but only " +
+                               std::to_string(bytes.size() - 8) + " follow it (truncated file)");
     }
     return length;
 }
@@ -213,7 +229,8 @@ dtype to_dtype(gpu::element_type type)
     case gpu::element_type::fp16: return dtype::f16;
     case gpu::element_type::bf16: return dtype::bf16;
     }
-    throw std::invalid_argument("gpu::nn::to_dtype: element_type " + std::to_string(static_cast<int>(type)) +
+    throw std::invalid_argument("gpu::nn::to_dtype: element_type " +
+                                std::to_string(static_cast<int>(type)) +
                                 " is not a named enumerator");
 }
 
@@ -236,8 +253,8 @@ const tensor_view& safetensors_file::at(std::string_view name) const
     }
     held += tensors_.size() > 8 ? ", ..." : "";
     throw format_error(source_, "tensor '" + detail::printable(name) + "'",
-                       "no such tensor (the file holds " + std::to_string(tensors_.size()) + " tensors" +
-                           (held.empty() ? "" : ": " + held) + ")");
+                       "no such tensor (the file holds " + std::to_string(tensors_.size()) +
+                           " tensors" + (held.empty() ? "" : ": " + held) + ")");
 }
 
 const tensor_view& safetensors_file::expect(std::string_view name, dtype type,
@@ -246,7 +263,8 @@ const tensor_view& safetensors_file::expect(std::string_view name, dtype type,
     const tensor_view& tensor = at(name);
     if (tensor.type != type || tensor.shape != shape) {
         throw format_error(source_, "tensor '" + detail::printable(name) + "'",
-                           "expected " + describe(type, shape) + ", found " + describe(tensor.type, tensor.shape));
+                           "expected " + describe(type, shape) + ", found " +
+                               describe(tensor.type, tensor.shape));
     }
     return tensor;
 }
@@ -256,7 +274,8 @@ safetensors_file parse_safetensors(std::vector<std::byte> bytes, std::string sou
     const std::uint64_t header_length = read_header_length(bytes, source);
     const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, header_length);
     parsed_header header = parse_header(text, source);
-    const std::span<const std::byte> data = std::span<const std::byte>(bytes).subspan(8 + header_length);
+    const std::span<const std::byte> data =
+        std::span<const std::byte>(bytes).subspan(8 + header_length);
     detail::check_layout(header.tensors, data.size(), source);
 
     safetensors_file file;
@@ -276,7 +295,8 @@ safetensors_file parse_safetensors(std::vector<std::byte> bytes, std::string sou
 
 safetensors_file read_safetensors(const std::filesystem::path& path)
 {
-    return parse_safetensors(detail::read_whole_file(path, "gpu::nn::read_safetensors"), path.string());
+    return parse_safetensors(detail::read_whole_file(path, "gpu::nn::read_safetensors"),
+                             path.string());
 }
 
 } // namespace gpu::nn

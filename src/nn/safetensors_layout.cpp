@@ -34,18 +34,20 @@ void check_entry(const header_entry& entry, std::uint64_t data_size, const std::
     }
     const std::string offsets = offsets_text(entry);
     if (entry.begin > entry.end) {
-        throw format_error(source, tensor_field(entry, "data_offsets"), offsets + " end before they begin");
+        throw format_error(source, tensor_field(entry, "data_offsets"),
+                           offsets + " end before they begin");
     }
     if (entry.end > data_size) {
         throw format_error(source, tensor_field(entry, "data_offsets"),
-                           offsets + " go past the end of the data, which holds " + std::to_string(data_size) +
+                           offsets + " go past the end of the data, which holds " +
+                               std::to_string(data_size) +
                                " bytes after the header (truncated file?)");
     }
     if (entry.end - entry.begin != *bytes) {
         throw format_error(source, tensor_field(entry, "data_offsets"),
-                           offsets + " hold " + std::to_string(entry.end - entry.begin) + " bytes, but " +
-                               std::string(to_string(entry.type)) + " " + dims_text(entry.shape) + " needs " +
-                               std::to_string(*bytes));
+                           offsets + " hold " + std::to_string(entry.end - entry.begin) +
+                               " bytes, but " + std::string(to_string(entry.type)) + " " +
+                               dims_text(entry.shape) + " needs " + std::to_string(*bytes));
     }
 }
 
@@ -70,33 +72,37 @@ std::optional<std::uint64_t> byte_count(dtype type, const std::vector<std::size_
     return bytes;
 }
 
-void check_layout(std::vector<header_entry>& entries, std::uint64_t data_size, const std::string& source)
+void check_layout(std::vector<header_entry>& entries, std::uint64_t data_size,
+                  const std::string& source)
 {
     for (const header_entry& entry : entries) {
         check_entry(entry, data_size, source);
     }
-    std::ranges::stable_sort(entries, {}, [](const header_entry& e) { return std::pair(e.begin, e.end); });
+    std::ranges::stable_sort(entries, {},
+                             [](const header_entry& e) { return std::pair(e.begin, e.end); });
     std::uint64_t next = 0; // where the next tensor must begin
     const header_entry* previous = nullptr;
     for (const header_entry& entry : entries) {
         if (entry.begin < next) {
             throw format_error(source, tensor_field(entry, "data_offsets"),
-                               offsets_text(entry) + " overlap tensor '" + printable(previous->name) + "' " +
-                                   offsets_text(*previous));
+                               offsets_text(entry) + " overlap tensor '" +
+                                   printable(previous->name) + "' " + offsets_text(*previous));
         }
         if (entry.begin > next) {
             throw format_error(source, tensor_field(entry, "data_offsets"),
-                               offsets_text(entry) + " leave bytes [" + std::to_string(next) + ", " +
-                                   std::to_string(entry.begin) + ") to no tensor" +
-                                   (previous != nullptr ? " after tensor '" + printable(previous->name) + "'"
-                                                        : std::string(" at the start of the data")));
+                               offsets_text(entry) + " leave bytes [" + std::to_string(next) +
+                                   ", " + std::to_string(entry.begin) + ") to no tensor" +
+                                   (previous != nullptr
+                                        ? " after tensor '" + printable(previous->name) + "'"
+                                        : std::string(" at the start of the data")));
         }
         next = entry.end;
         previous = &entry;
     }
     if (next != data_size) {
         throw format_error(source, "data",
-                           std::to_string(data_size) + " bytes follow the header, but the tensors end at byte " +
+                           std::to_string(data_size) +
+                               " bytes follow the header, but the tensors end at byte " +
                                std::to_string(next) + ": the rest belongs to no tensor");
     }
 }

@@ -36,7 +36,8 @@ std::uint64_t checked_bytes(const tensor_view& tensor, std::set<std::string_view
         refuse(field + "two tensors have this name");
     }
     if (element_size(tensor.type) == 0) {
-        refuse(field + "dtype " + std::to_string(static_cast<int>(tensor.type)) + " is not a named enumerator");
+        refuse(field + "dtype " + std::to_string(static_cast<int>(tensor.type)) +
+               " is not a named enumerator");
     }
     const std::optional<std::uint64_t> bytes = detail::byte_count(tensor.type, tensor.shape);
     if (!bytes) {
@@ -44,8 +45,9 @@ std::uint64_t checked_bytes(const tensor_view& tensor, std::set<std::string_view
                " holds more than 2^64 - 1 bytes");
     }
     if (tensor.data.size() != *bytes) {
-        refuse(field + std::string(to_string(tensor.type)) + " " + detail::dims_text(tensor.shape) + " needs " +
-               std::to_string(*bytes) + " bytes, the data holds " + std::to_string(tensor.data.size()));
+        refuse(field + std::string(to_string(tensor.type)) + " " + detail::dims_text(tensor.shape) +
+               " needs " + std::to_string(*bytes) + " bytes, the data holds " +
+               std::to_string(tensor.data.size()));
     }
     return *bytes;
 }
@@ -91,13 +93,15 @@ std::string make_header(std::span<const tensor_view> tensors, const safetensors_
             header += i == 0 ? "" : ",";
             header += std::to_string(tensor.shape[i]);
         }
-        header += "],\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(offset + bytes) + "]}";
+        header += "],\"data_offsets\":[" + std::to_string(offset) + "," +
+                  std::to_string(offset + bytes) + "]}";
         offset += bytes;
     }
     header += '}';
     header.append((8 - header.size() % 8) % 8, ' ');
     if (header.size() > safetensors_max_header_bytes) {
-        refuse("the header would take " + std::to_string(header.size()) + " bytes, over the format's limit of " +
+        refuse("the header would take " + std::to_string(header.size()) +
+               " bytes, over the format's limit of " +
                std::to_string(safetensors_max_header_bytes));
     }
     data_bytes = offset;
@@ -115,7 +119,8 @@ std::array<std::byte, 8> little_endian(std::uint64_t value)
 
 } // namespace
 
-std::vector<std::byte> serialize_safetensors(std::span<const tensor_view> tensors, const safetensors_metadata& metadata)
+std::vector<std::byte> serialize_safetensors(std::span<const tensor_view> tensors,
+                                             const safetensors_metadata& metadata)
 {
     std::uint64_t data_bytes = 0;
     const std::string header = make_header(tensors, metadata, data_bytes);
@@ -144,7 +149,8 @@ std::unique_ptr<atomic_writer> stage_safetensors(const std::filesystem::path& pa
                                                  const safetensors_metadata& metadata)
 {
     std::uint64_t data_bytes = 0;
-    const std::string header = make_header(tensors, metadata, data_bytes); // refuses before any file exists
+    const std::string header =
+        make_header(tensors, metadata, data_bytes); // refuses before any file exists
     auto file = std::make_unique<atomic_writer>(path, "gpu::nn::write_safetensors");
     file->write(little_endian(header.size()));
     file->write(std::as_bytes(std::span(header)));

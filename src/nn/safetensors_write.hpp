@@ -19,8 +19,8 @@ namespace gpu::nn::detail {
 /// @throws std::invalid_argument as `write_safetensors`, before any file exists
 /// @throws std::filesystem::filesystem_error when the temporary file cannot be made, written or
 ///   flushed
-[[nodiscard]] std::unique_ptr<atomic_writer> stage_safetensors(const std::filesystem::path& path,
-                                                               std::span<const tensor_view> tensors,
-                                                               const safetensors_metadata& metadata);
+[[nodiscard]] std::unique_ptr<atomic_writer>
+stage_safetensors(const std::filesystem::path& path, std::span<const tensor_view> tensors,
+                  const safetensors_metadata& metadata);
 
 } // namespace gpu::nn::detail

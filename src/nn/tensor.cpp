@@ -15,8 +15,8 @@ std::size_t tensor_spec::elements() const
                     " has a negative dimension");
         const auto size = static_cast<std::size_t>(dimension);
         GPU_EXPECTS(size == 0 || count <= std::numeric_limits<std::size_t>::max() / size,
-                    std::invalid_argument, "gpu::nn::tensor_spec: the element count of ", to_string(),
-                    " overflows");
+                    std::invalid_argument, "gpu::nn::tensor_spec: the element count of ",
+                    to_string(), " overflows");
         count *= size;
     }
     return count;
@@ -42,7 +42,6 @@ std::string tensor_spec::to_string() const
 
 tensor::tensor(tensor_spec spec, stream_ref stream)
     : spec_(std::move(spec)), buffer_(spec_.bytes(), stream)
-{
-}
+{}
 
 } // namespace gpu::nn

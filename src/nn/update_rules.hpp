@@ -90,9 +90,9 @@ struct adamw_hyperparameters {
 GPU_HOST_DEVICE inline adamw_hyperparameters adamw_hyper(double lr, double beta1, double beta2,
                                                          double eps, double weight_decay) noexcept
 {
-    return {static_cast<float>(beta1), static_cast<float>(1.0 - beta1), static_cast<float>(beta2),
-            static_cast<float>(1.0 - beta2), static_cast<float>(eps),
-            static_cast<float>(lr * weight_decay)};
+    return {static_cast<float>(beta1), static_cast<float>(1.0 - beta1),
+            static_cast<float>(beta2), static_cast<float>(1.0 - beta2),
+            static_cast<float>(eps),   static_cast<float>(lr * weight_decay)};
 }
 
 // What bias correction contributes to step t: lr / (1 - beta1^t) and sqrt(1 - beta2^t),

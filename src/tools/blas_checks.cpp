@@ -27,15 +27,19 @@ diagnostic check_versions()
     const semantic_version lt_version{lt / 10000, (lt % 10000) / 100, lt % 100};
     check.detail = "cuBLAS " + info.loaded.to_string() + " loaded" +
                    (path ? " from " + *path : std::string()) + " with cuBLASLt " +
-                   lt_version.to_string() + ", cudagap compiled against " + info.compiled.to_string();
-    const std::string folder =
-        path ? std::filesystem::path(*path).parent_path().string() : std::string("the toolkit's lib64");
+                   lt_version.to_string() + ", cudagap compiled against " +
+                   info.compiled.to_string();
+    const std::string folder = path ? std::filesystem::path(*path).parent_path().string()
+                                    : std::string("the toolkit's lib64");
     if (!info.compatible()) {
         check.status = diagnostic_status::error;
-        check.detail += ": the loaded cuBLAS cannot serve code built against " + info.compiled.to_string();
-        check.fix = "load the cuBLAS of CUDA " + std::to_string(info.compiled.major) + " (put the "
+        check.detail +=
+            ": the loaded cuBLAS cannot serve code built against " + info.compiled.to_string();
+        check.fix = "load the cuBLAS of CUDA " + std::to_string(info.compiled.major) +
+                    " (put the "
                     "toolkit's lib64 first on LD_LIBRARY_PATH), or rebuild cudagap with "
-                    "-DCUDAToolkit_ROOT set to the toolkit that holds " + folder;
+                    "-DCUDAToolkit_ROOT set to the toolkit that holds " +
+                    folder;
         return check;
     }
     if (lt_version.major != info.loaded.major || lt_version.minor != info.loaded.minor) {

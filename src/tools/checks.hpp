@@ -52,7 +52,7 @@ void record_failure(diagnostic& check, const error& failure);
 
 /// The checks of @p group; when it throws, one failed check called @p name that quotes the
 /// exception, so that a diagnosis never ends without its report.
-[[nodiscard]] std::vector<diagnostic> run_checks(const std::string& name,
-                                                 const std::function<std::vector<diagnostic>()>& group);
+[[nodiscard]] std::vector<diagnostic>
+run_checks(const std::string& name, const std::function<std::vector<diagnostic>()>& group);
 
 } // namespace gpu::detail

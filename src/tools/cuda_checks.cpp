@@ -105,7 +105,8 @@ detail::tool_output query_smi(const std::string& tool, std::chrono::milliseconds
     if (output.started && !output.timed_out && output.exit_code != 0) {
         with_capability = false;
         output = detail::run_tool(
-            tool, {"--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"}, timeout);
+            tool, {"--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"},
+            timeout);
     }
     return output;
 }
@@ -125,9 +126,10 @@ smi_result check_nvidia_smi(const std::string& search_path, std::chrono::millise
     const detail::tool_output output = query_smi(*tool, timeout, with_capability);
     if (!output.started || output.timed_out || output.exit_code != 0) {
         check.status = diagnostic_status::error;
-        check.detail = *tool + (output.timed_out ? " did not answer within " +
-                                                       std::to_string(timeout.count() / 1000) + " s"
-                                                 : " failed (" + output.describe_failure() + ")") +
+        check.detail = *tool +
+                       (output.timed_out ? " did not answer within " +
+                                               std::to_string(timeout.count() / 1000) + " s"
+                                         : " failed (" + output.describe_failure() + ")") +
                        ": " + first_line(output.text);
         check.fix = "the driver is installed but not working: look at `dmesg | grep -i nvidia`; "
                     "after a driver update reboot (the kernel module and libraries must match); "
@@ -142,8 +144,8 @@ smi_result check_nvidia_smi(const std::string& search_path, std::chrono::millise
     check.detail = *tool + ": " + std::to_string(result.gpus.size()) + " GPU(s)";
     for (std::size_t i = 0; i < result.gpus.size(); ++i) {
         const smi_gpu& gpu = result.gpus[i];
-        check.detail += (i == 0 ? ": " : "; ") + gpu.name + ", driver " + gpu.driver + ", " +
-                        gpu.memory;
+        check.detail +=
+            (i == 0 ? ": " : "; ") + gpu.name + ", driver " + gpu.driver + ", " + gpu.memory;
         if (gpu.capability) {
             check.detail += ", compute capability " + gpu.capability->to_string();
         }
@@ -188,8 +190,8 @@ diagnostic check_driver(const std::vector<smi_gpu>& smi_gpus)
                        "version 0)";
         if (module.empty()) {
             check.detail += " and no NVIDIA kernel module is loaded (/proc/driver/nvidia/version "
-                            "does not exist); this program uses the CUDA " + runtime.to_string() +
-                            " runtime, which needs " + driver_needed(runtime);
+                            "does not exist); this program uses the CUDA " +
+                            runtime.to_string() + " runtime, which needs " + driver_needed(runtime);
             check.fix = install_driver_fix(runtime);
         } else {
             check.detail += " although the NVIDIA kernel module " + module + " is loaded";
@@ -248,7 +250,7 @@ diagnostic check_runtime()
     }
     const diagnostic copies = check_library_copies(runtime_check, {"libcudart"}, "CUDA_HOME");
     check.status = copies.status == diagnostic_status::warning ? diagnostic_status::warning
-                                                                : diagnostic_status::ok;
+                                                               : diagnostic_status::ok;
     if (check.status == diagnostic_status::warning) {
         check.detail += "; " + copies.detail;
         check.fix = copies.fix;
@@ -259,7 +261,8 @@ diagnostic check_runtime()
 std::string visible_devices_text()
 {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    return visible == nullptr ? std::string() : std::string(" (CUDA_VISIBLE_DEVICES='") + visible + "')";
+    return visible == nullptr ? std::string()
+                              : std::string(" (CUDA_VISIBLE_DEVICES='") + visible + "')";
 }
 
 struct gpus_result {
@@ -278,8 +281,8 @@ gpus_result check_gpus(const std::vector<smi_gpu>& smi_gpus, bool driver_problem
         static_cast<void>(cudaGetLastError());
         check.status = diagnostic_status::error;
         check.detail = "cudaGetDeviceCount: " + cuda_status_name(status) + " (" +
-                       std::to_string(static_cast<int>(status)) + "): " +
-                       cuda_status_message(status) + visible_devices_text();
+                       std::to_string(static_cast<int>(status)) +
+                       "): " + cuda_status_message(status) + visible_devices_text();
         check.fix = hint_for(status);
         if (driver_problem) {
             check.caused_by = driver_check;
@@ -368,12 +371,8 @@ diagnostic check_kernel_images(const std::vector<std::pair<std::string, compute_
         const std::string sm = std::to_string(cc.as_int());
         check.detail += "; " + label + ", compute capability " + cc.to_string() + ": ";
         switch (kernel_image_for(cc)) {
-        case kernel_image::native:
-            check.detail += "machine code fits";
-            break;
-        case kernel_image::not_needed:
-            check.detail += "nothing to load";
-            break;
+        case kernel_image::native: check.detail += "machine code fits"; break;
+        case kernel_image::not_needed: check.detail += "nothing to load"; break;
         case kernel_image::ptx_jit:
             check.detail += "only PTX fits, so the driver JIT-compiles the kernels at first use "
                             "(a slow first launch, cached afterwards)";
@@ -451,9 +450,10 @@ diagnostic check_nvcc(const std::string& search_path, std::chrono::milliseconds 
     check.detail = release + " at " + *tool;
     // "Cuda compilation tools, release 13.0, V13.0.88": the version follows "release ".
     const std::size_t at = release.find("release ");
-    const auto parsed = at == std::string::npos
-                            ? std::nullopt
-                            : parse_major_minor(release.substr(at + 8, release.find(',', at) - at - 8));
+    const auto parsed =
+        at == std::string::npos
+            ? std::nullopt
+            : parse_major_minor(release.substr(at + 8, release.find(',', at) - at - 8));
     const cuda_version compiled = compiled_runtime_version();
     if (!on_path) {
         check.status = diagnostic_status::warning;
@@ -463,7 +463,8 @@ diagnostic check_nvcc(const std::string& search_path, std::chrono::milliseconds 
         check.status = diagnostic_status::warning;
         check.detail += "; cudagap was built with CUDA " + compiled.to_string() +
                         ", so code you compile with this nvcc mixes two toolkits";
-        check.fix = "put the CUDA " + compiled.to_string() + " toolkit's bin folder first on "
+        check.fix = "put the CUDA " + compiled.to_string() +
+                    " toolkit's bin folder first on "
                     "PATH, or rebuild cudagap with -DCUDAToolkit_ROOT=<the toolkit of this nvcc>";
     } else {
         check.status = diagnostic_status::ok;
@@ -484,7 +485,8 @@ diagnostic check_platform(std::string name, const char* tool_name, const std::st
         }
     }
     if (tool) {
-        check.detail = std::string(what) + " is installed (" + *tool + "); it coexists with "
+        check.detail = std::string(what) + " is installed (" + *tool +
+                       "); it coexists with "
                        "CUDA, and each platform's programs use only its own GPUs";
     } else {
         check.detail = std::string(tool_name) + " not found: " + what + " is not installed";
@@ -496,7 +498,8 @@ diagnostic check_platform(std::string name, const char* tool_name, const std::st
 
 namespace detail {
 
-std::vector<diagnostic> cuda_checks(const std::string& search_path, std::chrono::milliseconds timeout)
+std::vector<diagnostic> cuda_checks(const std::string& search_path,
+                                    std::chrono::milliseconds timeout)
 {
     const bool driver_loaded = driver_version().installed();
     std::vector<diagnostic> checks;

@@ -20,16 +20,11 @@ namespace {
 std::string_view tag(diagnostic_status status) noexcept
 {
     switch (status) {
-    case diagnostic_status::ok:
-        return "[ OK ]";
-    case diagnostic_status::info:
-        return "[INFO]";
-    case diagnostic_status::skipped:
-        return "[SKIP]";
-    case diagnostic_status::warning:
-        return "[WARN]";
-    case diagnostic_status::error:
-        return "[FAIL]";
+    case diagnostic_status::ok: return "[ OK ]";
+    case diagnostic_status::info: return "[INFO]";
+    case diagnostic_status::skipped: return "[SKIP]";
+    case diagnostic_status::warning: return "[WARN]";
+    case diagnostic_status::error: return "[FAIL]";
     }
     return "[ ?? ]";
 }
@@ -37,8 +32,8 @@ std::string_view tag(diagnostic_status status) noexcept
 // A wing this cudagap was built without still shows in the report, with how to get it.
 [[maybe_unused]] diagnostic missing_wing(const char* name, const char* how)
 {
-    return {name, diagnostic_status::skipped, std::string("this cudagap was built without it: ") + how,
-            "", ""};
+    return {name, diagnostic_status::skipped,
+            std::string("this cudagap was built without it: ") + how, "", ""};
 }
 
 // The checks of the wings that were built (CUDAGAP_TOOLS_WITH_*: src/tools/CMakeLists.txt).
@@ -62,7 +57,8 @@ std::vector<diagnostic> wing_checks()
         checks.push_back(std::move(check));
     }
 #else
-    checks.push_back(missing_wing("NCCL", "set NCCL_ROOT (or pip install nvidia-nccl-cu13) and reconfigure"));
+    checks.push_back(
+        missing_wing("NCCL", "set NCCL_ROOT (or pip install nvidia-nccl-cu13) and reconfigure"));
 #endif
     return checks;
 }
@@ -79,16 +75,11 @@ void append(diagnosis& report, std::vector<diagnostic> checks)
 std::string_view to_string(diagnostic_status status) noexcept
 {
     switch (status) {
-    case diagnostic_status::ok:
-        return "ok";
-    case diagnostic_status::info:
-        return "info";
-    case diagnostic_status::skipped:
-        return "skipped";
-    case diagnostic_status::warning:
-        return "warning";
-    case diagnostic_status::error:
-        return "error";
+    case diagnostic_status::ok: return "ok";
+    case diagnostic_status::info: return "info";
+    case diagnostic_status::skipped: return "skipped";
+    case diagnostic_status::warning: return "warning";
+    case diagnostic_status::error: return "error";
     }
     return "unknown";
 }
@@ -102,8 +93,9 @@ const diagnostic* diagnosis::find(std::string_view name) const noexcept
 
 std::size_t diagnosis::count(diagnostic_status status) const noexcept
 {
-    return static_cast<std::size_t>(std::count_if(
-        checks.begin(), checks.end(), [&](const diagnostic& check) { return check.status == status; }));
+    return static_cast<std::size_t>(
+        std::count_if(checks.begin(), checks.end(),
+                      [&](const diagnostic& check) { return check.status == status; }));
 }
 
 diagnostic_status diagnosis::worst() const noexcept
@@ -224,7 +216,8 @@ std::vector<diagnostic> run_checks(const std::string& name,
     try {
         return group();
     } catch (const std::exception& e) {
-        return {{name, diagnostic_status::error, std::string("a check threw: ") + e.what(), {}, {}}};
+        return {
+            {name, diagnostic_status::error, std::string("a check threw: ") + e.what(), {}, {}}};
     }
 }
 

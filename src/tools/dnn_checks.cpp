@@ -30,14 +30,18 @@ diagnostic check_versions()
                    info.compiled.to_string() + ", CUDA runtime " + runtime.to_string();
     if (!info.compatible()) {
         check.status = diagnostic_status::error;
-        check.detail += ": the loaded cuDNN cannot serve code built against " + info.compiled.to_string();
+        check.detail +=
+            ": the loaded cuDNN cannot serve code built against " + info.compiled.to_string();
         check.fix = "load cuDNN " + std::to_string(info.compiled.major) + "." +
-                    std::to_string(info.compiled.minor) + " or newer of the same major version "
+                    std::to_string(info.compiled.minor) +
+                    " or newer of the same major version "
                     "(put its lib folder first on LD_LIBRARY_PATH), or rebuild cudagap against "
-                    "the loaded one with -DCUDNN_ROOT=" + folder + "/..";
+                    "the loaded one with -DCUDNN_ROOT=" +
+                    folder + "/..";
         return check;
     }
-    if (runtime.known() && info.loaded_for_cuda.known() && info.loaded_for_cuda.major != runtime.major) {
+    if (runtime.known() && info.loaded_for_cuda.known() &&
+        info.loaded_for_cuda.major != runtime.major) {
         check.status = diagnostic_status::error;
         check.detail += ": this cuDNN was built for another CUDA major version";
         check.fix = "install the cuDNN build for CUDA " + std::to_string(runtime.major) +

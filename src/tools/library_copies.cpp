@@ -22,7 +22,8 @@ using detail::environment;
 using detail::split;
 using detail::trim;
 
-void add_folder(std::vector<std::string>& folders, std::set<std::string>& seen, const std::string& folder)
+void add_folder(std::vector<std::string>& folders, std::set<std::string>& seen,
+                const std::string& folder)
 {
     std::error_code ec;
     if (folder.empty() || !fs::is_directory(folder, ec)) {
@@ -97,7 +98,10 @@ std::optional<std::string> soname_version(const std::string& file_name, std::str
     return rest.substr(1);
 }
 
-std::string major_of(const std::string& version) { return version.substr(0, version.find('.')); }
+std::string major_of(const std::string& version)
+{
+    return version.substr(0, version.find('.'));
+}
 
 } // namespace
 
@@ -115,7 +119,8 @@ std::vector<library_copy> find_library_copies(std::string_view library)
 {
     const std::optional<std::string> loaded = loaded_library_path(library);
     std::error_code ec;
-    const std::string loaded_resolved = loaded ? fs::canonical(*loaded, ec).string() : std::string();
+    const std::string loaded_resolved =
+        loaded ? fs::canonical(*loaded, ec).string() : std::string();
     std::vector<library_copy> copies;
     for (const std::string& folder : library_folders(loaded)) {
         for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
@@ -129,13 +134,15 @@ std::vector<library_copy> find_library_copies(std::string_view library)
                 continue; // a dangling link is no copy
             }
             // The resolved file's own name carries the fullest version (libcudnn.so.9.1.0).
-            std::string version = soname_version(resolved.filename().string(), library).value_or("");
+            std::string version =
+                soname_version(resolved.filename().string(), library).value_or("");
             if (version.empty()) {
                 version = *soname_version(file_name, library);
             }
-            const auto same = std::find_if(copies.begin(), copies.end(), [&](const library_copy& c) {
-                return c.resolved_path == resolved.string();
-            });
+            const auto same =
+                std::find_if(copies.begin(), copies.end(), [&](const library_copy& c) {
+                    return c.resolved_path == resolved.string();
+                });
             if (same != copies.end()) {
                 // Name the copy by its most specific link (libcublas.so.13 over libcublas.so).
                 if (file_name.size() > fs::path(same->path).filename().string().size() &&

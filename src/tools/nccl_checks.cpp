@@ -26,15 +26,19 @@ diagnostic check_versions()
     const std::optional<std::string> path = loaded_library_path("libnccl");
     const std::string folder =
         path ? std::filesystem::path(*path).parent_path().string() : std::string("<its folder>");
-    check.detail = "NCCL " + info.loaded.to_string() + " loaded" + (path ? " from " + *path : std::string()) +
-                   ", cudagap compiled against " + info.compiled.to_string() + " (NCCL_VERSION_CODE " +
+    check.detail = "NCCL " + info.loaded.to_string() + " loaded" +
+                   (path ? " from " + *path : std::string()) + ", cudagap compiled against " +
+                   info.compiled.to_string() + " (NCCL_VERSION_CODE " +
                    std::to_string(NCCL_VERSION_CODE) + ")";
     if (!info.compatible()) {
         check.status = diagnostic_status::error;
-        check.detail += ": the loaded NCCL cannot serve code built against " + info.compiled.to_string();
-        check.fix = "load NCCL " + std::to_string(info.compiled.major) + "." + std::to_string(info.compiled.minor) +
+        check.detail +=
+            ": the loaded NCCL cannot serve code built against " + info.compiled.to_string();
+        check.fix = "load NCCL " + std::to_string(info.compiled.major) + "." +
+                    std::to_string(info.compiled.minor) +
                     " or newer (put its lib folder first on LD_LIBRARY_PATH), or rebuild cudagap "
-                    "against the loaded one with -DNCCL_ROOT=" + folder + "/..";
+                    "against the loaded one with -DNCCL_ROOT=" +
+                    folder + "/..";
         return check;
     }
     check.status = diagnostic_status::ok;
@@ -90,10 +94,11 @@ diagnostic check_peer_access()
     if (missing == 0) {
         check.detail += "every pair of the " + std::to_string(count) + " GPUs has peer access";
     } else {
-        check.detail += std::to_string(missing) +
-                        " ordered pairs have none: NCCL moves their data through host memory, with "
-                        "less bandwidth (`nvidia-smi topo -m` shows the links; in a VM or container, "
-                        "peer access may be disabled)";
+        check.detail +=
+            std::to_string(missing) +
+            " ordered pairs have none: NCCL moves their data through host memory, with "
+            "less bandwidth (`nvidia-smi topo -m` shows the links; in a VM or container, "
+            "peer access may be disabled)";
     }
     return check;
 }

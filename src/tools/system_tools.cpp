@@ -84,8 +84,7 @@ int wait_for(pid_t pid, std::chrono::steady_clock::time_point deadline, bool& ti
         if (std::chrono::steady_clock::now() >= deadline) {
             timed_out = true;
             ::kill(pid, SIGKILL);
-            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-            }
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
             break;
         }
         ::usleep(5000);
@@ -95,7 +94,8 @@ int wait_for(pid_t pid, std::chrono::steady_clock::time_point deadline, bool& ti
 
 // Starts @p path with @p arguments, stdin from /dev/null and stdout and stderr into
 // @p output_fd; 0 or the errno-style code posix_spawn returned.
-int spawn(const std::string& path, const std::vector<std::string>& arguments, int output_fd, pid_t& pid)
+int spawn(const std::string& path, const std::vector<std::string>& arguments, int output_fd,
+          pid_t& pid)
 {
     std::vector<std::string> words;
     words.push_back(path);

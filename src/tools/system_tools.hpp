@@ -11,11 +11,11 @@ namespace gpu::detail {
 
 /// What a tool printed and how it ended.
 struct tool_output {
-    bool started = false;   ///< the process could be created
-    bool timed_out = false; ///< killed after the timeout
-    int exit_code = -1;     ///< its exit status (-1 when it did not exit normally)
-    std::string text;       ///< stdout and stderr together
-    std::string spawn_error;///< why it could not start
+    bool started = false;    ///< the process could be created
+    bool timed_out = false;  ///< killed after the timeout
+    int exit_code = -1;      ///< its exit status (-1 when it did not exit normally)
+    std::string text;        ///< stdout and stderr together
+    std::string spawn_error; ///< why it could not start
 
     /// "exit 9", "killed by signal 11", "could not start: ...", "timed out".
     [[nodiscard]] std::string describe_failure() const;
@@ -27,7 +27,8 @@ struct tool_output {
 
 /// Runs @p path with @p arguments (no shell), stdin from /dev/null, collecting stdout and stderr;
 /// kills it after @p timeout.
-[[nodiscard]] tool_output run_tool(const std::string& path, const std::vector<std::string>& arguments,
+[[nodiscard]] tool_output run_tool(const std::string& path,
+                                   const std::vector<std::string>& arguments,
                                    std::chrono::milliseconds timeout);
 
 /// The paths matching a glob(3) @p pattern, sorted; empty when none match.

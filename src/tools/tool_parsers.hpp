@@ -25,13 +25,14 @@ namespace gpu::detail {
 
 /// A compute capability as nvidia-smi prints it ("9.0"), only when it is of that form and has
 /// an integer form (`compute_capability::has_int_form`); nothing otherwise.
-[[nodiscard]] std::optional<compute_capability> parse_compute_capability(std::string_view text) noexcept;
+[[nodiscard]] std::optional<compute_capability>
+parse_compute_capability(std::string_view text) noexcept;
 
 /// One GPU of nvidia-smi's CSV answer.
 struct smi_gpu {
-    std::string name;   ///< e.g. `NVIDIA H200`
-    std::string driver; ///< e.g. `570.124.06`
-    std::string memory; ///< e.g. `143771 MiB`
+    std::string name;                             ///< e.g. `NVIDIA H200`
+    std::string driver;                           ///< e.g. `570.124.06`
+    std::string memory;                           ///< e.g. `143771 MiB`
     std::optional<compute_capability> capability; ///< nothing when not asked for or not readable
 };
 

@@ -47,7 +47,10 @@ constexpr std::array<tier_row, 6> tiers = {{
      "for throughput rather than fit"},
 }};
 
-const tier_row& row(vram_tier tier) { return tiers[static_cast<std::size_t>(tier)]; }
+const tier_row& row(vram_tier tier)
+{
+    return tiers[static_cast<std::size_t>(tier)];
+}
 
 std::string percent(double fraction)
 {
@@ -140,7 +143,9 @@ std::vector<std::string> vram_advice::describe() const
         "precision: " + std::string(to_string(precision)),
         "batch size: " + std::to_string(batch_size),
         "gradient checkpointing: " + std::string(gradient_checkpointing ? "yes" : "no"),
-        "TF32: " + std::string(allow_tf32 ? "allowed" : capability ? "not supported" : "unknown (no capability given)"),
+        "TF32: " + std::string(allow_tf32   ? "allowed"
+                               : capability ? "not supported"
+                                            : "unknown (no capability given)"),
     };
     for (const std::string& note : notes) {
         lines.push_back("note: " + note);
@@ -175,19 +180,20 @@ std::vector<std::string> vram_usage::describe() const
             format_bytes(allocated.peak_bytes),
     };
     if (pool.supported) {
-        lines.push_back("reserved by the memory pool of device " + std::to_string(device_id) + ": " +
-                        format_bytes(pool.reserved_bytes) + " (" + format_bytes(pool.used_bytes) +
-                        " in use, " + format_bytes(pool.cached_bytes()) +
-                        " free but held for reuse; peak " + format_bytes(pool.reserved_peak_bytes) + ")");
+        lines.push_back("reserved by the memory pool of device " + std::to_string(device_id) +
+                        ": " + format_bytes(pool.reserved_bytes) + " (" +
+                        format_bytes(pool.used_bytes) + " in use, " +
+                        format_bytes(pool.cached_bytes()) + " free but held for reuse; peak " +
+                        format_bytes(pool.reserved_peak_bytes) + ")");
     } else {
         lines.push_back("device " + std::to_string(device_id) +
                         " has no memory pool: buffers come from cudaMalloc and nothing is cached");
     }
-    lines.push_back("device " + std::to_string(device_id) + " (all processes, as nvidia-smi sees it): " +
-                    format_bytes(device_memory.used_bytes()) + " used of " +
-                    format_bytes(device_memory.total_bytes) + " (" +
-                    percent(device_memory.used_fraction()) + "), " +
-                    format_bytes(device_memory.free_bytes) + " free");
+    lines.push_back(
+        "device " + std::to_string(device_id) + " (all processes, as nvidia-smi sees it): " +
+        format_bytes(device_memory.used_bytes()) + " used of " +
+        format_bytes(device_memory.total_bytes) + " (" + percent(device_memory.used_fraction()) +
+        "), " + format_bytes(device_memory.free_bytes) + " free");
     if (const std::string text = warning(); !text.empty()) {
         lines.push_back("WARNING: " + text);
     }

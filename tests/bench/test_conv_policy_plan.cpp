@@ -53,15 +53,16 @@ TEST_CASE("a policy that plans keeps its plan and leaves no note", "[bench]")
     CHECK(r.errors().empty());
 }
 
-TEST_CASE("a policy that finds no algorithm loses its own row, not the run's exit status", "[bench]")
+TEST_CASE("a policy that finds no algorithm loses its own row, not the run's exit status",
+          "[bench]")
 {
     bench::report r = conv_report();
-    const auto lost = bench::conv::plan_or_lose_row(r, case_name, "cudagap heuristic", []() -> int {
-        throw refused_everything();
-    });
+    const auto lost = bench::conv::plan_or_lose_row(r, case_name, "cudagap heuristic",
+                                                    []() -> int { throw refused_everything(); });
     CHECK_FALSE(lost.has_value());
     // The next policy of the same case still plans and gets its row.
-    const auto kept = bench::conv::plan_or_lose_row(r, case_name, "cudagap exhaustive", [] { return 7; });
+    const auto kept =
+        bench::conv::plan_or_lose_row(r, case_name, "cudagap exhaustive", [] { return 7; });
     CHECK(kept == std::optional<int>(7));
     bench::measurement m;
     m.case_name = case_name;
@@ -77,11 +78,11 @@ TEST_CASE("a policy that finds no algorithm loses its own row, not the run's exi
     REQUIRE(r.notes().size() == 1);
     const std::string& note = r.notes().front();
     CHECK_THAT(note, ContainsSubstring(case_name + " / cudagap heuristic: no row: planning failed: "
-                                          "gpu::dnn::convolution: no_algorithm (3000): "
-                                          "no algorithm fits"));
+                                                   "gpu::dnn::convolution: no_algorithm (3000): "
+                                                   "no algorithm fits"));
     // Every candidate's reason comes with it.
     CHECK_THAT(note, ContainsSubstring("refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) from "
-                              "cudnnConvolutionForward"));
+                                       "cudnnConvolutionForward"));
     CHECK(r.ratios().front().note == "not measured: no row for 'cudagap heuristic'");
 
     // The printed report and the JSON both say it.
@@ -92,20 +93,24 @@ TEST_CASE("a policy that finds no algorithm loses its own row, not the run's exi
     CHECK(j.at("exit_code") == 0);
     CHECK(j.at("errors").empty());
     CHECK(j.at("rows").size() == 1);
-    CHECK_THAT(j.at("notes").at(0).get<std::string>(), ContainsSubstring("cudagap heuristic: no row"));
+    CHECK_THAT(j.at("notes").at(0).get<std::string>(),
+               ContainsSubstring("cudagap heuristic: no row"));
 }
 
 TEST_CASE("a cuDNN or memory failure of the planning loses the row too", "[bench]")
 {
     bench::report r = conv_report();
-    const auto cudnn = bench::conv::plan_or_lose_row(r, case_name, "cudagap exhaustive", []() -> int {
-        throw gpu::dnn::dnn_error("cudnnFindConvolutionForwardAlgorithmEx", "CUDNN_STATUS_INTERNAL_ERROR",
-                             4000, "an internal cuDNN failure", "", 0, std::source_location::current());
-    });
-    const auto memory = bench::conv::plan_or_lose_row(r, case_name, "cudagap deterministic", []() -> int {
-        throw gpu::cuda_error(cudaErrorMemoryAllocation, "cudaMallocAsync", "", 0,
-                              std::source_location::current());
-    });
+    const auto cudnn =
+        bench::conv::plan_or_lose_row(r, case_name, "cudagap exhaustive", []() -> int {
+            throw gpu::dnn::dnn_error(
+                "cudnnFindConvolutionForwardAlgorithmEx", "CUDNN_STATUS_INTERNAL_ERROR", 4000,
+                "an internal cuDNN failure", "", 0, std::source_location::current());
+        });
+    const auto memory =
+        bench::conv::plan_or_lose_row(r, case_name, "cudagap deterministic", []() -> int {
+            throw gpu::cuda_error(cudaErrorMemoryAllocation, "cudaMallocAsync", "", 0,
+                                  std::source_location::current());
+        });
     CHECK_FALSE(cudnn.has_value());
     CHECK_FALSE(memory.has_value());
     REQUIRE(r.notes().size() == 2);
@@ -118,14 +123,16 @@ TEST_CASE("a cuDNN or memory failure of the planning loses the row too", "[bench
 TEST_CASE("a sticky CUDA error or a bug of the benchmark still fails the case", "[bench]")
 {
     bench::report r = conv_report();
-    CHECK_THROWS_AS(bench::conv::plan_or_lose_row(r, case_name, "cudagap heuristic", []() -> int {
-                        throw gpu::cuda_error(cudaErrorIllegalAddress, "cudaStreamSynchronize", "", 0,
-                                              std::source_location::current());
-                    }),
+    CHECK_THROWS_AS(bench::conv::plan_or_lose_row(
+                        r, case_name, "cudagap heuristic",
+                        []() -> int {
+                            throw gpu::cuda_error(cudaErrorIllegalAddress, "cudaStreamSynchronize",
+                                                  "", 0, std::source_location::current());
+                        }),
                     gpu::cuda_error);
-    CHECK_THROWS_AS(bench::conv::plan_or_lose_row(r, case_name, "cudagap heuristic", []() -> int {
-                        throw std::invalid_argument("a bad problem");
-                    }),
+    CHECK_THROWS_AS(bench::conv::plan_or_lose_row(
+                        r, case_name, "cudagap heuristic",
+                        []() -> int { throw std::invalid_argument("a bad problem"); }),
                     std::invalid_argument);
     CHECK(r.notes().empty());
 }

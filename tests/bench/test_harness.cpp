@@ -22,7 +22,10 @@ namespace bench = gpu::bench;
 
 namespace {
 
-bench::options parse(std::vector<std::string_view> args) { return bench::parse_options(args); }
+bench::options parse(std::vector<std::string_view> args)
+{
+    return bench::parse_options(args);
+}
 
 bench::measurement row(std::string case_name, std::string variant, double median, double min,
                        double max, int repetitions = 5)
@@ -54,7 +57,8 @@ struct temp_dir {
     std::filesystem::path path;
     temp_dir()
     {
-        std::string pattern = (std::filesystem::temp_directory_path() / "cudagap-bench-XXXXXX").string();
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "cudagap-bench-XXXXXX").string();
         if (mkdtemp(pattern.data()) == nullptr) {
             throw std::runtime_error("mkdtemp failed");
         }
@@ -106,11 +110,13 @@ TEST_CASE("the common flags parse, and bad ones are named", "[bench]")
     CHECK_THROWS_WITH(parse({"--json", "--quick"}), ContainsSubstring("--json needs a file name"));
     CHECK_THROWS_WITH(parse({"--json="}), ContainsSubstring("needs a file name"));
     CHECK_THROWS_WITH(parse({"--fast"}), ContainsSubstring("unknown argument '--fast'"));
-    CHECK_THAT(bench::usage("alloc", "what it does"),
-               ContainsSubstring("cudagap-bench-alloc") && ContainsSubstring("what it does") && ContainsSubstring("77"));
+    CHECK_THAT(bench::usage("alloc", "what it does"), ContainsSubstring("cudagap-bench-alloc") &&
+                                                          ContainsSubstring("what it does") &&
+                                                          ContainsSubstring("77"));
 }
 
-TEST_CASE("sizes are named in the largest unit that divides them, as compare_torch.py names them", "[bench]")
+TEST_CASE("sizes are named in the largest unit that divides them, as compare_torch.py names them",
+          "[bench]")
 {
     CHECK(bench::size_name(std::size_t{64} << 20) == "64 MiB");
     CHECK(bench::size_name(std::size_t{1} << 30) == "1 GiB");
@@ -131,7 +137,8 @@ TEST_CASE("times print in a unit that suits them", "[bench]")
     CHECK(to_string(bench::target_status::not_met) == "not met");
 }
 
-TEST_CASE("a row takes its times from statistics and computes throughput and peak fraction", "[bench]")
+TEST_CASE("a row takes its times from statistics and computes throughput and peak fraction",
+          "[bench]")
 {
     const std::vector<double> samples{2.0, 1.0, 4.0};
     bench::measurement m = bench::measurement::from(gpu::summarize(samples), 10, "CUDA events");
@@ -156,10 +163,13 @@ TEST_CASE("a row takes its times from statistics and computes throughput and pea
 TEST_CASE("a report rejects rows that cannot be right, naming them", "[bench]")
 {
     bench::report r = empty_report();
-    CHECK_THROWS_WITH(r.add(row("", "cudagap", 1, 1, 1)), ContainsSubstring("needs a case and a variant"));
+    CHECK_THROWS_WITH(r.add(row("", "cudagap", 1, 1, 1)),
+                      ContainsSubstring("needs a case and a variant"));
     CHECK_THROWS_WITH(r.add(row("1 MiB", "cudagap", 1, 2, 3)), ContainsSubstring("out of order"));
-    CHECK_THROWS_WITH(r.add(row("1 MiB", "cudagap", -1, -1, 1)), ContainsSubstring("median_ms of '1 MiB'"));
-    CHECK_THROWS_WITH(r.add(row("1 MiB", "cudagap", 1, 1, 1, 0)), ContainsSubstring("0 repetitions"));
+    CHECK_THROWS_WITH(r.add(row("1 MiB", "cudagap", -1, -1, 1)),
+                      ContainsSubstring("median_ms of '1 MiB'"));
+    CHECK_THROWS_WITH(r.add(row("1 MiB", "cudagap", 1, 1, 1, 0)),
+                      ContainsSubstring("0 repetitions"));
     CHECK(r.rows().empty());
     r.add(row("1 MiB", "cudagap", 2, 1, 3));
     REQUIRE(r.find("1 MiB", "cudagap") != nullptr);
@@ -190,7 +200,8 @@ TEST_CASE("targets are declared once, then met, not met or not measured with a r
     r.declare_target("fastest", "at least 100x");
     CHECK_THROWS_WITH(r.declare_target("fast", "again"), ContainsSubstring("declared twice"));
     CHECK_THROWS_WITH(r.declare_target("", "nameless"), ContainsSubstring("name is empty"));
-    CHECK_THROWS_WITH(r.set_target("slow", true, "1 us"), ContainsSubstring("no target named 'slow'"));
+    CHECK_THROWS_WITH(r.set_target("slow", true, "1 us"),
+                      ContainsSubstring("no target named 'slow'"));
     r.set_target("fast", true, "0.8 us");
     r.set_target("faster", false, "4x", "cudaMalloc was quick here");
     r.settle_targets();
@@ -209,7 +220,8 @@ TEST_CASE("targets are declared once, then met, not met or not measured with a r
     CHECK(skipped.exit_code() == bench::skipped_exit_code);
 }
 
-TEST_CASE("the printed report has the header, an aligned table, ratios, targets, notes, errors", "[bench]")
+TEST_CASE("the printed report has the header, an aligned table, ratios, targets, notes, errors",
+          "[bench]")
 {
     bench::report r = empty_report({.quick = true});
     bench::measurement a = row("4096 fp16", "cudagap", 1.5, 1.25, 2.0);
@@ -225,13 +237,18 @@ TEST_CASE("the printed report has the header, an aligned table, ratios, targets,
     std::ostringstream out;
     r.print(out);
     const std::string text = out.str();
-    CHECK_THAT(text, ContainsSubstring("== cudagap benchmark: unit ==") && ContainsSubstring("mode quick") &&
-                         ContainsSubstring("date 2025-01-02T03:04:05Z") && ContainsSubstring("driver version unknown"));
-    CHECK_THAT(text, ContainsSubstring("FP16") && ContainsSubstring("1.500 ms") && ContainsSubstring("91.6 TFLOP/s") &&
-                         ContainsSubstring("9%") && ContainsSubstring("5 x 1"));
+    CHECK_THAT(text, ContainsSubstring("== cudagap benchmark: unit ==") &&
+                         ContainsSubstring("mode quick") &&
+                         ContainsSubstring("date 2025-01-02T03:04:05Z") &&
+                         ContainsSubstring("driver version unknown"));
+    CHECK_THAT(text, ContainsSubstring("FP16") && ContainsSubstring("1.500 ms") &&
+                         ContainsSubstring("91.6 TFLOP/s") && ContainsSubstring("9%") &&
+                         ContainsSubstring("5 x 1"));
     CHECK_THAT(text, ContainsSubstring("cudagap / raw cuBLAS") && ContainsSubstring("1.007"));
-    CHECK_THAT(text, ContainsSubstring("met") && ContainsSubstring("within 2%") && ContainsSubstring("OpenBLAS threads: 2") &&
-                         ContainsSubstring("errors (1)") && ContainsSubstring("8192 bf16: out of memory"));
+    CHECK_THAT(text, ContainsSubstring("met") && ContainsSubstring("within 2%") &&
+                         ContainsSubstring("OpenBLAS threads: 2") &&
+                         ContainsSubstring("errors (1)") &&
+                         ContainsSubstring("8192 bf16: out of memory"));
     // The variant column starts at the same offset in the header and in both rows.
     std::istringstream lines(text);
     std::string line;
@@ -303,7 +320,8 @@ TEST_CASE("run: the CPU part always runs, the GPU part only with a GPU, failures
     const int code = bench::run(args, s, out);
     CHECK(code == 1); // the failing case
     const std::string text = out.str();
-    CHECK_THAT(text, ContainsSubstring("failing case: boom") && ContainsSubstring("after the failure"));
+    CHECK_THAT(text,
+               ContainsSubstring("failing case: boom") && ContainsSubstring("after the failure"));
     std::ifstream file(json_path);
     const nlohmann::json j = nlohmann::json::parse(file);
     CHECK(j.at("exit_code") == 1);
@@ -344,8 +362,9 @@ TEST_CASE("host timing runs warm-up, repetitions of calls, and the untimed step 
 {
     int calls = 0;
     int between = 0;
-    const gpu::statistics s = bench::time_host({.warmup = 2, .repetitions = 4, .calls_per_repetition = 5},
-                                               [&] { ++calls; }, [&] { ++between; });
+    const gpu::statistics s = bench::time_host(
+        {.warmup = 2, .repetitions = 4, .calls_per_repetition = 5}, [&] { ++calls; },
+        [&] { ++between; });
     CHECK(calls == 2 + 4 * 5);
     CHECK(between == 1 + 4);
     CHECK(s.count == 4);
@@ -354,7 +373,11 @@ TEST_CASE("host timing runs warm-up, repetitions of calls, and the untimed step 
     const bench::paired_statistics p = bench::time_host_paired(
         {.warmup = 1, .repetitions = 4, .calls_per_repetition = 1}, [&] { order += 'a'; },
         [&] { order += 'b'; }, [] {});
-    CHECK(order == "ab" "ab" "ba" "ab" "ba");
+    CHECK(order == "ab"
+                   "ab"
+                   "ba"
+                   "ab"
+                   "ba");
     CHECK(p.a.count == 4);
     CHECK(p.b.count == 4);
 
@@ -370,11 +393,13 @@ TEST_CASE("host timing runs warm-up, repetitions of calls, and the untimed step 
 
 TEST_CASE("compare_torch.py's output parses, and malformed output is named", "[bench]")
 {
-    const bench::torch_run skipped = bench::torch_run::parse(R"({"ok": false, "reason": "no torch"})");
+    const bench::torch_run skipped =
+        bench::torch_run::parse(R"({"ok": false, "reason": "no torch"})");
     CHECK_FALSE(skipped.ok);
     CHECK(skipped.reason == "no torch");
 
-    const bench::torch_run ok = bench::torch_run::parse(R"({"ok": true, "torch": "2.9.0", "device": "H200",
+    const bench::torch_run ok =
+        bench::torch_run::parse(R"({"ok": true, "torch": "2.9.0", "device": "H200",
         "results": [{"case": "4096 fp16", "median_ms": 1.5, "min_ms": 1.4, "max_ms": 1.7,
                      "repetitions": 10, "calls_per_repetition": 3, "n": 4096}], "errors": []})");
     CHECK(ok.ok);
@@ -391,13 +416,15 @@ TEST_CASE("compare_torch.py's output parses, and malformed output is named", "[b
 
     CHECK_THROWS_WITH(bench::torch_run::parse("not json"), ContainsSubstring("not JSON"));
     CHECK_THROWS_WITH(bench::torch_run::parse("[1]"), ContainsSubstring("not a JSON object"));
-    CHECK_THROWS_WITH(bench::torch_run::parse(R"({"ok": false})"), ContainsSubstring("no \"reason\""));
+    CHECK_THROWS_WITH(bench::torch_run::parse(R"({"ok": false})"),
+                      ContainsSubstring("no \"reason\""));
     CHECK_THROWS_WITH(bench::torch_run::parse(R"({"ok": true, "torch": "2", "device": "d",
         "results": [{"case": "x", "median_ms": "fast"}]})"),
                       ContainsSubstring("\"median_ms\" has the wrong type"));
 }
 
-TEST_CASE("compare_torch.py's numbers are read exactly: out-of-range is invalid_argument", "[bench]")
+TEST_CASE("compare_torch.py's numbers are read exactly: out-of-range is invalid_argument",
+          "[bench]")
 {
     // get<int>() cast 3e9 or 1e300 to int (undefined behaviour); a number beyond double threw
     // nlohmann's out_of_range, which escaped parse() and run_compare_torch().
@@ -407,16 +434,18 @@ TEST_CASE("compare_torch.py's numbers are read exactly: out-of-range is invalid_
                repetitions + "}]}";
     };
     CHECK(bench::torch_run::parse(result_with("2147483647")).cases[0].repetitions == 2147483647);
-    CHECK(bench::torch_run::parse(result_with("-2147483648")).cases[0].repetitions == -2147483647 - 1);
-    for (const char* bad : {"2147483648", "-2147483649", "3e9", "1e300", "2.5", "18446744073709551615",
-                            "true", "\"7\""}) {
+    CHECK(bench::torch_run::parse(result_with("-2147483648")).cases[0].repetitions ==
+          -2147483647 - 1);
+    for (const char* bad : {"2147483648", "-2147483649", "3e9", "1e300", "2.5",
+                            "18446744073709551615", "true", "\"7\""}) {
         INFO(bad);
         CHECK_THROWS_WITH(bench::torch_run::parse(result_with(bad)),
                           ContainsSubstring("\"repetitions\"") && ContainsSubstring("a result"));
         CHECK_THROWS_AS(bench::torch_run::parse(result_with(bad)), std::invalid_argument);
     }
     CHECK_THROWS_AS(bench::torch_run::parse(R"({"ok": true, "torch": "2", "device": "d",
-        "results": [{"case": "x", "median_ms": 1e999}]})"), std::invalid_argument);
+        "results": [{"case": "x", "median_ms": 1e999}]})"),
+                    std::invalid_argument);
     CHECK_THROWS_WITH(bench::torch_run::parse("[1e999]"), ContainsSubstring("not JSON"));
 }
 
@@ -449,7 +478,8 @@ json.dump({"ok": True, "torch": "9.9", "device": "fake", "results": [
     }
     SECTION("a script that prints no JSON")
     {
-        const scoped_env script("CUDAGAP_COMPARE_TORCH", write_script(dir.path, "print('hello')\n"));
+        const scoped_env script("CUDAGAP_COMPARE_TORCH",
+                                write_script(dir.path, "print('hello')\n"));
         CHECK_THAT(bench::run_compare_torch({"alloc"}).reason, ContainsSubstring("not JSON"));
     }
     SECTION("no script")
@@ -461,7 +491,8 @@ json.dump({"ok": True, "torch": "9.9", "device": "fake", "results": [
     {
         const scoped_env python("CUDAGAP_PYTHON", (dir.path / "no-python").string());
         const scoped_env script("CUDAGAP_COMPARE_TORCH", write_script(dir.path, "print('{}')\n"));
-        CHECK_THAT(bench::run_compare_torch({"alloc"}).reason, ContainsSubstring("could not start"));
+        CHECK_THAT(bench::run_compare_torch({"alloc"}).reason,
+                   ContainsSubstring("could not start"));
     }
     SECTION("--no-torch keeps the report from running it, and says so")
     {
@@ -474,10 +505,12 @@ json.dump({"ok": True, "torch": "9.9", "device": "fake", "results": [
     }
 }
 
-TEST_CASE("the real compare_torch.py answers with JSON whether or not torch is importable", "[bench]")
+TEST_CASE("the real compare_torch.py answers with JSON whether or not torch is importable",
+          "[bench]")
 {
     bench::report r = empty_report();
-    const bench::torch_run run = r.compare_torch({"alloc", "--sizes", "4096", "--repetitions", "2"});
+    const bench::torch_run run =
+        r.compare_torch({"alloc", "--sizes", "4096", "--repetitions", "2"});
     REQUIRE(r.notes().size() == 1);
     if (run.ok) {
         REQUIRE(run.find("4 KiB") != nullptr);

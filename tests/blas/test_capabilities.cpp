@@ -46,7 +46,8 @@ TEST_CASE("estimated peaks reproduce the datasheets of A100, H100 and T4", "[bla
 
 TEST_CASE("unknown architectures and missing properties give no peak rather than a guess", "[blas]")
 {
-    CHECK_FALSE(blas::estimated_peak_tflops(precision::fp16, gpu_like(10, 0, 148, 1965)).has_value());
+    CHECK_FALSE(
+        blas::estimated_peak_tflops(precision::fp16, gpu_like(10, 0, 148, 1965)).has_value());
     CHECK_FALSE(blas::estimated_peak_tflops(precision::fp16, gpu_like(9, 0, 0, 1980)).has_value());
     CHECK_FALSE(blas::estimated_peak_tflops(precision::tf32, gpu_like(7, 5, 40, 1590)).has_value());
     CHECK(blas::dense_flops_per_clock_per_sm(precision::bf16, {7, 5}) == 0);
@@ -73,12 +74,14 @@ TEST_CASE("tensor cores by precision and architecture", "[blas]")
         CHECK(blas::precision_support(p, rtx).tensor_cores);
     }
     CHECK_FALSE(blas::precision_support(precision::fp32, h200).tensor_cores);
-    CHECK_THAT(blas::precision_support(precision::fp32, h200).note, ContainsSubstring("math_mode::tf32"));
+    CHECK_THAT(blas::precision_support(precision::fp32, h200).note,
+               ContainsSubstring("math_mode::tf32"));
     CHECK(blas::precision_support(precision::fp64, h200).tensor_cores);
     CHECK_FALSE(blas::precision_support(precision::fp64, rtx).tensor_cores);
     CHECK_THAT(blas::precision_support(precision::fp16, h200).note,
                ContainsSubstring("on tensor cores (about 1071 TFLOP/s dense peak, estimated)"));
-    CHECK_THAT(blas::precision_support(precision::fp64, t4).note, ContainsSubstring("about 0.254 TFLOP/s"));
+    CHECK_THAT(blas::precision_support(precision::fp64, t4).note,
+               ContainsSubstring("about 0.254 TFLOP/s"));
     const auto all = blas::precision_support(h200);
     REQUIRE(all.size() == 5);
     CHECK(all.front().which == precision::fp64);

@@ -23,9 +23,22 @@ namespace blas = gpu::blas;
 namespace {
 // Edge values: zero and negative zero, FP16's subnormals and largest finite value (65504), a
 // value that overflows FP16 (65520), ties to even, BF16's coarse mantissa, Inf and NaN.
-const std::vector<float> edges = {0.0F,     -0.0F,     1.0F,     -1.5F,   5.96e-8F, 6.1e-5F, 65504.0F,
-                                  65519.0F, 65520.0F, 1e10F,    1.0009765625F, 1.00048828125F,
-                                  3.14159265F, -1e-30F, 3.0e38F, std::numeric_limits<float>::infinity(),
+const std::vector<float> edges = {0.0F,
+                                  -0.0F,
+                                  1.0F,
+                                  -1.5F,
+                                  5.96e-8F,
+                                  6.1e-5F,
+                                  65504.0F,
+                                  65519.0F,
+                                  65520.0F,
+                                  1e10F,
+                                  1.0009765625F,
+                                  1.00048828125F,
+                                  3.14159265F,
+                                  -1e-30F,
+                                  3.0e38F,
+                                  std::numeric_limits<float>::infinity(),
                                   -std::numeric_limits<float>::infinity(),
                                   std::numeric_limits<float>::quiet_NaN()};
 
@@ -37,7 +50,10 @@ bool same_bits(const T& a, const T& b)
 
 // Whether blas::convert can be called with these arguments.
 template <class... Args>
-concept convert_callable = requires(Args... args) { blas::convert(args...); };
+concept convert_callable = requires(Args... args)
+{
+    blas::convert(args...);
+};
 
 // A stream handle for buffers that stay empty: they make no CUDA call, so it is never used.
 gpu::stream_ref fake_stream(std::uintptr_t value)
@@ -68,10 +84,13 @@ TEST_CASE("convert rejects null pointers before any launch and ignores empty ran
     float* const nothing = nullptr;
     __half* const no_half = nullptr;
     CHECK_NOTHROW(blas::convert(nothing, no_half, 0, gpu::legacy_default_stream));
-    CHECK_THROWS_WITH(blas::convert(nothing, reinterpret_cast<__half*>(std::uintptr_t{0x1000}), 5, gpu::legacy_default_stream),
-                      ContainsSubstring("gpu::blas::convert: FP32 to FP16 of 5 elements with a null source"));
+    CHECK_THROWS_WITH(
+        blas::convert(nothing, reinterpret_cast<__half*>(std::uintptr_t{0x1000}), 5,
+                      gpu::legacy_default_stream),
+        ContainsSubstring("gpu::blas::convert: FP32 to FP16 of 5 elements with a null source"));
     CHECK_THROWS_WITH(blas::convert(reinterpret_cast<const double*>(std::uintptr_t{0x1000}),
-                                    static_cast<__nv_bfloat16*>(nullptr), 3, gpu::legacy_default_stream),
+                                    static_cast<__nv_bfloat16*>(nullptr), 3,
+                                    gpu::legacy_default_stream),
                       ContainsSubstring("FP64 to BF16 of 3 elements with a null target"));
     gpu::device_buffer<float> empty_float;
     gpu::device_buffer<__half> empty_half;
@@ -134,17 +153,21 @@ TEST_CASE("buffers of different sizes are rejected with both sizes", "[blas][gpu
 {
     gpu::device_buffer<float> from(10, gpu::legacy_default_stream);
     gpu::device_buffer<__half> to(9, gpu::legacy_default_stream);
-    CHECK_THROWS_WITH(blas::convert(from, to), ContainsSubstring("gpu::blas::convert") && ContainsSubstring("10") && ContainsSubstring("9"));
+    CHECK_THROWS_WITH(blas::convert(from, to), ContainsSubstring("gpu::blas::convert") &&
+                                                   ContainsSubstring("10") &&
+                                                   ContainsSubstring("9"));
 }
 
-TEST_CASE("convert and converted queue on the buffers' stream, not the legacy default stream", "[blas][gpu][gate]")
+TEST_CASE("convert and converted queue on the buffers' stream, not the legacy default stream",
+          "[blas][gpu][gate]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
     gpu::stream reader(gpu::stream_flags::non_blocking);
     const std::vector<float> values = gpu::test::random_floats(std::size_t{1} << 16, 5);
     const auto source = gpu::device_buffer<float>::from_host(values, s);
     gpu::device_buffer<__half> target(values.size(), s);
-    const std::vector<__half> poison(values.size(), __float2half(std::numeric_limits<float>::quiet_NaN()));
+    const std::vector<__half> poison(values.size(),
+                                     __float2half(std::numeric_limits<float>::quiet_NaN()));
     target.copy_from_host(poison);
     gpu::device_buffer<__half> made;
     {

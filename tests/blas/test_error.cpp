@@ -31,7 +31,8 @@ gpu::blas::detail::hint_facts no_gpu()
 {
     gpu::blas::detail::hint_facts facts;
     facts.gpu_available = false;
-    facts.unavailable_reason = "cudaGetDeviceCount failed with cudaErrorInsufficientDriver (35): no driver";
+    facts.unavailable_reason =
+        "cudaGetDeviceCount failed with cudaErrorInsufficientDriver (35): no driver";
     return facts;
 }
 
@@ -55,7 +56,8 @@ TEST_CASE("every cublasStatus_t of this toolkit has its symbolic name and a desc
         CHECK(gpu::blas::status_name(status) == name);
         CHECK_FALSE(gpu::blas::status_message(status).empty());
     }
-    CHECK(gpu::blas::status_message(CUBLAS_STATUS_NOT_INITIALIZED) == "the library was not initialized");
+    CHECK(gpu::blas::status_message(CUBLAS_STATUS_NOT_INITIALIZED) ==
+          "the library was not initialized");
 }
 
 TEST_CASE("an unknown cuBLAS status gets a numeric name instead of a misleading one", "[blas]")
@@ -66,42 +68,52 @@ TEST_CASE("an unknown cuBLAS status gets a numeric name instead of a misleading 
 
 TEST_CASE("NOT_INITIALIZED without a GPU says why no GPU is usable", "[blas]")
 {
-    const std::string hint = gpu::blas::detail::hint_for(CUBLAS_STATUS_NOT_INITIALIZED, {}, no_gpu());
+    const std::string hint =
+        gpu::blas::detail::hint_for(CUBLAS_STATUS_NOT_INITIALIZED, {}, no_gpu());
     CHECK_THAT(hint, StartsWith("cuBLAS could not initialise because no GPU is usable: "));
     CHECK_THAT(hint, ContainsSubstring("cudaErrorInsufficientDriver (35)"));
 }
 
-TEST_CASE("NOT_INITIALIZED on a working GPU names out of memory with free and total memory", "[blas]")
+TEST_CASE("NOT_INITIALIZED on a working GPU names out of memory with free and total memory",
+          "[blas]")
 {
-    const std::string hint = gpu::blas::detail::hint_for(CUBLAS_STATUS_NOT_INITIALIZED, {}, working_gpu());
-    CHECK_THAT(hint, ContainsSubstring("out of memory") && ContainsSubstring("12.00 MiB free of 16.00 GiB on device 0") &&
+    const std::string hint =
+        gpu::blas::detail::hint_for(CUBLAS_STATUS_NOT_INITIALIZED, {}, working_gpu());
+    CHECK_THAT(hint, ContainsSubstring("out of memory") &&
+                         ContainsSubstring("12.00 MiB free of 16.00 GiB on device 0") &&
                          ContainsSubstring("nvidia-smi") && ContainsSubstring("cudagap-doctor"));
 }
 
 TEST_CASE("ALLOC_FAILED gives the numbers and what to reduce, with the call", "[blas]")
 {
-    const std::string hint =
-        gpu::blas::detail::hint_for(CUBLAS_STATUS_ALLOC_FAILED, "FP32 inputs, m=4096", working_gpu());
-    CHECK_THAT(hint, ContainsSubstring("12.00 MiB free of 16.00 GiB") && ContainsSubstring("workspace_bytes") &&
+    const std::string hint = gpu::blas::detail::hint_for(CUBLAS_STATUS_ALLOC_FAILED,
+                                                         "FP32 inputs, m=4096", working_gpu());
+    CHECK_THAT(hint, ContainsSubstring("12.00 MiB free of 16.00 GiB") &&
+                         ContainsSubstring("workspace_bytes") &&
                          ContainsSubstring("(the call: FP32 inputs, m=4096)"));
 }
 
 TEST_CASE("ARCH_MISMATCH names the device's compute capability", "[blas]")
 {
-    const std::string hint = gpu::blas::detail::hint_for(CUBLAS_STATUS_ARCH_MISMATCH, {}, working_gpu());
+    const std::string hint =
+        gpu::blas::detail::hint_for(CUBLAS_STATUS_ARCH_MISMATCH, {}, working_gpu());
     CHECK_THAT(hint, ContainsSubstring("BF16 and TF32 need compute capability 8.0") &&
-                         ContainsSubstring("device 0 is compute capability 7.5") && ContainsSubstring("precision_support"));
+                         ContainsSubstring("device 0 is compute capability 7.5") &&
+                         ContainsSubstring("precision_support"));
 }
 
-TEST_CASE("EXECUTION_FAILED and INTERNAL_ERROR show the CUDA error beneath when there is one", "[blas]")
+TEST_CASE("EXECUTION_FAILED and INTERNAL_ERROR show the CUDA error beneath when there is one",
+          "[blas]")
 {
     auto facts = working_gpu();
     facts.cuda_error = "cudaErrorIllegalAddress (an illegal memory access was encountered)";
-    for (const cublasStatus_t status : {CUBLAS_STATUS_EXECUTION_FAILED, CUBLAS_STATUS_INTERNAL_ERROR}) {
+    for (const cublasStatus_t status :
+         {CUBLAS_STATUS_EXECUTION_FAILED, CUBLAS_STATUS_INTERNAL_ERROR}) {
         INFO(gpu::blas::status_name(status));
         CHECK_THAT(gpu::blas::detail::hint_for(status, {}, facts),
                    ContainsSubstring("the CUDA runtime reports cudaErrorIllegalAddress"));
-        CHECK_THAT(gpu::blas::detail::hint_for(status, {}, working_gpu()), !ContainsSubstring("runtime reports"));
+        CHECK_THAT(gpu::blas::detail::hint_for(status, {}, working_gpu()),
+                   !ContainsSubstring("runtime reports"));
     }
     CHECK_THAT(gpu::blas::detail::hint_for(CUBLAS_STATUS_EXECUTION_FAILED, {}, facts),
                ContainsSubstring("compute-sanitizer"));
@@ -116,7 +128,8 @@ TEST_CASE("the other statuses get specific hints, success none", "[blas]")
                ContainsSubstring("another precision"));
     CHECK_THAT(gpu::blas::detail::hint_for(CUBLAS_STATUS_MAPPING_ERROR, {}, facts),
                ContainsSubstring("device memory of the current device"));
-    CHECK_THAT(gpu::blas::detail::hint_for(CUBLAS_STATUS_LICENSE_ERROR, {}, facts), ContainsSubstring("license"));
+    CHECK_THAT(gpu::blas::detail::hint_for(CUBLAS_STATUS_LICENSE_ERROR, {}, facts),
+               ContainsSubstring("license"));
     CHECK(gpu::blas::detail::hint_for(CUBLAS_STATUS_SUCCESS, {}, facts).empty());
 }
 
@@ -173,12 +186,15 @@ TEST_CASE("cuRAND hints say why initialisation failed and what to do", "[blas]")
     } else {
         CHECK_THAT(init, ContainsSubstring(gpu::unavailable_reason()));
     }
-    CHECK_THAT(gpu::blas::hint_for(CURAND_STATUS_LAUNCH_FAILURE), ContainsSubstring("compute-sanitizer"));
-    CHECK_THAT(gpu::blas::hint_for(CURAND_STATUS_VERSION_MISMATCH), ContainsSubstring("LD_LIBRARY_PATH"));
+    CHECK_THAT(gpu::blas::hint_for(CURAND_STATUS_LAUNCH_FAILURE),
+               ContainsSubstring("compute-sanitizer"));
+    CHECK_THAT(gpu::blas::hint_for(CURAND_STATUS_VERSION_MISMATCH),
+               ContainsSubstring("LD_LIBRARY_PATH"));
     CHECK(gpu::blas::hint_for(CURAND_STATUS_SUCCESS).empty());
 }
 
-TEST_CASE("GPU_CURAND_CHECK throws random_error with expression, name, message and location", "[blas]")
+TEST_CASE("GPU_CURAND_CHECK throws random_error with expression, name, message and location",
+          "[blas]")
 {
     CHECK_NOTHROW(GPU_CURAND_CHECK(CURAND_STATUS_SUCCESS));
     const int line = __LINE__ + 2;
@@ -231,7 +247,8 @@ template <class Status>
 bool says_out_of_memory(Status status)
 {
     try {
-        gpu::detail::throw_error(status, "some_call()", std::source_location::current(), "FP32 inputs");
+        gpu::detail::throw_error(status, "some_call()", std::source_location::current(),
+                                 "FP32 inputs");
     } catch (const std::exception& e) {
         return gpu::blas::is_out_of_memory(e);
     }
@@ -240,7 +257,9 @@ bool says_out_of_memory(Status status)
 }
 } // namespace
 
-TEST_CASE("is_out_of_memory: cuBLAS's and cuRAND's allocation failures and the core's out_of_memory", "[blas]")
+TEST_CASE(
+    "is_out_of_memory: cuBLAS's and cuRAND's allocation failures and the core's out_of_memory",
+    "[blas]")
 {
     STATIC_REQUIRE(gpu::blas::is_out_of_memory(CUBLAS_STATUS_ALLOC_FAILED));
     STATIC_REQUIRE_FALSE(gpu::blas::is_out_of_memory(CUBLAS_STATUS_NOT_INITIALIZED));
@@ -253,7 +272,9 @@ TEST_CASE("is_out_of_memory: cuBLAS's and cuRAND's allocation failures and the c
     const gpu::out_of_memory core("cudaMallocAsync(&p, n, s)", std::size_t{1} << 30, 0, 0, -1,
                                   std::source_location::current());
     CHECK(gpu::blas::is_out_of_memory(core));
-    const gpu::cuda_error other(cudaErrorInvalidValue, "cudaMemcpyAsync", "", -1, std::source_location::current());
+    const gpu::cuda_error other(cudaErrorInvalidValue, "cudaMemcpyAsync", "", -1,
+                                std::source_location::current());
     CHECK_FALSE(gpu::blas::is_out_of_memory(other));
-    CHECK_FALSE(gpu::blas::is_out_of_memory(std::runtime_error("out of memory"))); // words are not a status
+    CHECK_FALSE(
+        gpu::blas::is_out_of_memory(std::runtime_error("out of memory"))); // words are not a status
 }

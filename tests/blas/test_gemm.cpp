@@ -66,8 +66,8 @@ struct host_matrix {
     std::int64_t rows, cols, ld;
     blas::layout order;
 
-    host_matrix(std::int64_t r, std::int64_t c, blas::layout o, std::int64_t padding, std::uint32_t seed,
-                bool poison = false)
+    host_matrix(std::int64_t r, std::int64_t c, blas::layout o, std::int64_t padding,
+                std::uint32_t seed, bool poison = false)
         : rows(r), cols(c), order(o)
     {
         const std::int64_t inner = o == blas::layout::row_major ? c : r;
@@ -76,12 +76,16 @@ struct host_matrix {
         const auto size = static_cast<std::size_t>(std::max<std::int64_t>(1, outer) * ld);
         const auto random = gpu::test::random_doubles(size, seed);
         for (const double x : random) {
-            const T value = gpu::test::narrow<T>(poison ? std::numeric_limits<double>::quiet_NaN() : x);
+            const T value =
+                gpu::test::narrow<T>(poison ? std::numeric_limits<double>::quiet_NaN() : x);
             storage.push_back(value);
             values.push_back(gpu::test::widen(value));
         }
     }
-    [[nodiscard]] blas::matrix_view<double> reference_view() { return {values.data(), rows, cols, ld, order}; }
+    [[nodiscard]] blas::matrix_view<double> reference_view()
+    {
+        return {values.data(), rows, cols, ld, order};
+    }
 };
 
 // The device copy of a host_matrix and a view of it.
@@ -92,8 +96,7 @@ struct device_matrix {
     explicit device_matrix(const host_matrix<T>& host)
         : buffer(gpu::device_buffer<T>::from_host(host.storage, gpu::legacy_default_stream)),
           view(buffer.data(), host.rows, host.cols, host.ld, host.order)
-    {
-    }
+    {}
     [[nodiscard]] blas::matrix_view<const T> cview() const { return view; }
 };
 
@@ -133,16 +136,17 @@ void check_every_layout(blas::handle& h, double bound)
         for (const auto la : layouts) {
             for (const auto lb : layouts) {
                 for (const auto lc : layouts) {
-                    INFO("m=" << s.m << " n=" << s.n << " k=" << s.k << ", a " << blas::to_string(la)
-                              << ", b " << blas::to_string(lb) << ", c " << blas::to_string(lc));
+                    INFO("m=" << s.m << " n=" << s.n << " k=" << s.k << ", a "
+                              << blas::to_string(la) << ", b " << blas::to_string(lb) << ", c "
+                              << blas::to_string(lc));
                     CHECK(gemm_error<In, Out>(h, s, la, lb, lc) < bound);
                 }
             }
         }
     }
     // A large square case, alpha and beta, and padded leading dimensions.
-    CHECK(gemm_error<In, Out>(h, {1000, 1000, 1000}, blas::layout::row_major, blas::layout::row_major,
-                              blas::layout::row_major) < bound);
+    CHECK(gemm_error<In, Out>(h, {1000, 1000, 1000}, blas::layout::row_major,
+                              blas::layout::row_major, blas::layout::row_major) < bound);
     CHECK(gemm_error<In, Out>(h, {100, 60, 80}, blas::layout::row_major, blas::layout::column_major,
                               blas::layout::row_major, 0.5, -2.0, 3) < bound);
 }
@@ -154,14 +158,16 @@ TEST_CASE("gemm checks shapes before it touches the handle", "[blas]")
     blas::handle empty = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
     const blas::matrix_view<const float> a(fake_a, 3, 4);
     const blas::matrix_view<const float> b(fake_b, 5, 2);
-    CHECK_THROWS_AS(blas::gemm(empty, a, b, blas::matrix_view<float>(fake_c, 3, 2)), std::invalid_argument);
-    CHECK_THROWS_WITH(blas::gemm_strided_batched(empty, a, blas::matrix_view<const float>(fake_b, 4, 2),
-                                                 blas::matrix_view<float>(fake_c, 3, 2),
-                                                 blas::strided_batch{2, 12, 8, 5}),
+    CHECK_THROWS_AS(blas::gemm(empty, a, b, blas::matrix_view<float>(fake_c, 3, 2)),
+                    std::invalid_argument);
+    CHECK_THROWS_WITH(blas::gemm_strided_batched(
+                          empty, a, blas::matrix_view<const float>(fake_b, 4, 2),
+                          blas::matrix_view<float>(fake_c, 3, 2), blas::strided_batch{2, 12, 8, 5}),
                       ContainsSubstring("gpu::blas::gemm_strided_batched: c's batch stride 5"));
 }
 
-TEST_CASE("gemm on an empty handle throws logic_error instead of calling cuBLAS with null", "[blas]")
+TEST_CASE("gemm on an empty handle throws logic_error instead of calling cuBLAS with null",
+          "[blas]")
 {
     blas::handle empty = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
     const blas::matrix_view<const float> a(fake_a, 3, 4);
@@ -218,7 +224,7 @@ TEST_CASE("transposed views compute Aᵀ·Bᵀ", "[blas][gpu]")
     const std::int64_t m = 33;
     const std::int64_t n = 7;
     const std::int64_t k = 257;
-    host_matrix<float> a(k, m, blas::layout::row_major, 0, 1); // stored k x m
+    host_matrix<float> a(k, m, blas::layout::row_major, 0, 1);    // stored k x m
     host_matrix<float> b(n, k, blas::layout::column_major, 2, 2); // stored n x k
     host_matrix<float> c(m, n, blas::layout::row_major, 0, 3, true);
     device_matrix<float> da(a);
@@ -261,7 +267,8 @@ TEST_CASE("strided batches match the reference and leave the gaps alone", "[blas
     const auto random = gpu::test::random_floats(a_host.size(), 7);
     std::copy(random.begin(), random.end(), a_host.begin());
     const auto b_host = gpu::test::random_floats(static_cast<std::size_t>(k * n), 8);
-    const auto c_host = gpu::test::poisoned<float>(static_cast<std::size_t>(count * batch.stride_c));
+    const auto c_host =
+        gpu::test::poisoned<float>(static_cast<std::size_t>(count * batch.stride_c));
     auto a = gpu::device_buffer<float>::from_host(a_host, gpu::legacy_default_stream);
     auto b = gpu::device_buffer<float>::from_host(b_host, gpu::legacy_default_stream);
     auto c = gpu::device_buffer<float>::from_host(c_host, gpu::legacy_default_stream);
@@ -271,12 +278,15 @@ TEST_CASE("strided batches match the reference and leave the gaps alone", "[blas
     const auto out = c.to_host();
     for (std::int64_t i = 0; i < count; ++i) {
         INFO("batch " << i);
-        std::vector<double> a_ref(a_host.begin() + i * batch.stride_a, a_host.begin() + i * batch.stride_a + m * k);
+        std::vector<double> a_ref(a_host.begin() + i * batch.stride_a,
+                                  a_host.begin() + i * batch.stride_a + m * k);
         std::vector<double> b_ref(b_host.begin(), b_host.end());
         std::vector<double> ref(static_cast<std::size_t>(m * n));
         gpu::host_blas::gemm(blas::row_major(std::as_const(a_ref), m, k),
-                             blas::row_major(std::as_const(b_ref), k, n), blas::row_major(ref, m, n));
-        const std::span<const float> got(out.data() + i * batch.stride_c, static_cast<std::size_t>(m * n));
+                             blas::row_major(std::as_const(b_ref), k, n),
+                             blas::row_major(ref, m, n));
+        const std::span<const float> got(out.data() + i * batch.stride_c,
+                                         static_cast<std::size_t>(m * n));
         CHECK(gpu::test::relative_error<float>(got, ref) < 1e-5);
         for (std::int64_t gap = m * n; gap < batch.stride_c; ++gap) {
             CHECK(std::isnan(out[static_cast<std::size_t>(i * batch.stride_c + gap)]));
@@ -289,14 +299,16 @@ TEST_CASE("with atomics forbidden, repeated runs are bitwise identical", "[blas]
     blas::handle h(gpu::profile::testing(), gpu::legacy_default_stream);
     REQUIRE(h.atomics() == blas::atomics_mode::forbidden);
     const std::int64_t n = 1500;
-    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
-    auto b = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 2), gpu::legacy_default_stream);
+    auto a = gpu::device_buffer<float>::from_host(
+        gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
+    auto b = gpu::device_buffer<float>::from_host(
+        gpu::test::random_floats(static_cast<std::size_t>(n * n), 2), gpu::legacy_default_stream);
     gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), gpu::legacy_default_stream);
     std::vector<std::vector<float>> runs;
     for (int run = 0; run < 3; ++run) {
         c.copy_from_host(gpu::test::poisoned<float>(c.size()));
-        blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(b), n, n),
-                   blas::row_major(c, n, n));
+        blas::gemm(h, blas::row_major(std::as_const(a), n, n),
+                   blas::row_major(std::as_const(b), n, n), blas::row_major(c, n, n));
         runs.push_back(c.to_host());
     }
     REQUIRE_FALSE(std::isnan(runs[0][0]));
@@ -309,8 +321,10 @@ TEST_CASE("gemm on a given stream binds the handle to it", "[blas][gpu]")
     gpu::stream other(gpu::stream_flags::non_blocking);
     blas::handle h(gpu::legacy_default_stream);
     const std::int64_t n = 64;
-    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
-    auto c = gpu::device_buffer<float>::from_host(gpu::test::poisoned<float>(static_cast<std::size_t>(n * n)), gpu::legacy_default_stream);
+    auto a = gpu::device_buffer<float>::from_host(
+        gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
+    auto c = gpu::device_buffer<float>::from_host(
+        gpu::test::poisoned<float>(static_cast<std::size_t>(n * n)), gpu::legacy_default_stream);
     blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
                blas::row_major(c, n, n), 1.0F, 0.0F, other);
     CHECK(h.stream() == other.ref());
@@ -329,15 +343,16 @@ TEST_CASE("the development profile throws at the gemm that produces NaN, naming 
     auto a = gpu::device_buffer<float>::from_host(a_host, gpu::legacy_default_stream);
     gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), gpu::legacy_default_stream);
     try {
-        blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
-                   blas::row_major(c, n, n));
+        blas::gemm(h, blas::row_major(std::as_const(a), n, n),
+                   blas::row_major(std::as_const(a), n, n), blas::row_major(c, n, n));
         FAIL("no numerics_error although the input holds a NaN");
     } catch (const gpu::numerics_error& e) {
         CHECK_THAT(e.operation(), ContainsSubstring("gpu::blas::gemm (FP32 inputs"));
         CHECK(e.report().nan_count > 0);
         CHECK(e.report().first_index.has_value());
         CHECK(e.device() == h.device());
-        CHECK_THAT(std::string(e.what()), ContainsSubstring("non-finite output") && ContainsSubstring("NaN") &&
+        CHECK_THAT(std::string(e.what()), ContainsSubstring("non-finite output") &&
+                                              ContainsSubstring("NaN") &&
                                               ContainsSubstring("check_finite"));
     }
     // The same gemm on finite data passes all checks and is complete when it returns.
@@ -353,14 +368,16 @@ TEST_CASE("a handle in device pointer mode is refused instead of reading host sc
 {
     blas::handle h(gpu::legacy_default_stream);
     const std::int64_t n = 8;
-    auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
+    auto a = gpu::device_buffer<float>::from_host(
+        gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
     gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), gpu::legacy_default_stream);
     // A change through the raw handle is seen once the handle refreshes its record.
     REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_DEVICE) == CUBLAS_STATUS_SUCCESS);
     h.refresh_settings();
-    CHECK_THROWS_WITH(blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
-                                 blas::row_major(c, n, n)),
-                      ContainsSubstring("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
+    CHECK_THROWS_WITH(
+        blas::gemm(h, blas::row_major(std::as_const(a), n, n),
+                   blas::row_major(std::as_const(a), n, n), blas::row_major(c, n, n)),
+        ContainsSubstring("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
     REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_HOST) == CUBLAS_STATUS_SUCCESS);
     h.refresh_settings();
     blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
@@ -371,9 +388,10 @@ TEST_CASE("a handle in device pointer mode is refused instead of reading host sc
     cublasHandle_t raw = h.release();
     REQUIRE(cublasSetPointerMode(raw, CUBLAS_POINTER_MODE_DEVICE) == CUBLAS_STATUS_SUCCESS);
     blas::handle adopted = blas::handle::from_native_handle(raw, gpu::legacy_default_stream);
-    CHECK_THROWS_WITH(blas::gemm(adopted, blas::row_major(std::as_const(a), n, n),
-                                 blas::row_major(std::as_const(a), n, n), blas::row_major(c, n, n)),
-                      ContainsSubstring("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
+    CHECK_THROWS_WITH(
+        blas::gemm(adopted, blas::row_major(std::as_const(a), n, n),
+                   blas::row_major(std::as_const(a), n, n), blas::row_major(c, n, n)),
+        ContainsSubstring("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
 }
 
 TEST_CASE("a gemm captured with cudagap's allocations replays on the inputs of each launch",
@@ -406,8 +424,8 @@ TEST_CASE("a gemm captured with cudagap's allocations replays on the inputs of e
         exec.launch(s);
         const std::vector<float> out = dc.to_host();
         host_matrix<double> ref(m, n, blas::layout::row_major, 0, 1);
-        gpu::host_blas::gemm(a.reference_view(), b.reference_view(),
-                             ref.reference_view(), 1.0, 0.0);
+        gpu::host_blas::gemm(a.reference_view(), b.reference_view(), ref.reference_view(), 1.0,
+                             0.0);
         INFO("launch with inputs from seed " << seed);
         CHECK(gpu::test::relative_error<float>(out, ref.values) < 1e-5);
     }
@@ -419,17 +437,21 @@ TEST_CASE("a profile's synchronising checks refuse a gemm during a capture and l
     gpu::stream s(gpu::stream_flags::non_blocking);
     blas::handle h(gpu::profile::development(), s);
     const std::int64_t n = 8;
-    const auto a = gpu::device_buffer<float>::from_host(gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), s);
+    const auto a = gpu::device_buffer<float>::from_host(
+        gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), s);
     gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), s);
     gpu::capture_scope scope(s);
-    CHECK_THROWS_AS(blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
-                    std::logic_error);
-    CHECK_THROWS_WITH(blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
-                      ContainsSubstring("gpu::blas::gemm") && ContainsSubstring("synchronous_checks") &&
-                          ContainsSubstring("use a profile without synchronous_checks while capturing"));
+    CHECK_THROWS_AS(
+        blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
+        std::logic_error);
+    CHECK_THROWS_WITH(
+        blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
+        ContainsSubstring("gpu::blas::gemm") && ContainsSubstring("synchronous_checks") &&
+            ContainsSubstring("use a profile without synchronous_checks while capturing"));
     h.set_synchronous_checks(false);
-    CHECK_THROWS_WITH(blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
-                      ContainsSubstring("check_numerics"));
+    CHECK_THROWS_WITH(
+        blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
+        ContainsSubstring("check_numerics"));
     CHECK(gpu::capture_status_of(s) == gpu::capture_status::active); // nothing broke the capture
     const gpu::graph g = scope.end();
     CHECK(g.node_count() == 0); // refused before anything was queued
@@ -443,8 +465,9 @@ TEST_CASE("a handle refuses to move its workspace into a capture from a stream o
     blas::handle h(outside); // the recommended workspace: moving it makes the new stream wait
     blas::lt_handle lt(outside);
     gpu::capture_scope scope(s);
-    CHECK_THROWS_WITH(h.set_stream(s), ContainsSubstring("gpu::blas::handle::set_stream") &&
-                                           ContainsSubstring("bind the handle to the capturing stream"));
+    CHECK_THROWS_WITH(h.set_stream(s),
+                      ContainsSubstring("gpu::blas::handle::set_stream") &&
+                          ContainsSubstring("bind the handle to the capturing stream"));
     CHECK_THROWS_WITH(lt.set_stream(s), ContainsSubstring("gpu::blas::lt_handle::set_stream") &&
                                             ContainsSubstring("before the capture begins"));
     CHECK(gpu::capture_status_of(s) == gpu::capture_status::active); // nothing broke the capture

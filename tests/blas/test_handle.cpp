@@ -30,11 +30,13 @@ TEST_CASE("a blas::handle is made on a named stream", "[blas]")
     STATIC_REQUIRE_FALSE(std::is_constructible_v<blas::handle, const gpu::profile&>);
     STATIC_REQUIRE(std::is_constructible_v<blas::handle, gpu::stream_ref>);
     STATIC_REQUIRE(std::is_constructible_v<blas::handle, const gpu::profile&, gpu::stream_ref>);
-    STATIC_REQUIRE_FALSE(std::is_invocable_v<decltype(&blas::handle::from_native_handle), cublasHandle_t>);
+    STATIC_REQUIRE_FALSE(
+        std::is_invocable_v<decltype(&blas::handle::from_native_handle), cublasHandle_t>);
 }
 
-TEST_CASE("creating a handle without a usable GPU throws blas_error from cublasCreate with the reason",
-          "[blas]")
+TEST_CASE(
+    "creating a handle without a usable GPU throws blas_error from cublasCreate with the reason",
+    "[blas]")
 {
     if (gpu::is_available()) {
         const blas::handle h(gpu::legacy_default_stream);
@@ -94,10 +96,12 @@ TEST_CASE("an empty handle refuses to be used instead of passing null to cuBLAS"
     CHECK(h.get() == nullptr);
     CHECK(h.release() == nullptr);
     CHECK_THROWS_WITH(h.set_math(blas::math_mode::tf32),
-                      ContainsSubstring("gpu::blas::handle::set_math") && ContainsSubstring("empty (moved from or released)"));
+                      ContainsSubstring("gpu::blas::handle::set_math") &&
+                          ContainsSubstring("empty (moved from or released)"));
     CHECK_THROWS_AS(h.math(), std::logic_error);
     CHECK_THROWS_WITH(h.refresh_settings(),
-                      ContainsSubstring("gpu::blas::handle::refresh_settings") && ContainsSubstring("empty (moved from or released)"));
+                      ContainsSubstring("gpu::blas::handle::refresh_settings") &&
+                          ContainsSubstring("empty (moved from or released)"));
     CHECK_THROWS_AS(h.atomics(), std::logic_error);
     CHECK_THROWS_AS(h.set_workspace_size(1024), std::logic_error);
     CHECK_THROWS_AS(h.set_stream(gpu::legacy_default_stream), std::logic_error);
@@ -119,7 +123,8 @@ TEST_CASE("a handle is created with its options, which read back from cuBLAS", "
     CHECK(h.atomics() == blas::atomics_mode::allowed);
     CHECK(h.workspace_size() ==
           blas::recommended_workspace_bytes(gpu::current_device().capability()));
-    for (const auto mode : {blas::math_mode::strict_fp32, blas::math_mode::default_math, blas::math_mode::tf32}) {
+    for (const auto mode :
+         {blas::math_mode::strict_fp32, blas::math_mode::default_math, blas::math_mode::tf32}) {
         h.set_math(mode);
         CHECK(h.math() == mode);
     }

@@ -60,20 +60,23 @@ blas::lt_handle empty_handle()
 
 } // namespace
 
-TEST_CASE("creating an lt_handle without a usable GPU throws blas_error from cublasLtCreate", "[blas]")
+TEST_CASE("creating an lt_handle without a usable GPU throws blas_error from cublasLtCreate",
+          "[blas]")
 {
     if (gpu::is_available()) {
         const gpu::stream stream;
         const blas::lt_handle h(stream);
         CHECK(h.get() != nullptr);
-        CHECK(h.workspace_size() == blas::recommended_workspace_bytes(gpu::device(h.device()).capability()));
+        CHECK(h.workspace_size() ==
+              blas::recommended_workspace_bytes(gpu::device(h.device()).capability()));
         return;
     }
     try {
         const blas::lt_handle h(gpu::legacy_default_stream);
         FAIL("cublasLtCreate succeeded although no GPU is usable");
     } catch (const blas::blas_error& e) {
-        CHECK_THAT(std::string(e.what()), StartsWith("cublasLtCreate(&raw): CUBLAS_STATUS_NOT_INITIALIZED (1): "));
+        CHECK_THAT(std::string(e.what()),
+                   StartsWith("cublasLtCreate(&raw): CUBLAS_STATUS_NOT_INITIALIZED (1): "));
         CHECK(e.status() == CUBLAS_STATUS_NOT_INITIALIZED);
         CHECK_THAT(e.hint(), StartsWith("cuBLAS could not initialise because no GPU is usable: "));
         CHECK_THAT(e.hint(), ContainsSubstring(gpu::unavailable_reason()));
@@ -134,11 +137,13 @@ TEST_CASE("plan_lt_matmul maps a row-major matmul onto the swapped column-major 
     const auto offset = blas::row_major(fake<const __half>(0x100006), 64, 32);
     CHECK(blas::plan_lt_matmul(offset, w.transposed(), y).alignment_second == 2);
     // TF32 applies to FP32 inputs only.
-    CHECK_FALSE(blas::plan_lt_matmul(x, w.transposed(), y, blas::lt_epilogue::none, nullptr, true).allow_tf32);
+    CHECK_FALSE(blas::plan_lt_matmul(x, w.transposed(), y, blas::lt_epilogue::none, nullptr, true)
+                    .allow_tf32);
     const auto xf = blas::row_major(fake<const float>(0x100000), 64, 32);
     const auto wf = blas::row_major(fake<const float>(0x200000), 10, 32);
     const auto yf = blas::row_major(fake<float>(0x300000), 64, 10);
-    CHECK(blas::plan_lt_matmul(xf, wf.transposed(), yf, blas::lt_epilogue::none, nullptr, true).allow_tf32);
+    CHECK(blas::plan_lt_matmul(xf, wf.transposed(), yf, blas::lt_epilogue::none, nullptr, true)
+              .allow_tf32);
 }
 
 TEST_CASE("plan_lt_matmul checks epilogues, vectors and k before cuBLASLt is called", "[blas]")
@@ -161,13 +166,15 @@ TEST_CASE("plan_lt_matmul checks epilogues, vectors and k before cuBLASLt is cal
     CHECK_THROWS_WITH(blas::plan_lt_matmul(blas::row_major(fake<const float>(0x100000), 4, 0),
                                            blas::row_major(fake<const float>(0x200000), 0, 5), c),
                       ContainsSubstring("the inner dimension k is 0"));
-    CHECK_THROWS_WITH(blas::plan_lt_matmul(a, blas::row_major(fake<const float>(0x200000), 3, 0),
-                                           blas::row_major(fake<float>(0x300000), 4, 0),
-                                           blas::lt_epilogue::bias_gradient, bias),
-                      ContainsSubstring("c has no columns, so the 4-element bias gradient would not be written"));
+    CHECK_THROWS_WITH(
+        blas::plan_lt_matmul(a, blas::row_major(fake<const float>(0x200000), 3, 0),
+                             blas::row_major(fake<float>(0x300000), 4, 0),
+                             blas::lt_epilogue::bias_gradient, bias),
+        ContainsSubstring("c has no columns, so the 4-element bias gradient would not be written"));
     // An empty c with bias needs no vector: nothing runs.
     CHECK_NOTHROW(blas::plan_lt_matmul(blas::row_major(fake<const float>(0x100000), 0, 3), b,
-                                       blas::row_major(fake<float>(0x300000), 0, 5), blas::lt_epilogue::bias));
+                                       blas::row_major(fake<float>(0x300000), 0, 5),
+                                       blas::lt_epilogue::bias));
     CHECK(blas::to_string(blas::lt_epilogue::bias_gradient) == "bias_gradient");
     CHECK(blas::to_string(static_cast<blas::lt_epilogue>(9)) == "unknown");
 }
@@ -179,8 +186,8 @@ TEST_CASE("cuBLASLt's descriptors hold the mapped problem (read back without a G
     const auto dy = blas::row_major(fake<const __half>(0x100000), 64, 10);
     const auto x = blas::row_major(fake<const __half>(0x200000), 64, 32);
     const auto dw = blas::row_major(fake<float>(0x300000), 10, 32);
-    const blas::lt_problem p = blas::plan_lt_matmul(dy.transposed(), x, dw, blas::lt_epilogue::bias_gradient,
-                                                    fake<const float>(0x400000));
+    const blas::lt_problem p = blas::plan_lt_matmul(
+        dy.transposed(), x, dw, blas::lt_epilogue::bias_gradient, fake<const float>(0x400000));
     const blas::detail::lt_descriptor_values v = blas::detail::read_back_descriptors(p);
     CHECK(v.compute_type == CUBLAS_COMPUTE_32F);
     CHECK(v.scale_type == CUDA_R_32F);
@@ -205,16 +212,19 @@ TEST_CASE("cuBLASLt's descriptors hold the mapped problem (read back without a G
     CHECK(tf32.compute_type == CUBLAS_COMPUTE_32F_FAST_TF32);
     CHECK(tf32.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS);
     CHECK(tf32.c_type == CUDA_R_32F);
-    CHECK(blas::detail::read_back_descriptors(blas::plan_lt_matmul(a, b, c, blas::lt_epilogue::bias, bias))
+    CHECK(blas::detail::read_back_descriptors(
+              blas::plan_lt_matmul(a, b, c, blas::lt_epilogue::bias, bias))
               .epilogue == CUBLASLT_EPILOGUE_BIAS);
-    CHECK(blas::detail::read_back_descriptors(blas::plan_lt_matmul(a, b, c)).epilogue == CUBLASLT_EPILOGUE_DEFAULT);
+    CHECK(blas::detail::read_back_descriptors(blas::plan_lt_matmul(a, b, c)).epilogue ==
+          CUBLASLT_EPILOGUE_DEFAULT);
 }
 
 TEST_CASE("lt_handle options follow a profile's TF32 switch", "[blas]")
 {
     CHECK(blas::lt_handle_options::from_profile(gpu::profile::production()).allow_tf32);
     CHECK_FALSE(blas::lt_handle_options::from_profile(gpu::profile::testing()).allow_tf32);
-    CHECK_FALSE(blas::lt_handle_options::from_profile(gpu::profile::production()).workspace_bytes.has_value());
+    CHECK_FALSE(blas::lt_handle_options::from_profile(gpu::profile::production())
+                    .workspace_bytes.has_value());
     CHECK(blas::detail::alignment_of(nullptr) == 256);
     CHECK(blas::detail::alignment_of(fake<const void>(0x1008)) == 8);
     CHECK(blas::detail::alignment_of(fake<const void>(0x10000)) == 256);
@@ -224,15 +234,16 @@ namespace {
 
 // y = x·Wᵀ (+ b) (then ReLU) in double, x rows x in, W out x in, row-major.
 std::vector<double> reference_linear(const std::vector<double>& x, const std::vector<double>& w,
-                                     const std::vector<double>* b, std::int64_t rows, std::int64_t in,
-                                     std::int64_t out, bool relu)
+                                     const std::vector<double>* b, std::int64_t rows,
+                                     std::int64_t in, std::int64_t out, bool relu)
 {
     std::vector<double> y(static_cast<std::size_t>(rows * out));
     for (std::int64_t i = 0; i < rows; ++i) {
         for (std::int64_t j = 0; j < out; ++j) {
             double sum = b != nullptr ? (*b)[static_cast<std::size_t>(j)] : 0.0;
             for (std::int64_t p = 0; p < in; ++p) {
-                sum += x[static_cast<std::size_t>(i * in + p)] * w[static_cast<std::size_t>(j * in + p)];
+                sum += x[static_cast<std::size_t>(i * in + p)] *
+                       w[static_cast<std::size_t>(j * in + p)];
             }
             y[static_cast<std::size_t>(i * out + j)] = relu ? std::max(sum, 0.0) : sum;
         }
@@ -253,7 +264,8 @@ double linear_error(blas::lt_handle& h, gpu::stream_ref stream, bool bias, bool 
     auto dx = gpu::device_buffer<T>::from_host(x.stored, stream);
     auto dw = gpu::device_buffer<T>::from_host(w.stored, stream);
     auto db = gpu::device_buffer<T>::from_host(b.stored, stream);
-    auto dy = gpu::device_buffer<T>::from_host(std::vector<T>(rows * out, narrow<T>(std::nan(""))), stream);
+    auto dy = gpu::device_buffer<T>::from_host(std::vector<T>(rows * out, narrow<T>(std::nan(""))),
+                                               stream);
     const auto xv = blas::row_major(static_cast<const T*>(dx.data()), rows, in);
     const auto wv = blas::row_major(static_cast<const T*>(dw.data()), out, in).transposed();
     const auto yv = blas::row_major(dy.data(), rows, out);
@@ -262,7 +274,8 @@ double linear_error(blas::lt_handle& h, gpu::stream_ref stream, bool bias, bool 
     } else {
         blas::lt_matmul(h, xv, wv, yv);
     }
-    const auto ref = reference_linear(x.values, w.values, bias ? &b.values : nullptr, rows, in, out, relu);
+    const auto ref =
+        reference_linear(x.values, w.values, bias ? &b.values : nullptr, rows, in, out, relu);
     return gpu::test::relative_error<double>(widened(dy.to_host()), ref);
 }
 
@@ -300,14 +313,15 @@ TEST_CASE("lt_matmul accumulates FP16 products into an FP32 c with beta = 1", "[
     auto db = gpu::device_buffer<__half>::from_host(b.stored, stream);
     auto dc = gpu::device_buffer<float>::from_host(c.stored, stream);
     blas::lt_matmul(h, blas::row_major(static_cast<const __half*>(da.data()), m, k),
-                    blas::row_major(static_cast<const __half*>(db.data()), k, n), blas::row_major(dc.data(), m, n),
-                    1.0F, 1.0F);
+                    blas::row_major(static_cast<const __half*>(db.data()), k, n),
+                    blas::row_major(dc.data(), m, n), 1.0F, 1.0F);
     std::vector<double> ref = c.values;
     for (std::int64_t i = 0; i < m; ++i) {
         for (std::int64_t j = 0; j < n; ++j) {
             for (std::int64_t p = 0; p < k; ++p) {
                 ref[static_cast<std::size_t>(i * n + j)] +=
-                    a.values[static_cast<std::size_t>(i * k + p)] * b.values[static_cast<std::size_t>(p * n + j)];
+                    a.values[static_cast<std::size_t>(i * k + p)] *
+                    b.values[static_cast<std::size_t>(p * n + j)];
             }
         }
     }
@@ -345,7 +359,8 @@ TEST_CASE("the bias-gradient epilogue gives dW += dYᵀ·X and Σ dY, or says it
             const double g = dy.values[static_cast<std::size_t>(r * out + o)];
             ref_b[static_cast<std::size_t>(o)] += g;
             for (std::int64_t i = 0; i < in; ++i) {
-                ref_w[static_cast<std::size_t>(o * in + i)] += g * x.values[static_cast<std::size_t>(r * in + i)];
+                ref_w[static_cast<std::size_t>(o * in + i)] +=
+                    g * x.values[static_cast<std::size_t>(r * in + i)];
             }
         }
     }

@@ -27,20 +27,26 @@ namespace blas = gpu::blas;
 TEST_CASE("check_finite reports in the shared core type that numerics_error carries", "[blas]")
 {
     // The wing has no report or error of its own: what it counts is what the core words.
-    STATIC_REQUIRE(std::is_same_v<decltype(blas::check_finite(static_cast<const float*>(nullptr), 0, gpu::legacy_default_stream)),
+    STATIC_REQUIRE(std::is_same_v<decltype(blas::check_finite(static_cast<const float*>(nullptr), 0,
+                                                              gpu::legacy_default_stream)),
                                   gpu::non_finite_report>);
-    const gpu::non_finite_report bad{.elements = 1000000, .nan_count = 3, .inf_count = 1, .first_index = 42};
+    const gpu::non_finite_report bad{
+        .elements = 1000000, .nan_count = 3, .inf_count = 1, .first_index = 42};
     const gpu::numerics_error e("gpu::blas::gemm (FP16 inputs)", bad, 0);
-    CHECK_THAT(std::string(e.what()),
-               StartsWith("gpu::blas::gemm (FP16 inputs): non-finite output (4): 3 NaN and 1 Inf in "
-                          "1000000 elements, the first at index 42") &&
-                   ContainsSubstring("65504") && ContainsSubstring("gpu::check_finite"));
+    CHECK_THAT(
+        std::string(e.what()),
+        StartsWith("gpu::blas::gemm (FP16 inputs): non-finite output (4): 3 NaN and 1 Inf in "
+                   "1000000 elements, the first at index 42") &&
+            ContainsSubstring("65504") && ContainsSubstring("gpu::check_finite"));
 }
 
 namespace {
 // Whether blas::check_finite can be called with these arguments.
 template <class... Args>
-concept check_finite_callable = requires(Args... args) { blas::check_finite(args...); };
+concept check_finite_callable = requires(Args... args)
+{
+    blas::check_finite(args...);
+};
 } // namespace
 
 TEST_CASE("pointers and views carry no stream, so checking them takes one explicitly", "[blas]")
@@ -54,16 +60,21 @@ TEST_CASE("pointers and views carry no stream, so checking them takes one explic
 
 TEST_CASE("check_finite rejects bad views and null data before touching the GPU", "[blas]")
 {
-    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, 3, 4, 2, blas::layout::row_major),
-                                          gpu::legacy_default_stream),
-                      ContainsSubstring("gpu::blas::check_finite: invalid matrix 3x4 row-major (ld 2)"));
-    CHECK_THROWS_WITH(blas::check_finite(static_cast<const float*>(nullptr), 10, gpu::legacy_default_stream),
-                      ContainsSubstring("null data for 10 elements"));
+    CHECK_THROWS_WITH(
+        blas::check_finite(
+            blas::matrix_view<const float>(nullptr, 3, 4, 2, blas::layout::row_major),
+            gpu::legacy_default_stream),
+        ContainsSubstring("gpu::blas::check_finite: invalid matrix 3x4 row-major (ld 2)"));
+    CHECK_THROWS_WITH(
+        blas::check_finite(static_cast<const float*>(nullptr), 10, gpu::legacy_default_stream),
+        ContainsSubstring("null data for 10 elements"));
     // 2^40 x 2^40 elements: the count overflowed to 0 and the matrix was reported all finite.
     const std::int64_t big = std::int64_t{1} << 40;
-    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, big, big), gpu::legacy_default_stream),
+    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, big, big),
+                                         gpu::legacy_default_stream),
                       ContainsSubstring("more than 64 bits can count"));
-    const auto empty = blas::check_finite(static_cast<const double*>(nullptr), 0, gpu::legacy_default_stream);
+    const auto empty =
+        blas::check_finite(static_cast<const double*>(nullptr), 0, gpu::legacy_default_stream);
     CHECK(empty.all_finite());
     CHECK(empty.elements == 0u);
     CHECK_FALSE(empty.first_index.has_value());
@@ -115,12 +126,16 @@ TEST_CASE("check_finite on a matrix reads its elements, not its padding", "[blas
     CHECK(report.inf_count == 1u);
     CHECK(report.first_index == std::optional<std::size_t>(13));
     // The same memory as a column-major 4x3 matrix (its transpose) gives the same answer.
-    CHECK(blas::check_finite(matrix.transposed(), buffer.stream()).first_index == std::optional<std::size_t>(13));
+    CHECK(blas::check_finite(matrix.transposed(), buffer.stream()).first_index ==
+          std::optional<std::size_t>(13));
 }
 
-TEST_CASE("check_finite of a buffer waits for the buffer's stream, not the legacy one", "[blas][gpu][gate]")
+TEST_CASE("check_finite of a buffer waits for the buffer's stream, not the legacy one",
+          "[blas][gpu][gate]")
 {
     // The buffer lives on the held stream: the overload without a stream must use it.
     gpu::test::check_waits_for_its_stream(
-        [](const gpu::device_buffer<float>& buffer, gpu::stream_ref) { return blas::check_finite(buffer); });
+        [](const gpu::device_buffer<float>& buffer, gpu::stream_ref) {
+            return blas::check_finite(buffer);
+        });
 }

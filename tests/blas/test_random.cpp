@@ -107,11 +107,15 @@ TEST_CASE("a generator without a usable GPU fails with cuRAND's status and the r
         const blas::random_generator rng(1, gpu::legacy_default_stream);
         FAIL("curandCreateGenerator succeeded although no GPU is usable");
     } catch (const blas::random_error& e) {
-        CHECK_THAT(std::string(e.what()), StartsWith("curandCreateGenerator(&raw, CURAND_RNG_PSEUDO_PHILOX4_32_10): CURAND_STATUS_"));
+        CHECK_THAT(
+            std::string(e.what()),
+            StartsWith(
+                "curandCreateGenerator(&raw, CURAND_RNG_PSEUDO_PHILOX4_32_10): CURAND_STATUS_"));
         CHECK(e.status() != CURAND_STATUS_SUCCESS);
         if (e.status() == CURAND_STATUS_INITIALIZATION_FAILED) {
-            CHECK_THAT(std::string(e.what()), ContainsSubstring("CURAND_STATUS_INITIALIZATION_FAILED (203): "
-                                                       "initialization of CUDA failed\nhint: "));
+            CHECK_THAT(std::string(e.what()),
+                       ContainsSubstring("CURAND_STATUS_INITIALIZATION_FAILED (203): "
+                                         "initialization of CUDA failed\nhint: "));
             CHECK_THAT(e.hint(), ContainsSubstring(gpu::unavailable_reason()));
         }
     }
@@ -168,21 +172,25 @@ TEST_CASE("bad fill arguments are rejected with the values", "[blas][gpu]")
 {
     gpu::device_buffer<float> buffer(16, gpu::legacy_default_stream);
     blas::random_generator rng(1, gpu::legacy_default_stream);
-    CHECK_THROWS_WITH(rng.uniform(buffer, 1.0, 1.0), ContainsSubstring("range (1.000000, 1.000000]"));
+    CHECK_THROWS_WITH(rng.uniform(buffer, 1.0, 1.0),
+                      ContainsSubstring("range (1.000000, 1.000000]"));
     CHECK_THROWS_WITH(rng.normal(buffer, 0.0, -1.0), ContainsSubstring("stddev -1.000000"));
     CHECK_THROWS_AS(rng.uniform(buffer, 0.0, INFINITY), std::invalid_argument);
-    CHECK_THROWS_WITH(rng.uniform(static_cast<float*>(nullptr), 4), ContainsSubstring("null data for 4 elements"));
+    CHECK_THROWS_WITH(rng.uniform(static_cast<float*>(nullptr), 4),
+                      ContainsSubstring("null data for 4 elements"));
     CHECK_NOTHROW(rng.uniform(static_cast<float*>(nullptr), 0));
 }
 
-TEST_CASE("fill_uniform and fill_normal run on the buffer's stream unless given one", "[blas][gpu][gate]")
+TEST_CASE("fill_uniform and fill_normal run on the buffer's stream unless given one",
+          "[blas][gpu][gate]")
 {
     using namespace std::chrono_literals;
     gpu::stream s(gpu::stream_flags::non_blocking);
     gpu::device_buffer<float> a(4096, s);
     gpu::device_buffer<float> b(4096, s);
     gpu::device_buffer<float> warm(16, gpu::legacy_default_stream);
-    blas::fill_uniform(warm, 1); // cuRAND's first use loads modules: keep that out of the timing below
+    blas::fill_uniform(warm,
+                       1); // cuRAND's first use loads modules: keep that out of the timing below
     s.synchronize();
     std::future<void> filled;
     {

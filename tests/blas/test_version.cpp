@@ -8,7 +8,8 @@
 TEST_CASE("the cuBLAS versions are read without a GPU and are compatible", "[blas]")
 {
     const gpu::blas::version_info info = gpu::blas::version();
-    CHECK(info.compiled == gpu::semantic_version{CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH});
+    CHECK(info.compiled ==
+          gpu::semantic_version{CUBLAS_VER_MAJOR, CUBLAS_VER_MINOR, CUBLAS_VER_PATCH});
     CHECK(info.loaded.major == CUBLAS_VER_MAJOR);
     CHECK(info.compatible());
 }

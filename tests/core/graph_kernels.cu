@@ -23,7 +23,10 @@ __global__ void scale_kernel(float* x, float factor, std::size_t n)
     }
 }
 
-unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + block - 1) / block); }
+unsigned blocks_for(std::size_t n)
+{
+    return static_cast<unsigned>((n + block - 1) / block);
+}
 
 } // namespace
 

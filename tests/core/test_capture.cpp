@@ -28,7 +28,10 @@ constexpr std::size_t n = 4096;
 // that the calls below reach CUDA (and fail there without a driver).
 const gpu::stream_ref per_thread(cudaStreamPerThread);
 
-std::vector<float> to_host(const gpu::device_buffer<float>& buffer) { return buffer.to_host(); }
+std::vector<float> to_host(const gpu::device_buffer<float>& buffer)
+{
+    return buffer.to_host();
+}
 
 bool all_equal(const std::vector<float>& values, float expected)
 {
@@ -67,11 +70,13 @@ TEST_CASE("a capture scope is a scope: neither copied nor moved", "[capture]")
     STATIC_REQUIRE_FALSE(std::is_default_constructible_v<gpu::capture_scope>);
 }
 
-TEST_CASE("the legacy default stream is refused as a bad argument before any CUDA call", "[capture]")
+TEST_CASE("the legacy default stream is refused as a bad argument before any CUDA call",
+          "[capture]")
 {
     CHECK_THROWS_AS(gpu::capture_scope(gpu::legacy_default_stream), std::invalid_argument);
     CHECK_THROWS_WITH(gpu::capture_scope(gpu::legacy_default_stream),
-                      ContainsSubstring("legacy default stream") && ContainsSubstring("gpu::capture_scope"));
+                      ContainsSubstring("legacy default stream") &&
+                          ContainsSubstring("gpu::capture_scope"));
     CHECK_THROWS_AS(gpu::capture_scope(gpu::stream_ref(cudaStreamLegacy)), std::invalid_argument);
     bool ran = false;
     CHECK_THROWS_AS(gpu::capture(gpu::legacy_default_stream, [&](gpu::stream_ref) { ran = true; }),
@@ -79,11 +84,13 @@ TEST_CASE("the legacy default stream is refused as a bad argument before any CUD
     CHECK_FALSE(ran);
 }
 
-TEST_CASE("a capture mode that is none of the enumerators is refused, naming the value", "[capture]")
+TEST_CASE("a capture mode that is none of the enumerators is refused, naming the value",
+          "[capture]")
 {
     const auto bad = static_cast<gpu::capture_mode>(7);
     CHECK_THROWS_AS(gpu::capture_scope(per_thread, bad), std::invalid_argument);
-    CHECK_THROWS_WITH(gpu::capture_scope(per_thread, bad), ContainsSubstring("7 is not a gpu::capture_mode"));
+    CHECK_THROWS_WITH(gpu::capture_scope(per_thread, bad),
+                      ContainsSubstring("7 is not a gpu::capture_mode"));
 }
 
 TEST_CASE("a capture that cannot begin throws the CUDA error with its hint and runs no work",
@@ -97,12 +104,14 @@ TEST_CASE("a capture that cannot begin throws the CUDA error with its hint and r
         gpu::capture_scope scope(per_thread, gpu::capture_mode::relaxed);
         FAIL("a capture began without a driver");
     } catch (const gpu::cuda_error& e) {
-        CHECK_THAT(e.api(), ContainsSubstring("gpu::capture_scope(relaxed): cudaStreamBeginCapture"));
+        CHECK_THAT(e.api(),
+                   ContainsSubstring("gpu::capture_scope(relaxed): cudaStreamBeginCapture"));
         CHECK_FALSE(e.hint().empty());
         CHECK(e.hint() == gpu::hint_for(e.status(), e.device()));
     }
     bool ran = false;
-    CHECK_THROWS_AS(gpu::capture(per_thread, [&](gpu::stream_ref) { ran = true; }), gpu::cuda_error);
+    CHECK_THROWS_AS(gpu::capture(per_thread, [&](gpu::stream_ref) { ran = true; }),
+                    gpu::cuda_error);
     CHECK_FALSE(ran);
     CHECK_THROWS_AS(gpu::is_capturing(per_thread), gpu::cuda_error);
 }
@@ -112,20 +121,23 @@ TEST_CASE("refusing checks during a capture costs nothing when the checks are of
     // No CUDA call is made when both switches are off: without a driver this would throw.
     CHECK_NOTHROW(gpu::detail::refuse_while_capturing(per_thread, "gpu::blas::gemm", false, false));
     if (!gpu::is_available()) {
-        CHECK_THROWS_AS(gpu::detail::refuse_while_capturing(per_thread, "gpu::blas::gemm", true, false),
-                        gpu::cuda_error);
+        CHECK_THROWS_AS(
+            gpu::detail::refuse_while_capturing(per_thread, "gpu::blas::gemm", true, false),
+            gpu::cuda_error);
     }
 }
 
-TEST_CASE("every status that capture produces has a hint naming the likely call", "[capture][error]")
+TEST_CASE("every status that capture produces has a hint naming the likely call",
+          "[capture][error]")
 {
     const std::string unsupported = gpu::hint_for(cudaErrorStreamCaptureUnsupported);
-    CHECK_THAT(unsupported, ContainsSubstring("cudaStreamSynchronize") &&
-                                ContainsSubstring("cudaMemcpy or cudaMemset without Async") &&
-                                ContainsSubstring("cudaMalloc") && ContainsSubstring("cudaMallocAsync") &&
-                                ContainsSubstring("gpu::device_buffer made on the capturing stream") &&
-                                ContainsSubstring("legacy default stream") &&
-                                ContainsSubstring("capture_mode::per_thread"));
+    CHECK_THAT(unsupported,
+               ContainsSubstring("cudaStreamSynchronize") &&
+                   ContainsSubstring("cudaMemcpy or cudaMemset without Async") &&
+                   ContainsSubstring("cudaMalloc") && ContainsSubstring("cudaMallocAsync") &&
+                   ContainsSubstring("gpu::device_buffer made on the capturing stream") &&
+                   ContainsSubstring("legacy default stream") &&
+                   ContainsSubstring("capture_mode::per_thread"));
     const std::string invalidated = gpu::hint_for(cudaErrorStreamCaptureInvalidated);
     CHECK_THAT(invalidated, ContainsSubstring("invalidated by an earlier call") &&
                                 ContainsSubstring("cudaStreamSynchronize") &&
@@ -141,7 +153,8 @@ TEST_CASE("every status that capture produces has a hint naming the likely call"
     CHECK_THAT(gpu::hint_for(cudaErrorStreamCaptureMerge), ContainsSubstring("merge"));
     CHECK_THAT(gpu::hint_for(cudaErrorStreamCaptureWrongThread),
                ContainsSubstring("same thread") || ContainsSubstring("thread that began it"));
-    CHECK_THAT(gpu::hint_for(cudaErrorStreamCaptureWrongThread), ContainsSubstring("capture_mode::relaxed"));
+    CHECK_THAT(gpu::hint_for(cudaErrorStreamCaptureWrongThread),
+               ContainsSubstring("capture_mode::relaxed"));
     CHECK_THAT(gpu::hint_for(cudaErrorCapturedEvent),
                ContainsSubstring("cudaEventSynchronize") && ContainsSubstring("recorded again"));
     CHECK_THAT(gpu::hint_for(cudaErrorNotPermitted), ContainsSubstring("gpu::is_capturing"));
@@ -154,8 +167,9 @@ TEST_CASE("a capture status from a checked call carries its hint in what()", "[c
         FAIL("no error thrown");
     } catch (const gpu::cuda_error& e) {
         CHECK(e.status_name() == "cudaErrorStreamCaptureUnsupported");
-        CHECK_THAT(std::string(e.what()), ContainsSubstring("\nhint: this call is not allowed while a "
-                                                            "stream is being captured"));
+        CHECK_THAT(std::string(e.what()),
+                   ContainsSubstring("\nhint: this call is not allowed while a "
+                                     "stream is being captured"));
     }
 }
 
@@ -176,7 +190,7 @@ TEST_CASE("kernels, copies and cudagap allocations are captured, then replayed",
     });
     CHECK_FALSE(gpu::is_capturing(s));
     REQUIRE(pooled); // a device without memory pools would have used cudaMalloc, not capturable
-    CHECK(g.node_count() == 4); // allocation, copy, kernel, free
+    CHECK(g.node_count() == 4);         // allocation, copy, kernel, free
     CHECK(all_equal(to_host(x), 0.0F)); // captured, not run
 
     gpu::graph_exec exec(g);
@@ -210,7 +224,8 @@ TEST_CASE("an exception inside a capture ends it and leaves the stream usable", 
     CHECK_THROWS_WITH(gpu::capture(s,
                                    [&](gpu::stream_ref captured) {
                                        gpu::device_buffer<float> scratch(n, captured);
-                                       GPU_CUDA_CHECK(gpu::test::scale(x.data(), 5.0F, n, captured.get()));
+                                       GPU_CUDA_CHECK(
+                                           gpu::test::scale(x.data(), 5.0F, n, captured.get()));
                                        throw std::runtime_error("thrown during the capture");
                                    }),
                       "thrown during the capture");
@@ -252,7 +267,8 @@ TEST_CASE("a synchronising call during a capture throws with the hint, and end()
     } catch (const gpu::cuda_error& e) {
         CHECK(e.status() == cudaErrorStreamCaptureInvalidated);
         CHECK_THAT(e.api(), ContainsSubstring("the capture was invalidated"));
-        CHECK_THAT(e.hint(), ContainsSubstring("cudaStreamSynchronize") && ContainsSubstring("cudaMalloc"));
+        CHECK_THAT(e.hint(),
+                   ContainsSubstring("cudaStreamSynchronize") && ContainsSubstring("cudaMalloc"));
     }
     CHECK_FALSE(scope.active());
     CHECK_FALSE(gpu::is_capturing(s));
@@ -271,8 +287,8 @@ TEST_CASE("an allocation that is not stream-ordered breaks a capture with a hint
         status = cudaMalloc(&p, 256);
     }
     CHECK(status == cudaErrorStreamCaptureUnsupported);
-    CHECK_THAT(gpu::hint_for(status), ContainsSubstring("not stream-ordered") &&
-                                          ContainsSubstring("use cudaMallocAsync"));
+    CHECK_THAT(gpu::hint_for(status),
+               ContainsSubstring("not stream-ordered") && ContainsSubstring("use cudaMallocAsync"));
     CHECK_FALSE(gpu::is_capturing(s));
     static_cast<void>(cudaGetLastError()); // the failed cudaMalloc's, unchecked here on purpose
     if (status == cudaSuccess) {
@@ -287,10 +303,12 @@ TEST_CASE("check_finite refuses to run during a capture instead of breaking it",
     gpu::capture_scope scope(s);
     CHECK_THROWS_AS(gpu::check_finite(x.data(), n, gpu::element_type::fp32, s), std::logic_error);
     CHECK_THROWS_WITH(gpu::check_finite(x.data(), n, gpu::element_type::fp32, s),
-                      ContainsSubstring("gpu::check_finite") && ContainsSubstring("being captured"));
+                      ContainsSubstring("gpu::check_finite") &&
+                          ContainsSubstring("being captured"));
     CHECK(gpu::capture_status_of(s) == gpu::capture_status::active); // not invalidated
     CHECK_THROWS_WITH(gpu::detail::refuse_while_capturing(s, "gpu::blas::gemm", true, false),
-                      ContainsSubstring("gpu::blas::gemm") && ContainsSubstring("synchronous_checks") &&
+                      ContainsSubstring("gpu::blas::gemm") &&
+                          ContainsSubstring("synchronous_checks") &&
                           ContainsSubstring("use a profile without synchronous_checks"));
     CHECK_THROWS_WITH(gpu::detail::refuse_while_capturing(s, "f", false, true),
                       ContainsSubstring("check_numerics"));

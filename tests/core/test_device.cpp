@@ -27,10 +27,12 @@ TEST_CASE("availability, device count and the reason agree", "[device]")
     }
 }
 
-TEST_CASE("without a driver the reason names the missing driver and the branch to install", "[device]")
+TEST_CASE("without a driver the reason names the missing driver and the branch to install",
+          "[device]")
 {
     if (gpu::is_available() || gpu::driver_version().installed()) {
-        SUCCEED("a driver is installed here; the no-driver message is covered on driverless machines");
+        SUCCEED(
+            "a driver is installed here; the no-driver message is covered on driverless machines");
         return;
     }
     const std::string reason = gpu::unavailable_reason();
@@ -44,7 +46,8 @@ TEST_CASE("naming a device without CUDA throws the CUDA error with its hint", "[
     if (gpu::is_available()) {
         const int count = gpu::device_count();
         CHECK_THROWS_WITH(gpu::device(-1), ContainsSubstring("ordinal -1 is out of range"));
-        CHECK_THROWS_WITH(gpu::device(count), ContainsSubstring(std::to_string(count) + " device(s) visible"));
+        CHECK_THROWS_WITH(gpu::device(count),
+                          ContainsSubstring(std::to_string(count) + " device(s) visible"));
         CHECK_THROWS_AS(gpu::device(count), std::invalid_argument);
     } else {
         CHECK_THROWS_AS(gpu::device(0), gpu::cuda_error);
@@ -81,11 +84,14 @@ TEST_CASE("a capability without an integer form is refused, not overflowed", "[d
     STATIC_REQUIRE_FALSE(compute_capability{-1, 0}.has_int_form());
     STATIC_REQUIRE_FALSE(compute_capability{9, -1}.has_int_form());
     CHECK_THROWS_WITH(compute_capability({max, 9}).as_int(),
-                      ContainsSubstring("compute_capability::as_int") && ContainsSubstring(std::to_string(max)) &&
+                      ContainsSubstring("compute_capability::as_int") &&
+                          ContainsSubstring(std::to_string(max)) &&
                           ContainsSubstring("no integer form"));
     CHECK_THROWS_AS(compute_capability({8, 10}).as_int(), std::invalid_argument);
-    CHECK_THROWS_AS(compute_capability({std::numeric_limits<int>::min(), 0}).as_int(), std::invalid_argument);
-    CHECK_THROWS_WITH(compute_capability::from_int(-86), ContainsSubstring("negative compute capability -86"));
+    CHECK_THROWS_AS(compute_capability({std::numeric_limits<int>::min(), 0}).as_int(),
+                    std::invalid_argument);
+    CHECK_THROWS_WITH(compute_capability::from_int(-86),
+                      ContainsSubstring("negative compute capability -86"));
     STATIC_REQUIRE(compute_capability::from_int(max) == compute_capability{max / 10, max % 10});
     // The derived features compare capabilities, so they hold for any values.
     STATIC_REQUIRE(compute_capability{max, 9}.has_fp8());
@@ -124,7 +130,8 @@ TEST_CASE("architecture names", "[device]")
     CHECK(compute_capability{1, 0}.architecture_name() == "unknown");
 }
 
-TEST_CASE("kernel images: machine code runs on the same major with an equal or newer minor", "[device]")
+TEST_CASE("kernel images: machine code runs on the same major with an equal or newer minor",
+          "[device]")
 {
     const auto built = gpu::parse_cuda_architectures("75-real;80-real");
     CHECK(gpu::kernel_image_for({8, 0}, built) == kernel_image::native);
@@ -162,8 +169,8 @@ TEST_CASE("kernel images: a build without kernels needs none", "[device]")
 TEST_CASE("the library's own check uses its built architectures", "[device]")
 {
     const auto built = gpu::built_cuda_architectures();
-    for (const compute_capability cc : {compute_capability{7, 5}, compute_capability{9, 0},
-                                        compute_capability{12, 0}}) {
+    for (const compute_capability cc :
+         {compute_capability{7, 5}, compute_capability{9, 0}, compute_capability{12, 0}}) {
         CHECK(gpu::kernel_image_for(cc) == gpu::kernel_image_for(cc, built));
     }
 }

@@ -34,7 +34,8 @@ TEST_CASE("the statuses of the article's error table are named", "[error]")
 {
     CHECK(gpu::cuda_status_name(cudaErrorMemoryAllocation) == "cudaErrorMemoryAllocation");
     CHECK(gpu::cuda_status_name(cudaErrorInsufficientDriver) == "cudaErrorInsufficientDriver");
-    CHECK(gpu::cuda_status_name(cudaErrorNoKernelImageForDevice) == "cudaErrorNoKernelImageForDevice");
+    CHECK(gpu::cuda_status_name(cudaErrorNoKernelImageForDevice) ==
+          "cudaErrorNoKernelImageForDevice");
     CHECK(gpu::cuda_status_name(cudaErrorIllegalAddress) == "cudaErrorIllegalAddress");
     CHECK(static_cast<int>(cudaErrorMemoryAllocation) == 2);
     CHECK(static_cast<int>(cudaErrorInsufficientDriver) == 35);
@@ -49,16 +50,17 @@ TEST_CASE("an unknown status gets a numeric name instead of a misleading one", "
 
 TEST_CASE("sticky statuses are the ones CUDA documents as corrupting the context", "[error]")
 {
-    for (const cudaError_t sticky : {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorAssert,
-                                     cudaErrorLaunchTimeout, cudaErrorHardwareStackError,
-                                     cudaErrorIllegalInstruction, cudaErrorMisalignedAddress,
-                                     cudaErrorInvalidAddressSpace, cudaErrorInvalidPc}) {
+    for (const cudaError_t sticky :
+         {cudaErrorIllegalAddress, cudaErrorLaunchFailure, cudaErrorAssert, cudaErrorLaunchTimeout,
+          cudaErrorHardwareStackError, cudaErrorIllegalInstruction, cudaErrorMisalignedAddress,
+          cudaErrorInvalidAddressSpace, cudaErrorInvalidPc}) {
         INFO(gpu::cuda_status_name(sticky));
         CHECK(gpu::is_sticky(sticky));
     }
-    for (const cudaError_t recoverable : {cudaSuccess, cudaErrorMemoryAllocation, cudaErrorInvalidValue,
-                                          cudaErrorInsufficientDriver, cudaErrorNoKernelImageForDevice,
-                                          cudaErrorNotReady, cudaErrorLaunchOutOfResources}) {
+    for (const cudaError_t recoverable :
+         {cudaSuccess, cudaErrorMemoryAllocation, cudaErrorInvalidValue,
+          cudaErrorInsufficientDriver, cudaErrorNoKernelImageForDevice, cudaErrorNotReady,
+          cudaErrorLaunchOutOfResources}) {
         INFO(gpu::cuda_status_name(recoverable));
         CHECK_FALSE(gpu::is_sticky(recoverable));
     }
@@ -68,11 +70,13 @@ TEST_CASE("the hint for an insufficient driver names both CUDA versions and the 
 {
     const std::string hint = gpu::hint_for(cudaErrorInsufficientDriver);
     CHECK_THAT(hint, ContainsSubstring("CUDA " + gpu::runtime_version().to_string() + " runtime"));
-    CHECK_THAT(hint, ContainsSubstring("branch " + gpu::minimum_driver_for(gpu::runtime_version())));
+    CHECK_THAT(hint,
+               ContainsSubstring("branch " + gpu::minimum_driver_for(gpu::runtime_version())));
     CHECK_THAT(hint, ContainsSubstring("nvidia.com/drivers"));
     const gpu::driver_info driver = gpu::driver_version();
     if (driver.installed()) {
-        CHECK_THAT(hint, ContainsSubstring("supports CUDA up to " + driver.supported_cuda.to_string()));
+        CHECK_THAT(hint,
+                   ContainsSubstring("supports CUDA up to " + driver.supported_cuda.to_string()));
     } else {
         CHECK_THAT(hint, ContainsSubstring("no NVIDIA driver is loaded"));
         CHECK_THAT(hint, ContainsSubstring("cudagap-doctor"));
@@ -93,17 +97,20 @@ TEST_CASE("the out-of-memory hint for a device quotes that device's memory", "[e
     for (const gpu::device& dev : gpu::devices()) {
         const std::string hint = gpu::hint_for(cudaErrorMemoryAllocation, dev.id());
         CHECK_THAT(hint, ContainsSubstring("on device " + std::to_string(dev.id()) + " with "));
-        CHECK_THAT(hint, ContainsSubstring(" free of " + gpu::format_bytes(dev.memory().total_bytes)));
+        CHECK_THAT(hint,
+                   ContainsSubstring(" free of " + gpu::format_bytes(dev.memory().total_bytes)));
     }
 }
 
-TEST_CASE("the hint for a missing kernel image names the built architectures and the fix", "[error]")
+TEST_CASE("the hint for a missing kernel image names the built architectures and the fix",
+          "[error]")
 {
     const std::string hint = gpu::hint_for(cudaErrorNoKernelImageForDevice, -1);
     CHECK_THAT(hint, ContainsSubstring("this build of cudagap has kernels for"));
     CHECK_THAT(hint, ContainsSubstring("-DCMAKE_CUDA_ARCHITECTURES="));
     const std::string built = gpu::built_cuda_architectures_string();
-    CHECK_THAT(hint, ContainsSubstring("CMAKE_CUDA_ARCHITECTURES=" + (built.empty() ? std::string("none") : built)));
+    CHECK_THAT(hint, ContainsSubstring("CMAKE_CUDA_ARCHITECTURES=" +
+                                       (built.empty() ? std::string("none") : built)));
     for (const auto& arch : gpu::built_cuda_architectures()) {
         if (arch.has_sass) {
             CHECK_THAT(hint, ContainsSubstring("sm_" + std::to_string(arch.sm)));
@@ -136,11 +143,12 @@ TEST_CASE("other common statuses get specific hints", "[error]")
 
 TEST_CASE("cuda_error reads '<api>: <name> (<code>): <message>' then the hint", "[error]")
 {
-    const gpu::cuda_error e(cudaErrorInsufficientDriver, "cudaGetDeviceCount(&n)", "update the driver",
-                            -1, std::source_location::current());
+    const gpu::cuda_error e(cudaErrorInsufficientDriver, "cudaGetDeviceCount(&n)",
+                            "update the driver", -1, std::source_location::current());
     const std::string what = e.what();
     CHECK(what == "cudaGetDeviceCount(&n): cudaErrorInsufficientDriver (35): " +
-                      gpu::cuda_status_message(cudaErrorInsufficientDriver) + "\nhint: update the driver");
+                      gpu::cuda_status_message(cudaErrorInsufficientDriver) +
+                      "\nhint: update the driver");
     CHECK(e.api() == "cudaGetDeviceCount(&n)");
     CHECK(e.status() == cudaErrorInsufficientDriver);
     CHECK(e.code() == 35);
@@ -160,12 +168,14 @@ TEST_CASE("an error without a hint has no hint line", "[error]")
 
 TEST_CASE("cuda_error::is_sticky follows the status", "[error]")
 {
-    const gpu::cuda_error e(cudaErrorIllegalAddress, "kernel", gpu::hint_for(cudaErrorIllegalAddress), 0,
+    const gpu::cuda_error e(cudaErrorIllegalAddress, "kernel",
+                            gpu::hint_for(cudaErrorIllegalAddress), 0,
                             std::source_location::current());
     CHECK(e.is_sticky());
 }
 
-TEST_CASE("GPU_CUDA_CHECK passes cudaSuccess and throws with the expression and location", "[error]")
+TEST_CASE("GPU_CUDA_CHECK passes cudaSuccess and throws with the expression and location",
+          "[error]")
 {
     CHECK_NOTHROW(GPU_CUDA_CHECK(cudaSuccess));
     const int line = __LINE__ + 2;
@@ -210,7 +220,8 @@ TEST_CASE("out_of_memory carries requested, free and total bytes in numbers and 
     CHECK(e.status() == cudaErrorMemoryAllocation);
     const std::string what = e.what();
     CHECK_THAT(what, StartsWith("cudaMallocAsync(&p, n, s): cudaErrorMemoryAllocation (2): "));
-    CHECK_THAT(what, ContainsSubstring("requested 1.00 PiB on device 0 with 3.00 GiB free of 80.00 GiB"));
+    CHECK_THAT(what,
+               ContainsSubstring("requested 1.00 PiB on device 0 with 3.00 GiB free of 80.00 GiB"));
     CHECK_THAT(what, ContainsSubstring("cudagap holds"));
     CHECK_THAT(what, ContainsSubstring("reduce the batch"));
 }

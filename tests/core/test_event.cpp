@@ -20,8 +20,9 @@ TEST_CASE("a default event_ref refers to no event", "[event]")
 TEST_CASE("event flags combine into CUDA's flags", "[event]")
 {
     CHECK(static_cast<unsigned>(gpu::event_flags::timing) == cudaEventDefault);
-    CHECK(static_cast<unsigned>(gpu::event_flags::disable_timing | gpu::event_flags::blocking_sync) ==
-          (cudaEventDisableTiming | cudaEventBlockingSync));
+    CHECK(
+        static_cast<unsigned>(gpu::event_flags::disable_timing | gpu::event_flags::blocking_sync) ==
+        (cudaEventDisableTiming | cudaEventBlockingSync));
 }
 
 TEST_CASE("event is move-only", "[event]")
@@ -43,7 +44,8 @@ TEST_CASE("creating an event without CUDA throws the CUDA error", "[event]")
 TEST_CASE("an event_ref to no event is refused before any CUDA call", "[event]")
 {
     const gpu::event_ref none;
-    CHECK_THROWS_WITH(none.record(gpu::legacy_default_stream), ContainsSubstring("refers to no event"));
+    CHECK_THROWS_WITH(none.record(gpu::legacy_default_stream),
+                      ContainsSubstring("refers to no event"));
     CHECK_THROWS_AS(none.synchronize(), std::logic_error);
     CHECK_THROWS_AS(none.is_ready(), std::logic_error);
     CHECK_THROWS_WITH(gpu::elapsed(none, none), ContainsSubstring("gpu::elapsed"));
@@ -54,7 +56,8 @@ TEST_CASE("an empty event refuses to hand out a null event_ref, like stream::ref
     const auto e = gpu::event::from_native_handle(nullptr);
     CHECK(e.get() == nullptr);
     CHECK_FALSE(e);
-    CHECK_THROWS_WITH(e.ref(), ContainsSubstring("gpu::event: used after it was moved from or released"));
+    CHECK_THROWS_WITH(e.ref(),
+                      ContainsSubstring("gpu::event: used after it was moved from or released"));
     CHECK_THROWS_AS(static_cast<gpu::event_ref>(e), std::logic_error);
     CHECK_THROWS_AS(e.record(gpu::legacy_default_stream), std::logic_error);
     CHECK_THROWS_AS(e.synchronize(), std::logic_error);
@@ -66,8 +69,10 @@ TEST_CASE("an empty event refuses to hand out a null event_ref, like stream::ref
 TEST_CASE("recording names its stream", "[event]")
 {
     // record() has no default stream: recording is stream-ordered work.
-    STATIC_REQUIRE_FALSE(std::is_invocable_v<decltype(&gpu::event_ref::record), const gpu::event_ref&>);
-    STATIC_REQUIRE(std::is_invocable_v<decltype(&gpu::event_ref::record), const gpu::event_ref&, gpu::stream_ref>);
+    STATIC_REQUIRE_FALSE(
+        std::is_invocable_v<decltype(&gpu::event_ref::record), const gpu::event_ref&>);
+    STATIC_REQUIRE(std::is_invocable_v<decltype(&gpu::event_ref::record), const gpu::event_ref&,
+                                       gpu::stream_ref>);
 }
 
 TEST_CASE("an event records, completes and reports readiness", "[event][gpu]")
@@ -111,8 +116,9 @@ TEST_CASE("moving an event transfers the handle and empties the source", "[event
     gpu::event b(std::move(a));
     CHECK(b.get() == handle);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
-    CHECK_THROWS_AS(a.ref(), std::logic_error);               // NOLINT(bugprone-use-after-move)
-    CHECK_THROWS_AS(a.record(gpu::legacy_default_stream), std::logic_error); // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(a.ref(), std::logic_error); // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(a.record(gpu::legacy_default_stream),
+                    std::logic_error); // NOLINT(bugprone-use-after-move)
     cudaEvent_t raw = b.release();
     CHECK(b.get() == nullptr);
     const gpu::event adopted = gpu::event::from_native_handle(raw);

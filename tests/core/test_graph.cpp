@@ -60,7 +60,8 @@ TEST_CASE("graph and graph_exec are move-only owners", "[graph]")
     STATIC_REQUIRE_FALSE(std::is_convertible_v<const gpu::graph&, gpu::graph_exec>);
 }
 
-TEST_CASE("an empty graph refuses every operation with logic_error, before any CUDA call", "[graph]")
+TEST_CASE("an empty graph refuses every operation with logic_error, before any CUDA call",
+          "[graph]")
 {
     const gpu::graph empty;
     CHECK_FALSE(empty);
@@ -68,8 +69,9 @@ TEST_CASE("an empty graph refuses every operation with logic_error, before any C
     CHECK_THROWS_WITH(empty.node_count(), ContainsSubstring("gpu::graph::node_count") &&
                                               ContainsSubstring("moved from or released"));
     CHECK_THROWS_AS(empty.write_dot("never-written.dot"), std::logic_error);
-    CHECK_THROWS_WITH(gpu::graph_exec(empty), ContainsSubstring("gpu::graph_exec (instantiating a graph)") &&
-                                                  ContainsSubstring("holds no graph"));
+    CHECK_THROWS_WITH(gpu::graph_exec(empty),
+                      ContainsSubstring("gpu::graph_exec (instantiating a graph)") &&
+                          ContainsSubstring("holds no graph"));
     gpu::graph adopted = gpu::graph::from_native_handle(nullptr);
     CHECK_FALSE(adopted);
     CHECK(adopted.release() == nullptr);
@@ -88,7 +90,8 @@ TEST_CASE("an empty graph_exec refuses every operation with logic_error, before 
     CHECK_THROWS_AS(empty.flags(), std::logic_error);
     const gpu::graph none;
     CHECK_THROWS_WITH(empty.update(none), ContainsSubstring("gpu::graph_exec::update"));
-    CHECK_THROWS_AS(gpu::graph_exec::from_native_handle(nullptr).launch(per_thread), std::logic_error);
+    CHECK_THROWS_AS(gpu::graph_exec::from_native_handle(nullptr).launch(per_thread),
+                    std::logic_error);
 }
 
 TEST_CASE("moving an empty owner leaves both empty and usable for assignment", "[graph]")
@@ -101,7 +104,8 @@ TEST_CASE("moving an empty owner leaves both empty and usable for assignment", "
     gpu::graph_exec e;
     gpu::graph_exec f(std::move(e));
     CHECK_FALSE(f);
-    CHECK_THROWS_AS(e.launch(gpu::stream_ref(cudaStreamPerThread)), std::logic_error); // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(e.launch(gpu::stream_ref(cudaStreamPerThread)),
+                    std::logic_error); // NOLINT(bugprone-use-after-move)
 }
 
 TEST_CASE("instantiation flags are CUDA's and combine", "[graph]")
@@ -114,29 +118,33 @@ TEST_CASE("instantiation flags are CUDA's and combine", "[graph]")
 
 TEST_CASE("a refused update says why in words", "[graph]")
 {
-    CHECK_THAT(std::string(gpu::detail::graph_update_reason(cudaGraphExecUpdateErrorTopologyChanged)),
-               ContainsSubstring("topology changed"));
-    CHECK_THAT(std::string(gpu::detail::graph_update_reason(cudaGraphExecUpdateErrorNodeTypeChanged)),
-               ContainsSubstring("type changed"));
+    CHECK_THAT(
+        std::string(gpu::detail::graph_update_reason(cudaGraphExecUpdateErrorTopologyChanged)),
+        ContainsSubstring("topology changed"));
+    CHECK_THAT(
+        std::string(gpu::detail::graph_update_reason(cudaGraphExecUpdateErrorNodeTypeChanged)),
+        ContainsSubstring("type changed"));
     CHECK_THAT(std::string(gpu::detail::graph_update_reason(cudaGraphExecUpdateErrorNotSupported)),
                ContainsSubstring("memory allocation"));
-    for (const auto result : {cudaGraphExecUpdateError, cudaGraphExecUpdateErrorFunctionChanged,
-                              cudaGraphExecUpdateErrorParametersChanged,
-                              cudaGraphExecUpdateErrorUnsupportedFunctionChange,
-                              cudaGraphExecUpdateErrorAttributesChanged,
-                              static_cast<cudaGraphExecUpdateResult>(99)}) {
+    for (const auto result :
+         {cudaGraphExecUpdateError, cudaGraphExecUpdateErrorFunctionChanged,
+          cudaGraphExecUpdateErrorParametersChanged,
+          cudaGraphExecUpdateErrorUnsupportedFunctionChange,
+          cudaGraphExecUpdateErrorAttributesChanged, static_cast<cudaGraphExecUpdateResult>(99)}) {
         CHECK_FALSE(gpu::detail::graph_update_reason(result).empty());
     }
     constexpr gpu::graph_update_result in_place;
     STATIC_REQUIRE(in_place.in_place());
     STATIC_REQUIRE(in_place.reason.empty());
-    STATIC_REQUIRE_FALSE(gpu::graph_update_result{.kind = gpu::graph_update_kind::reinstantiated}.in_place());
+    STATIC_REQUIRE_FALSE(
+        gpu::graph_update_result{.kind = gpu::graph_update_kind::reinstantiated}.in_place());
 }
 
 TEST_CASE("the hint for a refused graph update points at graph_exec::update", "[graph]")
 {
     CHECK_THAT(gpu::hint_for(cudaErrorGraphExecUpdateFailure),
-               ContainsSubstring("instantiate it again") && ContainsSubstring("gpu::graph_exec::update"));
+               ContainsSubstring("instantiate it again") &&
+                   ContainsSubstring("gpu::graph_exec::update"));
 }
 
 TEST_CASE("an instance replays its graph, uploaded or not", "[graph][gpu]")
@@ -183,7 +191,8 @@ TEST_CASE("update applies new addresses in place when the topology is the same",
     check_all(x, 3.0F); // the new y
 }
 
-TEST_CASE("update instantiates again, with the same flags, when the topology changed", "[graph][gpu]")
+TEST_CASE("update instantiates again, with the same flags, when the topology changed",
+          "[graph][gpu]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
     auto x = gpu::device_buffer<float>::from_host(std::vector<float>(n, 0.0F), s);
@@ -198,7 +207,7 @@ TEST_CASE("update instantiates again, with the same flags, when the topology cha
     CHECK(exec.get() != before);
     CHECK(exec.flags() == gpu::graph_instantiate_flags::auto_free_on_launch);
     exec.launch(s);
-    check_all(x, 3.0F); // three adds: the new graph ran
+    check_all(x, 3.0F);                       // three adds: the new graph ran
     CHECK(cudaGetLastError() == cudaSuccess); // the refused update left no error behind
 }
 

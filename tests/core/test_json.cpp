@@ -8,7 +8,10 @@
 
 namespace {
 // Dump and parse again, as a script reading the programs' --json output would.
-nlohmann::json round_trip(const nlohmann::json& value) { return nlohmann::json::parse(value.dump(2)); }
+nlohmann::json round_trip(const nlohmann::json& value)
+{
+    return nlohmann::json::parse(value.dump(2));
+}
 } // namespace
 
 TEST_CASE("profiles become JSON objects with a null for an unset seed", "[json]")

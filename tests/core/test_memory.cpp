@@ -43,15 +43,19 @@ TEST_CASE("device_buffer is move-only and nothrow-movable", "[memory]")
     STATIC_REQUIRE(std::is_nothrow_move_constructible_v<gpu::pinned_buffer<double>>);
 }
 
-TEST_CASE("a copy of the wrong size is rejected before any CUDA call, naming both sizes", "[memory]")
+TEST_CASE("a copy of the wrong size is rejected before any CUDA call, naming both sizes",
+          "[memory]")
 {
     gpu::device_buffer<float> empty;
     const std::vector<float> three{1.0F, 2.0F, 3.0F};
     std::vector<float> out(3);
-    CHECK_THROWS_WITH(empty.copy_from_host(three), ContainsSubstring("the device buffer has 0 elements, the other side 3"));
+    CHECK_THROWS_WITH(empty.copy_from_host(three),
+                      ContainsSubstring("the device buffer has 0 elements, the other side 3"));
     CHECK_THROWS_AS(empty.copy_to_host(out), std::invalid_argument);
-    CHECK_THROWS_WITH(empty.copy_to_host_async(out, gpu::legacy_default_stream), ContainsSubstring("copy_to_host"));
-    CHECK_THROWS_WITH(empty.copy_from_host_async(three, gpu::legacy_default_stream), ContainsSubstring("nothing was copied"));
+    CHECK_THROWS_WITH(empty.copy_to_host_async(out, gpu::legacy_default_stream),
+                      ContainsSubstring("copy_to_host"));
+    CHECK_THROWS_WITH(empty.copy_from_host_async(three, gpu::legacy_default_stream),
+                      ContainsSubstring("nothing was copied"));
 }
 
 TEST_CASE("copying between empty buffers and spans is a no-op", "[memory]")
@@ -67,8 +71,10 @@ TEST_CASE("copying between empty buffers and spans is a no-op", "[memory]")
 TEST_CASE("a byte count that overflows is rejected with the element count", "[memory]")
 {
     const std::size_t too_many = std::numeric_limits<std::size_t>::max() / 2;
-    CHECK_THROWS_WITH(gpu::device_buffer<double>(too_many, gpu::legacy_default_stream), ContainsSubstring("overflow"));
-    CHECK_THROWS_WITH(gpu::pinned_buffer<double>(too_many), ContainsSubstring(std::to_string(too_many)));
+    CHECK_THROWS_WITH(gpu::device_buffer<double>(too_many, gpu::legacy_default_stream),
+                      ContainsSubstring("overflow"));
+    CHECK_THROWS_WITH(gpu::pinned_buffer<double>(too_many),
+                      ContainsSubstring(std::to_string(too_many)));
 }
 
 TEST_CASE("allocating without CUDA throws the CUDA error, not out_of_memory", "[memory]")
@@ -92,16 +98,19 @@ TEST_CASE("allocating without CUDA throws the CUDA error, not out_of_memory", "[
     CHECK_THROWS_AS(gpu::pinned_buffer<float>(16), gpu::cuda_error);
 }
 
-TEST_CASE("read_device_value refuses a null source, and without CUDA throws the CUDA error", "[memory]")
+TEST_CASE("read_device_value refuses a null source, and without CUDA throws the CUDA error",
+          "[memory]")
 {
-    CHECK_THROWS_WITH(gpu::read_device_value(static_cast<const float*>(nullptr), gpu::legacy_default_stream),
-                      "gpu::read_device_value: null source");
+    CHECK_THROWS_WITH(
+        gpu::read_device_value(static_cast<const float*>(nullptr), gpu::legacy_default_stream),
+        "gpu::read_device_value: null source");
     if (gpu::is_available()) {
         SUCCEED("CUDA is available here; the read is covered by the [gpu] tests");
         return;
     }
     const float not_device_memory = 1.0F;
-    CHECK_THROWS_AS(gpu::read_device_value(&not_device_memory, gpu::legacy_default_stream), gpu::cuda_error);
+    CHECK_THROWS_AS(gpu::read_device_value(&not_device_memory, gpu::legacy_default_stream),
+                    gpu::cuda_error);
 }
 
 TEST_CASE("read_device_value reads one value written on the stream", "[memory][gpu]")
@@ -116,8 +125,9 @@ TEST_CASE("read_device_value reads one value written on the stream", "[memory][g
 TEST_CASE("a failed page-lock names host memory, not the device's numbers", "[memory]")
 {
     try {
-        gpu::detail::throw_pinned_allocation_failure(cudaErrorMemoryAllocation, "cudaMallocHost(&p, n)",
-                                                     std::size_t{3} << 30, std::source_location::current());
+        gpu::detail::throw_pinned_allocation_failure(cudaErrorMemoryAllocation,
+                                                     "cudaMallocHost(&p, n)", std::size_t{3} << 30,
+                                                     std::source_location::current());
         FAIL("nothing was thrown");
     } catch (const gpu::out_of_memory&) {
         FAIL("a host allocation was reported as device out_of_memory");
@@ -129,8 +139,9 @@ TEST_CASE("a failed page-lock names host memory, not the device's numbers", "[me
     }
     // Other statuses keep their own hint (here: no driver, or whatever this machine says).
     try {
-        gpu::detail::throw_pinned_allocation_failure(cudaErrorInsufficientDriver, "cudaMallocHost(&p, n)",
-                                                     64, std::source_location::current());
+        gpu::detail::throw_pinned_allocation_failure(cudaErrorInsufficientDriver,
+                                                     "cudaMallocHost(&p, n)", 64,
+                                                     std::source_location::current());
         FAIL("nothing was thrown");
     } catch (const gpu::cuda_error& e) {
         CHECK(e.status() == cudaErrorInsufficientDriver);
@@ -171,16 +182,21 @@ TEST_CASE("an empty buffer keeps the stream it was made for", "[memory]")
     CHECK(gpu::device_buffer<int>().stream().is_default());
 }
 
-TEST_CASE("a device_buffer is made on a named stream and a const one hands out const pointers", "[memory]")
+TEST_CASE("a device_buffer is made on a named stream and a const one hands out const pointers",
+          "[memory]")
 {
     // An allocation is stream-ordered work: no constructor falls back to the default stream.
     STATIC_REQUIRE_FALSE(std::is_constructible_v<gpu::device_buffer<float>, std::size_t>);
-    STATIC_REQUIRE(std::is_constructible_v<gpu::device_buffer<float>, std::size_t, gpu::stream_ref>);
+    STATIC_REQUIRE(
+        std::is_constructible_v<gpu::device_buffer<float>, std::size_t, gpu::stream_ref>);
     STATIC_REQUIRE_FALSE(std::is_invocable_v<decltype(&gpu::device_buffer<float>::from_host),
                                              std::span<const float>>);
-    STATIC_REQUIRE(std::is_same_v<decltype(std::declval<const gpu::device_buffer<float>&>().get()), const float*>);
-    STATIC_REQUIRE(std::is_same_v<decltype(std::declval<gpu::device_buffer<float>&>().get()), float*>);
-    STATIC_REQUIRE(std::is_same_v<decltype(std::declval<const gpu::device_buffer<float>&>().data()), const float*>);
+    STATIC_REQUIRE(std::is_same_v<decltype(std::declval<const gpu::device_buffer<float>&>().get()),
+                                  const float*>);
+    STATIC_REQUIRE(
+        std::is_same_v<decltype(std::declval<gpu::device_buffer<float>&>().get()), float*>);
+    STATIC_REQUIRE(std::is_same_v<decltype(std::declval<const gpu::device_buffer<float>&>().data()),
+                                  const float*>);
     const gpu::device_buffer<float> empty;
     CHECK(empty.get() == empty.data());
 }
@@ -238,10 +254,12 @@ TEST_CASE("zero fill and device-to-device copy", "[memory][gpu]")
     const std::vector<float> zeros = source.to_host();
     CHECK(std::all_of(zeros.begin(), zeros.end(), [](float v) { return v == 0.0F; }));
     gpu::device_buffer<float> wrong(3, gpu::legacy_default_stream);
-    CHECK_THROWS_AS(wrong.copy_from_async(source, gpu::legacy_default_stream), std::invalid_argument);
+    CHECK_THROWS_AS(wrong.copy_from_async(source, gpu::legacy_default_stream),
+                    std::invalid_argument);
 }
 
-TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allocation works", "[memory][gpu]")
+TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allocation works",
+          "[memory][gpu]")
 {
     constexpr std::size_t pib = std::size_t{1} << 50;
     const auto before = gpu::allocation_statistics();
@@ -262,16 +280,19 @@ TEST_CASE("an impossible allocation throws out_of_memory with numbers, then allo
     CHECK(cudaGetLastError() == cudaSuccess);
 }
 
-TEST_CASE("before reporting out of memory, the pool's cached memory goes back to the device", "[memory][gpu]")
+TEST_CASE("before reporting out of memory, the pool's cached memory goes back to the device",
+          "[memory][gpu]")
 {
     const gpu::device dev = gpu::current_device();
     if (!gpu::memory_pool_info(dev).supported) {
-        SUCCEED("this device has no memory pools: allocations use cudaMalloc, with no cache to trim");
+        SUCCEED(
+            "this device has no memory pools: allocations use cudaMalloc, with no cache to trim");
         return;
     }
     constexpr std::size_t gib = std::size_t{1} << 30;
     // The pool keeps freed memory only when its threshold says so; the trim must not depend on it.
-    const gpu::test::scoped_release_threshold keep(gpu::memory_pool::current(dev), gpu::memory_pool::keep_all);
+    const gpu::test::scoped_release_threshold keep(gpu::memory_pool::current(dev),
+                                                   gpu::memory_pool::keep_all);
     gpu::stream s(gpu::stream_flags::non_blocking);
     {
         const gpu::device_buffer<std::byte> cached(gib, s); // freed on s: the pool keeps the GiB
@@ -283,7 +304,8 @@ TEST_CASE("before reporting out of memory, the pool's cached memory goes back to
         FAIL("a 1 PiB allocation succeeded");
     } catch (const gpu::out_of_memory& e) {
         // The retry was made after the trim, and the numbers were read after it too.
-        CHECK_THAT(e.api(), ContainsSubstring("cudaMallocAsync") && ContainsSubstring("cudaMemPoolTrimTo"));
+        CHECK_THAT(e.api(),
+                   ContainsSubstring("cudaMallocAsync") && ContainsSubstring("cudaMemPoolTrimTo"));
         CHECK(gpu::memory_pool_info(dev).cached_bytes() < gib);
         CHECK(e.free_bytes() <= e.total_bytes());
         CHECK_THAT(e.hint(), !ContainsSubstring("its pool caches 1.00 GiB"));
@@ -294,7 +316,8 @@ TEST_CASE("before reporting out of memory, the pool's cached memory goes back to
     CHECK(cudaGetLastError() == cudaSuccess);
 }
 
-TEST_CASE("pinning an impossible amount of host memory says so, then pinning works", "[memory][gpu]")
+TEST_CASE("pinning an impossible amount of host memory says so, then pinning works",
+          "[memory][gpu]")
 {
     constexpr std::size_t pib = std::size_t{1} << 50;
     try {
@@ -339,7 +362,7 @@ TEST_CASE("moving a buffer moves the memory and empties the source", "[memory][g
     gpu::device_buffer<float> b(std::move(a));
     CHECK(b.data() == pointer);
     CHECK(b.size() == 256);
-    CHECK(a.empty()); // NOLINT(bugprone-use-after-move): the documented moved-from state
+    CHECK(a.empty());           // NOLINT(bugprone-use-after-move): the documented moved-from state
     CHECK(a.data() == nullptr); // NOLINT(bugprone-use-after-move)
     gpu::device_buffer<float> c(16, gpu::legacy_default_stream);
     c = std::move(b);
@@ -406,7 +429,8 @@ TEST_CASE("allocating leaves the pool's release threshold as the user set it", "
     CHECK(gpu::memory_pool_info(dev).release_threshold_bytes == chosen);
 }
 
-TEST_CASE("the release threshold decides whether freed memory survives a synchronisation", "[memory][gpu]")
+TEST_CASE("the release threshold decides whether freed memory survives a synchronisation",
+          "[memory][gpu]")
 {
     const gpu::device dev = gpu::current_device();
     if (!dev.properties().memory_pools_supported) {

@@ -43,11 +43,13 @@ TEST_CASE("a non-finite report says what was found", "[numerics]")
     CHECK(clean.all_finite());
     CHECK(clean.to_string() == "all 100 elements are finite");
 
-    const gpu::non_finite_report bad{.elements = 1000000, .nan_count = 3, .inf_count = 1, .first_index = 42};
+    const gpu::non_finite_report bad{
+        .elements = 1000000, .nan_count = 3, .inf_count = 1, .first_index = 42};
     CHECK_FALSE(bad.all_finite());
     CHECK(bad.to_string() == "3 NaN and 1 Inf in 1000000 elements, the first at index 42");
 
-    const gpu::non_finite_report inf_only{.elements = 8, .inf_count = 2, .first_index = std::nullopt};
+    const gpu::non_finite_report inf_only{
+        .elements = 8, .inf_count = 2, .first_index = std::nullopt};
     CHECK_FALSE(inf_only.all_finite());
     CHECK(inf_only.to_string() == "0 NaN and 2 Inf in 8 elements"); // no index when none is known
 }
@@ -57,15 +59,18 @@ TEST_CASE("numerics_error is a gpu::error in the house format, with a hint", "[n
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::numerics_error>);
     STATIC_REQUIRE(std::is_nothrow_copy_constructible_v<gpu::numerics_error>);
 
-    const gpu::non_finite_report report{.elements = 1024, .nan_count = 2, .inf_count = 1, .first_index = 17};
+    const gpu::non_finite_report report{
+        .elements = 1024, .nan_count = 2, .inf_count = 1, .first_index = 17};
     const gpu::numerics_error e("gpu::blas::gemm (FP16 inputs, 32x32x32)", report, 3);
     const std::string what = e.what();
     CHECK_THAT(what, StartsWith("gpu::blas::gemm (FP16 inputs, 32x32x32): non-finite output (3): "
                                 "2 NaN and 1 Inf in 1024 elements, the first at index 17\nhint: "));
     // The hint says where NaN and Inf come from and why the check ran.
-    CHECK_THAT(what, ContainsSubstring("inputs") && ContainsSubstring("65504") && ContainsSubstring("BF16") &&
-                         ContainsSubstring("uninitialised") && ContainsSubstring("check_numerics") &&
-                         ContainsSubstring("synchronisation") && ContainsSubstring("gpu::check_finite"));
+    CHECK_THAT(what, ContainsSubstring("inputs") && ContainsSubstring("65504") &&
+                         ContainsSubstring("BF16") && ContainsSubstring("uninitialised") &&
+                         ContainsSubstring("check_numerics") &&
+                         ContainsSubstring("synchronisation") &&
+                         ContainsSubstring("gpu::check_finite"));
     CHECK(e.operation() == "gpu::blas::gemm (FP16 inputs, 32x32x32)");
     CHECK(e.api() == e.operation());
     CHECK(e.status_name() == "non-finite output");
@@ -115,9 +120,10 @@ TEST_CASE("FP32 scans count NaN and Inf and find the first", "[numerics]")
 {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const float inf = std::numeric_limits<float>::infinity();
-    const std::vector<float> values{1.0F, std::numeric_limits<float>::max(), -0.0F,
-                                    std::numeric_limits<float>::denorm_min(), -inf, nan, inf,
-                                    std::numeric_limits<float>::signaling_NaN()};
+    const std::vector<float> values{1.0F,  std::numeric_limits<float>::max(),
+                                    -0.0F, std::numeric_limits<float>::denorm_min(),
+                                    -inf,  nan,
+                                    inf,   std::numeric_limits<float>::signaling_NaN()};
     const gpu::non_finite_report report =
         gpu::check_finite_on_host(bytes_of(values), values.size(), element_type::fp32);
     CHECK(report.elements == 8);
@@ -152,29 +158,37 @@ TEST_CASE("FP16 and BF16 scans read the 16-bit patterns", "[numerics]")
 
 TEST_CASE("FP64 scans read the 64-bit patterns, signalling NaN included", "[numerics]")
 {
-    const std::vector<double> values{1.0, std::numeric_limits<double>::max(),
+    const std::vector<double> values{1.0,
+                                     std::numeric_limits<double>::max(),
                                      std::numeric_limits<double>::denorm_min(),
                                      std::numeric_limits<double>::signaling_NaN(),
                                      -std::numeric_limits<double>::infinity(),
                                      std::numeric_limits<double>::quiet_NaN()};
-    const auto report = gpu::check_finite_on_host(bytes_of(values), values.size(), element_type::fp64);
+    const auto report =
+        gpu::check_finite_on_host(bytes_of(values), values.size(), element_type::fp64);
     CHECK(report.nan_count == 2);
     CHECK(report.inf_count == 1);
     CHECK(report.first_index == std::optional<std::size_t>(3));
     // The same bytes read as FP32 are other numbers: the format decides.
-    const auto as_fp32 = gpu::check_finite_on_host(bytes_of(values), 2 * values.size(), element_type::fp32);
+    const auto as_fp32 =
+        gpu::check_finite_on_host(bytes_of(values), 2 * values.size(), element_type::fp32);
     CHECK(as_fp32.elements == 12);
 }
 
 TEST_CASE("a scan refuses a span shorter than the elements it is asked for", "[numerics]")
 {
     const std::vector<std::uint16_t> two{0, 0};
-    CHECK_THROWS_WITH(gpu::check_finite_on_host(bytes_of(two), 2, element_type::fp32),
-                      ContainsSubstring("gpu::check_finite_on_host: 2 FP32 elements need 8 bytes, the span has 4"));
-    CHECK_THROWS_AS(gpu::check_finite(nullptr, 5, element_type::fp32, gpu::legacy_default_stream), std::invalid_argument);
-    CHECK_THROWS_WITH(gpu::check_finite(nullptr, 10, element_type::fp32, gpu::legacy_default_stream),
-                      ContainsSubstring("null data for 10 elements"));
-    CHECK(gpu::check_finite(nullptr, 0, element_type::fp16, gpu::legacy_default_stream).elements == 0);
+    CHECK_THROWS_WITH(
+        gpu::check_finite_on_host(bytes_of(two), 2, element_type::fp32),
+        ContainsSubstring(
+            "gpu::check_finite_on_host: 2 FP32 elements need 8 bytes, the span has 4"));
+    CHECK_THROWS_AS(gpu::check_finite(nullptr, 5, element_type::fp32, gpu::legacy_default_stream),
+                    std::invalid_argument);
+    CHECK_THROWS_WITH(
+        gpu::check_finite(nullptr, 10, element_type::fp32, gpu::legacy_default_stream),
+        ContainsSubstring("null data for 10 elements"));
+    CHECK(gpu::check_finite(nullptr, 0, element_type::fp16, gpu::legacy_default_stream).elements ==
+          0);
 }
 
 TEST_CASE("a scan's byte count cannot wrap around", "[numerics]")
@@ -186,16 +200,20 @@ TEST_CASE("a scan's byte count cannot wrap around", "[numerics]")
                       ContainsSubstring(std::to_string(wrapping) + " x 4 bytes, the span has 16"));
     // On the device the count is refused before any allocation, launch or synchronisation.
     const std::uint16_t somewhere = 0;
-    CHECK_THROWS_WITH(gpu::check_finite(&somewhere, wrapping, element_type::fp32, gpu::legacy_default_stream),
-                      ContainsSubstring("more than the address space holds"));
+    CHECK_THROWS_WITH(
+        gpu::check_finite(&somewhere, wrapping, element_type::fp32, gpu::legacy_default_stream),
+        ContainsSubstring("more than the address space holds"));
     // Above 2^63 bytes the kernel's signed offsets would wrap: refused too.
     const std::size_t above_offsets = (std::size_t{1} << 62);
-    CHECK_THROWS_WITH(gpu::check_finite(&somewhere, above_offsets, element_type::fp16, gpu::legacy_default_stream),
+    CHECK_THROWS_WITH(gpu::check_finite(&somewhere, above_offsets, element_type::fp16,
+                                        gpu::legacy_default_stream),
                       ContainsSubstring("more than the address space holds"));
-    CHECK_THROWS_WITH(gpu::check_finite_on_host(bytes_of(eight), 1, static_cast<element_type>(7)),
-                      ContainsSubstring("element_type value 7 is none of FP32, FP64, FP16 and BF16"));
-    CHECK_THROWS_WITH(gpu::check_finite(&somewhere, 1, static_cast<element_type>(7), gpu::legacy_default_stream),
-                      ContainsSubstring("gpu::check_finite: element_type value 7"));
+    CHECK_THROWS_WITH(
+        gpu::check_finite_on_host(bytes_of(eight), 1, static_cast<element_type>(7)),
+        ContainsSubstring("element_type value 7 is none of FP32, FP64, FP16 and BF16"));
+    CHECK_THROWS_WITH(
+        gpu::check_finite(&somewhere, 1, static_cast<element_type>(7), gpu::legacy_default_stream),
+        ContainsSubstring("gpu::check_finite: element_type value 7"));
 }
 
 TEST_CASE("the flag check refuses bad arguments before the GPU, each named", "[numerics]")
@@ -212,8 +230,9 @@ TEST_CASE("the flag check refuses bad arguments before the GPU, each named", "[n
                       ContainsSubstring("gpu::flag_non_finite: the flag is null"));
     CHECK_THROWS_WITH(gpu::flag_non_finite(&somewhere, 10, element_type::fp32, flag, 0, s),
                       ContainsSubstring("code 0 is the flag's \"nothing found\""));
-    CHECK_THROWS_WITH(gpu::flag_non_finite(&somewhere, std::size_t{1} << 62, element_type::fp16, flag, 1, s),
-                      ContainsSubstring("more than the address space holds"));
+    CHECK_THROWS_WITH(
+        gpu::flag_non_finite(&somewhere, std::size_t{1} << 62, element_type::fp16, flag, 1, s),
+        ContainsSubstring("more than the address space holds"));
     // Nothing to check: nothing is launched (no GPU needed), the flag is not touched.
     CHECK_NOTHROW(gpu::flag_non_finite(nullptr, 0, element_type::fp32, flag, 3, s));
     CHECK(flag_storage == 0);
@@ -224,28 +243,33 @@ namespace {
 std::string address_text(const void* p)
 {
     char text[32];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
+    std::snprintf(text, sizeof text, "0x%llx",
+                  static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)));
     return text;
 }
 } // namespace
 
 // A kernel that reads an element at an address not a multiple of its size faults on the GPU
 // (cudaErrorMisalignedAddress, which ends the CUDA context): refused on the host instead.
-TEST_CASE("the checks refuse data not aligned to its element size, naming the address", "[numerics]")
+TEST_CASE("the checks refuse data not aligned to its element size, naming the address",
+          "[numerics]")
 {
     alignas(16) std::array<std::byte, 64> storage{};
     std::uint32_t flag_storage = 0;
     const auto s = gpu::legacy_default_stream;
     const std::byte* const odd = storage.data() + 1;
-    CHECK_THROWS_AS(gpu::flag_non_finite(odd, 4, element_type::fp16, &flag_storage, 1, s), std::invalid_argument);
+    CHECK_THROWS_AS(gpu::flag_non_finite(odd, 4, element_type::fp16, &flag_storage, 1, s),
+                    std::invalid_argument);
     CHECK_THROWS_WITH(gpu::flag_non_finite(odd, 4, element_type::fp16, &flag_storage, 1, s),
                       ContainsSubstring("gpu::flag_non_finite: data at " + address_text(odd) +
                                         " is not aligned to its 2-byte FP16 elements"));
-    CHECK_THROWS_WITH(gpu::flag_non_finite(storage.data() + 4, 4, element_type::fp64, &flag_storage, 1, s),
-                      ContainsSubstring("data at " + address_text(storage.data() + 4) +
-                                        " is not aligned to its 8-byte FP64 elements"));
-    CHECK_THROWS_WITH(gpu::flag_non_finite(storage.data() + 2, 4, element_type::fp32, &flag_storage, 1, s),
-                      ContainsSubstring("not aligned to its 4-byte FP32 elements"));
+    CHECK_THROWS_WITH(
+        gpu::flag_non_finite(storage.data() + 4, 4, element_type::fp64, &flag_storage, 1, s),
+        ContainsSubstring("data at " + address_text(storage.data() + 4) +
+                          " is not aligned to its 8-byte FP64 elements"));
+    CHECK_THROWS_WITH(
+        gpu::flag_non_finite(storage.data() + 2, 4, element_type::fp32, &flag_storage, 1, s),
+        ContainsSubstring("not aligned to its 4-byte FP32 elements"));
     CHECK_THROWS_WITH(gpu::check_finite(odd, 4, element_type::bf16, s),
                       ContainsSubstring("gpu::check_finite: data at " + address_text(odd) +
                                         " is not aligned to its 2-byte BF16 elements"));
@@ -254,31 +278,41 @@ TEST_CASE("the checks refuse data not aligned to its element size, naming the ad
     CHECK_NOTHROW(gpu::flag_non_finite(odd, 0, element_type::fp32, &flag_storage, 1, s));
 }
 
-TEST_CASE("strided checks refuse bad extents and counts beyond 64 bits before the GPU", "[numerics]")
+TEST_CASE("strided checks refuse bad extents and counts beyond 64 bits before the GPU",
+          "[numerics]")
 {
     using gpu::detail::strided_elements;
     const float somewhere = 0.0F;
     const auto check = [&](const strided_elements& where) {
-        return gpu::detail::check_finite_strided(&somewhere, element_type::fp32, where, gpu::legacy_default_stream);
+        return gpu::detail::check_finite_strided(&somewhere, element_type::fp32, where,
+                                                 gpu::legacy_default_stream);
     };
-    CHECK_THROWS_WITH(check({.batch = 1, .batch_stride = 0, .runs = 3, .run_length = 4, .run_stride = 2}),
-                      ContainsSubstring("invalid extents") && ContainsSubstring("3 runs of 4 (stride 2)"));
-    CHECK_THROWS_AS(check({.batch = -1, .batch_stride = 0, .runs = 1, .run_length = 1, .run_stride = 1}),
-                    std::invalid_argument);
+    CHECK_THROWS_WITH(
+        check({.batch = 1, .batch_stride = 0, .runs = 3, .run_length = 4, .run_stride = 2}),
+        ContainsSubstring("invalid extents") && ContainsSubstring("3 runs of 4 (stride 2)"));
+    CHECK_THROWS_AS(
+        check({.batch = -1, .batch_stride = 0, .runs = 1, .run_length = 1, .run_stride = 1}),
+        std::invalid_argument);
     // 2^40 x 2^40 elements: a count that wrapped to 0 was once reported all finite.
     const std::int64_t big = std::int64_t{1} << 40;
-    CHECK_THROWS_WITH(check({.batch = 1, .batch_stride = 0, .runs = big, .run_length = big, .run_stride = big}),
-                      ContainsSubstring("their element count is more than 64 bits can count"));
+    CHECK_THROWS_WITH(
+        check({.batch = 1, .batch_stride = 0, .runs = big, .run_length = big, .run_stride = big}),
+        ContainsSubstring("their element count is more than 64 bits can count"));
     // Few elements, spread further apart than any memory reaches.
-    CHECK_THROWS_WITH(check({.batch = 3, .batch_stride = std::int64_t{1} << 62, .runs = 1, .run_length = 1,
+    CHECK_THROWS_WITH(check({.batch = 3,
+                             .batch_stride = std::int64_t{1} << 62,
+                             .runs = 1,
+                             .run_length = 1,
                              .run_stride = 1}),
                       ContainsSubstring("span more memory than exists"));
-    CHECK_THROWS_WITH(gpu::detail::check_finite_strided(nullptr, element_type::fp32,
-                                                        {.batch = 2, .batch_stride = 8, .runs = 2,
-                                                         .run_length = 3, .run_stride = 4},
-                                                        gpu::legacy_default_stream),
-                      ContainsSubstring("null data for 12 elements"));
-    const auto empty = check({.batch = 4, .batch_stride = 9, .runs = 0, .run_length = 3, .run_stride = 3});
+    CHECK_THROWS_WITH(
+        gpu::detail::check_finite_strided(
+            nullptr, element_type::fp32,
+            {.batch = 2, .batch_stride = 8, .runs = 2, .run_length = 3, .run_stride = 4},
+            gpu::legacy_default_stream),
+        ContainsSubstring("null data for 12 elements"));
+    const auto empty =
+        check({.batch = 4, .batch_stride = 9, .runs = 0, .run_length = 3, .run_stride = 3});
     CHECK(empty.elements == 0);
     CHECK(empty.all_finite());
 }
@@ -289,8 +323,10 @@ template <class T>
 void check_like_the_host(element_type type, const std::vector<T>& host)
 {
     const auto buffer = gpu::device_buffer<T>::from_host(host, gpu::legacy_default_stream);
-    const gpu::non_finite_report device = gpu::check_finite(buffer.data(), buffer.size(), type, buffer.stream());
-    const gpu::non_finite_report reference = gpu::check_finite_on_host(bytes_of(host), host.size(), type);
+    const gpu::non_finite_report device =
+        gpu::check_finite(buffer.data(), buffer.size(), type, buffer.stream());
+    const gpu::non_finite_report reference =
+        gpu::check_finite_on_host(bytes_of(host), host.size(), type);
     CHECK(device.elements == reference.elements);
     CHECK(device.nan_count == reference.nan_count);
     CHECK(device.inf_count == reference.inf_count);
@@ -330,7 +366,8 @@ TEST_CASE("large checks find NaN and Inf anywhere in many blocks of the grid", "
     host[(std::size_t{1} << 20) + 5] = std::numeric_limits<float>::quiet_NaN();
     host[count - 1] = std::numeric_limits<float>::infinity();
     const auto device = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
-    const auto report = gpu::check_finite(device.data(), count, element_type::fp32, device.stream());
+    const auto report =
+        gpu::check_finite(device.data(), count, element_type::fp32, device.stream());
     CHECK(report.elements == count);
     CHECK(report.nan_count == 1);
     CHECK(report.inf_count == 1);
@@ -349,15 +386,17 @@ TEST_CASE("strided checks read blocks and runs, never the padding between them",
         }
     }
     auto buffer = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
-    const gpu::detail::strided_elements where{.batch = 2, .batch_stride = 20, .runs = 3, .run_length = 4,
-                                              .run_stride = 6};
-    const auto clean = gpu::detail::check_finite_strided(buffer.data(), element_type::fp32, where, buffer.stream());
+    const gpu::detail::strided_elements where{
+        .batch = 2, .batch_stride = 20, .runs = 3, .run_length = 4, .run_stride = 6};
+    const auto clean = gpu::detail::check_finite_strided(buffer.data(), element_type::fp32, where,
+                                                         buffer.stream());
     CHECK(clean.elements == 24u);
     CHECK(clean.all_finite());
-    host[20 + 13] = -std::numeric_limits<float>::infinity(); // block 1, run 2, element 1
+    host[20 + 13] = -std::numeric_limits<float>::infinity();    // block 1, run 2, element 1
     host[20 + 6 + 3] = std::numeric_limits<float>::quiet_NaN(); // block 1, run 1, element 3
     buffer.copy_from_host(host);
-    const auto found = gpu::detail::check_finite_strided(buffer.data(), element_type::fp32, where, buffer.stream());
+    const auto found = gpu::detail::check_finite_strided(buffer.data(), element_type::fp32, where,
+                                                         buffer.stream());
     CHECK(found.nan_count == 1u);
     CHECK(found.inf_count == 1u);
     CHECK(found.first_index == std::optional<std::size_t>(29)); // storage offset, padding counted
@@ -365,13 +404,17 @@ TEST_CASE("strided checks read blocks and runs, never the padding between them",
 
 TEST_CASE("a device check waits for the work queued on its stream", "[numerics][gpu][gate]")
 {
-    gpu::test::check_waits_for_its_stream([](const gpu::device_buffer<float>& buffer, gpu::stream_ref stream) {
-        return gpu::check_finite(buffer.data(), buffer.size(), element_type::fp32, stream);
-    });
+    gpu::test::check_waits_for_its_stream(
+        [](const gpu::device_buffer<float>& buffer, gpu::stream_ref stream) {
+            return gpu::check_finite(buffer.data(), buffer.size(), element_type::fp32, stream);
+        });
 }
 
 namespace {
-std::uint32_t flag_value(const gpu::device_buffer<std::uint32_t>& flag) { return flag.to_host().at(0); }
+std::uint32_t flag_value(const gpu::device_buffer<std::uint32_t>& flag)
+{
+    return flag.to_host().at(0);
+}
 } // namespace
 
 TEST_CASE("the flag keeps the code of the first check that found NaN or Inf", "[numerics][gpu]")
@@ -400,7 +443,8 @@ TEST_CASE("the flag keeps the code of the first check that found NaN or Inf", "[
     gpu::flag_non_finite(c.data(), n, element_type::fp32, flag.data(), 4, s);
     CHECK(flag_value(flag) == 3); // the first that found one, not the last
     flag.fill_zero_async(s);
-    gpu::flag_non_finite(c.data(), n - 1, element_type::fp32, flag.data(), 5, s); // the Inf is beyond n - 1
+    gpu::flag_non_finite(c.data(), n - 1, element_type::fp32, flag.data(), 5,
+                         s); // the Inf is beyond n - 1
     gpu::flag_non_finite(d.data(), wide.size(), element_type::fp64, flag.data(), 6, s);
     gpu::flag_non_finite(c.data(), n, element_type::fp32, flag.data(), 7, s);
     CHECK(flag_value(flag) == 6);

@@ -51,7 +51,8 @@ TEST_CASE("presets are found by full and short names", "[profile]")
     CHECK(gpu::profile_from_name("test") == gpu::profile::testing());
     CHECK(gpu::profile_names().size() == 3);
     CHECK_THROWS_WITH(gpu::profile_from_name("fast"),
-                      ContainsSubstring("unknown profile 'fast'") && ContainsSubstring("development, production and testing"));
+                      ContainsSubstring("unknown profile 'fast'") &&
+                          ContainsSubstring("development, production and testing"));
 }
 
 TEST_CASE("CUDAGAP_PROFILE selects a preset and rejects unknown names", "[profile]")
@@ -61,7 +62,8 @@ TEST_CASE("CUDAGAP_PROFILE selects a preset and rejects unknown names", "[profil
     ::setenv("CUDAGAP_PROFILE", "testing", 1);
     CHECK(gpu::profile_from_environment() == gpu::profile::testing());
     ::setenv("CUDAGAP_PROFILE", "turbo", 1);
-    CHECK_THROWS_WITH(gpu::profile_from_environment(), ContainsSubstring("CUDAGAP_PROFILE") && ContainsSubstring("'turbo'"));
+    CHECK_THROWS_WITH(gpu::profile_from_environment(),
+                      ContainsSubstring("CUDAGAP_PROFILE") && ContainsSubstring("'turbo'"));
     ::unsetenv("CUDAGAP_PROFILE");
 }
 
@@ -79,7 +81,8 @@ TEST_CASE("describe lists every setting", "[profile]")
     CHECK(gpu::to_string(gpu::preferred_precision::bf16) == "bf16");
 }
 
-TEST_CASE("defaults, tags and the selection order: command line, environment, defaults", "[profile]")
+TEST_CASE("defaults, tags and the selection order: command line, environment, defaults",
+          "[profile]")
 {
     const gpu::profile defaults = gpu::profile::defaults();
     CHECK(defaults.name == "default");
@@ -98,9 +101,11 @@ TEST_CASE("defaults, tags and the selection order: command line, environment, de
     CHECK(gpu::select_profile("prod") == gpu::profile::production());
     ::setenv("CUDAGAP_PROFILE", "testing", 1);
     CHECK(gpu::select_profile() == gpu::profile::testing());
-    CHECK(gpu::select_profile("development") == gpu::profile::development()); // the command line wins
+    CHECK(gpu::select_profile("development") ==
+          gpu::profile::development()); // the command line wins
     ::setenv("CUDAGAP_PROFILE", "turbo", 1);
-    CHECK_THROWS_WITH(gpu::select_profile(), ContainsSubstring("CUDAGAP_PROFILE") && ContainsSubstring("'turbo'"));
+    CHECK_THROWS_WITH(gpu::select_profile(),
+                      ContainsSubstring("CUDAGAP_PROFILE") && ContainsSubstring("'turbo'"));
     CHECK_THROWS_WITH(gpu::select_profile("fast"), ContainsSubstring("unknown profile 'fast'"));
     ::unsetenv("CUDAGAP_PROFILE");
 }

@@ -160,7 +160,8 @@ TEST_CASE("GPU_CHECK on CUDA runtime statuses throws the core's errors", "[error
     CHECK_THROWS_AS(GPU_CHECK(cudaErrorMemoryAllocation), gpu::out_of_memory);
     CHECK_THROWS_AS(GPU_CUDA_CHECK(cudaErrorMemoryAllocation), gpu::out_of_memory);
     // The runtime unloading at process exit is the one tolerated destroy failure.
-    STATIC_REQUIRE(noexcept(gpu::detail::report_destroy_failure("cudaFree", cudaErrorCudartUnloading)));
+    STATIC_REQUIRE(
+        noexcept(gpu::detail::report_destroy_failure("cudaFree", cudaErrorCudartUnloading)));
     CHECK(gpu::detail::status_traits<cudaError_t>::tolerated_at_exit(cudaErrorCudartUnloading));
     CHECK_FALSE(gpu::detail::status_traits<cudaError_t>::tolerated_at_exit(cudaErrorInvalidValue));
 }

@@ -70,7 +70,8 @@ TEST_CASE("a stream without a handle refuses to stand for the default stream", "
 
 TEST_CASE("waiting on an event_ref to no event is refused before CUDA", "[stream]")
 {
-    CHECK_THROWS_WITH(gpu::legacy_default_stream.wait(gpu::event_ref{}), ContainsSubstring("refers to no event"));
+    CHECK_THROWS_WITH(gpu::legacy_default_stream.wait(gpu::event_ref{}),
+                      ContainsSubstring("refers to no event"));
 }
 
 TEST_CASE("creating a stream without CUDA throws the CUDA error", "[stream]")
@@ -96,10 +97,13 @@ TEST_CASE("a stream that cannot be created names the request, then the CUDA call
     } catch (const gpu::cuda_error& e) {
         // The priority query is an implementation detail: the user asked for a stream.
         CHECK(e.api() == "gpu::stream(non_blocking, priority 0): cudaDeviceGetStreamPriorityRange");
-        CHECK_THAT(std::string(e.what()),
-                   StartsWith("gpu::stream(non_blocking, priority 0): cudaDeviceGetStreamPriorityRange: "));
+        CHECK_THAT(
+            std::string(e.what()),
+            StartsWith(
+                "gpu::stream(non_blocking, priority 0): cudaDeviceGetStreamPriorityRange: "));
         CHECK_FALSE(e.hint().empty());
-        CHECK_THAT(std::string(e.where().file_name()), ContainsSubstring("test_stream.cpp")); // the caller
+        CHECK_THAT(std::string(e.where().file_name()),
+                   ContainsSubstring("test_stream.cpp")); // the caller
     }
     try {
         const gpu::stream s;
@@ -142,7 +146,8 @@ TEST_CASE("an out-of-range priority is rejected, not clamped", "[stream][gpu]")
     const gpu::stream_priority_range range = gpu::stream_priorities();
     CHECK_THROWS_WITH(gpu::stream(gpu::stream_flags::blocking, range.greatest - 1),
                       ContainsSubstring("outside this device's range"));
-    CHECK_THROWS_AS(gpu::stream(gpu::stream_flags::blocking, range.least + 1), std::invalid_argument);
+    CHECK_THROWS_AS(gpu::stream(gpu::stream_flags::blocking, range.least + 1),
+                    std::invalid_argument);
 }
 
 TEST_CASE("moving a stream transfers the handle and empties the source", "[stream][gpu]")
@@ -152,7 +157,7 @@ TEST_CASE("moving a stream transfers the handle and empties the source", "[strea
     gpu::stream b(std::move(a));
     CHECK(b.get() == handle);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
-    CHECK_THROWS_AS(a.ref(), std::logic_error);        // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(a.ref(), std::logic_error);         // NOLINT(bugprone-use-after-move)
     CHECK_THROWS_AS(a.synchronize(), std::logic_error); // NOLINT(bugprone-use-after-move)
     gpu::stream c;
     c = std::move(b);

@@ -46,14 +46,16 @@ TEST_CASE("a single sample has no spread", "[timing]")
 TEST_CASE("summarize rejects empty, negative and non-finite samples, naming them", "[timing]")
 {
     CHECK_THROWS_WITH(gpu::summarize(std::vector<double>{}), ContainsSubstring("no samples"));
-    CHECK_THROWS_WITH(gpu::summarize(std::vector<double>{1.0, -2.0}), ContainsSubstring("sample 1 is -2"));
+    CHECK_THROWS_WITH(gpu::summarize(std::vector<double>{1.0, -2.0}),
+                      ContainsSubstring("sample 1 is -2"));
     CHECK_THROWS_AS(gpu::summarize(std::vector<double>{std::numeric_limits<double>::quiet_NaN()}),
                     std::invalid_argument);
     CHECK_THROWS_AS(gpu::summarize(std::vector<double>{std::numeric_limits<double>::infinity()}),
                     std::invalid_argument);
 }
 
-TEST_CASE("statistics of huge or repeated samples stay finite and within the samples' range", "[timing]")
+TEST_CASE("statistics of huge or repeated samples stay finite and within the samples' range",
+          "[timing]")
 {
     // Found by fuzzing: (a + b) / 2 and the sums of the mean and the squares overflowed to
     // infinity for samples near DBL_MAX, and rounding put the mean of three 0.1 above 0.1.
@@ -75,9 +77,11 @@ TEST_CASE("benchmark options are checked field by field", "[timing]")
     CHECK_NOTHROW(gpu::validate(gpu::benchmark_options{}));
     CHECK_THROWS_WITH(gpu::validate({.warmup = -1}), ContainsSubstring("warmup is -1"));
     CHECK_THROWS_WITH(gpu::validate({.repetitions = 0}), ContainsSubstring("repetitions is 0"));
-    CHECK_THROWS_WITH(gpu::validate({.calls_per_repetition = 0}), ContainsSubstring("calls_per_repetition is 0"));
-    CHECK_THROWS_WITH(gpu::validate({.repetitions = 20, .max_repetitions = 10}),
-                      ContainsSubstring("max_repetitions is 10; it must be at least repetitions, which is 20"));
+    CHECK_THROWS_WITH(gpu::validate({.calls_per_repetition = 0}),
+                      ContainsSubstring("calls_per_repetition is 0"));
+    CHECK_THROWS_WITH(
+        gpu::validate({.repetitions = 20, .max_repetitions = 10}),
+        ContainsSubstring("max_repetitions is 10; it must be at least repetitions, which is 20"));
     gpu::benchmark_options negative_time;
     negative_time.min_time = std::chrono::milliseconds(-1);
     CHECK_THROWS_WITH(gpu::validate(negative_time), ContainsSubstring("min_time"));
@@ -86,8 +90,8 @@ TEST_CASE("benchmark options are checked field by field", "[timing]")
 TEST_CASE("a host benchmark warms up, then times repetitions of back-to-back calls", "[timing]")
 {
     int calls = 0;
-    const gpu::statistics s =
-        gpu::benchmark([&] { ++calls; }, {.warmup = 2, .repetitions = 5, .calls_per_repetition = 3});
+    const gpu::statistics s = gpu::benchmark(
+        [&] { ++calls; }, {.warmup = 2, .repetitions = 5, .calls_per_repetition = 3});
     CHECK(calls == 2 + 5 * 3);
     CHECK(s.count == 5);
     CHECK(s.min_ms >= 0.0);
@@ -134,7 +138,8 @@ TEST_CASE("throughput helpers", "[timing]")
     CHECK(gpu::gbps(411e6, 0.1) == Approx(4110.0));
     CHECK_THROWS_WITH(gpu::tflops(1.0, 0.0), ContainsSubstring("got 0"));
     CHECK_THROWS_AS(gpu::gbps(1.0, -1.0), std::invalid_argument);
-    CHECK_THROWS_AS(gpu::gflops(1.0, std::numeric_limits<double>::infinity()), std::invalid_argument);
+    CHECK_THROWS_AS(gpu::gflops(1.0, std::numeric_limits<double>::infinity()),
+                    std::invalid_argument);
 }
 
 TEST_CASE("an event timer measures device work on a stream", "[timing][gpu]")
@@ -153,13 +158,13 @@ TEST_CASE("a device benchmark samples with events", "[timing][gpu]")
     gpu::stream s;
     gpu::device_buffer<char> big(std::size_t{64} << 20, s);
     int calls = 0;
-    const gpu::statistics stats = gpu::benchmark(
-        s,
-        [&] {
-            ++calls;
-            big.fill_zero_async(s);
-        },
-        {.warmup = 1, .repetitions = 5, .calls_per_repetition = 4});
+    const gpu::statistics stats =
+        gpu::benchmark(s,
+                       [&] {
+                           ++calls;
+                           big.fill_zero_async(s);
+                       },
+                       {.warmup = 1, .repetitions = 5, .calls_per_repetition = 4});
     CHECK(calls == 1 + 5 * 4);
     CHECK(stats.count == 5);
     CHECK(stats.min_ms > 0.0);

@@ -42,8 +42,10 @@ TEST_CASE("a CUDA version without CUDA's integer form is refused, not overflowed
     STATIC_REQUIRE_FALSE(gpu::cuda_version{12, 100}.has_int_form()); // would read as 13.0
     STATIC_REQUIRE_FALSE(gpu::cuda_version{-1, 0}.has_int_form());
     CHECK_THROWS_WITH(gpu::cuda_version({max, max}).as_int(),
-                      ContainsSubstring("cuda_version::as_int") && ContainsSubstring("no integer form"));
-    CHECK_THROWS_WITH(gpu::cuda_version::from_int(-13000), ContainsSubstring("negative CUDA version -13000"));
+                      ContainsSubstring("cuda_version::as_int") &&
+                          ContainsSubstring("no integer form"));
+    CHECK_THROWS_WITH(gpu::cuda_version::from_int(-13000),
+                      ContainsSubstring("negative CUDA version -13000"));
     const gpu::cuda_version largest = gpu::cuda_version::from_int(max);
     CHECK(largest.as_int() == max / 10 * 10);
 }
@@ -53,7 +55,8 @@ TEST_CASE("the compiled-against runtime version is CUDART_VERSION", "[version]")
     CHECK(gpu::compiled_runtime_version().as_int() == CUDART_VERSION / 10 * 10);
 }
 
-TEST_CASE("the loaded runtime can be read without a GPU and matches the headers' major", "[version]")
+TEST_CASE("the loaded runtime can be read without a GPU and matches the headers' major",
+          "[version]")
 {
     const gpu::cuda_version loaded = gpu::runtime_version();
     REQUIRE(loaded.known());
@@ -108,8 +111,10 @@ TEST_CASE("CMake architecture lists parse into machine code and PTX", "[version]
 TEST_CASE("unresolvable or malformed architecture entries are rejected with the entry", "[version]")
 {
     CHECK_THROWS_WITH(gpu::parse_cuda_architectures("native"), ContainsSubstring("'native'"));
-    CHECK_THROWS_WITH(gpu::parse_cuda_architectures("80-real;all-major"), ContainsSubstring("'all-major'"));
-    CHECK_THROWS_WITH(gpu::parse_cuda_architectures("90-fast"), ContainsSubstring("unknown suffix '-fast'"));
+    CHECK_THROWS_WITH(gpu::parse_cuda_architectures("80-real;all-major"),
+                      ContainsSubstring("'all-major'"));
+    CHECK_THROWS_WITH(gpu::parse_cuda_architectures("90-fast"),
+                      ContainsSubstring("unknown suffix '-fast'"));
 }
 
 TEST_CASE("an architecture number beyond int is std::invalid_argument, as documented", "[version]")
@@ -119,7 +124,8 @@ TEST_CASE("an architecture number beyond int is std::invalid_argument, as docume
     CHECK_THROWS_WITH(gpu::parse_cuda_architectures("80;2147483648-real"),
                       ContainsSubstring("'2147483648-real'") && ContainsSubstring("beyond int"));
     CHECK(gpu::parse_cuda_architectures("2147483647")[0].sm == std::numeric_limits<int>::max());
-    CHECK(gpu::parse_cuda_architectures("0090a-real")[0] == gpu::cuda_architecture{90, true, false, "a"});
+    CHECK(gpu::parse_cuda_architectures("0090a-real")[0] ==
+          gpu::cuda_architecture{90, true, false, "a"});
     // A long run of letters is one suffix, read in one pass.
     const std::string letters(100000, 'a');
     CHECK(gpu::parse_cuda_architectures("90" + letters)[0].suffix == letters);

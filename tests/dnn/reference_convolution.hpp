@@ -25,7 +25,8 @@ inline std::size_t element_count(const std::vector<int>& dims)
 
 /// Offset in memory of each element, in logical (N, C, spatial...) order, for a packed tensor
 /// of @p dims in @p layout.
-inline std::vector<std::size_t> storage_offsets(const std::vector<int>& dims, dnn::tensor_layout layout)
+inline std::vector<std::size_t> storage_offsets(const std::vector<int>& dims,
+                                                dnn::tensor_layout layout)
 {
     const std::vector<int> strides = dnn::packed_strides(dims, layout);
     const std::size_t count = element_count(dims);
@@ -111,7 +112,9 @@ void for_each_tap(const std::vector<int>& in, const std::vector<int>& filter,
                                 }
                                 const std::size_t fr = flip ? r_ - 1 - r : r;
                                 const std::size_t fs = flip ? s_ - 1 - s : s;
-                                visit(((n * c_ + first_channel + c) * h_ + static_cast<std::size_t>(ih)) * w_ +
+                                visit(((n * c_ + first_channel + c) * h_ +
+                                       static_cast<std::size_t>(ih)) *
+                                              w_ +
                                           static_cast<std::size_t>(iw),
                                       ((k * cg + c) * r_ + fr) * s_ + fs, y_index);
                             }
@@ -133,7 +136,8 @@ inline std::vector<double> reference_convolution(const std::vector<double>& x,
                                                  const dnn::convolution_geometry& g)
 {
     std::vector<double> y(element_count(dnn::convolution_output_dims(in, filter, g)), 0.0);
-    for_each_tap(in, filter, g, [&](std::size_t xi, std::size_t wi, std::size_t yi) { y[yi] += x[xi] * w[wi]; });
+    for_each_tap(in, filter, g,
+                 [&](std::size_t xi, std::size_t wi, std::size_t yi) { y[yi] += x[xi] * w[wi]; });
     return y;
 }
 
@@ -146,7 +150,8 @@ inline std::vector<double> reference_backward_data(const std::vector<double>& w,
                                                    const dnn::convolution_geometry& g)
 {
     std::vector<double> dx(element_count(in), 0.0);
-    for_each_tap(in, filter, g, [&](std::size_t xi, std::size_t wi, std::size_t yi) { dx[xi] += dy[yi] * w[wi]; });
+    for_each_tap(in, filter, g,
+                 [&](std::size_t xi, std::size_t wi, std::size_t yi) { dx[xi] += dy[yi] * w[wi]; });
     return dx;
 }
 
@@ -159,13 +164,15 @@ inline std::vector<double> reference_backward_filter(const std::vector<double>& 
                                                      const dnn::convolution_geometry& g)
 {
     std::vector<double> dw(element_count(filter), 0.0);
-    for_each_tap(in, filter, g, [&](std::size_t xi, std::size_t wi, std::size_t yi) { dw[wi] += x[xi] * dy[yi]; });
+    for_each_tap(in, filter, g,
+                 [&](std::size_t xi, std::size_t wi, std::size_t yi) { dw[wi] += x[xi] * dy[yi]; });
     return dw;
 }
 
 /// The gradient of a per-channel bias in float64: dy (N×K×spatial, logical) summed over
 /// everything but K.
-inline std::vector<double> reference_backward_bias(const std::vector<double>& dy, const std::vector<int>& out)
+inline std::vector<double> reference_backward_bias(const std::vector<double>& dy,
+                                                   const std::vector<int>& out)
 {
     std::vector<double> db(static_cast<std::size_t>(out.at(1)), 0.0);
     const std::size_t plane = element_count(out) / (static_cast<std::size_t>(out[0]) * db.size());
@@ -192,8 +199,8 @@ inline double dot(const std::vector<double>& a, const std::vector<double>& b)
 /// `reference_convolution` with step @p h: what dx[i] must be.
 inline double central_difference_input(std::vector<double> x, const std::vector<int>& in,
                                        const std::vector<double>& w, const std::vector<int>& filter,
-                                       const std::vector<double>& dy, const dnn::convolution_geometry& g,
-                                       std::size_t i, double h)
+                                       const std::vector<double>& dy,
+                                       const dnn::convolution_geometry& g, std::size_t i, double h)
 {
     const double saved = x.at(i);
     x[i] = saved + h;
@@ -207,8 +214,8 @@ inline double central_difference_input(std::vector<double> x, const std::vector<
 /// must be.
 inline double central_difference_filter(const std::vector<double>& x, const std::vector<int>& in,
                                         std::vector<double> w, const std::vector<int>& filter,
-                                        const std::vector<double>& dy, const dnn::convolution_geometry& g,
-                                        std::size_t i, double h)
+                                        const std::vector<double>& dy,
+                                        const dnn::convolution_geometry& g, std::size_t i, double h)
 {
     const double saved = w.at(i);
     w[i] = saved + h;

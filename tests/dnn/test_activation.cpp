@@ -54,9 +54,11 @@ TEST_CASE("bad activation plans are refused with their values", "[dnn]")
                       ContainsSubstring("identity only fused into a convolution"));
     activation_descriptor taken;
     activation_descriptor holder(std::move(taken));
-    CHECK_THROWS_AS(activation({8, 16, 1}, data_type::fp32, tensor_layout::nchw, std::move(taken)), // NOLINT
-                    std::logic_error);
-    CHECK_THROWS_WITH(activation({8, 16, 1}, static_cast<data_type>(4)), ContainsSubstring("data_type value 4"));
+    CHECK_THROWS_AS(
+        activation({8, 16, 1}, data_type::fp32, tensor_layout::nchw, std::move(taken)), // NOLINT
+        std::logic_error);
+    CHECK_THROWS_WITH(activation({8, 16, 1}, static_cast<data_type>(4)),
+                      ContainsSubstring("data_type value 4"));
 }
 
 TEST_CASE("activations refuse buffers of another type or size, an empty handle and null pointers",
@@ -69,8 +71,9 @@ TEST_CASE("activations refuse buffers of another type or size, an empty handle a
                       ContainsSubstring("activation::forward: x has 0 elements but the operation "
                                         "needs 120 (relu on bf16 nchw [2, 3, 4, 5])"));
     gpu::device_buffer<__half> half;
-    CHECK_THROWS_WITH(relu.backward(none, half, half, half, half),
-                      ContainsSubstring("hold fp16 elements but the operation was planned for bf16"));
+    CHECK_THROWS_WITH(
+        relu.backward(none, half, half, half, half),
+        ContainsSubstring("hold fp16 elements but the operation was planned for bf16"));
     __nv_bfloat16 storage{};
     CHECK_THROWS_WITH(relu.backward_raw(none, &storage, &storage, &storage, &storage),
                       ContainsSubstring("activation::backward: the handle holds nothing"));
@@ -84,8 +87,9 @@ TEST_CASE("activations refuse buffers of another type or size, an empty handle a
     activation moved(std::move(relu));
     CHECK(moved.elements() == 120);
     CHECK(relu.data_descriptor().get() == nullptr); // NOLINT(bugprone-use-after-move)
-    CHECK_THROWS_WITH(relu.forward_raw(fake.handle, &storage, &storage), // NOLINT(bugprone-use-after-move)
-                      ContainsSubstring("moved from"));
+    CHECK_THROWS_WITH(
+        relu.forward_raw(fake.handle, &storage, &storage), // NOLINT(bugprone-use-after-move)
+        ContainsSubstring("moved from"));
 }
 
 // ---- GPU: against the reference --------------------------------------------------------------
@@ -104,7 +108,8 @@ const std::vector<function_reference>& functions()
     static const std::vector<function_reference> all{
         {activation_mode::relu, std::numeric_limits<double>::max(),
          [](double x) { return x > 0 ? x : 0.0; }, [](double x) { return x > 0 ? 1.0 : 0.0; }},
-        {activation_mode::clipped_relu, 0.5, [](double x) { return x > 0 ? (x < 0.5 ? x : 0.5) : 0.0; },
+        {activation_mode::clipped_relu, 0.5,
+         [](double x) { return x > 0 ? (x < 0.5 ? x : 0.5) : 0.0; },
          [](double x) { return x > 0 && x < 0.5 ? 1.0 : 0.0; }},
         {activation_mode::sigmoid, 0.0, [](double x) { return 1.0 / (1.0 + std::exp(-x)); },
          [](double x) {
@@ -159,17 +164,20 @@ void check_relu_in_both_layouts()
 
 } // namespace
 
-TEST_CASE("FP32 ReLU forward and backward match the float64 reference in both layouts", "[dnn][gpu]")
+TEST_CASE("FP32 ReLU forward and backward match the float64 reference in both layouts",
+          "[dnn][gpu]")
 {
     check_relu_in_both_layouts<float>();
 }
 
-TEST_CASE("FP16 ReLU forward and backward match the float64 reference in both layouts", "[dnn][gpu]")
+TEST_CASE("FP16 ReLU forward and backward match the float64 reference in both layouts",
+          "[dnn][gpu]")
 {
     check_relu_in_both_layouts<__half>();
 }
 
-TEST_CASE("BF16 ReLU forward and backward match the float64 reference in both layouts", "[dnn][gpu]")
+TEST_CASE("BF16 ReLU forward and backward match the float64 reference in both layouts",
+          "[dnn][gpu]")
 {
     check_relu_in_both_layouts<__nv_bfloat16>();
 }

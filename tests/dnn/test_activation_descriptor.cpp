@@ -14,9 +14,9 @@ using gpu::dnn::activation_mode;
 
 TEST_CASE("activation descriptors read back mode, coefficient and NaN propagation", "[dnn]")
 {
-    const activation_mode mode = GENERATE(activation_mode::relu, activation_mode::identity,
-                                          activation_mode::clipped_relu, activation_mode::sigmoid,
-                                          activation_mode::tanh, activation_mode::elu);
+    const activation_mode mode =
+        GENERATE(activation_mode::relu, activation_mode::identity, activation_mode::clipped_relu,
+                 activation_mode::sigmoid, activation_mode::tanh, activation_mode::elu);
     const bool propagate = GENERATE(true, false);
     const double coefficient = mode == activation_mode::clipped_relu ? 6.0
                                : mode == activation_mode::elu        ? 0.5
@@ -33,7 +33,8 @@ TEST_CASE("activation descriptors describe themselves, and ReLU is the default",
     const activation_descriptor relu;
     CHECK(relu.mode() == activation_mode::relu);
     CHECK(relu.to_string() == "relu");
-    CHECK(activation_descriptor(activation_mode::clipped_relu, 6.0).to_string() == "clipped_relu(6)");
+    CHECK(activation_descriptor(activation_mode::clipped_relu, 6.0).to_string() ==
+          "clipped_relu(6)");
     CHECK(activation_descriptor(activation_mode::elu, 0.25).to_string() == "elu(0.25)");
 }
 
@@ -43,9 +44,9 @@ TEST_CASE("bad activation coefficients are refused with the value", "[dnn]")
                       ContainsSubstring("positive ceiling, got 0"));
     CHECK_THROWS_WITH(activation_descriptor(activation_mode::clipped_relu, -1.0),
                       ContainsSubstring("got -1"));
-    CHECK_THROWS_AS(activation_descriptor(activation_mode::elu,
-                                          std::numeric_limits<double>::quiet_NaN()),
-                    std::invalid_argument);
+    CHECK_THROWS_AS(
+        activation_descriptor(activation_mode::elu, std::numeric_limits<double>::quiet_NaN()),
+        std::invalid_argument);
     CHECK_THROWS_WITH(activation_descriptor(static_cast<activation_mode>(42)),
                       ContainsSubstring("activation_mode value 42"));
 }

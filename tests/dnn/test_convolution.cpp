@@ -64,10 +64,12 @@ TEST_CASE("the article's convolution problem: shapes, work and bytes", "[dnn]")
     CHECK(p.output_elements() == 32u * 64 * 224 * 224);
     // The output alone is the 411 MB the article's demo writes.
     CHECK(p.output_elements() * 4 == 411041792u);
-    CHECK(p.minimum_bytes() == Approx(4.0 * (32 * 3 * 224 * 224 + 64 * 27 + 32.0 * 64 * 224 * 224)));
+    CHECK(p.minimum_bytes() ==
+          Approx(4.0 * (32 * 3 * 224 * 224 + 64 * 27 + 32.0 * 64 * 224 * 224)));
     CHECK(p.flops() == Approx(2.0 * 32 * 64 * 224 * 224 * 27));
-    CHECK(p.to_string() == "fp32 nchw input [32, 3, 224, 224] filter [64, 3, 3, 3], padding [1, 1], "
-                           "stride [1, 1], dilation [1, 1], groups 1, cross_correlation");
+    CHECK(p.to_string() ==
+          "fp32 nchw input [32, 3, 224, 224] filter [64, 3, 3, 3], padding [1, 1], "
+          "stride [1, 1], dilation [1, 1], groups 1, cross_correlation");
     convolution_problem with_bias = p;
     with_bias.epilogue = convolution_epilogue::bias_relu;
     CHECK_THAT(with_bias.to_string(), ContainsSubstring("epilogue bias_relu"));
@@ -92,9 +94,11 @@ TEST_CASE("bad problems are refused with their values, before any handle is used
     // An output beyond cuDNN's 32-bit indexing.
     p = article_problem();
     p.input = {1024, 3, 224, 224};
-    CHECK_THROWS_WITH(p.validate(), ContainsSubstring("convolution output") && ContainsSubstring("INT_MAX"));
+    CHECK_THROWS_WITH(p.validate(),
+                      ContainsSubstring("convolution output") && ContainsSubstring("INT_MAX"));
     // A good problem with an empty handle: the handle is named.
-    CHECK_THROWS_WITH(convolution(empty, article_problem()), ContainsSubstring("handle holds nothing"));
+    CHECK_THROWS_WITH(convolution(empty, article_problem()),
+                      ContainsSubstring("handle holds nothing"));
 }
 
 TEST_CASE("nothing is computed from an invalid problem", "[dnn]")
@@ -106,7 +110,8 @@ TEST_CASE("nothing is computed from an invalid problem", "[dnn]")
     CHECK_THROWS_AS(no_filter.minimum_bytes(), std::invalid_argument);
     convolution_problem negative = article_problem();
     negative.input[0] = -32;
-    CHECK_THROWS_WITH(negative.input_elements(), ContainsSubstring("dimension 0 of [-32, 3, 224, 224]"));
+    CHECK_THROWS_WITH(negative.input_elements(),
+                      ContainsSubstring("dimension 0 of [-32, 3, 224, 224]"));
     CHECK_THROWS_AS(negative.filter_elements(), std::invalid_argument);
     CHECK_THROWS_AS(negative.output_elements(), std::invalid_argument);
     // Padding so large that the padded input does not fit int, reported before any handle.
@@ -185,7 +190,7 @@ TEST_CASE("plan cache keys tell apart exactly what changes the choice", "[dnn]")
     other = p;
     other.epilogue = convolution_epilogue::bias;
     CHECK(make_plan_key(other, o, 0) != base); // epilogue
-    CHECK(make_plan_key(p, o, 1) != base);      // device
+    CHECK(make_plan_key(p, o, 1) != base);     // device
 
     convolution_options exhaustive = o;
     exhaustive.search = algorithm_search::exhaustive;
@@ -209,7 +214,8 @@ TEST_CASE("the heuristic policy takes the first usable candidate and says why no
           "[dnn]")
 {
     std::vector<algorithm_candidate> c{
-        candidate(convolution_algorithm::winograd, 0, {}, true, math_type::fma, "CUDNN_STATUS_NOT_SUPPORTED"),
+        candidate(convolution_algorithm::winograd, 0, {}, true, math_type::fma,
+                  "CUDNN_STATUS_NOT_SUPPORTED"),
         candidate(convolution_algorithm::fft, std::size_t{3} << 30),
         candidate(convolution_algorithm::gemm, 1024, {}, false),
         candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
@@ -225,7 +231,8 @@ TEST_CASE("the heuristic policy takes the first usable candidate and says why no
     CHECK(c[4].chosen);
     CHECK_FALSE(c[4].rejected);
     CHECK_THAT(c[0].reason, ContainsSubstring("CUDNN_STATUS_NOT_SUPPORTED"));
-    CHECK_THAT(c[1].reason, ContainsSubstring("needs 3.00 GiB of workspace, over the budget of 1.00 GiB"));
+    CHECK_THAT(c[1].reason,
+               ContainsSubstring("needs 3.00 GiB of workspace, over the budget of 1.00 GiB"));
     CHECK_THAT(c[2].reason, ContainsSubstring("not deterministic"));
     CHECK_THAT(c[3].reason, ContainsSubstring("TF32 is off"));
     CHECK_FALSE(c[5].rejected);
@@ -320,15 +327,19 @@ TEST_CASE("an epilogue runs fused with the first candidate the fused call accept
     gpu::dnn::detail::selection_rules rules;
     rules.epilogue = convolution_epilogue::bias_relu;
     rules.workspace_budget_bytes = std::size_t{1} << 30;
-    fake_fused_call fused{{{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"}}, {}};
+    fake_fused_call fused{{{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"}},
+                          {}};
     const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
     CHECK(selection.chosen == std::optional<std::size_t>(1));
     CHECK(selection.execution == gpu::dnn::epilogue_execution::fused);
     CHECK(selection.unfused_reason.empty());
-    CHECK(fused.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
-                                                            convolution_algorithm::implicit_precomp_gemm});
+    CHECK(fused.tried ==
+          std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                             convolution_algorithm::implicit_precomp_gemm});
     CHECK(c[0].rejected);
-    CHECK_THAT(c[0].reason, ContainsSubstring("CUDNN_STATUS_NOT_SUPPORTED from cudnnConvolutionBiasActivationForward"));
+    CHECK_THAT(
+        c[0].reason,
+        ContainsSubstring("CUDNN_STATUS_NOT_SUPPORTED from cudnnConvolutionBiasActivationForward"));
     CHECK(c[1].chosen);
     CHECK_THAT(c[2].reason, ContainsSubstring("ranks it lower"));
 }
@@ -345,21 +356,25 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
             candidate(convolution_algorithm::winograd, 0, {}, true, math_type::tensor_op,
                       "CUDNN_STATUS_NOT_SUPPORTED"),
             candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
-            candidate(convolution_algorithm::fft, std::size_t{8} << 30, {}, true, math_type::tensor_op),
-            candidate(convolution_algorithm::implicit_precomp_gemm, 4096, {}, true, math_type::tensor_op),
+            candidate(convolution_algorithm::fft, std::size_t{8} << 30, {}, true,
+                      math_type::tensor_op),
+            candidate(convolution_algorithm::implicit_precomp_gemm, 4096, {}, true,
+                      math_type::tensor_op),
         };
         rules.epilogue = convolution_epilogue::bias_relu;
-        fake_fused_call fused{{{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
-                               {convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_BAD_PARAM"}},
-                              {}};
+        fake_fused_call fused{
+            {{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
+             {convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_BAD_PARAM"}},
+            {}};
         const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
         // Only the candidates the policy admits were tried, in cuDNN's order.
-        CHECK(fused.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
-                                                                convolution_algorithm::implicit_precomp_gemm});
+        CHECK(fused.tried ==
+              std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                                 convolution_algorithm::implicit_precomp_gemm});
         CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
-        CHECK(selection.unfused_reason ==
-              "cudnnConvolutionBiasActivationForward refused implicit_gemm (CUDNN_STATUS_NOT_SUPPORTED), "
-              "implicit_precomp_gemm (CUDNN_STATUS_BAD_PARAM)");
+        CHECK(selection.unfused_reason == "cudnnConvolutionBiasActivationForward refused "
+                                          "implicit_gemm (CUDNN_STATUS_NOT_SUPPORTED), "
+                                          "implicit_precomp_gemm (CUDNN_STATUS_BAD_PARAM)");
         // The plain convolution's choice: the refused candidates are usable again.
         REQUIRE(selection.chosen == std::optional<std::size_t>(1));
         CHECK(c[1].chosen);
@@ -375,33 +390,42 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
         e.execution = selection.execution;
         e.unfused_reason = selection.unfused_reason;
         e.candidates = c;
-        CHECK_THAT(e.to_string(),
-                   ContainsSubstring("\nepilogue: bias_relu, unfused (cudnnConvolutionForward, then cudnnAddTensor, "
-                            "then cudnnActivationForward) because cudnnConvolutionBiasActivationForward "
-                            "refused implicit_gemm (CUDNN_STATUS_NOT_SUPPORTED), implicit_precomp_gemm "
-                            "(CUDNN_STATUS_BAD_PARAM)\n"));
+        CHECK_THAT(
+            e.to_string(),
+            ContainsSubstring(
+                "\nepilogue: bias_relu, unfused (cudnnConvolutionForward, then cudnnAddTensor, "
+                "then cudnnActivationForward) because cudnnConvolutionBiasActivationForward "
+                "refused implicit_gemm (CUDNN_STATUS_NOT_SUPPORTED), implicit_precomp_gemm "
+                "(CUDNN_STATUS_BAD_PARAM)\n"));
     }
     SECTION("a bias alone, whose only fused algorithm is refused (grouped and strided)")
     {
         std::vector<algorithm_candidate> c{
             candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
-            candidate(convolution_algorithm::implicit_precomp_gemm, 4096, {}, true, math_type::tensor_op),
+            candidate(convolution_algorithm::implicit_precomp_gemm, 4096, {}, true,
+                      math_type::tensor_op),
         };
         rules.epilogue = convolution_epilogue::bias;
-        fake_fused_call fused{{{convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_NOT_SUPPORTED"}}, {}};
+        fake_fused_call fused{
+            {{convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_NOT_SUPPORTED"}}, {}};
         const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
-        CHECK(fused.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_precomp_gemm});
+        CHECK(fused.tried ==
+              std::vector<convolution_algorithm>{convolution_algorithm::implicit_precomp_gemm});
         CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
-        CHECK(selection.unfused_reason ==
-              "cudnnConvolutionBiasActivationForward refused implicit_precomp_gemm (CUDNN_STATUS_NOT_SUPPORTED)");
-        CHECK(selection.chosen == std::optional<std::size_t>(0)); // the identity rule no longer applies
+        CHECK(selection.unfused_reason == "cudnnConvolutionBiasActivationForward refused "
+                                          "implicit_precomp_gemm (CUDNN_STATUS_NOT_SUPPORTED)");
+        CHECK(selection.chosen ==
+              std::optional<std::size_t>(0)); // the identity rule no longer applies
 
         gpu::dnn::convolution_explanation e;
         e.epilogue = convolution_epilogue::bias;
         e.execution = selection.execution;
         e.unfused_reason = selection.unfused_reason;
         const std::string text = e.to_string();
-        CHECK_THAT(text, ContainsSubstring("epilogue: bias, unfused (cudnnConvolutionForward, then cudnnAddTensor) because"));
+        CHECK_THAT(
+            text,
+            ContainsSubstring(
+                "epilogue: bias, unfused (cudnnConvolutionForward, then cudnnAddTensor) because"));
         CHECK_THAT(text, !ContainsSubstring("cudnnActivationForward"));
     }
     SECTION("a bias alone, when cuDNN does not offer implicit_precomp_gemm")
@@ -415,8 +439,8 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
         const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
         CHECK(fused.tried.empty());
         CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
-        CHECK(selection.unfused_reason ==
-              "a bias without activation runs fused only with implicit_precomp_gemm, which cuDNN did not offer");
+        CHECK(selection.unfused_reason == "a bias without activation runs fused only with "
+                                          "implicit_precomp_gemm, which cuDNN did not offer");
         CHECK(selection.chosen == std::optional<std::size_t>(0));
     }
     SECTION("a bias alone, when the policy rejects implicit_precomp_gemm: the reason says why")
@@ -439,28 +463,32 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
     {
         std::vector<algorithm_candidate> c{
             candidate(convolution_algorithm::implicit_gemm, 0, 2.0, true, math_type::tensor_op),
-            candidate(convolution_algorithm::implicit_precomp_gemm, 4096, 1.0, true, math_type::tensor_op),
-            candidate(convolution_algorithm::winograd_nonfused, 8192, 0.5, true, math_type::tensor_op),
+            candidate(convolution_algorithm::implicit_precomp_gemm, 4096, 1.0, true,
+                      math_type::tensor_op),
+            candidate(convolution_algorithm::winograd_nonfused, 8192, 0.5, true,
+                      math_type::tensor_op),
         };
         rules.search = algorithm_search::exhaustive;
         rules.epilogue = convolution_epilogue::bias_relu;
-        fake_fused_call fused{{{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
-                               {convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
-                               {convolution_algorithm::winograd_nonfused, "CUDNN_STATUS_NOT_SUPPORTED"}},
-                              {}};
+        fake_fused_call fused{
+            {{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
+             {convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
+             {convolution_algorithm::winograd_nonfused, "CUDNN_STATUS_NOT_SUPPORTED"}},
+            {}};
         const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
         // Tried fastest first.
-        CHECK(fused.tried == std::vector<convolution_algorithm>{convolution_algorithm::winograd_nonfused,
-                                                                convolution_algorithm::implicit_precomp_gemm,
-                                                                convolution_algorithm::implicit_gemm});
+        CHECK(fused.tried ==
+              std::vector<convolution_algorithm>{convolution_algorithm::winograd_nonfused,
+                                                 convolution_algorithm::implicit_precomp_gemm,
+                                                 convolution_algorithm::implicit_gemm});
         CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
         CHECK(selection.chosen == std::optional<std::size_t>(2));
         CHECK_THAT(c[0].reason, ContainsSubstring("usable; slower (2.000 ms against 0.500 ms)"));
     }
     SECTION("nothing fits even the plain convolution: no choice, and no trial")
     {
-        std::vector<algorithm_candidate> c{
-            candidate(convolution_algorithm::fft, std::size_t{8} << 30, {}, true, math_type::tensor_op)};
+        std::vector<algorithm_candidate> c{candidate(
+            convolution_algorithm::fft, std::size_t{8} << 30, {}, true, math_type::tensor_op)};
         rules.epilogue = convolution_epilogue::bias_relu;
         fake_fused_call fused;
         const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
@@ -497,7 +525,8 @@ TEST_CASE("a plain plan's choice is tried, and a candidate cuDNN refuses is reje
           "[dnn]")
 {
     std::vector<algorithm_candidate> c{
-        candidate(convolution_algorithm::winograd, 0, {}, true, math_type::fma, "CUDNN_STATUS_NOT_SUPPORTED"),
+        candidate(convolution_algorithm::winograd, 0, {}, true, math_type::fma,
+                  "CUDNN_STATUS_NOT_SUPPORTED"),
         candidate(convolution_algorithm::implicit_gemm, 0),
         candidate(convolution_algorithm::fft, std::size_t{8} << 30),
         candidate(convolution_algorithm::implicit_precomp_gemm, 4096),
@@ -509,7 +538,8 @@ TEST_CASE("a plain plan's choice is tried, and a candidate cuDNN refuses is reje
     refusing_trial fused;
     SECTION("through select_tried")
     {
-        CHECK(gpu::dnn::detail::select_tried(c, rules, plain.trial()) == std::optional<std::size_t>(4));
+        CHECK(gpu::dnn::detail::select_tried(c, rules, plain.trial()) ==
+              std::optional<std::size_t>(4));
     }
     SECTION("through select_with_epilogue, without an epilogue (the fused call is never tried)")
     {
@@ -520,13 +550,15 @@ TEST_CASE("a plain plan's choice is tried, and a candidate cuDNN refuses is reje
         CHECK(fused.tried.empty());
     }
     // Only candidates the policy admits are tried, once each, in cuDNN's order.
-    CHECK(plain.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
-                                                            convolution_algorithm::implicit_precomp_gemm,
-                                                            convolution_algorithm::direct});
+    CHECK(plain.tried ==
+          std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                             convolution_algorithm::implicit_precomp_gemm,
+                                             convolution_algorithm::direct});
     CHECK(c[4].chosen);
     for (const std::size_t refused : {std::size_t{1}, std::size_t{3}}) {
         CHECK(c[refused].rejected);
-        CHECK(c[refused].status == "CUDNN_STATUS_NOT_SUPPORTED (3000) from cudnnConvolutionForward");
+        CHECK(c[refused].status ==
+              "CUDNN_STATUS_NOT_SUPPORTED (3000) from cudnnConvolutionForward");
         CHECK(c[refused].reason ==
               "refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) from cudnnConvolutionForward");
     }
@@ -536,8 +568,9 @@ TEST_CASE("a plain plan's choice is tried, and a candidate cuDNN refuses is reje
     gpu::dnn::convolution_explanation e;
     e.problem = article_problem().to_string();
     e.candidates = c;
-    CHECK_THAT(e.to_string(), ContainsSubstring("rejected: refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) "
-                                       "from cudnnConvolutionForward\n"));
+    CHECK_THAT(e.to_string(),
+               ContainsSubstring("rejected: refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) "
+                                 "from cudnnConvolutionForward\n"));
 }
 
 TEST_CASE("when cuDNN refuses every candidate at trial, nothing is chosen and the error says why",
@@ -552,15 +585,18 @@ TEST_CASE("when cuDNN refuses every candidate at trial, nothing is chosen and th
     rules.workspace_budget_bytes = std::size_t{1} << 30;
     refusing_trial plain{100, "CUDNN_STATUS_EXECUTION_FAILED (5000)"};
     CHECK_FALSE(gpu::dnn::detail::select_tried(e.candidates, rules, plain.trial()).has_value());
-    CHECK(plain.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
-                                                            convolution_algorithm::implicit_precomp_gemm});
+    CHECK(plain.tried ==
+          std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                             convolution_algorithm::implicit_precomp_gemm});
     const gpu::dnn::no_algorithm_error error(e);
     const std::string what = error.what();
-    CHECK_THAT(what, ContainsSubstring("no algorithm fits the policy and the workspace budget, or cuDNN "
-                              "refused at trial every one that does"));
-    CHECK_THAT(what, ContainsSubstring("implicit_gemm          fma        0 B         -            rejected: "
-                              "refused at trial: CUDNN_STATUS_EXECUTION_FAILED (5000) from "
-                              "cudnnConvolutionForward\n"));
+    CHECK_THAT(what,
+               ContainsSubstring("no algorithm fits the policy and the workspace budget, or cuDNN "
+                                 "refused at trial every one that does"));
+    CHECK_THAT(what, ContainsSubstring(
+                         "implicit_gemm          fma        0 B         -            rejected: "
+                         "refused at trial: CUDNN_STATUS_EXECUTION_FAILED (5000) from "
+                         "cudnnConvolutionForward\n"));
     CHECK_THAT(what, ContainsSubstring("rejected: needs 2.00 GiB of workspace"));
     for (const algorithm_candidate& c : error.explanation().candidates) {
         CHECK(c.rejected);
@@ -570,13 +606,15 @@ TEST_CASE("when cuDNN refuses every candidate at trial, nothing is chosen and th
     gpu::dnn::convolution_explanation budget_only;
     budget_only.candidates = {candidate(convolution_algorithm::gemm, 1 << 20)};
     CHECK_FALSE(gpu::dnn::detail::select_algorithm(budget_only.candidates, {}).has_value());
-    CHECK_THAT(std::string(gpu::dnn::no_algorithm_error(budget_only).what()), !ContainsSubstring("trial"));
+    CHECK_THAT(std::string(gpu::dnn::no_algorithm_error(budget_only).what()),
+               !ContainsSubstring("trial"));
 }
 
 TEST_CASE("an empty trial tries nothing: the exhaustive search has run every candidate", "[dnn]")
 {
-    std::vector<algorithm_candidate> c{candidate(convolution_algorithm::implicit_gemm, 0, 2.0),
-                                       candidate(convolution_algorithm::implicit_precomp_gemm, 2048, 1.5)};
+    std::vector<algorithm_candidate> c{
+        candidate(convolution_algorithm::implicit_gemm, 0, 2.0),
+        candidate(convolution_algorithm::implicit_precomp_gemm, 2048, 1.5)};
     gpu::dnn::detail::selection_rules rules;
     rules.search = algorithm_search::exhaustive;
     rules.workspace_budget_bytes = gpu::dnn::default_workspace_budget;
@@ -596,13 +634,15 @@ TEST_CASE("an epilogue that runs fused never tries the plain call, one that runs
     rules.workspace_budget_bytes = std::size_t{1} << 30;
     std::vector<algorithm_candidate> c{
         candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
-        candidate(convolution_algorithm::implicit_precomp_gemm, 4096, {}, true, math_type::tensor_op),
+        candidate(convolution_algorithm::implicit_precomp_gemm, 4096, {}, true,
+                  math_type::tensor_op),
     };
     SECTION("fused")
     {
         refusing_trial fused{1};
         refusing_trial plain{100};
-        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
+        const auto selection =
+            gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
         CHECK(selection.execution == gpu::dnn::epilogue_execution::fused);
         CHECK(selection.chosen == std::optional<std::size_t>(1));
         CHECK(plain.tried.empty());
@@ -613,15 +653,17 @@ TEST_CASE("an epilogue that runs fused never tries the plain call, one that runs
     {
         refusing_trial fused{100, "CUDNN_STATUS_BAD_PARAM (2000)"};
         refusing_trial plain{1};
-        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
+        const auto selection =
+            gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
         CHECK(selection.execution == gpu::dnn::epilogue_execution::unfused);
         // The fused call's refusals make the reason; the plain call's show in the candidates.
         CHECK(selection.unfused_reason ==
               "cudnnConvolutionBiasActivationForward refused implicit_gemm (CUDNN_STATUS_BAD_PARAM "
               "(2000)), implicit_precomp_gemm (CUDNN_STATUS_BAD_PARAM (2000))");
         CHECK(fused.tried.size() == 2);
-        CHECK(plain.tried == std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
-                                                                convolution_algorithm::implicit_precomp_gemm});
+        CHECK(plain.tried ==
+              std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
+                                                 convolution_algorithm::implicit_precomp_gemm});
         CHECK(selection.chosen == std::optional<std::size_t>(1));
         CHECK(c[0].reason ==
               "refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) from cudnnConvolutionForward");
@@ -631,7 +673,8 @@ TEST_CASE("an epilogue that runs fused never tries the plain call, one that runs
     {
         refusing_trial fused{100};
         refusing_trial plain{100};
-        const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
+        const auto selection =
+            gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
         CHECK_FALSE(selection.chosen.has_value());
         for (const algorithm_candidate& candidate : c) {
             CHECK_THAT(candidate.reason, ContainsSubstring("refused at trial"));
@@ -669,7 +712,8 @@ TEST_CASE("planning scratch values are seeded, never zero, denormal or non-finit
 {
     for (const data_type type : {data_type::fp32, data_type::fp16, data_type::bf16}) {
         INFO(gpu::dnn::to_string(type));
-        const std::vector<std::byte> bytes = gpu::dnn::detail::seeded_scratch_values(type, 10000, 1);
+        const std::vector<std::byte> bytes =
+            gpu::dnn::detail::seeded_scratch_values(type, 10000, 1);
         REQUIRE(bytes.size() == 10000 * gpu::dnn::element_size(type));
         const std::vector<float> values = decode(bytes, type);
         std::size_t negative = 0;
@@ -685,12 +729,14 @@ TEST_CASE("planning scratch values are seeded, never zero, denormal or non-finit
         CHECK(gpu::dnn::detail::seeded_scratch_values(type, 10000, 2) != bytes); // per seed
     }
     CHECK(gpu::dnn::detail::seeded_scratch_values(data_type::fp32, 0, 1).empty());
-    CHECK_THROWS_AS(gpu::dnn::detail::seeded_scratch_values(data_type::fp32,
-                                                            std::numeric_limits<std::size_t>::max() / 2, 1),
+    CHECK_THROWS_AS(gpu::dnn::detail::seeded_scratch_values(
+                        data_type::fp32, std::numeric_limits<std::size_t>::max() / 2, 1),
                     std::invalid_argument);
     // Nothing to fill asks nothing of CUDA (this runs without a GPU); a null address is refused.
-    gpu::dnn::detail::fill_seeded_scratch(nullptr, 0, data_type::fp32, 1, gpu::legacy_default_stream);
-    CHECK_THROWS_AS(gpu::dnn::detail::fill_seeded_scratch(nullptr, 4, data_type::fp32, 1, gpu::legacy_default_stream),
+    gpu::dnn::detail::fill_seeded_scratch(nullptr, 0, data_type::fp32, 1,
+                                          gpu::legacy_default_stream);
+    CHECK_THROWS_AS(gpu::dnn::detail::fill_seeded_scratch(nullptr, 4, data_type::fp32, 1,
+                                                          gpu::legacy_default_stream),
                     std::invalid_argument);
 }
 
@@ -701,7 +747,10 @@ TEST_CASE("a fused epilogue is named in the explanation", "[dnn]")
     CHECK_THAT(e.to_string(), !ContainsSubstring("epilogue:"));
     e.epilogue = convolution_epilogue::bias;
     e.execution = gpu::dnn::epilogue_execution::fused;
-    CHECK_THAT(e.to_string(), ContainsSubstring("\nepilogue: bias, fused in one call (cudnnConvolutionBiasActivationForward)\n"));
+    CHECK_THAT(
+        e.to_string(),
+        ContainsSubstring(
+            "\nepilogue: bias, fused in one call (cudnnConvolutionBiasActivationForward)\n"));
     CHECK(gpu::dnn::to_string(gpu::dnn::epilogue_execution::unfused) == "unfused");
     CHECK(gpu::dnn::to_string(gpu::dnn::epilogue_execution::fused) == "fused");
     CHECK(gpu::dnn::to_string(gpu::dnn::epilogue_execution::none) == "none");
@@ -719,7 +768,8 @@ TEST_CASE("when nothing fits, the error lists every candidate and its reason", "
     const std::string what = error.what();
     CHECK_THAT(what, ContainsSubstring("no algorithm fits the policy and the workspace budget"));
     CHECK_THAT(what, ContainsSubstring("gemm"));
-    CHECK_THAT(what, ContainsSubstring("rejected: needs 1.00 MiB of workspace, over the budget of 0 B"));
+    CHECK_THAT(what,
+               ContainsSubstring("rejected: needs 1.00 MiB of workspace, over the budget of 0 B"));
     CHECK_THAT(what, ContainsSubstring("rejected: needs 16.00 MiB"));
     CHECK(error.explanation().candidates.size() == 2);
 }
@@ -740,19 +790,23 @@ TEST_CASE("an explanation reads as a report", "[dnn]")
     e.candidates[0].chosen = true;
     const std::string text = e.to_string();
     CHECK_THAT(text, ContainsSubstring("convolution fp32 nchw input [32, 3, 224, 224]"));
-    CHECK_THAT(text, ContainsSubstring("policy: exhaustive (every algorithm timed), deterministic only: no, "
-                              "TF32: off, workspace budget: 1.00 GiB"));
-    CHECK_THAT(text, ContainsSubstring("chosen: implicit_precomp_gemm, math fma, workspace 4.00 KiB, "
-                              "3.500 ms measured, deterministic (from the plan cache: no search ran)"));
+    CHECK_THAT(text, ContainsSubstring(
+                         "policy: exhaustive (every algorithm timed), deterministic only: no, "
+                         "TF32: off, workspace budget: 1.00 GiB"));
+    CHECK_THAT(text, ContainsSubstring(
+                         "chosen: implicit_precomp_gemm, math fma, workspace 4.00 KiB, "
+                         "3.500 ms measured, deterministic (from the plan cache: no search ran)"));
     CHECK_THAT(text, ContainsSubstring("CHOSEN"));
 }
 
 TEST_CASE("algorithm names and values are cuDNN's and plans are move-only", "[dnn]")
 {
-    STATIC_REQUIRE(static_cast<int>(convolution_algorithm::implicit_gemm) == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
+    STATIC_REQUIRE(static_cast<int>(convolution_algorithm::implicit_gemm) ==
+                   CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM);
     STATIC_REQUIRE(static_cast<int>(convolution_algorithm::implicit_precomp_gemm) ==
                    CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-    STATIC_REQUIRE(static_cast<int>(convolution_algorithm::fft_tiling) == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING);
+    STATIC_REQUIRE(static_cast<int>(convolution_algorithm::fft_tiling) ==
+                   CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING);
     STATIC_REQUIRE(static_cast<int>(convolution_algorithm::winograd_nonfused) ==
                    CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED);
     CHECK(gpu::dnn::to_string(convolution_algorithm::winograd_nonfused) == "winograd_nonfused");
@@ -848,12 +902,13 @@ struct conv_data {
 
     std::vector<double> reference() const
     {
-        std::vector<double> r =
-            gpu::test::reference_convolution(x_ref, problem.input, w_ref, problem.filter, problem.geometry);
+        std::vector<double> r = gpu::test::reference_convolution(x_ref, problem.input, w_ref,
+                                                                 problem.filter, problem.geometry);
         if (problem.epilogue == convolution_epilogue::none) {
             return r;
         }
-        const std::size_t plane = r.size() / (static_cast<std::size_t>(problem.input[0]) * problem.filter[0]);
+        const std::size_t plane =
+            r.size() / (static_cast<std::size_t>(problem.input[0]) * problem.filter[0]);
         for (std::size_t i = 0; i < r.size(); ++i) {
             r[i] += b_ref[(i / plane) % b_ref.size()];
             if (problem.epilogue == convolution_epilogue::bias_relu && r[i] < 0.0) {
@@ -870,9 +925,11 @@ const std::vector<convolution_problem>& small_problems()
 {
     static const std::vector<convolution_problem> problems{
         {.input = {2, 3, 9, 11}, .filter = {4, 3, 3, 3}, .geometry = {.padding = {1, 1}}},
-        {.input = {2, 8, 10, 10}, .filter = {8, 4, 3, 3},
+        {.input = {2, 8, 10, 10},
+         .filter = {8, 4, 3, 3},
          .geometry = {.padding = {1, 1}, .stride = {2, 2}, .groups = 2}},
-        {.input = {1, 4, 12, 12}, .filter = {8, 4, 3, 5},
+        {.input = {1, 4, 12, 12},
+         .filter = {8, 4, 3, 5},
          .geometry = {.padding = {2, 1}, .dilation = {2, 1}}},
     };
     return problems;
@@ -887,9 +944,9 @@ void check_forward_under_every_policy(gpu::dnn::handle& h, gpu::stream_ref s)
             p.layout = layout;
             conv_data<T> data(p, 7, s);
             const std::vector<double> ref = data.reference();
-            for (const algorithm_search search : {algorithm_search::heuristic,
-                                                  algorithm_search::exhaustive,
-                                                  algorithm_search::deterministic}) {
+            for (const algorithm_search search :
+                 {algorithm_search::heuristic, algorithm_search::exhaustive,
+                  algorithm_search::deterministic}) {
                 convolution_options options;
                 options.search = search;
                 convolution plan(h, p, options);
@@ -939,8 +996,8 @@ TEST_CASE("FP32 with TF32 allowed stays within the TF32 tolerance", "[dnn][gpu]"
 {
     gpu::stream s;
     gpu::dnn::handle h(s);
-    const convolution_problem p{.input = {4, 16, 20, 20}, .filter = {32, 16, 3, 3},
-                                .geometry = {.padding = {1, 1}}};
+    const convolution_problem p{
+        .input = {4, 16, 20, 20}, .filter = {32, 16, 3, 3}, .geometry = {.padding = {1, 1}}};
     conv_data<float> data(p, 11, s);
     convolution_options options;
     options.allow_tf32 = true;
@@ -1031,8 +1088,8 @@ TEST_CASE("the deterministic policy gives bitwise-identical outputs run after ru
 {
     gpu::stream s;
     gpu::dnn::handle h(s);
-    const convolution_problem p{.input = {8, 32, 28, 28}, .filter = {64, 32, 3, 3},
-                                .geometry = {.padding = {1, 1}}};
+    const convolution_problem p{
+        .input = {8, 32, 28, 28}, .filter = {64, 32, 3, 3}, .geometry = {.padding = {1, 1}}};
     conv_data<float> data(p, 31, s);
     convolution_options options;
     options.search = algorithm_search::deterministic;
@@ -1057,7 +1114,8 @@ TEST_CASE("a workspace budget of 0 finds an algorithm without workspace or says 
 {
     gpu::stream s;
     gpu::dnn::handle h(s);
-    for (const algorithm_search search : {algorithm_search::heuristic, algorithm_search::exhaustive}) {
+    for (const algorithm_search search :
+         {algorithm_search::heuristic, algorithm_search::exhaustive}) {
         const convolution_problem p = small_problems()[0];
         conv_data<float> data(p, 41, s);
         convolution_options options;
@@ -1129,8 +1187,8 @@ TEST_CASE("an exhaustive plan on real buffers reports measured times", "[dnn][gp
     gpu::stream s;
     gpu::dnn::handle h(s);
     gpu::dnn::clear_plan_cache();
-    const convolution_problem p{.input = {4, 16, 32, 32}, .filter = {32, 16, 3, 3},
-                                .geometry = {.padding = {1, 1}}};
+    const convolution_problem p{
+        .input = {4, 16, 32, 32}, .filter = {32, 16, 3, 3}, .geometry = {.padding = {1, 1}}};
     conv_data<float> data(p, 61, s);
     convolution_options options;
     options.search = algorithm_search::exhaustive;
@@ -1188,7 +1246,8 @@ TEST_CASE("a forward convolution replays from a graph, and the development profi
     convolution plan(h, p);
     plan.forward(h, data.x, data.w, data.y); // warm-up outside the capture
     data.poison();
-    gpu::graph_exec exec(gpu::capture(s, [&](gpu::stream_ref) { plan.forward(h, data.x, data.w, data.y); }));
+    gpu::graph_exec exec(
+        gpu::capture(s, [&](gpu::stream_ref) { plan.forward(h, data.x, data.w, data.y); }));
     exec.launch(s);
     CHECK(error_of(data.result(s), data.reference()) < 1e-5);
 
@@ -1215,13 +1274,15 @@ TEST_CASE("forward refuses buffers that do not fit the plan", "[dnn][gpu]")
     gpu::device_buffer<std::uint16_t> halves(p.input_elements(), s);
     gpu::device_buffer<std::uint16_t> halves_w(p.filter_elements(), s);
     gpu::device_buffer<std::uint16_t> halves_y(p.output_elements(), s);
-    CHECK_THROWS_WITH(plan.forward(h, halves, halves_w, halves_y), ContainsSubstring("the problem is fp32"));
+    CHECK_THROWS_WITH(plan.forward(h, halves, halves_w, halves_y),
+                      ContainsSubstring("the problem is fp32"));
     CHECK_THROWS_WITH(plan.forward(h, data.x, data.w, data.b, data.y),
                       ContainsSubstring("the plan's epilogue is none"));
     CHECK_THROWS_AS(plan.forward_raw(h, data.x.data(), nullptr, nullptr, data.y.data()),
                     std::invalid_argument);
     convolution moved = std::move(plan);
-    CHECK_THROWS_AS(plan.forward(h, data.x, data.w, data.y), std::logic_error); // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(plan.forward(h, data.x, data.w, data.y),
+                    std::logic_error); // NOLINT(bugprone-use-after-move)
     moved.forward(h, data.x, data.w, data.y);
     CHECK(error_of(data.result(s), data.reference()) < 1e-5);
 }
@@ -1239,9 +1300,11 @@ TEST_CASE("planning scratch is filled on the device with the seeded non-zero val
         buffer.fill_zero_async(s);
         gpu::dnn::detail::fill_seeded_scratch(buffer.data(), elements, type, 7, s);
         const std::vector<std::byte> device = buffer.to_host();
-        const std::vector<std::byte> block = gpu::dnn::detail::seeded_scratch_values(type, period, 7);
+        const std::vector<std::byte> block =
+            gpu::dnn::detail::seeded_scratch_values(type, period, 7);
         for (std::size_t i = 0; i < elements; ++i) {
-            REQUIRE(std::memcmp(device.data() + i * size, block.data() + (i % period) * size, size) == 0);
+            REQUIRE(std::memcmp(device.data() + i * size, block.data() + (i % period) * size,
+                                size) == 0);
         }
         for (const float v : decode(device, type)) {
             REQUIRE(v != 0.0F);
@@ -1257,9 +1320,11 @@ std::vector<convolution_problem> trial_problems()
 {
     std::vector<convolution_problem> problems = small_problems();
     problems.push_back({.input = {1, 5, 7, 13}, .filter = {6, 5, 1, 1}, .geometry = {}});
-    problems.push_back({.input = {2, 16, 17, 17}, .filter = {16, 1, 3, 3},
+    problems.push_back({.input = {2, 16, 17, 17},
+                        .filter = {16, 1, 3, 3},
                         .geometry = {.padding = {1, 1}, .groups = 16}});
-    problems.push_back({.input = {1, 3, 31, 31}, .filter = {8, 3, 7, 7},
+    problems.push_back({.input = {1, 3, 31, 31},
+                        .filter = {8, 3, 7, 7},
                         .geometry = {.padding = {3, 3}, .stride = {2, 2}}});
     return problems;
 }
@@ -1295,7 +1360,8 @@ std::size_t check_tried_plans(gpu::dnn::handle& h, gpu::stream_ref s)
             p.layout = layout;
             conv_data<T> data(p, 13, s);
             const std::vector<double> ref = data.reference();
-            for (const algorithm_search search : {algorithm_search::heuristic, algorithm_search::deterministic}) {
+            for (const algorithm_search search :
+                 {algorithm_search::heuristic, algorithm_search::deterministic}) {
                 INFO(p.to_string() << ", policy " << gpu::dnn::to_string(search));
                 gpu::dnn::clear_plan_cache();
                 convolution_options options;
@@ -1344,7 +1410,8 @@ TEST_CASE("planning on the caller's buffers zeroes the fused call's z: a NaN in 
     gpu::dnn::handle h(s);
     convolution_problem p = small_problems()[0];
     p.epilogue = convolution_epilogue::bias_relu;
-    for (const algorithm_search search : {algorithm_search::heuristic, algorithm_search::exhaustive}) {
+    for (const algorithm_search search :
+         {algorithm_search::heuristic, algorithm_search::exhaustive}) {
         INFO("policy " << gpu::dnn::to_string(search));
         gpu::dnn::clear_plan_cache();
         conv_data<float> data(p, 17, s); // y holds NaN

@@ -4,7 +4,7 @@
 // references under every policy, layout and type, bit-identical deterministic runs, gradient
 // accumulation and the errors of a run.
 #include "candidates.hpp"
-#include "convolution_pass.hpp" // the wing's private planning pieces (descriptors)
+#include "convolution_pass.hpp"      // the wing's private planning pieces (descriptors)
 #include "convolution_selection.hpp" // the wing's private selection machinery
 #include "reference_convolution.hpp"
 #include "typed_values.hpp"
@@ -57,7 +57,10 @@ convolution_problem small_problem()
     return {.input = {2, 3, 9, 11}, .filter = {4, 3, 3, 3}, .geometry = {.padding = {1, 1}}};
 }
 
-gpu::dnn::handle empty_handle() { return gpu::dnn::handle::from_native_handle(nullptr); }
+gpu::dnn::handle empty_handle()
+{
+    return gpu::dnn::handle::from_native_handle(nullptr);
+}
 
 } // namespace
 
@@ -65,20 +68,30 @@ gpu::dnn::handle empty_handle() { return gpu::dnn::handle::from_native_handle(nu
 
 TEST_CASE("backward algorithm names and values are cuDNN's and plans are move-only", "[dnn]")
 {
-    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::algo_0) == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0);
-    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::algo_1) == CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
-    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::fft) == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT);
-    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::fft_tiling) == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING);
-    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::winograd) == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD);
+    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::algo_0) ==
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_0);
+    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::algo_1) ==
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_1);
+    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::fft) ==
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT);
+    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::fft_tiling) ==
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING);
+    STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::winograd) ==
+                   CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD);
     STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::winograd_nonfused) ==
                    CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED);
     STATIC_REQUIRE(static_cast<int>(backward_data_algorithm::winograd_nonfused) + 1 ==
                    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
-    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::algo_0) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0);
-    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::algo_1) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
-    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::fft) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT);
-    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::algo_3) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3);
-    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::winograd) == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD);
+    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::algo_0) ==
+                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0);
+    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::algo_1) ==
+                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1);
+    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::fft) ==
+                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT);
+    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::algo_3) ==
+                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3);
+    STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::winograd) ==
+                   CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD);
     STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::winograd_nonfused) ==
                    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED);
     STATIC_REQUIRE(static_cast<int>(backward_filter_algorithm::fft_tiling) ==
@@ -102,33 +115,42 @@ TEST_CASE("backward algorithm names and values are cuDNN's and plans are move-on
     STATIC_REQUIRE_FALSE(std::is_copy_assignable_v<convolution_backward_filter>);
 }
 
-TEST_CASE("backward plans refuse bad problems with their values, before any handle is used", "[dnn]")
+TEST_CASE("backward plans refuse bad problems with their values, before any handle is used",
+          "[dnn]")
 {
     gpu::dnn::handle empty = empty_handle();
     convolution_problem p = small_problem();
     p.filter = {4, 5, 3, 3};
-    CHECK_THROWS_WITH(convolution_backward_data(empty, p), ContainsSubstring("the input has 3 channels"));
-    CHECK_THROWS_WITH(convolution_backward_filter(empty, p), ContainsSubstring("the input has 3 channels"));
-    CHECK_THROWS_AS(gpu::dnn::convolution_backward_bias_raw(empty, p, nullptr, nullptr), std::invalid_argument);
+    CHECK_THROWS_WITH(convolution_backward_data(empty, p),
+                      ContainsSubstring("the input has 3 channels"));
+    CHECK_THROWS_WITH(convolution_backward_filter(empty, p),
+                      ContainsSubstring("the input has 3 channels"));
+    CHECK_THROWS_AS(gpu::dnn::convolution_backward_bias_raw(empty, p, nullptr, nullptr),
+                    std::invalid_argument);
     p = small_problem();
     p.geometry.stride = {0, 1};
     CHECK_THROWS_WITH(convolution_backward_filter(empty, p), ContainsSubstring("stride [0, 1]"));
     // An epilogue has a gradient of its own: the backward passes take the convolution alone.
     p = small_problem();
     p.epilogue = convolution_epilogue::bias_relu;
-    CHECK_THROWS_WITH(convolution_backward_data(empty, p),
-                      ContainsSubstring("gpu::dnn::convolution_backward_data: the problem's epilogue is bias_relu"));
+    CHECK_THROWS_WITH(
+        convolution_backward_data(empty, p),
+        ContainsSubstring(
+            "gpu::dnn::convolution_backward_data: the problem's epilogue is bias_relu"));
     p.epilogue = convolution_epilogue::bias;
-    CHECK_THROWS_WITH(convolution_backward_filter(empty, p),
-                      ContainsSubstring("convolution_backward_filter: the problem's epilogue is bias,"));
-    CHECK_THROWS_WITH(gpu::dnn::convolution_backward_bias_raw(empty, p, nullptr, nullptr),
-                      ContainsSubstring("convolution_backward_bias: the problem's epilogue is bias"));
+    CHECK_THROWS_WITH(
+        convolution_backward_filter(empty, p),
+        ContainsSubstring("convolution_backward_filter: the problem's epilogue is bias,"));
+    CHECK_THROWS_WITH(
+        gpu::dnn::convolution_backward_bias_raw(empty, p, nullptr, nullptr),
+        ContainsSubstring("convolution_backward_bias: the problem's epilogue is bias"));
     // A good problem with an empty handle: the handle is named, and it comes before the pointers.
     CHECK_THROWS_WITH(convolution_backward_data(empty, small_problem()),
                       ContainsSubstring("convolution_backward_data: the handle holds nothing"));
     CHECK_THROWS_AS(convolution_backward_filter(empty, small_problem()), std::logic_error);
-    CHECK_THROWS_WITH(gpu::dnn::convolution_backward_bias_raw(empty, small_problem(), nullptr, nullptr),
-                      ContainsSubstring("convolution_backward_bias: the handle holds nothing"));
+    CHECK_THROWS_WITH(
+        gpu::dnn::convolution_backward_bias_raw(empty, small_problem(), nullptr, nullptr),
+        ContainsSubstring("convolution_backward_bias: the handle holds nothing"));
 }
 
 TEST_CASE("buffers given to a backward plan are checked against the problem by name", "[dnn]")
@@ -139,22 +161,27 @@ TEST_CASE("buffers given to a backward plan are checked against the problem by n
     const auto floats = gpu::dnn::detail::element_info_of<float>();
     CHECK_NOTHROW(data_plan::check_planning_buffers(p, floats, 108, 792, 594));
     CHECK_NOTHROW(filter_plan::check_planning_buffers(p, floats, 594, 792, 108));
-    CHECK_THROWS_WITH(data_plan::check_planning_buffers(p, floats, 108, 792, 593),
-                      ContainsSubstring("gpu::dnn::convolution_backward_data: dx (the input gradient) has "
-                                        "593 elements but the problem needs 594 (fp32 nchw input [2, 3, 9, 11]"));
-    CHECK_THROWS_WITH(data_plan::check_planning_buffers(p, floats, 107, 792, 594),
-                      ContainsSubstring("w (the filter) has 107 elements but the problem needs 108"));
-    CHECK_THROWS_WITH(filter_plan::check_planning_buffers(p, floats, 594, 791, 108),
-                      ContainsSubstring("dy (the output gradient) has 791 elements but the problem needs 792"));
-    CHECK_THROWS_WITH(filter_plan::check_planning_buffers(p, floats, 594, 792, 594),
-                      ContainsSubstring("dw (the filter gradient) has 594 elements but the problem needs 108"));
-    CHECK_THROWS_WITH(filter_plan::check_planning_buffers(p, gpu::dnn::detail::element_info_of<std::uint16_t>(),
-                                                          594, 792, 108),
-                      ContainsSubstring("the buffers hold 2-byte non-float elements but the problem is fp32"));
+    CHECK_THROWS_WITH(
+        data_plan::check_planning_buffers(p, floats, 108, 792, 593),
+        ContainsSubstring("gpu::dnn::convolution_backward_data: dx (the input gradient) has "
+                          "593 elements but the problem needs 594 (fp32 nchw input [2, 3, 9, 11]"));
+    CHECK_THROWS_WITH(
+        data_plan::check_planning_buffers(p, floats, 107, 792, 594),
+        ContainsSubstring("w (the filter) has 107 elements but the problem needs 108"));
+    CHECK_THROWS_WITH(
+        filter_plan::check_planning_buffers(p, floats, 594, 791, 108),
+        ContainsSubstring("dy (the output gradient) has 791 elements but the problem needs 792"));
+    CHECK_THROWS_WITH(
+        filter_plan::check_planning_buffers(p, floats, 594, 792, 594),
+        ContainsSubstring("dw (the filter gradient) has 594 elements but the problem needs 108"));
+    CHECK_THROWS_WITH(
+        filter_plan::check_planning_buffers(p, gpu::dnn::detail::element_info_of<std::uint16_t>(),
+                                            594, 792, 108),
+        ContainsSubstring("the buffers hold 2-byte non-float elements but the problem is fp32"));
     convolution_problem half = p;
     half.type = data_type::fp16;
-    CHECK_NOTHROW(filter_plan::check_planning_buffers(half, gpu::dnn::detail::element_info_of<std::uint16_t>(),
-                                                      594, 792, 108));
+    CHECK_NOTHROW(filter_plan::check_planning_buffers(
+        half, gpu::dnn::detail::element_info_of<std::uint16_t>(), 594, 792, 108));
     CHECK_THROWS_WITH(filter_plan::check_planning_buffers(half, floats, 594, 792, 108),
                       ContainsSubstring("the problem is fp16 (a 2-byte type such as __half)"));
     // The problem is checked before the buffers.
@@ -166,17 +193,20 @@ TEST_CASE("buffers given to a backward plan are checked against the problem by n
 
     // An empty (moved-from) plan refuses to run before it looks at the buffers or the handle.
     const data_plan empty;
-    CHECK_THROWS_WITH(empty.check_running_buffers(floats, 108, 792, 594),
-                      ContainsSubstring("convolution_backward_data::backward_data: the plan was moved from"));
+    CHECK_THROWS_WITH(
+        empty.check_running_buffers(floats, 108, 792, 594),
+        ContainsSubstring("convolution_backward_data::backward_data: the plan was moved from"));
     filter_plan empty_filter;
     gpu::dnn::handle no_handle = empty_handle();
-    CHECK_THROWS_AS(empty_filter.run(no_handle, nullptr, nullptr, nullptr, gradient_update::overwrite),
-                    std::logic_error);
+    CHECK_THROWS_AS(
+        empty_filter.run(no_handle, nullptr, nullptr, nullptr, gradient_update::overwrite),
+        std::logic_error);
 }
 
 TEST_CASE("the descriptors every pass uses are built on the host from the problem", "[dnn]")
 {
-    convolution_problem p{.input = {2, 8, 10, 12}, .filter = {6, 4, 3, 3},
+    convolution_problem p{.input = {2, 8, 10, 12},
+                          .filter = {6, 4, 3, 3},
                           .geometry = {.padding = {1, 1}, .stride = {2, 2}, .groups = 2}};
     p.type = data_type::fp16;
     p.layout = tensor_layout::nhwc;
@@ -253,9 +283,11 @@ TEST_CASE("the plan cache holds each pass's plan apart and searches each once", 
         e.algorithm = backward_filter_algorithm::fft_tiling;
         return e;
     };
-    const backward_data_explanation first = cached_or_searched<backward_data_algorithm>(p, o, 0, search_data);
+    const backward_data_explanation first =
+        cached_or_searched<backward_data_algorithm>(p, o, 0, search_data);
     CHECK_FALSE(first.from_cache);
-    const backward_data_explanation second = cached_or_searched<backward_data_algorithm>(p, o, 0, search_data);
+    const backward_data_explanation second =
+        cached_or_searched<backward_data_algorithm>(p, o, 0, search_data);
     CHECK(data_searches == 1);
     CHECK(second.from_cache);
     CHECK(second.algorithm == backward_data_algorithm::algo_1);
@@ -280,10 +312,12 @@ TEST_CASE("the plan cache holds each pass's plan apart and searches each once", 
     gpu::dnn::clear_plan_cache();
 }
 
-TEST_CASE("backward candidates are chosen under the forward's policy, budget and TF32 rules", "[dnn]")
+TEST_CASE("backward candidates are chosen under the forward's policy, budget and TF32 rules",
+          "[dnn]")
 {
     std::vector<backward_filter_candidate> c{
-        candidate(backward_filter_algorithm::winograd, 0, {}, true, math_type::fma, "CUDNN_STATUS_NOT_SUPPORTED"),
+        candidate(backward_filter_algorithm::winograd, 0, {}, true, math_type::fma,
+                  "CUDNN_STATUS_NOT_SUPPORTED"),
         candidate(backward_filter_algorithm::algo_0, 0, 0.5, false),
         candidate(backward_filter_algorithm::fft, std::size_t{3} << 30, 0.25),
         candidate(backward_filter_algorithm::algo_3, 1024, 0.4, false, math_type::tensor_op),
@@ -295,8 +329,11 @@ TEST_CASE("backward candidates are chosen under the forward's policy, budget and
     SECTION("heuristic: the first usable one in cuDNN's order")
     {
         REQUIRE(gpu::dnn::detail::select_algorithm(c, rules) == std::optional<std::size_t>(1));
-        CHECK_THAT(c[0].reason, ContainsSubstring("cuDNN cannot run it for this problem (CUDNN_STATUS_NOT_SUPPORTED)"));
-        CHECK_THAT(c[2].reason, ContainsSubstring("needs 3.00 GiB of workspace, over the budget of 1.00 GiB"));
+        CHECK_THAT(
+            c[0].reason,
+            ContainsSubstring("cuDNN cannot run it for this problem (CUDNN_STATUS_NOT_SUPPORTED)"));
+        CHECK_THAT(c[2].reason,
+                   ContainsSubstring("needs 3.00 GiB of workspace, over the budget of 1.00 GiB"));
         CHECK_THAT(c[3].reason, ContainsSubstring("TF32 is off"));
         CHECK(c[4].reason == "usable; cuDNN ranks it lower");
     }
@@ -305,7 +342,9 @@ TEST_CASE("backward candidates are chosen under the forward's policy, budget and
         rules.deterministic_only = true;
         REQUIRE(gpu::dnn::detail::select_algorithm(c, rules) == std::optional<std::size_t>(4));
         CHECK(c[4].chosen);
-        CHECK_THAT(c[1].reason, ContainsSubstring("not deterministic, and only deterministic algorithms are allowed"));
+        CHECK_THAT(
+            c[1].reason,
+            ContainsSubstring("not deterministic, and only deterministic algorithms are allowed"));
     }
     SECTION("exhaustive: the fastest usable one; TF32 admits tensor-op math")
     {
@@ -339,10 +378,12 @@ TEST_CASE("a backward plan's choice is tried, and a refusal names the backward c
         }
         return std::nullopt;
     };
-    std::vector<backward_data_candidate> data{candidate(backward_data_algorithm::winograd, 0),
-                                              candidate(backward_data_algorithm::algo_1, 0),
-                                              candidate(backward_data_algorithm::algo_0, 0, {}, false)};
-    CHECK(gpu::dnn::detail::select_tried(data, rules, refuse_first) == std::optional<std::size_t>(1));
+    std::vector<backward_data_candidate> data{
+        candidate(backward_data_algorithm::winograd, 0),
+        candidate(backward_data_algorithm::algo_1, 0),
+        candidate(backward_data_algorithm::algo_0, 0, {}, false)};
+    CHECK(gpu::dnn::detail::select_tried(data, rules, refuse_first) ==
+          std::optional<std::size_t>(1));
     CHECK(tried == std::vector<backward_data_algorithm>{backward_data_algorithm::winograd,
                                                         backward_data_algorithm::algo_1});
     CHECK(data[0].reason ==
@@ -357,7 +398,8 @@ TEST_CASE("a backward plan's choice is tried, and a refusal names the backward c
     CHECK_FALSE(gpu::dnn::detail::select_tried(filter, rules, refuse_all).has_value());
     CHECK(filter[0].status == "CUDNN_STATUS_BAD_PARAM (2000) from cudnnConvolutionBackwardFilter");
     // The exhaustive search has run every candidate: an empty trial tries nothing.
-    std::vector<backward_filter_candidate> timed{candidate(backward_filter_algorithm::algo_1, 0, 1.5)};
+    std::vector<backward_filter_candidate> timed{
+        candidate(backward_filter_algorithm::algo_1, 0, 1.5)};
     rules.search = algorithm_search::exhaustive;
     CHECK(gpu::dnn::detail::select_tried(timed, rules, {}) == std::optional<std::size_t>(0));
     CHECK(std::string(gpu::dnn::detail::plain_call(convolution_pass::backward_data)) ==
@@ -381,31 +423,39 @@ TEST_CASE("a backward explanation names its pass, and no_algorithm_error says wh
     const std::string text = e.to_string();
     CHECK(text.starts_with("convolution backward filter fp32 nchw input [2, 3, 9, 11]"));
     CHECK_THAT(text, ContainsSubstring("policy: deterministic, deterministic only: yes"));
-    CHECK_THAT(text, ContainsSubstring("\n  algo_0                 fma        0 B         -            rejected: not deterministic"));
-    CHECK_THAT(text, ContainsSubstring("\n  fft                    fma        16.00 MiB   -            rejected: needs 16.00 MiB"));
+    CHECK_THAT(text, ContainsSubstring("\n  algo_0                 fma        0 B         -        "
+                                       "    rejected: not deterministic"));
+    CHECK_THAT(text, ContainsSubstring("\n  fft                    fma        16.00 MiB   -        "
+                                       "    rejected: needs 16.00 MiB"));
     CHECK_THAT(text, !ContainsSubstring("epilogue:"));
 
     const gpu::dnn::no_algorithm_error error(e);
     CHECK(error.pass() == convolution_pass::backward_filter);
     CHECK(error.status_name() == "no_algorithm");
-    CHECK(std::string(error.what()).starts_with("gpu::dnn::convolution_backward_filter: no_algorithm (3000): "
-                                                "no algorithm fits the policy and the workspace budget"));
-    CHECK_THAT(std::string(error.what()), ContainsSubstring("convolution backward filter fp32 nchw"));
+    CHECK(std::string(error.what())
+              .starts_with("gpu::dnn::convolution_backward_filter: no_algorithm (3000): "
+                           "no algorithm fits the policy and the workspace budget"));
+    CHECK_THAT(std::string(error.what()),
+               ContainsSubstring("convolution backward filter fp32 nchw"));
     CHECK(error.filter_explanation().candidates.size() == 2);
-    CHECK_THROWS_WITH(error.explanation(), ContainsSubstring("the error comes from the backward_filter pass"));
+    CHECK_THROWS_WITH(error.explanation(),
+                      ContainsSubstring("the error comes from the backward_filter pass"));
     CHECK_THROWS_AS(error.data_explanation(), std::logic_error);
 
     backward_data_explanation d;
     d.problem = "p";
     const gpu::dnn::no_algorithm_error data_error(d);
     CHECK(data_error.pass() == convolution_pass::backward_data);
-    CHECK(std::string(data_error.what()).starts_with("gpu::dnn::convolution_backward_data: no_algorithm"));
+    CHECK(std::string(data_error.what())
+              .starts_with("gpu::dnn::convolution_backward_data: no_algorithm"));
     CHECK(data_error.data_explanation().problem == "p");
-    CHECK(std::string(backward_data_explanation{}.to_string()).starts_with("convolution backward data "));
+    CHECK(std::string(backward_data_explanation{}.to_string())
+              .starts_with("convolution backward data "));
     const gpu::dnn::no_algorithm_error forward_error(gpu::dnn::convolution_explanation{});
     CHECK(forward_error.pass() == convolution_pass::forward);
     CHECK_NOTHROW(forward_error.explanation());
-    CHECK_THROWS_WITH(forward_error.filter_explanation(), ContainsSubstring("from the forward pass"));
+    CHECK_THROWS_WITH(forward_error.filter_explanation(),
+                      ContainsSubstring("from the forward pass"));
 }
 
 // ---- host: the float64 references -----------------------------------------------------------
@@ -416,13 +466,17 @@ namespace {
 // leaves input rows unread, groups, dilation, a 1x1 filter, and true convolution (flipped).
 std::vector<convolution_problem> backward_problems()
 {
-    convolution_problem flipped{.input = {1, 2, 6, 7}, .filter = {3, 2, 2, 3}, .geometry = {.padding = {0, 1}}};
+    convolution_problem flipped{
+        .input = {1, 2, 6, 7}, .filter = {3, 2, 2, 3}, .geometry = {.padding = {0, 1}}};
     flipped.geometry.mode = gpu::dnn::convolution_mode::convolution;
     return {
         {.input = {2, 3, 9, 11}, .filter = {4, 3, 3, 3}, .geometry = {.padding = {1, 1}}},
-        {.input = {2, 8, 10, 11}, .filter = {8, 4, 3, 3},
+        {.input = {2, 8, 10, 11},
+         .filter = {8, 4, 3, 3},
          .geometry = {.padding = {1, 1}, .stride = {2, 2}, .groups = 2}},
-        {.input = {1, 4, 12, 12}, .filter = {8, 4, 3, 5}, .geometry = {.padding = {2, 1}, .dilation = {2, 1}}},
+        {.input = {1, 4, 12, 12},
+         .filter = {8, 4, 3, 5},
+         .geometry = {.padding = {2, 1}, .dilation = {2, 1}}},
         {.input = {3, 5, 7, 6}, .filter = {6, 5, 1, 1}, .geometry = {.padding = {0, 0}}},
         flipped,
     };
@@ -454,21 +508,26 @@ TEST_CASE("the float64 backward references are the forward's adjoints and its fi
         const std::vector<double> xr = gpu::test::random_doubles(p.input_elements(), ++seed);
         const std::vector<double> wr = gpu::test::random_doubles(p.filter_elements(), ++seed);
         const std::vector<double> dyr = gpu::test::random_doubles(p.output_elements(), ++seed);
-        const std::vector<double> y = gpu::test::reference_convolution(xr, p.input, wr, p.filter, p.geometry);
-        const std::vector<double> dx = gpu::test::reference_backward_data(wr, p.filter, dyr, p.input, p.geometry);
-        const std::vector<double> dw = gpu::test::reference_backward_filter(xr, p.input, dyr, p.filter, p.geometry);
+        const std::vector<double> y =
+            gpu::test::reference_convolution(xr, p.input, wr, p.filter, p.geometry);
+        const std::vector<double> dx =
+            gpu::test::reference_backward_data(wr, p.filter, dyr, p.input, p.geometry);
+        const std::vector<double> dw =
+            gpu::test::reference_backward_filter(xr, p.input, dyr, p.filter, p.geometry);
         // <conv(x, w), dy> = <x, dx> = <w, dw>.
         const double loss = gpu::test::dot(y, dyr);
         CHECK(gpu::test::dot(xr, dx) == Approx(loss).epsilon(1e-12));
         CHECK(gpu::test::dot(wr, dw) == Approx(loss).epsilon(1e-12));
         // The loss is linear in x and in w: central differences are exact up to rounding.
-        for (const std::size_t i : {std::size_t{0}, p.input_elements() / 2, p.input_elements() - 1}) {
-            CHECK(gpu::test::central_difference_input(xr, p.input, wr, p.filter, dyr, p.geometry, i, 0.5) ==
-                  Approx(dx[i]).margin(1e-9));
+        for (const std::size_t i :
+             {std::size_t{0}, p.input_elements() / 2, p.input_elements() - 1}) {
+            CHECK(gpu::test::central_difference_input(xr, p.input, wr, p.filter, dyr, p.geometry, i,
+                                                      0.5) == Approx(dx[i]).margin(1e-9));
         }
-        for (const std::size_t i : {std::size_t{0}, p.filter_elements() / 3, p.filter_elements() - 1}) {
-            CHECK(gpu::test::central_difference_filter(xr, p.input, wr, p.filter, dyr, p.geometry, i, 0.5) ==
-                  Approx(dw[i]).margin(1e-9));
+        for (const std::size_t i :
+             {std::size_t{0}, p.filter_elements() / 3, p.filter_elements() - 1}) {
+            CHECK(gpu::test::central_difference_filter(xr, p.input, wr, p.filter, dyr, p.geometry,
+                                                       i, 0.5) == Approx(dw[i]).margin(1e-9));
         }
         // With a bias b, <y + b, dy> grows by <b, db>: db sums dy per output channel.
         const std::vector<double> db = gpu::test::reference_backward_bias(dyr, p.output());
@@ -501,12 +560,16 @@ struct gradients {
     gpu::device_buffer<T> x, w, dy, dx, dw, db;
 
     gradients(const convolution_problem& p, std::uint32_t seed, gpu::stream_ref s)
-        : problem(p), x(p.input_elements(), s), w(p.filter_elements(), s), dy(p.output_elements(), s),
-          dx(p.input_elements(), s), dw(p.filter_elements(), s), db(static_cast<std::size_t>(p.filter[0]), s)
+        : problem(p), x(p.input_elements(), s), w(p.filter_elements(), s),
+          dy(p.output_elements(), s), dx(p.input_elements(), s), dw(p.filter_elements(), s),
+          db(static_cast<std::size_t>(p.filter[0]), s)
     {
-        x_ref = gpu::test::upload_rounded(x, gpu::test::random_floats(x.size(), seed), p.input, p.layout);
-        w_ref = gpu::test::upload_rounded(w, gpu::test::random_floats(w.size(), seed + 1), p.filter, p.layout);
-        dy_ref = gpu::test::upload_rounded(dy, gpu::test::random_floats(dy.size(), seed + 2), p.output(), p.layout);
+        x_ref = gpu::test::upload_rounded(x, gpu::test::random_floats(x.size(), seed), p.input,
+                                          p.layout);
+        w_ref = gpu::test::upload_rounded(w, gpu::test::random_floats(w.size(), seed + 1), p.filter,
+                                          p.layout);
+        dy_ref = gpu::test::upload_rounded(dy, gpu::test::random_floats(dy.size(), seed + 2),
+                                           p.output(), p.layout);
         poison();
     }
 
@@ -519,16 +582,27 @@ struct gradients {
 
     std::vector<double> dx_ref() const
     {
-        return gpu::test::reference_backward_data(w_ref, problem.filter, dy_ref, problem.input, problem.geometry);
+        return gpu::test::reference_backward_data(w_ref, problem.filter, dy_ref, problem.input,
+                                                  problem.geometry);
     }
     std::vector<double> dw_ref() const
     {
-        return gpu::test::reference_backward_filter(x_ref, problem.input, dy_ref, problem.filter, problem.geometry);
+        return gpu::test::reference_backward_filter(x_ref, problem.input, dy_ref, problem.filter,
+                                                    problem.geometry);
     }
-    std::vector<double> db_ref() const { return gpu::test::reference_backward_bias(dy_ref, problem.output()); }
+    std::vector<double> db_ref() const
+    {
+        return gpu::test::reference_backward_bias(dy_ref, problem.output());
+    }
 
-    std::vector<double> dx_out(gpu::stream_ref s) const { return gpu::test::download(dx, problem.input, problem.layout, s); }
-    std::vector<double> dw_out(gpu::stream_ref s) const { return gpu::test::download(dw, problem.filter, problem.layout, s); }
+    std::vector<double> dx_out(gpu::stream_ref s) const
+    {
+        return gpu::test::download(dx, problem.input, problem.layout, s);
+    }
+    std::vector<double> dw_out(gpu::stream_ref s) const
+    {
+        return gpu::test::download(dw, problem.filter, problem.layout, s);
+    }
     std::vector<double> db_out(gpu::stream_ref s) const
     {
         return gpu::test::download(db, gpu::dnn::detail::bias_dims(problem), problem.layout, s);
@@ -553,9 +627,11 @@ void check_backward_under_every_policy(gpu::dnn::handle& h, gpu::stream_ref s)
             gradients<T> g(p, 7, s);
             const double tol = tolerance(p.type, false);
             const double loss = gpu::test::dot(
-                gpu::test::reference_convolution(g.x_ref, p.input, g.w_ref, p.filter, p.geometry), g.dy_ref);
-            for (const algorithm_search search : {algorithm_search::heuristic, algorithm_search::exhaustive,
-                                                  algorithm_search::deterministic}) {
+                gpu::test::reference_convolution(g.x_ref, p.input, g.w_ref, p.filter, p.geometry),
+                g.dy_ref);
+            for (const algorithm_search search :
+                 {algorithm_search::heuristic, algorithm_search::exhaustive,
+                  algorithm_search::deterministic}) {
                 convolution_options options;
                 options.search = search;
                 convolution_backward_data data(h, p, options);
@@ -584,14 +660,24 @@ void check_backward_under_every_policy(gpu::dnn::handle& h, gpu::stream_ref s)
 
 } // namespace
 
-TEST_CASE("backward data and filter match the float64 references under every type, policy and layout",
-          "[dnn][gpu]")
+TEST_CASE(
+    "backward data and filter match the float64 references under every type, policy and layout",
+    "[dnn][gpu]")
 {
     gpu::stream s;
     gpu::dnn::handle h(s);
-    SECTION("FP32") { check_backward_under_every_policy<float>(h, s); }
-    SECTION("FP16") { check_backward_under_every_policy<__half>(h, s); }
-    SECTION("BF16") { check_backward_under_every_policy<__nv_bfloat16>(h, s); }
+    SECTION("FP32")
+    {
+        check_backward_under_every_policy<float>(h, s);
+    }
+    SECTION("FP16")
+    {
+        check_backward_under_every_policy<__half>(h, s);
+    }
+    SECTION("BF16")
+    {
+        check_backward_under_every_policy<__nv_bfloat16>(h, s);
+    }
 }
 
 namespace {
@@ -617,12 +703,22 @@ TEST_CASE("the bias gradient matches the float64 reference for every type and la
 {
     gpu::stream s;
     gpu::dnn::handle h(s);
-    SECTION("FP32") { check_backward_bias<float>(h, s); }
-    SECTION("FP16") { check_backward_bias<__half>(h, s); }
-    SECTION("BF16") { check_backward_bias<__nv_bfloat16>(h, s); }
+    SECTION("FP32")
+    {
+        check_backward_bias<float>(h, s);
+    }
+    SECTION("FP16")
+    {
+        check_backward_bias<__half>(h, s);
+    }
+    SECTION("BF16")
+    {
+        check_backward_bias<__nv_bfloat16>(h, s);
+    }
 }
 
-TEST_CASE("FP32 backward passes match central finite differences of the float64 forward", "[dnn][gpu]")
+TEST_CASE("FP32 backward passes match central finite differences of the float64 forward",
+          "[dnn][gpu]")
 {
     gpu::stream s;
     gpu::dnn::handle h(s);
@@ -638,13 +734,13 @@ TEST_CASE("FP32 backward passes match central finite differences of the float64 
         const std::vector<double> dw = g.dw_out(s);
         INFO(p.to_string());
         for (std::size_t i = 0; i < dx.size(); i += 97) {
-            const double fd = gpu::test::central_difference_input(g.x_ref, p.input, g.w_ref, p.filter, g.dy_ref,
-                                                                  p.geometry, i, 0.25);
+            const double fd = gpu::test::central_difference_input(
+                g.x_ref, p.input, g.w_ref, p.filter, g.dy_ref, p.geometry, i, 0.25);
             CHECK(dx[i] == Approx(fd).margin(1e-5));
         }
         for (std::size_t i = 0; i < dw.size(); i += 13) {
-            const double fd = gpu::test::central_difference_filter(g.x_ref, p.input, g.w_ref, p.filter, g.dy_ref,
-                                                                   p.geometry, i, 0.25);
+            const double fd = gpu::test::central_difference_filter(
+                g.x_ref, p.input, g.w_ref, p.filter, g.dy_ref, p.geometry, i, 0.25);
             CHECK(dw[i] == Approx(fd).margin(1e-4));
         }
     }
@@ -678,7 +774,8 @@ void check_bitwise_repeatable(gpu::dnn::handle& h, gpu::stream_ref s, const conv
             continue;
         }
         for (std::size_t i = 0; i < results.size(); ++i) {
-            REQUIRE(std::memcmp(first[i].data(), results[i].data(), first[i].size() * sizeof(T)) == 0);
+            REQUIRE(std::memcmp(first[i].data(), results[i].data(), first[i].size() * sizeof(T)) ==
+                    0);
         }
     }
     CHECK(error_of(g.dw_out(s), g.dw_ref()) < tolerance(p.type, false));
@@ -686,12 +783,14 @@ void check_bitwise_repeatable(gpu::dnn::handle& h, gpu::stream_ref s, const conv
 
 } // namespace
 
-TEST_CASE("deterministic backward passes give bitwise-identical gradients run after run", "[dnn][gpu]")
+TEST_CASE("deterministic backward passes give bitwise-identical gradients run after run",
+          "[dnn][gpu]")
 {
     gpu::stream s;
     gpu::dnn::handle h(s);
     // Large enough in N x P x Q that atomics would reorder the filter gradient's sums.
-    convolution_problem p{.input = {8, 32, 28, 28}, .filter = {64, 32, 3, 3}, .geometry = {.padding = {1, 1}}};
+    convolution_problem p{
+        .input = {8, 32, 28, 28}, .filter = {64, 32, 3, 3}, .geometry = {.padding = {1, 1}}};
     for (const tensor_layout layout : {tensor_layout::nchw, tensor_layout::nhwc}) {
         p.layout = layout;
         p.type = data_type::fp32;
@@ -707,10 +806,12 @@ TEST_CASE("gradient_update::accumulate adds each gradient to what the buffer hol
     gpu::dnn::handle h(s);
     const convolution_problem p = backward_problems()[0];
     gradients<float> g(p, 43, s);
-    const std::vector<double> dx0 = gpu::test::upload_rounded(g.dx, gpu::test::random_floats(g.dx.size(), 3), p.input, p.layout);
-    const std::vector<double> dw0 = gpu::test::upload_rounded(g.dw, gpu::test::random_floats(g.dw.size(), 4), p.filter, p.layout);
-    const std::vector<double> db0 = gpu::test::upload_rounded(g.db, gpu::test::random_floats(g.db.size(), 5),
-                                                              gpu::dnn::detail::bias_dims(p), p.layout);
+    const std::vector<double> dx0 = gpu::test::upload_rounded(
+        g.dx, gpu::test::random_floats(g.dx.size(), 3), p.input, p.layout);
+    const std::vector<double> dw0 = gpu::test::upload_rounded(
+        g.dw, gpu::test::random_floats(g.dw.size(), 4), p.filter, p.layout);
+    const std::vector<double> db0 = gpu::test::upload_rounded(
+        g.db, gpu::test::random_floats(g.db.size(), 5), gpu::dnn::detail::bias_dims(p), p.layout);
     convolution_backward_data data(h, p);
     convolution_backward_filter filter(h, p);
     data.backward_data(h, g.w, g.dy, g.dx, gradient_update::accumulate);
@@ -761,7 +862,8 @@ TEST_CASE("exhaustive backward plans on real buffers report measured times", "[d
     gpu::stream s;
     gpu::dnn::handle h(s);
     gpu::dnn::clear_plan_cache();
-    const convolution_problem p{.input = {4, 16, 32, 32}, .filter = {32, 16, 3, 3}, .geometry = {.padding = {1, 1}}};
+    const convolution_problem p{
+        .input = {4, 16, 32, 32}, .filter = {32, 16, 3, 3}, .geometry = {.padding = {1, 1}}};
     gradients<float> g(p, 61, s);
     convolution_options options;
     options.search = algorithm_search::exhaustive;
@@ -814,19 +916,25 @@ TEST_CASE("backward runs refuse buffers that do not fit and report NaN when aske
     gpu::dnn::handle h(s);
     const convolution_problem p = backward_problems()[0];
     gradients<float> g(p, 71, s);
-    convolution_backward_data data(h, p, convolution_options::from_profile(gpu::profile::development()));
+    convolution_backward_data data(h, p,
+                                   convolution_options::from_profile(gpu::profile::development()));
     gpu::device_buffer<float> short_dx(g.dx.size() - 1, s);
-    CHECK_THROWS_WITH(data.backward_data(h, g.w, g.dy, short_dx),
-                      ContainsSubstring("dx (the input gradient) has " + std::to_string(short_dx.size())));
+    CHECK_THROWS_WITH(
+        data.backward_data(h, g.w, g.dy, short_dx),
+        ContainsSubstring("dx (the input gradient) has " + std::to_string(short_dx.size())));
     gpu::device_buffer<std::uint16_t> halves(g.w.size(), s);
     gpu::device_buffer<std::uint16_t> halves_dy(g.dy.size(), s);
     gpu::device_buffer<std::uint16_t> halves_dx(g.dx.size(), s);
-    CHECK_THROWS_WITH(data.backward_data(h, halves, halves_dy, halves_dx), ContainsSubstring("the problem is fp32"));
-    CHECK_THROWS_WITH(data.backward_data_raw(h, g.w.data(), nullptr, g.dx.data()), ContainsSubstring("null dy pointer"));
-    CHECK_THROWS_AS(data.backward_data(h, g.w, g.dy, g.dx, static_cast<gradient_update>(5)), std::invalid_argument);
+    CHECK_THROWS_WITH(data.backward_data(h, halves, halves_dy, halves_dx),
+                      ContainsSubstring("the problem is fp32"));
+    CHECK_THROWS_WITH(data.backward_data_raw(h, g.w.data(), nullptr, g.dx.data()),
+                      ContainsSubstring("null dy pointer"));
+    CHECK_THROWS_AS(data.backward_data(h, g.w, g.dy, g.dx, static_cast<gradient_update>(5)),
+                    std::invalid_argument);
     gpu::device_buffer<float> long_db(g.db.size() + 1, s);
-    CHECK_THROWS_WITH(gpu::dnn::convolution_backward_bias(h, p, g.dy, long_db),
-                      ContainsSubstring("db (the bias gradient, one per output channel) has 5 elements"));
+    CHECK_THROWS_WITH(
+        gpu::dnn::convolution_backward_bias(h, p, g.dy, long_db),
+        ContainsSubstring("db (the bias gradient, one per output channel) has 5 elements"));
     CHECK_THROWS_WITH(gpu::dnn::convolution_backward_bias_raw(h, p, g.dy.data(), nullptr),
                       ContainsSubstring("null db pointer"));
 
@@ -837,8 +945,10 @@ TEST_CASE("backward runs refuse buffers that do not fit and report NaN when aske
     CHECK_THROWS_AS(data.backward_data(h, g.w, g.dy, g.dx), gpu::numerics_error);
 
     convolution_backward_data moved = std::move(data);
-    CHECK_THROWS_AS(data.backward_data(h, g.w, g.dy, g.dx), std::logic_error); // NOLINT(bugprone-use-after-move)
-    CHECK_THROWS_AS(data.backward_data_raw(h, g.w.data(), g.dy.data(), g.dx.data()), std::logic_error); // NOLINT
+    CHECK_THROWS_AS(data.backward_data(h, g.w, g.dy, g.dx),
+                    std::logic_error); // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(data.backward_data_raw(h, g.w.data(), g.dy.data(), g.dx.data()),
+                    std::logic_error); // NOLINT
     CHECK(moved.input_gradient_descriptor().get() != nullptr);
     CHECK(data.input_gradient_descriptor().get() == nullptr); // NOLINT(bugprone-use-after-move)
 }

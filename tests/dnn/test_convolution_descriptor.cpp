@@ -37,8 +37,8 @@ std::vector<int> textbook(const shape_case& c)
     std::vector<int> out{c.input[0], c.filter[0]};
     for (std::size_t i = 2; i < c.input.size(); ++i) {
         const std::size_t s = i - 2;
-        const int numerator = c.input[i] + 2 * c.geometry.padding[s] -
-                              c.geometry.dilation[s] * (c.filter[i] - 1) - 1;
+        const int numerator =
+            c.input[i] + 2 * c.geometry.padding[s] - c.geometry.dilation[s] * (c.filter[i] - 1) - 1;
         out.push_back(numerator / c.geometry.stride[s] + 1);
     }
     return out;
@@ -55,7 +55,10 @@ const std::vector<shape_case> shape_cases = {
     {"the article's conv: 3x3, pad 1", {32, 3, 224, 224}, {64, 3, 3, 3}, geometry2({1, 1})},
     {"1x1", {8, 64, 56, 56}, {256, 64, 1, 1}, geometry2({0, 0})},
     {"1x1 stride 2", {8, 256, 56, 56}, {512, 256, 1, 1}, geometry2({0, 0}, {2, 2})},
-    {"7x7 stride 2 pad 3 (ResNet stem)", {4, 3, 224, 224}, {64, 3, 7, 7}, geometry2({3, 3}, {2, 2})},
+    {"7x7 stride 2 pad 3 (ResNet stem)",
+     {4, 3, 224, 224},
+     {64, 3, 7, 7},
+     geometry2({3, 3}, {2, 2})},
     {"7x7 no padding", {1, 3, 32, 32}, {16, 3, 7, 7}, geometry2({0, 0})},
     {"3x3 stride 2 pad 1", {2, 64, 56, 56}, {128, 64, 3, 3}, geometry2({1, 1}, {2, 2})},
     {"odd input, stride 2", {1, 8, 15, 15}, {8, 8, 3, 3}, geometry2({1, 1}, {2, 2})},
@@ -69,7 +72,10 @@ const std::vector<shape_case> shape_cases = {
     {"dilation with stride", {1, 3, 64, 64}, {8, 3, 3, 3}, geometry2({2, 2}, {2, 2}, {2, 2})},
     {"groups 2", {2, 8, 16, 16}, {16, 4, 3, 3}, geometry2({1, 1}, {1, 1}, {1, 1}, 2)},
     {"depthwise 3x3", {2, 32, 28, 28}, {32, 1, 3, 3}, geometry2({1, 1}, {1, 1}, {1, 1}, 32)},
-    {"depthwise, multiplier 2", {1, 16, 14, 14}, {32, 1, 3, 3}, geometry2({0, 0}, {1, 1}, {1, 1}, 16)},
+    {"depthwise, multiplier 2",
+     {1, 16, 14, 14},
+     {32, 1, 3, 3},
+     geometry2({0, 0}, {1, 1}, {1, 1}, 16)},
     {"groups 4, stride 2", {1, 16, 33, 33}, {8, 4, 3, 3}, geometry2({1, 1}, {2, 2}, {1, 1}, 4)},
     {"filter as large as the input", {1, 3, 5, 5}, {10, 3, 5, 5}, geometry2({0, 0})},
     {"filter as large as the padded input", {1, 3, 3, 3}, {2, 3, 5, 5}, geometry2({1, 1})},
@@ -81,11 +87,16 @@ const std::vector<shape_case> shape_cases = {
     {"11x11 stride 4 (AlexNet)", {1, 3, 227, 227}, {96, 3, 11, 11}, geometry2({0, 0}, {4, 4})},
     {"large batch", {256, 3, 32, 32}, {64, 3, 3, 3}, geometry2({1, 1})},
     {"many channels, 1x1", {1, 1024, 7, 7}, {1024, 1024, 1, 1}, geometry2({0, 0})},
-    {"true convolution mode", {1, 3, 10, 10}, {4, 3, 3, 3},
+    {"true convolution mode",
+     {1, 3, 10, 10},
+     {4, 3, 3, 3},
      geometry2({0, 0}, {1, 1}, {1, 1}, 1, convolution_mode::convolution)},
     {"3-d, pad 1", {2, 4, 8, 16, 16}, {8, 4, 3, 3, 3}, {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1}},
     {"3-d, stride 2", {1, 2, 9, 9, 9}, {4, 2, 3, 3, 3}, {{0, 0, 0}, {2, 2, 2}, {1, 1, 1}, 1}},
-    {"3-d asymmetric, groups 2", {1, 2, 5, 12, 7}, {2, 1, 1, 3, 2}, {{0, 1, 0}, {1, 2, 1}, {1, 1, 2}, 2}},
+    {"3-d asymmetric, groups 2",
+     {1, 2, 5, 12, 7},
+     {2, 1, 1, 3, 2},
+     {{0, 1, 0}, {1, 2, 1}, {1, 1, 2}, 2}},
 };
 
 } // namespace
@@ -138,7 +149,8 @@ TEST_CASE("bad convolution parameters are refused before cuDNN, with the values"
                       ContainsSubstring("stride [1, -2] has -2"));
     CHECK_THROWS_WITH(convolution_descriptor(geometry2({1, 1}, {1, 1}, {0, 1})),
                       ContainsSubstring("dilation [0, 1] has 0"));
-    CHECK_THROWS_WITH(convolution_descriptor(geometry2({-1, 1})), ContainsSubstring("padding [-1, 1] is negative"));
+    CHECK_THROWS_WITH(convolution_descriptor(geometry2({-1, 1})),
+                      ContainsSubstring("padding [-1, 1] is negative"));
     CHECK_THROWS_WITH(convolution_descriptor(geometry2({1, 1}, {1, 1}, {1, 1}, 0)),
                       ContainsSubstring("groups is 0"));
     CHECK_THROWS_WITH(convolution_descriptor(convolution_geometry{{1, 1}, {1}, {1, 1}, 1}),
@@ -153,35 +165,42 @@ TEST_CASE("shapes that do not make a convolution are refused with their values",
 {
     using gpu::dnn::validate_convolution;
     // Channel counts that do not match.
-    CHECK_THROWS_WITH(validate_convolution({1, 3, 8, 8}, {64, 4, 3, 3}, geometry2({1, 1})),
-                      ContainsSubstring("the input has 3 channels but the filter [64, 4, 3, 3] takes 4 per "
-                               "group x 1 group = 4"));
+    CHECK_THROWS_WITH(
+        validate_convolution({1, 3, 8, 8}, {64, 4, 3, 3}, geometry2({1, 1})),
+        ContainsSubstring("the input has 3 channels but the filter [64, 4, 3, 3] takes 4 per "
+                          "group x 1 group = 4"));
     // A filter larger than the padded input, plain and dilated.
-    CHECK_THROWS_WITH(validate_convolution({1, 3, 4, 4}, {8, 3, 7, 7}, geometry2({0, 0})),
-                      ContainsSubstring("the filter spans 7 (size 7, dilation 1) but the padded input is "
-                               "only 4 (size 4 + 2 x padding 0)"));
-    CHECK_THROWS_WITH(validate_convolution({1, 3, 8, 8}, {8, 3, 3, 3}, geometry2({0, 0}, {1, 1}, {4, 4})),
-                      ContainsSubstring("spans 9 (size 3, dilation 4)"));
+    CHECK_THROWS_WITH(
+        validate_convolution({1, 3, 4, 4}, {8, 3, 7, 7}, geometry2({0, 0})),
+        ContainsSubstring("the filter spans 7 (size 7, dilation 1) but the padded input is "
+                          "only 4 (size 4 + 2 x padding 0)"));
+    CHECK_THROWS_WITH(
+        validate_convolution({1, 3, 8, 8}, {8, 3, 3, 3}, geometry2({0, 0}, {1, 1}, {4, 4})),
+        ContainsSubstring("spans 9 (size 3, dilation 4)"));
     CHECK_THROWS_WITH(validate_convolution({1, 3, 16, 2}, {8, 3, 3, 5}, geometry2({0, 1})),
                       ContainsSubstring("in spatial dimension 1"));
     // Zero or negative stride.
     CHECK_THROWS_WITH(validate_convolution({1, 3, 8, 8}, {8, 3, 3, 3}, geometry2({1, 1}, {0, 0})),
                       ContainsSubstring("stride [0, 0]"));
     // Groups that do not divide the channels.
-    CHECK_THROWS_WITH(validate_convolution({1, 6, 8, 8}, {8, 2, 3, 3}, geometry2({1, 1}, {1, 1}, {1, 1}, 4)),
-                      ContainsSubstring("groups 4 does not divide the input's 6 channels"));
-    CHECK_THROWS_WITH(validate_convolution({1, 8, 8, 8}, {6, 2, 3, 3}, geometry2({1, 1}, {1, 1}, {1, 1}, 4)),
-                      ContainsSubstring("groups 4 does not divide the filter's 6 output channels"));
-    CHECK_THROWS_WITH(validate_convolution({1, 8, 8, 8}, {8, 4, 3, 3}, geometry2({1, 1}, {1, 1}, {1, 1}, 4)),
-                      ContainsSubstring("takes 4 per group x 4 groups = 16"));
+    CHECK_THROWS_WITH(
+        validate_convolution({1, 6, 8, 8}, {8, 2, 3, 3}, geometry2({1, 1}, {1, 1}, {1, 1}, 4)),
+        ContainsSubstring("groups 4 does not divide the input's 6 channels"));
+    CHECK_THROWS_WITH(
+        validate_convolution({1, 8, 8, 8}, {6, 2, 3, 3}, geometry2({1, 1}, {1, 1}, {1, 1}, 4)),
+        ContainsSubstring("groups 4 does not divide the filter's 6 output channels"));
+    CHECK_THROWS_WITH(
+        validate_convolution({1, 8, 8, 8}, {8, 4, 3, 3}, geometry2({1, 1}, {1, 1}, {1, 1}, 4)),
+        ContainsSubstring("takes 4 per group x 4 groups = 16"));
     // Ranks that differ, and non-positive dimensions.
     CHECK_THROWS_WITH(validate_convolution({1, 3, 8, 8}, {8, 3, 3, 3, 3}, geometry2({1, 1})),
                       ContainsSubstring("needs 4 each"));
     CHECK_THROWS_WITH(validate_convolution({0, 3, 8, 8}, {8, 3, 3, 3}, geometry2({1, 1})),
                       ContainsSubstring("dimension 0 of [0, 3, 8, 8] is 0"));
     // The same checks guard the textbook formula and cuDNN's answer.
-    CHECK_THROWS_AS(gpu::dnn::convolution_output_dims({1, 3, 4, 4}, {8, 3, 7, 7}, geometry2({0, 0})),
-                    std::invalid_argument);
+    CHECK_THROWS_AS(
+        gpu::dnn::convolution_output_dims({1, 3, 4, 4}, {8, 3, 7, 7}, geometry2({0, 0})),
+        std::invalid_argument);
     const convolution_descriptor conv(geometry2({0, 0}));
     CHECK_THROWS_AS(conv.output_dims(tensor_descriptor({1, 3, 4, 4}, data_type::fp32),
                                      filter_descriptor({8, 3, 7, 7}, data_type::fp32)),
@@ -236,9 +255,9 @@ TEST_CASE("shape arithmetic near 2^31 is done in 64 bits and refused beyond int"
     // The largest stride and dilation that fit.
     const convolution_geometry far = geometry2({1, 1}, {INT_MAX, 1}, {1, 3});
     CHECK(convolution_output_dims({2, 3, 8, 8}, {4, 3, 3, 3}, far) == std::vector<int>{2, 4, 1, 4});
-    CHECK(convolution_descriptor(far).output_dims(tensor_descriptor({2, 3, 8, 8}, data_type::fp32),
-                                                  filter_descriptor({4, 3, 3, 3}, data_type::fp32)) ==
-          std::vector<int>{2, 4, 1, 4});
+    CHECK(convolution_descriptor(far).output_dims(
+              tensor_descriptor({2, 3, 8, 8}, data_type::fp32),
+              filter_descriptor({4, 3, 3, 3}, data_type::fp32)) == std::vector<int>{2, 4, 1, 4});
 }
 
 TEST_CASE("enumerators that cudagap does not name are refused", "[dnn]")
@@ -248,9 +267,9 @@ TEST_CASE("enumerators that cudagap does not name are refused", "[dnn]")
     CHECK_THROWS_WITH(gpu::dnn::validate(g), ContainsSubstring("convolution_mode value 2"));
     CHECK_THROWS_WITH(convolution_descriptor(geometry2({1, 1}), static_cast<data_type>(9)),
                       ContainsSubstring("data_type value 9"));
-    CHECK_THROWS_WITH(convolution_descriptor(geometry2({1, 1}), data_type::fp32,
-                                             static_cast<math_type>(-3)),
-                      ContainsSubstring("math_type value -3"));
+    CHECK_THROWS_WITH(
+        convolution_descriptor(geometry2({1, 1}), data_type::fp32, static_cast<math_type>(-3)),
+        ContainsSubstring("math_type value -3"));
     convolution_descriptor conv(geometry2({1, 1}));
     CHECK_THROWS_AS(conv.set_math(static_cast<math_type>(4)), std::invalid_argument);
     CHECK(conv.math() == math_type::default_math);
@@ -266,8 +285,11 @@ TEST_CASE("convolution descriptors move and leave an empty source", "[dnn]")
     convolution_descriptor b(std::move(a));
     CHECK(b.get() == raw);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
-    CHECK_THROWS_WITH(a.geometry(), ContainsSubstring("holds no cuDNN descriptor")); // NOLINT(bugprone-use-after-move)
-    CHECK_THROWS_AS(a.set_math(math_type::fma), std::logic_error);          // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_WITH(
+        a.geometry(),
+        ContainsSubstring("holds no cuDNN descriptor")); // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(a.set_math(math_type::fma),
+                    std::logic_error); // NOLINT(bugprone-use-after-move)
     convolution_descriptor c(geometry2({0, 0}));
     c = std::move(b);
     CHECK(c.geometry().dilation == std::vector<int>{2, 2});

@@ -26,21 +26,27 @@ using gpu::dnn::dropout;
 
 // ---- host: arguments and reserve sizes ------------------------------------------------------
 
-TEST_CASE("dropout refuses a probability below 0, of 1 or more, or NaN before it looks at the handle", "[dnn]")
+TEST_CASE(
+    "dropout refuses a probability below 0, of 1 or more, or NaN before it looks at the handle",
+    "[dnn]")
 {
     gpu::dnn::handle none = gpu::dnn::handle::from_native_handle(nullptr);
-    CHECK_THROWS_WITH(dropout(none, 1.0F, 1), ContainsSubstring("gpu::dnn::dropout: the probability 1 is outside [0, 1)"));
-    CHECK_THROWS_WITH(dropout(none, -0.25F, 1), ContainsSubstring("the probability -0.25 is outside"));
+    CHECK_THROWS_WITH(dropout(none, 1.0F, 1),
+                      ContainsSubstring("gpu::dnn::dropout: the probability 1 is outside [0, 1)"));
+    CHECK_THROWS_WITH(dropout(none, -0.25F, 1),
+                      ContainsSubstring("the probability -0.25 is outside"));
     CHECK_THROWS_WITH(dropout(none, 1.5F, 1), ContainsSubstring("the probability 1.5 is outside"));
     CHECK_THROWS_WITH(dropout(none, std::numeric_limits<float>::quiet_NaN(), 1),
                       ContainsSubstring("the probability nan is outside"));
-    CHECK_THROWS_AS(dropout::restore(none, 1.0F, 1, gpu::device_buffer<std::byte>()), std::invalid_argument);
+    CHECK_THROWS_AS(dropout::restore(none, 1.0F, 1, gpu::device_buffer<std::byte>()),
+                    std::invalid_argument);
 }
 
 TEST_CASE("dropout refuses an empty handle", "[dnn]")
 {
     gpu::dnn::handle none = gpu::dnn::handle::from_native_handle(nullptr);
-    CHECK_THROWS_WITH(dropout(none, 0.5F, 42), ContainsSubstring("gpu::dnn::dropout: the handle holds nothing"));
+    CHECK_THROWS_WITH(dropout(none, 0.5F, 42),
+                      ContainsSubstring("gpu::dnn::dropout: the handle holds nothing"));
     CHECK_THROWS_AS(dropout(none, 0.0F, 42), std::logic_error);
     CHECK_THROWS_WITH(dropout::restore(none, 0.5F, 42, gpu::device_buffer<std::byte>()),
                       ContainsSubstring("dropout::restore: the handle holds nothing"));
@@ -67,7 +73,8 @@ TEST_CASE("dropout's reserve size refuses counts cuDNN cannot describe", "[dnn]"
                       ContainsSubstring("dropout::reserve_bytes: 0 elements"));
     CHECK_THROWS_WITH(dropout::reserve_bytes(std::size_t{INT_MAX} + 1, data_type::fp32),
                       ContainsSubstring("2147483648 elements"));
-    CHECK_THROWS_WITH(dropout::reserve_bytes(10, static_cast<data_type>(6)), ContainsSubstring("data_type value 6"));
+    CHECK_THROWS_WITH(dropout::reserve_bytes(10, static_cast<data_type>(6)),
+                      ContainsSubstring("data_type value 6"));
 }
 
 // ---- GPU: the masks ---------------------------------------------------------------------------
@@ -159,8 +166,10 @@ void check_forward_and_backward(float p)
     const outcome first = data.run(h, d, s);
     check_mask<T>(first, data.x.values, p);
     // The backward applies the forward's mask (the reserve), scaled the same way.
-    gpu::test::device_tensor<T> dy({static_cast<int>(many), 1, 1, 1}, gpu::dnn::tensor_layout::nchw, s);
-    gpu::test::device_tensor<T> dx({static_cast<int>(many), 1, 1, 1}, gpu::dnn::tensor_layout::nchw, s);
+    gpu::test::device_tensor<T> dy({static_cast<int>(many), 1, 1, 1}, gpu::dnn::tensor_layout::nchw,
+                                   s);
+    gpu::test::device_tensor<T> dx({static_cast<int>(many), 1, 1, 1}, gpu::dnn::tensor_layout::nchw,
+                                   s);
     dy.upload(gpu::test::nonzero_values(many, 78));
     d.backward(h, dy.buffer, dx.buffer, data.reserve);
     const std::vector<double> grad = dx.download(s);
@@ -264,11 +273,13 @@ TEST_CASE("restored states continue the sequence where they were saved", "[dnn][
     CHECK(restored.probability() == 0.25F);
     const outcome again = data.run(h, restored, s);
     CHECK(again.y == next.y);
-    CHECK_THROWS_WITH(dropout::restore(h, 0.25F, 2024, gpu::device_buffer<std::byte>(16, s)),
-                      ContainsSubstring("the states hold 16 bytes but cuDNN's states on this GPU take"));
+    CHECK_THROWS_WITH(
+        dropout::restore(h, 0.25F, 2024, gpu::device_buffer<std::byte>(16, s)),
+        ContainsSubstring("the states hold 16 bytes but cuDNN's states on this GPU take"));
 }
 
-TEST_CASE("dropout refuses a reserve that is too small and buffers of different sizes", "[dnn][gpu]")
+TEST_CASE("dropout refuses a reserve that is too small and buffers of different sizes",
+          "[dnn][gpu]")
 {
     gpu::stream s;
     gpu::dnn::handle h(s);

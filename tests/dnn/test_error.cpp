@@ -75,7 +75,8 @@ TEST_CASE("GPU_CUDNN_CHECK throws dnn_error with the call, status, cuDNN's own t
     GPU_CUDNN_CHECK(cudnnCreateTensorDescriptor(&raw));
     REQUIRE(raw != nullptr);
     try {
-        GPU_CUDNN_CHECK(cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 0, 3, 4, 4));
+        GPU_CUDNN_CHECK(
+            cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 0, 3, 4, 4));
         FAIL("a zero batch was accepted");
     } catch (const gpu::dnn::dnn_error& e) {
         CHECK(e.code() == CUDNN_STATUS_BAD_PARAM);
@@ -100,7 +101,8 @@ TEST_CASE("a dnn_error is a gpu::error and a runtime_error", "[dnn]")
     STATIC_REQUIRE(std::is_nothrow_copy_constructible_v<gpu::dnn::dnn_error>);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    STATIC_REQUIRE(std::is_same_v<gpu::dnn_error, gpu::dnn::dnn_error>); // the old name, one release
+    STATIC_REQUIRE(
+        std::is_same_v<gpu::dnn_error, gpu::dnn::dnn_error>); // the old name, one release
 #pragma GCC diagnostic pop
     try {
         gpu::detail::throw_error(CUDNN_STATUS_NOT_SUPPORTED_LAYOUT, "some_call()",
@@ -108,7 +110,8 @@ TEST_CASE("a dnn_error is a gpu::error and a runtime_error", "[dnn]")
         FAIL("throw_error returned");
     } catch (const gpu::error& e) {
         REQUIRE(dynamic_cast<const gpu::dnn::dnn_error*>(&e) != nullptr);
-        CHECK(dynamic_cast<const gpu::dnn::dnn_error&>(e).status() == CUDNN_STATUS_NOT_SUPPORTED_LAYOUT);
+        CHECK(dynamic_cast<const gpu::dnn::dnn_error&>(e).status() ==
+              CUDNN_STATUS_NOT_SUPPORTED_LAYOUT);
         CHECK(e.status_name() == "CUDNN_STATUS_NOT_SUPPORTED_LAYOUT");
         CHECK_THAT(e.hint(), ContainsSubstring("fp16 nchw"));
         CHECK_THAT(e.message(), ContainsSubstring("memory layout is not supported"));
@@ -132,7 +135,8 @@ TEST_CASE("NOT_INITIALIZED with mismatched cuDNN versions names both and the fix
     facts.cudnn = {{9, 19, 0}, {9, 1, 0}, {12, 0}};
     const std::string hint =
         gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_INITIALIZED, "", "", facts);
-    CHECK_THAT(hint, ContainsSubstring("loaded cuDNN 9.1.0 cannot serve code compiled against cuDNN 9.19.0"));
+    CHECK_THAT(hint, ContainsSubstring(
+                         "loaded cuDNN 9.1.0 cannot serve code compiled against cuDNN 9.19.0"));
     CHECK_THAT(hint, ContainsSubstring("LD_LIBRARY_PATH"));
     CHECK_THAT(hint, ContainsSubstring("built for CUDA 12.0 but this process runs CUDA 13.0"));
     CHECK_THAT(hint, ContainsSubstring("nvidia-cudnn-cu13"));
@@ -159,8 +163,8 @@ TEST_CASE("BAD_PARAM and NOT_SUPPORTED hints name the value and the combination"
     const std::string silent = gpu::dnn::detail::hint_for(CUDNN_STATUS_BAD_PARAM, "", "", facts);
     CHECK_THAT(silent, ContainsSubstring("without saying which"));
 
-    const std::string unsupported = gpu::dnn::detail::hint_for(
-        CUDNN_STATUS_NOT_SUPPORTED, "", "input bf16 nchw, math fma", facts);
+    const std::string unsupported = gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_SUPPORTED, "",
+                                                               "input bf16 nchw, math fma", facts);
     CHECK_THAT(unsupported, ContainsSubstring("no kernel for this combination"));
     CHECK_THAT(unsupported, ContainsSubstring("input bf16 nchw, math fma"));
     CHECK_THAT(gpu::dnn::detail::hint_for(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH, "", "", facts),
@@ -170,13 +174,13 @@ TEST_CASE("BAD_PARAM and NOT_SUPPORTED hints name the value and the combination"
 TEST_CASE("version-mismatch statuses name the compiled and loaded cuDNN", "[dnn]")
 {
     gpu::dnn::detail::hint_facts facts = facts_with_gpu();
-    const std::string same = gpu::dnn::detail::hint_for(
-        CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "", "", facts);
+    const std::string same =
+        gpu::dnn::detail::hint_for(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "", "", facts);
     CHECK_THAT(same, ContainsSubstring("one release"));
     CHECK_THAT(same, ContainsSubstring("compiled against cuDNN 9.19.0"));
     facts.cudnn.loaded = {8, 9, 7};
-    const std::string mismatched = gpu::dnn::detail::hint_for(
-        CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "", "", facts);
+    const std::string mismatched =
+        gpu::dnn::detail::hint_for(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, "", "", facts);
     CHECK_THAT(mismatched, ContainsSubstring("loaded cuDNN 8.9.7"));
 }
 
@@ -184,7 +188,8 @@ TEST_CASE("the facts of this process are read without a GPU", "[dnn]")
 {
     const gpu::dnn::detail::hint_facts facts = gpu::dnn::detail::current_hint_facts();
     CHECK(facts.gpu_available == gpu::is_available());
-    CHECK(facts.cudnn.compiled == gpu::semantic_version{CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL});
+    CHECK(facts.cudnn.compiled ==
+          gpu::semantic_version{CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL});
     CHECK(facts.runtime.known());
     if (!facts.gpu_available) {
         CHECK_FALSE(facts.unavailable_reason.empty());
@@ -203,7 +208,8 @@ namespace {
 bool says_out_of_memory(cudnnStatus_t status)
 {
     try {
-        gpu::detail::throw_error(status, "some_call()", std::source_location::current(), "fp16 nchw");
+        gpu::detail::throw_error(status, "some_call()", std::source_location::current(),
+                                 "fp16 nchw");
     } catch (const std::exception& e) {
         return gpu::dnn::is_out_of_memory(e);
     }
@@ -212,9 +218,12 @@ bool says_out_of_memory(cudnnStatus_t status)
 }
 } // namespace
 
-TEST_CASE("is_out_of_memory: cuDNN's allocation failures and the core's out_of_memory, nothing else", "[dnn]")
+TEST_CASE(
+    "is_out_of_memory: cuDNN's allocation failures and the core's out_of_memory, nothing else",
+    "[dnn]")
 {
-    STATIC_REQUIRE(gpu::dnn::is_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED));
+    STATIC_REQUIRE(
+        gpu::dnn::is_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED));
     STATIC_REQUIRE(gpu::dnn::is_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED));
     STATIC_REQUIRE_FALSE(gpu::dnn::is_out_of_memory(CUDNN_STATUS_NOT_SUPPORTED));
     STATIC_REQUIRE_FALSE(gpu::dnn::is_out_of_memory(CUDNN_STATUS_INTERNAL_ERROR));
@@ -225,13 +234,16 @@ TEST_CASE("is_out_of_memory: cuDNN's allocation failures and the core's out_of_m
     const gpu::out_of_memory core("cudaMallocAsync(&p, n, s)", std::size_t{1} << 30, 0, 0, -1,
                                   std::source_location::current());
     CHECK(gpu::dnn::is_out_of_memory(core));
-    const gpu::cuda_error other(cudaErrorInvalidValue, "cudaMemcpyAsync", "", -1, std::source_location::current());
+    const gpu::cuda_error other(cudaErrorInvalidValue, "cudaMemcpyAsync", "", -1,
+                                std::source_location::current());
     CHECK_FALSE(gpu::dnn::is_out_of_memory(other));
-    CHECK_FALSE(gpu::dnn::is_out_of_memory(std::runtime_error("out of memory"))); // words are not a status
+    CHECK_FALSE(
+        gpu::dnn::is_out_of_memory(std::runtime_error("out of memory"))); // words are not a status
 }
 
-TEST_CASE("a no_algorithm_error says out of memory when an allowed candidate could not get its workspace",
-          "[dnn]")
+TEST_CASE(
+    "a no_algorithm_error says out of memory when an allowed candidate could not get its workspace",
+    "[dnn]")
 {
     using gpu::dnn::convolution_algorithm;
     using gpu::test::candidate;
@@ -240,8 +252,8 @@ TEST_CASE("a no_algorithm_error says out of memory when an allowed candidate cou
     e.workspace_budget_bytes = std::size_t{1} << 30;
     // Only the budget and a status unrelated to memory: raising the budget is the advice.
     e.candidates = {candidate(convolution_algorithm::fft, std::size_t{2} << 30),
-                    candidate(convolution_algorithm::winograd, 0, {}, true, gpu::dnn::math_type::fma,
-                              "CUDNN_STATUS_NOT_SUPPORTED")};
+                    candidate(convolution_algorithm::winograd, 0, {}, true,
+                              gpu::dnn::math_type::fma, "CUDNN_STATUS_NOT_SUPPORTED")};
     CHECK_FALSE(gpu::dnn::no_algorithm_error(e).out_of_memory());
     CHECK_FALSE(gpu::dnn::is_out_of_memory(gpu::dnn::no_algorithm_error(e)));
     // cuDNN could not allocate for an algorithm over the budget: still the budget's doing.
@@ -259,7 +271,8 @@ TEST_CASE("a no_algorithm_error says out of memory when an allowed candidate cou
     gpu::dnn::backward_filter_explanation filter;
     filter.workspace_budget_bytes = std::size_t{1} << 30;
     filter.candidates = {candidate(gpu::dnn::backward_filter_algorithm::algo_1, 4096)};
-    const auto refuse = [](const gpu::dnn::backward_filter_candidate& c) -> std::optional<std::string> {
+    const auto refuse =
+        [](const gpu::dnn::backward_filter_candidate& c) -> std::optional<std::string> {
         return "its workspace of " + std::to_string(c.workspace_bytes) + " bytes " +
                std::string(gpu::dnn::detail::out_of_memory_refusal);
     };
@@ -267,7 +280,8 @@ TEST_CASE("a no_algorithm_error says out of memory when an allowed candidate cou
     rules.workspace_budget_bytes = filter.workspace_budget_bytes;
     CHECK_FALSE(gpu::dnn::detail::select_tried(filter.candidates, rules, refuse).has_value());
     const gpu::dnn::no_algorithm_error refused(filter);
-    CHECK_THAT(std::string(refused.what()), ContainsSubstring("could not be allocated (out of memory)"));
+    CHECK_THAT(std::string(refused.what()),
+               ContainsSubstring("could not be allocated (out of memory)"));
     CHECK(refused.out_of_memory());
     CHECK(gpu::dnn::is_out_of_memory(refused));
 }

@@ -25,7 +25,8 @@ TEST_CASE("dnn::handle is move-only and moves without throwing", "[dnn]")
 }
 
 TEST_CASE("creating a cuDNN handle without a driver throws NOT_INITIALIZED with the hint and "
-          "cuDNN's message", "[dnn]")
+          "cuDNN's message",
+          "[dnn]")
 {
     if (gpu::is_available()) {
         SUCCEED("a GPU is usable here; creation is covered by the [gpu] tests");

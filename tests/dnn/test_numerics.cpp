@@ -36,19 +36,25 @@ TEST_CASE("every data_type maps onto the core's element type of its size", "[dnn
     for (const data_type type : {data_type::fp32, data_type::fp16, data_type::bf16}) {
         CHECK(gpu::element_size(gpu::dnn::to_element_type(type)) == gpu::dnn::element_size(type));
     }
-    CHECK_THROWS_WITH(gpu::dnn::to_element_type(static_cast<data_type>(3)), ContainsSubstring("data_type value 3"));
+    CHECK_THROWS_WITH(gpu::dnn::to_element_type(static_cast<data_type>(3)),
+                      ContainsSubstring("data_type value 3"));
 }
 
 TEST_CASE("a check refuses bad arguments before touching the GPU", "[dnn]")
 {
-    CHECK_THROWS_AS(gpu::dnn::check_finite(nullptr, 5, data_type::fp32, gpu::legacy_default_stream), std::invalid_argument);
-    CHECK(gpu::dnn::check_finite(nullptr, 0, data_type::fp16, gpu::legacy_default_stream).elements == 0);
+    CHECK_THROWS_AS(gpu::dnn::check_finite(nullptr, 5, data_type::fp32, gpu::legacy_default_stream),
+                    std::invalid_argument);
+    CHECK(
+        gpu::dnn::check_finite(nullptr, 0, data_type::fp16, gpu::legacy_default_stream).elements ==
+        0);
     // count * 4 wraps around: refused before any allocation, copy or synchronisation.
     const std::size_t wrapping = std::numeric_limits<std::size_t>::max() / 4 + 3;
     const std::uint16_t somewhere = 0;
-    CHECK_THROWS_WITH(gpu::dnn::check_finite(&somewhere, wrapping, data_type::fp32, gpu::legacy_default_stream),
-                      ContainsSubstring("more than the address space holds"));
-    CHECK_THROWS_WITH(gpu::dnn::check_finite(&somewhere, 1, static_cast<data_type>(3), gpu::legacy_default_stream),
+    CHECK_THROWS_WITH(
+        gpu::dnn::check_finite(&somewhere, wrapping, data_type::fp32, gpu::legacy_default_stream),
+        ContainsSubstring("more than the address space holds"));
+    CHECK_THROWS_WITH(gpu::dnn::check_finite(&somewhere, 1, static_cast<data_type>(3),
+                                             gpu::legacy_default_stream),
                       ContainsSubstring("data_type value 3"));
 }
 
@@ -58,25 +64,30 @@ TEST_CASE("a check refuses bad arguments before touching the GPU", "[dnn]")
 TEST_CASE("the 0.1 names find_non_finite and find_non_finite_on_host still work", "[dnn]")
 {
     const std::vector<std::uint16_t> half{0x3C00, 0x7C00, 0x7E00}; // 1, Inf, NaN
-    const auto report = gpu::dnn::find_non_finite_on_host(bytes_of(half), half.size(), data_type::fp16);
+    const auto report =
+        gpu::dnn::find_non_finite_on_host(bytes_of(half), half.size(), data_type::fp16);
     CHECK(report.inf_count == 1);
     CHECK(report.nan_count == 1);
     CHECK(*report.first_index == 1);
     const std::vector<std::uint16_t> two{0, 0};
     CHECK_THROWS_WITH(gpu::dnn::find_non_finite_on_host(bytes_of(two), 2, data_type::fp32),
                       ContainsSubstring("2 FP32 elements need 8 bytes, the span has 4"));
-    CHECK_THROWS_AS(gpu::dnn::find_non_finite(nullptr, 5, data_type::fp32, gpu::legacy_default_stream), std::invalid_argument);
-    CHECK(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp16, gpu::legacy_default_stream).elements == 0);
+    CHECK_THROWS_AS(
+        gpu::dnn::find_non_finite(nullptr, 5, data_type::fp32, gpu::legacy_default_stream),
+        std::invalid_argument);
+    CHECK(gpu::dnn::find_non_finite(nullptr, 0, data_type::fp16, gpu::legacy_default_stream)
+              .elements == 0);
 }
 #pragma GCC diagnostic pop
 
 TEST_CASE("checks answer in the core's report, which numerics_error carries", "[dnn]")
 {
-    STATIC_REQUIRE(std::is_same_v<decltype(gpu::dnn::check_finite(nullptr, 0, data_type::fp32, gpu::legacy_default_stream)),
+    STATIC_REQUIRE(std::is_same_v<decltype(gpu::dnn::check_finite(nullptr, 0, data_type::fp32,
+                                                                  gpu::legacy_default_stream)),
                                   gpu::non_finite_report>);
     const std::vector<std::uint16_t> half{0x3C00, 0x3C00, 0x7E00}; // 1, 1, NaN
-    const gpu::non_finite_report report =
-        gpu::check_finite_on_host(bytes_of(half), half.size(), gpu::dnn::to_element_type(data_type::fp16));
+    const gpu::non_finite_report report = gpu::check_finite_on_host(
+        bytes_of(half), half.size(), gpu::dnn::to_element_type(data_type::fp16));
     const gpu::numerics_error e("conv fp16", report, 0);
     CHECK_THAT(std::string(e.what()),
                StartsWith("conv fp16: non-finite output (1): 1 NaN and 0 Inf in 3 elements, the "
@@ -93,7 +104,8 @@ TEST_CASE("device checks find NaN and Inf anywhere in a large tensor", "[dnn][gp
     host[(std::size_t{1} << 20) + 5] = std::numeric_limits<float>::quiet_NaN();
     host[count - 1] = std::numeric_limits<float>::infinity();
     const auto device = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
-    const auto report = gpu::dnn::check_finite(device.data(), count, data_type::fp32, device.stream());
+    const auto report =
+        gpu::dnn::check_finite(device.data(), count, data_type::fp32, device.stream());
     CHECK(report.elements == count);
     CHECK(report.nan_count == 1);
     CHECK(report.inf_count == 1);

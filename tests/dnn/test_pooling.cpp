@@ -51,7 +51,8 @@ TEST_CASE("a pooling plan holds the shapes and descriptors of its input and outp
 TEST_CASE("bad pooling plans are refused before any descriptor is made", "[dnn]")
 {
     CHECK_THROWS_WITH(pooling({2, 3, 8}, {}), ContainsSubstring("has 3 dimensions"));
-    CHECK_THROWS_WITH(pooling({2, 3, 8, 8}, {.window = {9, 9}}), ContainsSubstring("larger than the padded input"));
+    CHECK_THROWS_WITH(pooling({2, 3, 8, 8}, {.window = {9, 9}}),
+                      ContainsSubstring("larger than the padded input"));
     CHECK_THROWS_WITH(pooling({2, 3, 8, 8}, {}, static_cast<data_type>(5)),
                       ContainsSubstring("data_type value 5"));
     CHECK_THROWS_WITH(pooling({2, 3, 8, 8}, {}, data_type::fp32, static_cast<tensor_layout>(3)),
@@ -68,14 +69,17 @@ TEST_CASE("pooling refuses buffers of another type or size, naming the sizes", "
                       ContainsSubstring("gpu::dnn::pooling::forward: x has 0 elements but the "
                                         "operation needs 480 (fp16 nchw input [2, 3, 8, 10]"));
     gpu::device_buffer<float> wrong;
-    CHECK_THROWS_WITH(p.forward(none, gpu::device_buffer<float>(), wrong),
-                      ContainsSubstring("the buffers hold fp32 elements but the operation was planned for fp16"));
+    CHECK_THROWS_WITH(
+        p.forward(none, gpu::device_buffer<float>(), wrong),
+        ContainsSubstring("the buffers hold fp32 elements but the operation was planned for fp16"));
     gpu::device_buffer<__nv_bfloat16> bf16;
-    CHECK_THROWS_WITH(p.backward(none, gpu::device_buffer<__nv_bfloat16>(), gpu::device_buffer<__nv_bfloat16>(),
+    CHECK_THROWS_WITH(p.backward(none, gpu::device_buffer<__nv_bfloat16>(),
+                                 gpu::device_buffer<__nv_bfloat16>(),
                                  gpu::device_buffer<__nv_bfloat16>(), bf16),
                       ContainsSubstring("hold bf16 elements"));
-    CHECK_THROWS_WITH(p.backward(none, empty, empty, empty, out),
-                      ContainsSubstring("pooling::backward: y has 0 elements but the operation needs 120"));
+    CHECK_THROWS_WITH(
+        p.backward(none, empty, empty, empty, out),
+        ContainsSubstring("pooling::backward: y has 0 elements but the operation needs 120"));
 }
 
 TEST_CASE("pooling refuses an empty handle, a null pointer and a moved-from plan", "[dnn]")
@@ -96,10 +100,12 @@ TEST_CASE("pooling refuses an empty handle, a null pointer and a moved-from plan
     pooling q(std::move(p));
     CHECK(q.output_dims() == std::vector<int>{1, 1, 2, 2});
     CHECK(p.input_descriptor().get() == nullptr); // NOLINT(bugprone-use-after-move)
-    CHECK_THROWS_WITH(p.forward_raw(fake.handle, &storage, &storage), // NOLINT(bugprone-use-after-move)
-                      ContainsSubstring("holds no cuDNN descriptor (moved from)"));
+    CHECK_THROWS_WITH(
+        p.forward_raw(fake.handle, &storage, &storage), // NOLINT(bugprone-use-after-move)
+        ContainsSubstring("holds no cuDNN descriptor (moved from)"));
     gpu::device_buffer<float> out;
-    CHECK_THROWS_AS(p.forward(fake.handle, gpu::device_buffer<float>(), out), std::logic_error); // NOLINT
+    CHECK_THROWS_AS(p.forward(fake.handle, gpu::device_buffer<float>(), out),
+                    std::logic_error); // NOLINT
 }
 
 // ---- the float64 reference ------------------------------------------------------------------
@@ -123,7 +129,8 @@ void for_each_window(const std::vector<int>& in, const pooling_geometry& g, Visi
                     for (int s = 0; s < g.window[1]; ++s) {
                         const int iw = ow * g.stride[1] - g.padding[1] + s;
                         if (ih >= 0 && ih < in[2] && iw >= 0 && iw < in[3]) {
-                            members.push_back((static_cast<std::size_t>(nc) * in[2] + ih) * in[3] + iw);
+                            members.push_back((static_cast<std::size_t>(nc) * in[2] + ih) * in[3] +
+                                              iw);
                         }
                     }
                 }
@@ -195,9 +202,18 @@ const std::vector<pooling_geometry>& geometries()
     static const std::vector<pooling_geometry> all{
         {},
         {.window = {3, 3}, .padding = {1, 1}, .stride = {2, 2}},
-        {.window = {2, 3}, .padding = {1, 1}, .stride = {1, 2}, .mode = pooling_mode::max_deterministic},
-        {.window = {3, 3}, .padding = {1, 1}, .stride = {2, 2}, .mode = pooling_mode::average_include_padding},
-        {.window = {3, 2}, .padding = {1, 1}, .stride = {1, 1}, .mode = pooling_mode::average_exclude_padding},
+        {.window = {2, 3},
+         .padding = {1, 1},
+         .stride = {1, 2},
+         .mode = pooling_mode::max_deterministic},
+        {.window = {3, 3},
+         .padding = {1, 1},
+         .stride = {2, 2},
+         .mode = pooling_mode::average_include_padding},
+        {.window = {3, 2},
+         .padding = {1, 1},
+         .stride = {1, 1},
+         .mode = pooling_mode::average_exclude_padding},
     };
     return all;
 }

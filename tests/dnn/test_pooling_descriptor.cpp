@@ -22,7 +22,8 @@ using gpu::dnn::tensor_layout;
 TEST_CASE("pooling output shapes follow PyTorch's floor formula", "[dnn]")
 {
     // torch.nn.MaxPool2d(3, stride=2, padding=1) on a ResNet stem's output.
-    CHECK(pooling_output_dims({32, 64, 112, 112}, {.window = {3, 3}, .padding = {1, 1}, .stride = {2, 2}}) ==
+    CHECK(pooling_output_dims({32, 64, 112, 112},
+                              {.window = {3, 3}, .padding = {1, 1}, .stride = {2, 2}}) ==
           std::vector<int>{32, 64, 56, 56});
     // The defaults are MaxPool2d(2); an odd size rounds down.
     CHECK(pooling_output_dims({1, 1, 5, 7}, {}) == std::vector<int>{1, 1, 2, 3});
@@ -40,13 +41,17 @@ TEST_CASE("bad pooling geometries are refused with their values", "[dnn]")
     const auto validate = [](const pooling_geometry& g) { gpu::dnn::validate(g); };
     CHECK_NOTHROW(validate(pooling_geometry{}));
     CHECK_THROWS_WITH(validate({.window = {2, 2}, .padding = {0}, .stride = {2, 2}}),
-                      ContainsSubstring("padding [0]") && ContainsSubstring("one entry per spatial dimension"));
+                      ContainsSubstring("padding [0]") &&
+                          ContainsSubstring("one entry per spatial dimension"));
     CHECK_THROWS_WITH(validate({.window = {2}, .padding = {0}, .stride = {2}}),
                       ContainsSubstring("window [2] has 1 spatial dimensions"));
-    CHECK_THROWS_WITH(validate({.window = {2, 2, 2, 2}, .padding = {0, 0, 0, 0}, .stride = {1, 1, 1, 1}}),
-                      ContainsSubstring("has 4 spatial dimensions"));
-    CHECK_THROWS_WITH(validate({.window = {2, 0}}), ContainsSubstring("window [2, 0] has 0 in dimension 1"));
-    CHECK_THROWS_WITH(validate({.stride = {-1, 2}}), ContainsSubstring("stride [-1, 2] has -1 in dimension 0"));
+    CHECK_THROWS_WITH(
+        validate({.window = {2, 2, 2, 2}, .padding = {0, 0, 0, 0}, .stride = {1, 1, 1, 1}}),
+        ContainsSubstring("has 4 spatial dimensions"));
+    CHECK_THROWS_WITH(validate({.window = {2, 0}}),
+                      ContainsSubstring("window [2, 0] has 0 in dimension 1"));
+    CHECK_THROWS_WITH(validate({.stride = {-1, 2}}),
+                      ContainsSubstring("stride [-1, 2] has -1 in dimension 0"));
     CHECK_THROWS_WITH(validate({.padding = {0, -1}}), ContainsSubstring("padding [0, -1] has -1"));
     // PyTorch's rule: at most half the window.
     CHECK_NOTHROW(validate({.window = {3, 4}, .padding = {1, 2}}));
@@ -58,11 +63,13 @@ TEST_CASE("bad pooling geometries are refused with their values", "[dnn]")
 
 TEST_CASE("pooling shapes that do not fit the geometry or cuDNN's int are refused", "[dnn]")
 {
-    CHECK_THROWS_WITH(pooling_output_dims({1, 1, 8}, {}),
-                      ContainsSubstring("the input [1, 1, 8] has 3 dimensions but the window [2, 2] needs 4"));
+    CHECK_THROWS_WITH(
+        pooling_output_dims({1, 1, 8}, {}),
+        ContainsSubstring("the input [1, 1, 8] has 3 dimensions but the window [2, 2] needs 4"));
     CHECK_THROWS_WITH(pooling_output_dims({1, 0, 8, 8}, {}), ContainsSubstring("is 0"));
-    CHECK_THROWS_WITH(pooling_output_dims({1, 1, 1, 8}, {.window = {3, 3}, .stride = {1, 1}}),
-                      ContainsSubstring("the window 3 is larger than the padded input 1 (1 + 2 * 0)"));
+    CHECK_THROWS_WITH(
+        pooling_output_dims({1, 1, 1, 8}, {.window = {3, 3}, .stride = {1, 1}}),
+        ContainsSubstring("the window 3 is larger than the padded input 1 (1 + 2 * 0)"));
     CHECK_THROWS_WITH(pooling_output_dims({2, 2, 65536, 65536}, {}), ContainsSubstring("INT_MAX"));
     // A padded extent beyond int, although the input itself fits.
     CHECK_THROWS_WITH(pooling_output_dims({1, 1, INT_MAX - 1, 1},
@@ -70,16 +77,20 @@ TEST_CASE("pooling shapes that do not fit the geometry or cuDNN's int are refuse
                       ContainsSubstring("exceeds INT_MAX in dimension 2"));
 }
 
-TEST_CASE("pooling descriptors read back every mode, window, padding, stride and NaN option", "[dnn]")
+TEST_CASE("pooling descriptors read back every mode, window, padding, stride and NaN option",
+          "[dnn]")
 {
-    const pooling_mode mode = GENERATE(pooling_mode::max, pooling_mode::max_deterministic,
-                                       pooling_mode::average_include_padding,
-                                       pooling_mode::average_exclude_padding);
+    const pooling_mode mode =
+        GENERATE(pooling_mode::max, pooling_mode::max_deterministic,
+                 pooling_mode::average_include_padding, pooling_mode::average_exclude_padding);
     const bool nan = GENERATE(true, false);
-    const pooling_geometry flat{.window = {3, 2}, .padding = {1, 0}, .stride = {2, 1}, .mode = mode,
-                                .propagate_nan = nan};
-    const pooling_geometry volume{.window = {2, 3, 4}, .padding = {1, 1, 2}, .stride = {1, 2, 3},
-                                  .mode = mode, .propagate_nan = nan};
+    const pooling_geometry flat{
+        .window = {3, 2}, .padding = {1, 0}, .stride = {2, 1}, .mode = mode, .propagate_nan = nan};
+    const pooling_geometry volume{.window = {2, 3, 4},
+                                  .padding = {1, 1, 2},
+                                  .stride = {1, 2, 3},
+                                  .mode = mode,
+                                  .propagate_nan = nan};
     for (const pooling_geometry& g : {flat, volume}) {
         INFO(g.to_string());
         const pooling_descriptor d(g);
@@ -91,8 +102,9 @@ TEST_CASE("pooling descriptors read back every mode, window, padding, stride and
 TEST_CASE("pooling geometries describe themselves", "[dnn]")
 {
     CHECK(pooling_geometry{}.to_string() == "max, window [2, 2], padding [0, 0], stride [2, 2]");
-    CHECK(pooling_geometry{.mode = pooling_mode::average_exclude_padding, .propagate_nan = false}.to_string() ==
-          "average_exclude_padding, window [2, 2], padding [0, 0], stride [2, 2], NaN not propagated");
+    CHECK(pooling_geometry{.mode = pooling_mode::average_exclude_padding, .propagate_nan = false}
+              .to_string() == "average_exclude_padding, window [2, 2], padding [0, 0], stride [2, "
+                              "2], NaN not propagated");
     CHECK(gpu::dnn::to_string(pooling_mode::max_deterministic) == "max_deterministic");
     CHECK(gpu::dnn::to_string(pooling_mode::average_include_padding) == "average_include_padding");
     CHECK(gpu::dnn::to_string(static_cast<pooling_mode>(7)) == "unknown");
@@ -108,8 +120,11 @@ TEST_CASE("cuDNN's pooling output shape equals the host's, in both layouts", "[d
     const std::vector<shape> shapes{
         {{32, 64, 112, 112}, {.window = {3, 3}, .padding = {1, 1}, .stride = {2, 2}}},
         {{1, 3, 5, 7}, {}},
-        {{2, 3, 9, 4}, {.window = {5, 2}, .padding = {2, 1}, .stride = {3, 1},
-                        .mode = pooling_mode::average_exclude_padding}},
+        {{2, 3, 9, 4},
+         {.window = {5, 2},
+          .padding = {2, 1},
+          .stride = {3, 1},
+          .mode = pooling_mode::average_exclude_padding}},
         {{2, 4, 8, 9, 10}, {.window = {2, 2, 2}, .padding = {0, 1, 1}, .stride = {2, 2, 2}}},
     };
     for (const shape& s : shapes) {

@@ -46,8 +46,10 @@ TEST_CASE("a softmax plan holds its shape, algorithm and mode", "[dnn]")
 
 TEST_CASE("bad softmax plans are refused with their values", "[dnn]")
 {
-    CHECK_THROWS_WITH(softmax({32, 10, 1}), ContainsSubstring("3 dimensions [32, 10, 1], but cuDNN takes 4 to 8"));
-    CHECK_THROWS_WITH(softmax({32, 0, 1, 1}), ContainsSubstring("dimension 1 of [32, 0, 1, 1] is 0"));
+    CHECK_THROWS_WITH(softmax({32, 10, 1}),
+                      ContainsSubstring("3 dimensions [32, 10, 1], but cuDNN takes 4 to 8"));
+    CHECK_THROWS_WITH(softmax({32, 0, 1, 1}),
+                      ContainsSubstring("dimension 1 of [32, 0, 1, 1] is 0"));
     CHECK_THROWS_WITH(softmax({32, 10, 1, 1}, static_cast<softmax_algorithm>(7)),
                       ContainsSubstring("softmax_algorithm value 7"));
     CHECK_THROWS_WITH(softmax({32, 10, 1, 1}, softmax_algorithm::log, static_cast<softmax_mode>(5)),
@@ -60,8 +62,9 @@ TEST_CASE("softmax refuses buffers of another type or size, an empty handle and 
     softmax p({4, 10, 1, 1}, softmax_algorithm::accurate, softmax_mode::channel, data_type::fp16);
     gpu::dnn::handle none = gpu::dnn::handle::from_native_handle(nullptr);
     gpu::device_buffer<__half> empty;
-    CHECK_THROWS_WITH(p.forward(none, empty, empty),
-                      ContainsSubstring("softmax::forward: x has 0 elements but the operation needs 40"));
+    CHECK_THROWS_WITH(
+        p.forward(none, empty, empty),
+        ContainsSubstring("softmax::forward: x has 0 elements but the operation needs 40"));
     CHECK_THROWS_WITH(p.backward(none, empty, empty, empty),
                       ContainsSubstring("softmax::backward: y has 0 elements"));
     gpu::device_buffer<float> single;
@@ -170,7 +173,8 @@ void check_softmax(gpu::dnn::handle& h, gpu::stream_ref s, const std::vector<int
     dy.upload(gpu::test::nonzero_values(p.elements(), 32));
     p.forward(h, x.buffer, y.buffer);
     const std::vector<double> forward = y.download(s);
-    CHECK(error_of(forward, reference_forward(x.values, dims, mode, log)) < gpu::test::tolerance_of<T>());
+    CHECK(error_of(forward, reference_forward(x.values, dims, mode, log)) <
+          gpu::test::tolerance_of<T>());
     // Each softmax sums to 1 (its exponentials, for the log-softmax).
     for (const std::vector<std::size_t>& group : groups_of(dims, mode)) {
         double sum = 0.0;
@@ -190,7 +194,8 @@ void check_every_variant()
     gpu::stream s;
     gpu::dnn::handle h(s);
     for (const tensor_layout layout : {tensor_layout::nchw, tensor_layout::nhwc}) {
-        for (const softmax_algorithm algorithm : {softmax_algorithm::accurate, softmax_algorithm::log}) {
+        for (const softmax_algorithm algorithm :
+             {softmax_algorithm::accurate, softmax_algorithm::log}) {
             check_softmax<T>(h, s, {16, 10, 1, 1}, algorithm, softmax_mode::channel, layout);
             check_softmax<T>(h, s, {2, 5, 3, 4}, algorithm, softmax_mode::channel, layout);
             check_softmax<T>(h, s, {2, 5, 3, 4}, algorithm, softmax_mode::instance, layout);

@@ -42,15 +42,16 @@ TEST_CASE("packed strides are computed in 64 bits and refused beyond int", "[dnn
     CHECK(gpu::dnn::packed_strides({2, 1, 32768, 65535}, tensor_layout::nchw) ==
           std::vector<int>{2147450880, 2147450880, 65535, 1});
     // A stride that int cannot hold is named.
-    CHECK_THROWS_WITH(gpu::dnn::packed_strides({2, 65536, 65536, 1}, tensor_layout::nchw),
-                      ContainsSubstring("dimension 0 of [2, 65536, 65536, 1] would have the nchw stride "
-                               "4294967296") &&
-                          ContainsSubstring("INT_MAX"));
+    CHECK_THROWS_WITH(
+        gpu::dnn::packed_strides({2, 65536, 65536, 1}, tensor_layout::nchw),
+        ContainsSubstring("dimension 0 of [2, 65536, 65536, 1] would have the nchw stride "
+                          "4294967296") &&
+            ContainsSubstring("INT_MAX"));
     CHECK_THROWS_WITH(gpu::dnn::packed_strides({2, 65536, 1, 65536}, tensor_layout::nhwc),
                       ContainsSubstring("nhwc stride 4294967296"));
-    CHECK_THROWS_AS(gpu::dnn::packed_strides({2, 3, 1 << 30, 1 << 30, 1 << 30, 1 << 30},
-                                             tensor_layout::nchw),
-                    std::invalid_argument);
+    CHECK_THROWS_AS(
+        gpu::dnn::packed_strides({2, 3, 1 << 30, 1 << 30, 1 << 30, 1 << 30}, tensor_layout::nchw),
+        std::invalid_argument);
     // Dimensions that are not positive have no strides.
     CHECK_THROWS_WITH(gpu::dnn::packed_strides({2, 3, -4, 5}, tensor_layout::nchw),
                       ContainsSubstring("dimension 2 of [2, 3, -4, 5] is -4"));
@@ -62,17 +63,15 @@ TEST_CASE("packed strides are computed in 64 bits and refused beyond int", "[dnn
 
 TEST_CASE("tensor descriptors read back what they were set to", "[dnn]")
 {
-    const std::vector<int> dims = GENERATE(std::vector<int>{32, 3, 224, 224},
-                                           std::vector<int>{1, 1, 1, 1},
-                                           std::vector<int>{8, 64, 56, 56},
-                                           std::vector<int>{2, 16, 7, 9},
-                                           std::vector<int>{4, 3, 8, 16, 16},
-                                           std::vector<int>{1, 2, 3, 4, 5, 6},
-                                           std::vector<int>{3, 5, 7});
+    const std::vector<int> dims =
+        GENERATE(std::vector<int>{32, 3, 224, 224}, std::vector<int>{1, 1, 1, 1},
+                 std::vector<int>{8, 64, 56, 56}, std::vector<int>{2, 16, 7, 9},
+                 std::vector<int>{4, 3, 8, 16, 16}, std::vector<int>{1, 2, 3, 4, 5, 6},
+                 std::vector<int>{3, 5, 7});
     const data_type type = GENERATE(data_type::fp32, data_type::fp16, data_type::bf16);
     const tensor_layout layout = GENERATE(tensor_layout::nchw, tensor_layout::nhwc);
-    INFO(gpu::dnn::to_string(dims) << " " << gpu::dnn::to_string(type) << " "
-                                   << gpu::dnn::to_string(layout));
+    INFO(gpu::dnn::to_string(dims)
+         << " " << gpu::dnn::to_string(type) << " " << gpu::dnn::to_string(layout));
 
     const tensor_descriptor t(dims, type, layout);
     REQUIRE(t);
@@ -110,17 +109,20 @@ TEST_CASE("bad tensor shapes are refused before cuDNN, with the values", "[dnn]"
                       ContainsSubstring("dimension 1 of [32, 0, 224, 224] is 0"));
     CHECK_THROWS_WITH(tensor_descriptor({-2, 3, 4, 4}, data_type::fp32),
                       ContainsSubstring("dimension 0 of [-2, 3, 4, 4] is -2"));
-    CHECK_THROWS_WITH(tensor_descriptor({7}, data_type::fp32), ContainsSubstring("1 dimensions [7]"));
+    CHECK_THROWS_WITH(tensor_descriptor({7}, data_type::fp32),
+                      ContainsSubstring("1 dimensions [7]"));
     CHECK_THROWS_WITH(tensor_descriptor({1, 1, 1, 1, 1, 1, 1, 1, 1}, data_type::fp32),
                       ContainsSubstring("9 dimensions"));
     CHECK_THROWS_WITH(tensor_descriptor({64, 64, 1024, 1024}, data_type::fp32),
                       ContainsSubstring("more than INT_MAX"));
-    CHECK_THROWS_AS(tensor_descriptor({64, 64, 1024, 1024}, data_type::fp32), std::invalid_argument);
+    CHECK_THROWS_AS(tensor_descriptor({64, 64, 1024, 1024}, data_type::fp32),
+                    std::invalid_argument);
     // Values cast from integers are not silently mapped to fp32 or NCHW.
     CHECK_THROWS_WITH(tensor_descriptor({1, 2, 3, 4}, static_cast<data_type>(3)),
                       ContainsSubstring("data_type value 3"));
-    CHECK_THROWS_WITH(tensor_descriptor({1, 2, 3, 4}, data_type::fp32, static_cast<tensor_layout>(-1)),
-                      ContainsSubstring("tensor_layout value -1"));
+    CHECK_THROWS_WITH(
+        tensor_descriptor({1, 2, 3, 4}, data_type::fp32, static_cast<tensor_layout>(-1)),
+        ContainsSubstring("tensor_layout value -1"));
 }
 
 TEST_CASE("2-d tensors are refused: cuDNN's n-d tensors have 3 to 8 dimensions", "[dnn]")
@@ -153,7 +155,8 @@ TEST_CASE("every rank and layout holds exactly the packed strides, at the int li
     const tensor_descriptor largest({1, 1, INT_MAX}, data_type::fp16, tensor_layout::nhwc);
     CHECK(largest.element_count() == static_cast<std::size_t>(INT_MAX));
     CHECK(largest.strides() == std::vector<int>{INT_MAX, 1, 1});
-    CHECK_THROWS_WITH(tensor_descriptor({2, 1, INT_MAX}, data_type::fp16), ContainsSubstring("INT_MAX"));
+    CHECK_THROWS_WITH(tensor_descriptor({2, 1, INT_MAX}, data_type::fp16),
+                      ContainsSubstring("INT_MAX"));
 }
 
 TEST_CASE("tensor descriptors move and leave an empty source", "[dnn]")
@@ -168,8 +171,10 @@ TEST_CASE("tensor descriptors move and leave an empty source", "[dnn]")
     CHECK(b.get() == raw);
     CHECK(a.get() == nullptr); // NOLINT(bugprone-use-after-move): the documented moved-from state
     CHECK_FALSE(a);            // NOLINT(bugprone-use-after-move)
-    CHECK_THROWS_WITH(a.dims(), ContainsSubstring("holds no cuDNN descriptor")); // NOLINT(bugprone-use-after-move)
-    CHECK_THROWS_AS(a.size_bytes(), std::logic_error);                   // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_WITH(
+        a.dims(),
+        ContainsSubstring("holds no cuDNN descriptor")); // NOLINT(bugprone-use-after-move)
+    CHECK_THROWS_AS(a.size_bytes(), std::logic_error);   // NOLINT(bugprone-use-after-move)
 
     tensor_descriptor c({5, 6, 7, 8}, data_type::fp16);
     c = std::move(b);
@@ -193,7 +198,8 @@ TEST_CASE("an adopted descriptor with other strides or types is read honestly", 
     CHECK_FALSE(t.layout().has_value());
     CHECK(t.strides() == std::vector<int>{96, 32, 8, 1});
     CHECK_THAT(t.to_string(), ContainsSubstring("strides [96, 32, 8, 1]"));
-    GPU_CUDNN_CHECK(cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_INT8, 1, 4, 2, 2));
+    GPU_CUDNN_CHECK(
+        cudnnSetTensor4dDescriptor(raw, CUDNN_TENSOR_NCHW, CUDNN_DATA_INT8, 1, 4, 2, 2));
     CHECK_THROWS_AS(t.type(), std::domain_error);
     // Overlapping strides over dimensions whose packed strides do not fit int: not a packed
     // layout (and no signed overflow on the way to that answer).

@@ -32,12 +32,13 @@ TEST_CASE("every enumerator of the dnn vocabulary has a distinct name", "[dnn]")
                               math_type::tensor_op_allow_conversion, math_type::fma}) {
         math_names.emplace(gpu::dnn::to_string(m));
     }
-    CHECK(math_names == std::set<std::string>{"default", "tensor_op", "tensor_op_allow_conversion", "fma"});
+    CHECK(math_names ==
+          std::set<std::string>{"default", "tensor_op", "tensor_op_allow_conversion", "fma"});
 
     std::set<std::string> activation_names;
-    for (const activation_mode a : {activation_mode::identity, activation_mode::relu,
-                                    activation_mode::clipped_relu, activation_mode::sigmoid,
-                                    activation_mode::tanh, activation_mode::elu}) {
+    for (const activation_mode a :
+         {activation_mode::identity, activation_mode::relu, activation_mode::clipped_relu,
+          activation_mode::sigmoid, activation_mode::tanh, activation_mode::elu}) {
         activation_names.emplace(gpu::dnn::to_string(a));
     }
     CHECK(activation_names.size() == 6);

@@ -68,7 +68,10 @@ struct device_tensor {
     [[nodiscard]] std::size_t element_count() const { return gpu::test::element_count(dims); }
 
     /// Rounds @p logical to T, stores it in the layout, and keeps the rounded values.
-    void upload(const std::vector<double>& logical) { values = upload_rounded(buffer, logical, dims, layout); }
+    void upload(const std::vector<double>& logical)
+    {
+        values = upload_rounded(buffer, logical, dims, layout);
+    }
 
     /// Fills the buffer with NaN, so that an element an operation does not write shows.
     void poison()
@@ -89,7 +92,9 @@ struct device_tensor {
 /// It is never used for a call, and released unused.
 class fake_handle {
 public:
-    fake_handle() : handle(gpu::dnn::handle::from_native_handle(reinterpret_cast<cudnnHandle_t>(&storage_))) {}
+    fake_handle()
+        : handle(gpu::dnn::handle::from_native_handle(reinterpret_cast<cudnnHandle_t>(&storage_)))
+    {}
     ~fake_handle() { static_cast<void>(handle.release()); }
     fake_handle(const fake_handle&) = delete;
     fake_handle& operator=(const fake_handle&) = delete;

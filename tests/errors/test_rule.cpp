@@ -78,8 +78,10 @@ void check_empty_lt_handle(blas::lt_handle& h)
     const auto b = blas::row_major(static_cast<const float*>(fake_b), 4, 2);
     const auto c = blas::row_major(fake_c, 3, 2);
     CHECK_THROWS_AS(blas::lt_matmul(h, a, b, c), std::logic_error);
-    CHECK_THROWS_AS(blas::lt_matmul_bias(h, a, b, c, static_cast<const float*>(fake_a)), std::logic_error);
-    CHECK_THROWS_AS(static_cast<void>(blas::lt_supports_bias_gradient(h, a, b, c, fake_a)), std::logic_error);
+    CHECK_THROWS_AS(blas::lt_matmul_bias(h, a, b, c, static_cast<const float*>(fake_a)),
+                    std::logic_error);
+    CHECK_THROWS_AS(static_cast<void>(blas::lt_supports_bias_gradient(h, a, b, c, fake_a)),
+                    std::logic_error);
     CHECK_THROWS_AS(h.set_stream(gpu::legacy_default_stream), std::logic_error);
     CHECK_THROWS_AS(h.set_workspace_size(1024), std::logic_error);
 }
@@ -171,7 +173,8 @@ TEST_CASE("moved-from pooling, activation and softmax plans refuse to be used wi
     // NOLINTBEGIN(bugprone-use-after-move): the documented moved-from state is what is tested
     CHECK_THROWS_AS(pool_descriptor.geometry(), std::logic_error);
     CHECK_THROWS_AS(pool.forward_raw(none, &storage, &storage), std::logic_error);
-    CHECK_THROWS_AS(relu.backward_raw(none, &storage, &storage, &storage, &storage), std::logic_error);
+    CHECK_THROWS_AS(relu.backward_raw(none, &storage, &storage, &storage, &storage),
+                    std::logic_error);
     CHECK_THROWS_AS(soft.forward_raw(none, &storage, &storage), std::logic_error);
     // NOLINTEND(bugprone-use-after-move)
     // An empty handle: the plans made without one refuse it when they run, dropout at once.
@@ -205,19 +208,23 @@ TEST_CASE("bad arguments are invalid_argument naming the values, in every floor"
                     std::invalid_argument);
     CHECK_THROWS_AS(dnn::tensor_descriptor({1, -3, 8, 8}, dnn::data_type::fp32),
                     std::invalid_argument);
-    CHECK_THROWS_WITH(dnn::tensor_descriptor({1, -3, 8, 8}, dnn::data_type::fp32), ContainsSubstring("-3"));
+    CHECK_THROWS_WITH(dnn::tensor_descriptor({1, -3, 8, 8}, dnn::data_type::fp32),
+                      ContainsSubstring("-3"));
     dnn::handle no_handle = dnn::handle::from_native_handle(nullptr);
     dnn::convolution_problem p = small_problem();
     p.filter = {4, 5, 3, 3};
     CHECK_THROWS_AS(dnn::convolution(no_handle, p), std::invalid_argument);
     CHECK_THROWS_AS(dnn::convolution_backward_data(no_handle, p), std::invalid_argument);
-    blas::lt_handle no_lt = blas::lt_handle::from_native_handle(nullptr, gpu::legacy_default_stream);
-    CHECK_THROWS_WITH(blas::lt_matmul(no_lt, blas::row_major(static_cast<const float*>(fake_a), 3, 4),
+    blas::lt_handle no_lt =
+        blas::lt_handle::from_native_handle(nullptr, gpu::legacy_default_stream);
+    CHECK_THROWS_WITH(blas::lt_matmul(no_lt,
+                                      blas::row_major(static_cast<const float*>(fake_a), 3, 4),
                                       blas::row_major(static_cast<const float*>(fake_b), 5, 2),
                                       blas::row_major(fake_c, 3, 2)),
                       ContainsSubstring("a has 4 columns, b has 5 rows"));
     // The nn floor checks its options before it allocates anything, so no GPU is needed here.
-    CHECK_THROWS_WITH(nn::adamw(8, gpu::legacy_default_stream, {.beta1 = 1.5}), ContainsSubstring("beta1 1.5"));
+    CHECK_THROWS_WITH(nn::adamw(8, gpu::legacy_default_stream, {.beta1 = 1.5}),
+                      ContainsSubstring("beta1 1.5"));
     CHECK_THROWS_WITH(nn::grad_scaler(gpu::legacy_default_stream, {.growth_interval = 0}),
                       ContainsSubstring("growth_interval 0"));
     CHECK_THROWS_WITH(nn::cross_entropy(0, gpu::element_type::fp32, gpu::legacy_default_stream),
@@ -242,7 +249,8 @@ TEST_CASE("library failures are gpu::error subclasses of each library's floor", 
     const dnn::no_algorithm_error none(dnn::convolution_explanation{});
     CHECK(none.status_name() == "no_algorithm");
     CHECK(none.status() == CUDNN_STATUS_NOT_SUPPORTED);
-    CHECK_THAT(std::string(none.what()), ContainsSubstring("no algorithm fits") && ContainsSubstring("\nhint: raise"));
+    CHECK_THAT(std::string(none.what()),
+               ContainsSubstring("no algorithm fits") && ContainsSubstring("\nhint: raise"));
 }
 
 TEST_CASE("every wing's error reads the same: '<api>: <name> (<code>): <message>'", "[rule]")
@@ -285,7 +293,8 @@ TEST_CASE("every owner, really moved from, refuses to be used with logic_error",
     s2.synchronize();
 }
 
-TEST_CASE("the owners of issue 11, really moved from, refuse to be used with logic_error", "[rule][gpu]")
+TEST_CASE("the owners of issue 11, really moved from, refuse to be used with logic_error",
+          "[rule][gpu]")
 {
     const gpu::stream s(gpu::stream_flags::non_blocking);
     blas::lt_handle lt(s);
@@ -303,7 +312,8 @@ TEST_CASE("the owners of issue 11, really moved from, refuse to be used with log
     const dnn::convolution_backward_filter filter2(std::move(filter));
     dnn::dropout drop(d, 0.5F, 1);
     const dnn::dropout drop2(std::move(drop));
-    gpu::device_buffer<std::byte> reserve(dnn::dropout::reserve_bytes(x.size(), dnn::data_type::fp32), s);
+    gpu::device_buffer<std::byte> reserve(
+        dnn::dropout::reserve_bytes(x.size(), dnn::data_type::fp32), s);
 
     // Each is given the buffers of the object it was moved into: right-sized, so only its
     // emptiness is wrong.
@@ -325,7 +335,8 @@ TEST_CASE("the owners of issue 11, really moved from, refuse to be used with log
     CHECK_THROWS_AS(optimizer.step(params, grads, s), std::logic_error);
     CHECK_THROWS_AS(optimizer.step(params, grads, scaler2, s), std::logic_error);
     CHECK_THROWS_AS(optimizer2.step(params, grads, scaler, s), std::logic_error);
-    CHECK_THROWS_AS(optimizer.load_state(nn::adamw_state{.step = 0, .exp_avg = std::vector<float>(n),
+    CHECK_THROWS_AS(optimizer.load_state(nn::adamw_state{.step = 0,
+                                                         .exp_avg = std::vector<float>(n),
                                                          .exp_avg_sq = std::vector<float>(n)},
                                          s),
                     std::logic_error);
@@ -334,8 +345,10 @@ TEST_CASE("the owners of issue 11, really moved from, refuse to be used with log
     CHECK_THROWS_AS(scaler.unscale(grads, s), std::logic_error);
     CHECK_THROWS_AS(scaler.update(s), std::logic_error);
     CHECK_THROWS_AS(static_cast<void>(scaler.current_scale(s)), std::logic_error);
-    CHECK_THROWS_AS(loss.forward(params.data(), labels.data(), 4, params.data(), s), std::logic_error);
-    CHECK_THROWS_AS(loss.backward(params.data(), labels.data(), 4, params.data(), nullptr, s), std::logic_error);
+    CHECK_THROWS_AS(loss.forward(params.data(), labels.data(), 4, params.data(), s),
+                    std::logic_error);
+    CHECK_THROWS_AS(loss.backward(params.data(), labels.data(), 4, params.data(), nullptr, s),
+                    std::logic_error);
     CHECK_THROWS_AS(loss.check_labels(s), std::logic_error);
     // NOLINTEND(bugprone-use-after-move)
     s.synchronize();

@@ -23,7 +23,10 @@
 
 namespace {
 
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
+std::string quoted(const std::string& text)
+{
+    return "'" + text + "'";
+}
 
 nlohmann::json read_report(const std::filesystem::path& path)
 {
@@ -45,21 +48,24 @@ nlohmann::json run(const std::filesystem::path& json_path, const std::vector<std
     std::fflush(stdout);
     const int status = std::system(line.c_str());
     if (status != 0) {
-        throw std::runtime_error("the run exited with status " + std::to_string(status) + ": " + line);
+        throw std::runtime_error("the run exited with status " + std::to_string(status) + ": " +
+                                 line);
     }
     return read_report(json_path);
 }
 
 // The epoch's mean loss in each run; false when neither has one (every step skipped in both).
 // One run without a loss and the other with one is a difference, thrown.
-bool losses_of(const nlohmann::json& a, const nlohmann::json& b, std::size_t epoch, double& loss_a, double& loss_b)
+bool losses_of(const nlohmann::json& a, const nlohmann::json& b, std::size_t epoch, double& loss_a,
+               double& loss_b)
 {
     const nlohmann::json& la = a.at("mean_loss");
     const nlohmann::json& lb = b.at("mean_loss");
     if (la.is_null() != lb.is_null()) {
-        throw std::runtime_error("epoch " + std::to_string(epoch) + ": every step skipped " +
-                                 (la.is_null() ? "eager but not with --graph" : "with --graph but not eager") +
-                                 " (the grad scaler's mean_loss is null in one report only)");
+        throw std::runtime_error(
+            "epoch " + std::to_string(epoch) + ": every step skipped " +
+            (la.is_null() ? "eager but not with --graph" : "with --graph but not eager") +
+            " (the grad scaler's mean_loss is null in one report only)");
     }
     if (la.is_null()) {
         return false;
@@ -69,13 +75,14 @@ bool losses_of(const nlohmann::json& a, const nlohmann::json& b, std::size_t epo
     return true;
 }
 
-void compare(const nlohmann::json& eager, const nlohmann::json& graph, double loss_tolerance, double accuracy_tolerance)
+void compare(const nlohmann::json& eager, const nlohmann::json& graph, double loss_tolerance,
+             double accuracy_tolerance)
 {
     const auto& a = eager.at("epochs");
     const auto& b = graph.at("epochs");
     if (a.empty() || a.size() != b.size()) {
-        throw std::runtime_error("epochs: " + std::to_string(a.size()) + " eager, " + std::to_string(b.size()) +
-                                 " with --graph");
+        throw std::runtime_error("epochs: " + std::to_string(a.size()) + " eager, " +
+                                 std::to_string(b.size()) + " with --graph");
     }
     for (std::size_t i = 0; i < a.size(); ++i) {
         double loss_a = 0.0;
@@ -83,16 +90,19 @@ void compare(const nlohmann::json& eager, const nlohmann::json& graph, double lo
         const bool has_loss = losses_of(a[i], b[i], i + 1, loss_a, loss_b);
         const double acc_a = a[i].at("test_accuracy"), acc_b = b[i].at("test_accuracy");
         if (has_loss) {
-            std::printf("epoch %zu: loss %.6f eager, %.6f --graph; accuracy %.4f eager, %.4f --graph\n", i + 1,
-                        loss_a, loss_b, acc_a, acc_b);
+            std::printf(
+                "epoch %zu: loss %.6f eager, %.6f --graph; accuracy %.4f eager, %.4f --graph\n",
+                i + 1, loss_a, loss_b, acc_a, acc_b);
         } else {
-            std::printf("epoch %zu: every step skipped in both runs (no mean loss); accuracy %.4f eager, "
-                        "%.4f --graph\n",
-                        i + 1, acc_a, acc_b);
+            std::printf(
+                "epoch %zu: every step skipped in both runs (no mean loss); accuracy %.4f eager, "
+                "%.4f --graph\n",
+                i + 1, acc_a, acc_b);
         }
         if (!(std::abs(loss_a - loss_b) <= loss_tolerance * std::abs(loss_a)) ||
             !(std::abs(acc_a - acc_b) <= accuracy_tolerance)) {
-            throw std::runtime_error("epoch " + std::to_string(i + 1) + " differs beyond the tolerances (loss " +
+            throw std::runtime_error("epoch " + std::to_string(i + 1) +
+                                     " differs beyond the tolerances (loss " +
                                      std::to_string(loss_tolerance) + " relative, accuracy " +
                                      std::to_string(accuracy_tolerance) + ")");
         }
@@ -112,7 +122,8 @@ void check_reports(const nlohmann::json& eager, const nlohmann::json& graph, dou
     if (eager.at("gpu_available") == false) {
         for (const char* member : {"train_images", "test_images", "seed", "batch_size", "reason"}) {
             if (eager.at(member) != graph.at(member)) {
-                throw std::runtime_error(std::string("without a GPU the reports differ in ") + member);
+                throw std::runtime_error(std::string("without a GPU the reports differ in ") +
+                                         member);
             }
         }
         std::printf("no GPU: both runs checked the data and gave the same reason\n");
@@ -127,14 +138,17 @@ int main(int argc, char* argv[])
 {
     const bool reports = argc > 1 && std::string(argv[1]) == "--reports";
     if (argc < 5 || (reports && argc != 6)) {
-        std::fprintf(stderr, "usage: cudagap_compare_train_runs WORKDIR LOSS_TOL ACCURACY_TOL PROGRAM ARGS...\n"
-                             "       cudagap_compare_train_runs --reports EAGER.json GRAPH.json LOSS_TOL "
-                             "ACCURACY_TOL\n");
+        std::fprintf(
+            stderr,
+            "usage: cudagap_compare_train_runs WORKDIR LOSS_TOL ACCURACY_TOL PROGRAM ARGS...\n"
+            "       cudagap_compare_train_runs --reports EAGER.json GRAPH.json LOSS_TOL "
+            "ACCURACY_TOL\n");
         return 2;
     }
     try {
         if (reports) {
-            check_reports(read_report(argv[2]), read_report(argv[3]), std::stod(argv[4]), std::stod(argv[5]));
+            check_reports(read_report(argv[2]), read_report(argv[3]), std::stod(argv[4]),
+                          std::stod(argv[5]));
             return 0;
         }
         const std::filesystem::path work = argv[1];

@@ -17,7 +17,8 @@ namespace {
 bool succeeded(cudaError_t status, const char* call)
 {
     if (status != cudaSuccess) {
-        std::printf("error: %s: %s (%d)\n", call, cudaGetErrorString(status), static_cast<int>(status));
+        std::printf("error: %s: %s (%d)\n", call, cudaGetErrorString(status),
+                    static_cast<int>(status));
     }
     return status == cudaSuccess;
 }

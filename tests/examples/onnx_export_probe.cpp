@@ -47,7 +47,8 @@ namespace fs = std::filesystem;
 void register_model(gpu::nn::parameters& store, std::string_view variant = {})
 {
     const gpu::nn::conv2d conv1(store, "conv1", 1, 32, 5, {.padding = {2, 2}});
-    const gpu::nn::conv2d conv2(store, "conv2", variant == "misshaped" ? 16 : 32, 64, 5, {.padding = {2, 2}});
+    const gpu::nn::conv2d conv2(store, "conv2", variant == "misshaped" ? 16 : 32, 64, 5,
+                                {.padding = {2, 2}});
     const gpu::nn::linear fc1(store, "fc1", 64 * 7 * 7, 1024, {.relu = true});
     const gpu::nn::linear fc2(store, "fc2", 1024, 10, {.bias = variant != "missing"});
     if (variant == "extra") {
@@ -62,7 +63,8 @@ struct source {
 
     [[nodiscard]] std::vector<float> values(const gpu::nn::parameters& store) const
     {
-        return checkpoint ? gpu::nn::read_parameters(*checkpoint, store) : store.initial_values(seed);
+        return checkpoint ? gpu::nn::read_parameters(*checkpoint, store)
+                          : store.initial_values(seed);
     }
 };
 
@@ -72,7 +74,8 @@ source parse_source(int argc, char** argv, int first)
     for (int i = first; i < argc; i += 2) {
         const std::string_view option = argv[i];
         if (i + 1 >= argc || (option != "--seed" && option != "--checkpoint")) {
-            throw std::invalid_argument("expected --seed S or --checkpoint FILE, got '" + std::string(option) + "'");
+            throw std::invalid_argument("expected --seed S or --checkpoint FILE, got '" +
+                                        std::string(option) + "'");
         }
         if (option == "--seed") {
             result.seed = std::stoull(argv[i + 1]);
@@ -95,7 +98,8 @@ std::set<fs::path> folder_contents(const fs::path& folder)
 // One refusal: what the exporter threw, then whether it left anything behind.
 int refuse(std::string_view which, const fs::path& folder)
 {
-    const std::set<std::string_view> cases{"missing", "misshaped", "extra", "values", "folder", "no-folder"};
+    const std::set<std::string_view> cases{"missing", "misshaped", "extra",
+                                           "values",  "folder",    "no-folder"};
     if (!cases.contains(which)) {
         throw std::invalid_argument("unknown refusal case '" + std::string(which) + "'");
     }
@@ -142,20 +146,24 @@ std::string shape_of(const onnx::ValueInfoProto& value)
 {
     std::string text;
     for (const auto& dim : value.type().tensor_type().shape().dim()) {
-        text += (text.empty() ? "" : ",") + (dim.has_dim_param() ? dim.dim_param() : std::to_string(dim.dim_value()));
+        text += (text.empty() ? "" : ",") +
+                (dim.has_dim_param() ? dim.dim_param() : std::to_string(dim.dim_value()));
     }
     return text;
 }
 
 void check_interface(const onnx::ModelProto& model)
 {
-    expect(model.ir_version() == 8, "IR version " + std::to_string(model.ir_version()) + ", expected 8");
+    expect(model.ir_version() == 8,
+           "IR version " + std::to_string(model.ir_version()) + ", expected 8");
     expect(model.opset_import_size() == 1 && model.opset_import(0).domain().empty() &&
                model.opset_import(0).version() == 17,
            "the opset import is not the default domain's opset 17");
     const onnx::GraphProto& graph = model.graph();
-    expect(graph.input_size() == 1 && graph.input(0).name() == "input", "the graph's inputs are not 'input' alone");
-    expect(graph.output_size() == 1 && graph.output(0).name() == "output", "the graph's outputs are not 'output' alone");
+    expect(graph.input_size() == 1 && graph.input(0).name() == "input",
+           "the graph's inputs are not 'input' alone");
+    expect(graph.output_size() == 1 && graph.output(0).name() == "output",
+           "the graph's outputs are not 'output' alone");
     for (const onnx::ValueInfoProto* value : {&graph.input(0), &graph.output(0)}) {
         expect(value->type().tensor_type().elem_type() == onnx::TensorProto_DataType_FLOAT,
                value->name() + " is not float");
@@ -176,13 +184,15 @@ void check_initializers(const onnx::GraphProto& graph, const gpu::nn::parameters
            std::to_string(graph.initializer_size()) + " initializers");
     for (const onnx::TensorProto& tensor : graph.initializer()) {
         const auto index = store.find(tensor.name());
-        expect(index.has_value(), "an initializer named '" + tensor.name() + "', which the model does not have");
+        expect(index.has_value(),
+               "an initializer named '" + tensor.name() + "', which the model does not have");
         const gpu::nn::parameter_info& info = store.info(*index);
         const std::vector<std::int64_t> dims(tensor.dims().begin(), tensor.dims().end());
         expect(dims == info.shape && tensor.data_type() == onnx::TensorProto_DataType_FLOAT,
                "initializer '" + info.name + "' has another shape or type");
         expect(tensor.raw_data().size() == info.count * sizeof(float) &&
-                   std::memcmp(tensor.raw_data().data(), values.data() + info.offset, info.count * sizeof(float)) == 0,
+                   std::memcmp(tensor.raw_data().data(), values.data() + info.offset,
+                               info.count * sizeof(float)) == 0,
                "initializer '" + info.name + "' holds other values");
     }
 }
@@ -197,7 +207,8 @@ int check(const fs::path& file, const source& from)
     register_model(store);
     check_interface(model);
     check_initializers(model.graph(), store, from.values(store));
-    std::cout << "checked " << file.string() << ": IR 8, opset 17, input [batch,1,28,28], output [batch,10], "
+    std::cout << "checked " << file.string()
+              << ": IR 8, opset 17, input [batch,1,28,28], output [batch,10], "
               << model.graph().node_size() << " nodes, " << model.graph().initializer_size()
               << " initializers equal to the values\n";
     return 0;
@@ -230,8 +241,9 @@ int run(int argc, char** argv)
         return check(path, parse_source(argc, argv, 3));
     }
 #endif
-    throw std::invalid_argument("usage: cudagap_onnx_export_probe export|check|save-checkpoint PATH "
-                                "[--seed S | --checkpoint FILE], or refuse CASE DIR");
+    throw std::invalid_argument(
+        "usage: cudagap_onnx_export_probe export|check|save-checkpoint PATH "
+        "[--seed S | --checkpoint FILE], or refuse CASE DIR");
 }
 
 } // namespace

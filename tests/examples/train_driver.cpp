@@ -148,7 +148,8 @@ int wait_status(pid_t pid)
         if (errno != EINTR) {
             const int error = errno;
             child_pid = 0;
-            throw std::runtime_error("waitpid(" + std::to_string(pid) + ") failed: " + std::strerror(error));
+            throw std::runtime_error("waitpid(" + std::to_string(pid) +
+                                     ") failed: " + std::strerror(error));
         }
     }
     child_pid = 0;
@@ -156,9 +157,15 @@ int wait_status(pid_t pid)
 }
 
 // A raw wait status as a shell reports it: the exit status, or 128 + the signal that ended it.
-int shell_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+int shell_status(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
-int wait_for(pid_t pid) { return shell_status(wait_status(pid)); }
+int wait_for(pid_t pid)
+{
+    return shell_status(wait_status(pid));
+}
 
 int hold_gpu_memory(std::size_t leave_mib, const std::vector<std::string>& command)
 {
@@ -177,8 +184,8 @@ int hold_gpu_memory(std::size_t leave_mib, const std::vector<std::string>& comma
             held.push_back(memory);
             static_cast<void>(cudaMemGetInfo(&free, &total));
         }
-        std::fprintf(stderr, "cudagap_train_driver: holding GPU memory; %zu MiB of %zu MiB free\n", free >> 20,
-                     total >> 20);
+        std::fprintf(stderr, "cudagap_train_driver: holding GPU memory; %zu MiB of %zu MiB free\n",
+                     free >> 20, total >> 20);
     } else {
         static_cast<void>(cudaGetLastError());
         std::fprintf(stderr, "cudagap_train_driver: no usable GPU: running the program as it is\n");
@@ -230,7 +237,8 @@ void send_ctrl_c(pid_t pid, bool twice)
     ::kill(pid, SIGINT);
     ::alarm(120);
     if (twice) {
-        const bool restored = sigint_back_to_default(pid, std::chrono::steady_clock::now() + std::chrono::seconds(10));
+        const bool restored = sigint_back_to_default(pid, std::chrono::steady_clock::now() +
+                                                              std::chrono::seconds(10));
         std::printf("cudagap_train_driver: %s; sending SIGINT again\n",
                     restored ? "the handler gave SIGINT back to the default"
                              : "the program still catches SIGINT (or ended catching it)");
@@ -282,13 +290,16 @@ int interrupt(const fs::path& work, const std::vector<std::string>& command)
     const int status = shell_status(run_and_interrupt(run, trained));
     const nlohmann::json report = read_report(report_path);
     if (!trained) {
-        require(status == 0 && report.at("gpu_available") == false && report.at("interrupted") == false,
-                "without a GPU the program must exit 0 and say so; it exited " + std::to_string(status));
+        require(status == 0 && report.at("gpu_available") == false &&
+                    report.at("interrupted") == false,
+                "without a GPU the program must exit 0 and say so; it exited " +
+                    std::to_string(status));
         std::printf("cudagap_train_driver: no GPU: the program said so and exited 0\n");
         return 0;
     }
     require(status == 130, "expected exit status 130 after Ctrl-C, got " + std::to_string(status));
-    require(report.at("interrupted") == true && report.at("error").is_null(), "the report does not say interrupted");
+    require(report.at("interrupted") == true && report.at("error").is_null(),
+            "the report does not say interrupted");
     require(report.at("epochs").size() >= 2, "the report holds fewer than the 2 epochs seen");
     require(report.at("checkpoint") == checkpoint.string(), "the report names no checkpoint");
     std::vector<std::string> names;
@@ -296,14 +307,18 @@ int interrupt(const fs::path& work, const std::vector<std::string>& command)
         names.push_back(entry.path().filename().string());
     }
     std::sort(names.begin(), names.end());
-    require(names == std::vector<std::string>{"ckpt.optim.safetensors", "ckpt.safetensors", "report.json"},
-            "the folder holds other files than the checkpoint's two and the report (a temporary file?)");
+    require(names == std::vector<std::string>{"ckpt.optim.safetensors", "ckpt.safetensors",
+                                              "report.json"},
+            "the folder holds other files than the checkpoint's two and the report (a temporary "
+            "file?)");
     std::vector<std::string> resume = command;
     resume.insert(resume.end(), {"--epochs", "1", "--quiet", "--resume", checkpoint.string()});
     int unused = -1;
-    require(wait_for(spawn(resume, false, unused)) == 0, "--resume on the interrupted run's checkpoint failed");
-    std::printf("cudagap_train_driver: interrupted after %zu epochs; the checkpoint loads and trains\n",
-                report.at("epochs").size());
+    require(wait_for(spawn(resume, false, unused)) == 0,
+            "--resume on the interrupted run's checkpoint failed");
+    std::printf(
+        "cudagap_train_driver: interrupted after %zu epochs; the checkpoint loads and trains\n",
+        report.at("epochs").size());
     return 0;
 }
 
@@ -315,14 +330,17 @@ int force_quit(const std::vector<std::string>& command)
     const int status = run_and_interrupt(run, trained, true);
     if (!trained) {
         require(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                "without a GPU the program must exit 0; it ended with " + std::to_string(shell_status(status)));
+                "without a GPU the program must exit 0; it ended with " +
+                    std::to_string(shell_status(status)));
         std::printf("cudagap_train_driver: no GPU: the program said so and exited 0\n");
         return 0;
     }
     require(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT,
-            WIFEXITED(status) ? "the second SIGINT did not end the program: it exited " +
-                                    std::to_string(WEXITSTATUS(status)) + " on its own (its handler kept SIGINT)"
-                              : "the program ended by signal " + std::to_string(WTERMSIG(status)) + ", not SIGINT");
+            WIFEXITED(status)
+                ? "the second SIGINT did not end the program: it exited " +
+                      std::to_string(WEXITSTATUS(status)) + " on its own (its handler kept SIGINT)"
+                : "the program ended by signal " + std::to_string(WTERMSIG(status)) +
+                      ", not SIGINT");
     std::printf("cudagap_train_driver: the second SIGINT ended the program at once\n");
     return 0;
 }
@@ -351,12 +369,14 @@ std::string read_file_bytes(const fs::path& path)
 // Whether two reports' epochs hold the same numbers (exactly).
 void require_same_epochs(const nlohmann::json& a, const nlohmann::json& b)
 {
-    require(!a.at("epochs").empty() && a.at("epochs").size() == b.at("epochs").size(), "the epochs differ in number");
+    require(!a.at("epochs").empty() && a.at("epochs").size() == b.at("epochs").size(),
+            "the epochs differ in number");
     for (std::size_t i = 0; i < a.at("epochs").size(); ++i) {
         for (const char* member : {"mean_loss", "test_accuracy", "loss_scale", "skipped_steps"}) {
             require(a["epochs"][i].at(member) == b["epochs"][i].at(member),
-                    "epoch " + std::to_string(i + 1) + ": " + member + " " + a["epochs"][i].at(member).dump() +
-                        " in the plain run, " + b["epochs"][i].at(member).dump() + " with --gpus 1");
+                    "epoch " + std::to_string(i + 1) + ": " + member + " " +
+                        a["epochs"][i].at(member).dump() + " in the plain run, " +
+                        b["epochs"][i].at(member).dump() + " with --gpus 1");
         }
     }
 }
@@ -382,8 +402,10 @@ void require_same_checkpoints(const fs::path& a, const fs::path& b)
 {
     const auto [a_header, a_data] = tensors_of(a);
     const auto [b_header, b_data] = tensors_of(b);
-    require(a_header == b_header, "the checkpoints hold different tensors: " + a.string() + " and " + b.string());
-    require(a_data == b_data, "the checkpoints' tensors differ in their bytes: " + a.string() + " and " + b.string());
+    require(a_header == b_header,
+            "the checkpoints hold different tensors: " + a.string() + " and " + b.string());
+    require(a_data == b_data,
+            "the checkpoints' tensors differ in their bytes: " + a.string() + " and " + b.string());
 }
 
 int one_rank(const fs::path& work, const std::vector<std::string>& command)
@@ -393,13 +415,15 @@ int one_rank(const fs::path& work, const std::vector<std::string>& command)
     require(run_quietly(command, {"--quiet", "--json", (work / "plain.json").string(), "--save",
                                   (work / "plain.safetensors").string()}) == 0,
             "the plain run failed");
-    require(run_quietly(command, {"--gpus", "1", "--quiet", "--json", (work / "one-rank.json").string(), "--save",
-                                  (work / "one-rank.safetensors").string()}) == 0,
-            "the --gpus 1 run failed");
+    require(
+        run_quietly(command, {"--gpus", "1", "--quiet", "--json", (work / "one-rank.json").string(),
+                              "--save", (work / "one-rank.safetensors").string()}) == 0,
+        "the --gpus 1 run failed");
     const nlohmann::json plain = read_report(work / "plain.json");
     const nlohmann::json ranked = read_report(work / "one-rank.json");
     require(plain.at("gpus") == 1 && ranked.at("gpus") == 1, "a report does not say gpus 1");
-    require(plain.at("gpu_available") == ranked.at("gpu_available"), "one run found a GPU, the other did not");
+    require(plain.at("gpu_available") == ranked.at("gpu_available"),
+            "one run found a GPU, the other did not");
     if (plain.at("gpu_available") == false) {
         std::printf("cudagap_train_driver: no GPU: both runs checked the data and said so\n");
         return 0;
@@ -409,23 +433,27 @@ int one_rank(const fs::path& work, const std::vector<std::string>& command)
     require_same_epochs(plain, ranked);
     require_same_checkpoints(work / "plain.safetensors", work / "one-rank.safetensors");
     require_same_checkpoints(work / "plain.optim.safetensors", work / "one-rank.optim.safetensors");
-    std::printf("cudagap_train_driver: --gpus 1 trained bit for bit as the plain run (%zu epochs)\n",
-                plain.at("epochs").size());
+    std::printf(
+        "cudagap_train_driver: --gpus 1 trained bit for bit as the plain run (%zu epochs)\n",
+        plain.at("epochs").size());
     return 0;
 }
 
 // A --gpus 2 report against the one-GPU report of the same global batches.
 void require_close(const nlohmann::json& one, const nlohmann::json& two)
 {
-    require(one.at("epochs").size() == two.at("epochs").size(), "the runs did not train the same epochs");
+    require(one.at("epochs").size() == two.at("epochs").size(),
+            "the runs did not train the same epochs");
     for (std::size_t i = 0; i < one.at("epochs").size(); ++i) {
         const auto& a = one["epochs"][i];
         const auto& b = two["epochs"][i];
         const double accuracy_a = a.at("test_accuracy"), accuracy_b = b.at("test_accuracy");
-        std::printf("epoch %zu: loss %s vs %s, accuracy %.4f vs %.4f, %.0f vs %.0f images/s\n", i + 1,
-                    a.at("mean_loss").dump().c_str(), b.at("mean_loss").dump().c_str(), accuracy_a, accuracy_b,
-                    a.at("images_per_second").get<double>(), b.at("images_per_second").get<double>());
-        require(std::abs(accuracy_a - accuracy_b) <= 0.0625 && b.at("images_per_second").get<double>() > 0,
+        std::printf("epoch %zu: loss %s vs %s, accuracy %.4f vs %.4f, %.0f vs %.0f images/s\n",
+                    i + 1, a.at("mean_loss").dump().c_str(), b.at("mean_loss").dump().c_str(),
+                    accuracy_a, accuracy_b, a.at("images_per_second").get<double>(),
+                    b.at("images_per_second").get<double>());
+        require(std::abs(accuracy_a - accuracy_b) <= 0.0625 &&
+                    b.at("images_per_second").get<double>() > 0,
                 "epoch " + std::to_string(i + 1) + ": the accuracies differ by more than 0.0625");
         if (a.at("mean_loss").is_number() && b.at("mean_loss").is_number()) {
             const double loss_a = a["mean_loss"], loss_b = b["mean_loss"];
@@ -440,11 +468,12 @@ nlohmann::json two_ranks(const fs::path& work, const std::string& name, std::int
                          const std::vector<std::string>& command, std::vector<std::string> extra)
 {
     const fs::path report = work / (name + ".json");
-    extra.insert(extra.end(), {"--gpus", "2", "--batch-size", std::to_string(batch), "--quiet", "--json",
-                               report.string()});
+    extra.insert(extra.end(), {"--gpus", "2", "--batch-size", std::to_string(batch), "--quiet",
+                               "--json", report.string()});
     require(run_quietly(command, extra) == 0, "the --gpus 2 run (" + name + ") failed");
     const nlohmann::json two = read_report(report);
-    require(two.at("gpus") == 2 && two.at("batch_size") == batch && two.at("replicas_identical") == true,
+    require(two.at("gpus") == 2 && two.at("batch_size") == batch &&
+                two.at("replicas_identical") == true,
             name + ": the report does not say gpus 2, its batch and replicas_identical");
     return two;
 }
@@ -457,21 +486,24 @@ int data_parallel(const fs::path& work, std::int64_t batch, const std::vector<st
         count = 0;
     }
     if (count < 2) {
-        std::printf("cudagap_train_driver: skipped: --gpus 2 needs two GPUs; this host has %d\n", count);
+        std::printf("cudagap_train_driver: skipped: --gpus 2 needs two GPUs; this host has %d\n",
+                    count);
         return 77;
     }
     fs::remove_all(work);
     fs::create_directories(work);
     // BF16 for the comparison: under FP16 each rank's loss is a mean over its own batch, so its
     // scaled gradients are twice one GPU's and the grad scaler may skip other steps.
-    require(run_quietly(command, {"--precision", "bf16", "--batch-size", std::to_string(2 * batch), "--quiet",
-                                  "--json", (work / "one.json").string()}) == 0,
+    require(run_quietly(command, {"--precision", "bf16", "--batch-size", std::to_string(2 * batch),
+                                  "--quiet", "--json", (work / "one.json").string()}) == 0,
             "the one-GPU run failed");
     const nlohmann::json one = read_report(work / "one.json");
     require_close(one, two_ranks(work, "eager", batch, command, {"--precision", "bf16"}));
-    require_close(one, two_ranks(work, "graph", batch, command, {"--precision", "bf16", "--graph"}));
+    require_close(one,
+                  two_ranks(work, "graph", batch, command, {"--precision", "bf16", "--graph"}));
     // FP16: every rank must take the grad scaler's decisions alike, or the replicas part.
-    static_cast<void>(two_ranks(work, "graph-fp16", batch, command, {"--precision", "fp16", "--graph"}));
+    static_cast<void>(
+        two_ranks(work, "graph-fp16", batch, command, {"--precision", "fp16", "--graph"}));
     std::printf("cudagap_train_driver: --gpus 2 kept identical replicas, close to one GPU\n");
     return 0;
 }
@@ -489,19 +521,25 @@ int launch_shell(const std::string& script, int ranks, double& seconds)
 void launcher_environment(const fs::path& work)
 {
     double seconds = 0;
-    const std::string script = "echo \"$CUDAGAP_TRAIN_RANK $CUDAGAP_TRAIN_WORLD_SIZE $CUDAGAP_TRAIN_GPU "
-                               "$CUDAGAP_TRAIN_BOOTSTRAP $(readlink /proc/$$/fd/1)\" > '" + work.string() +
-                               "'/rank-$CUDAGAP_TRAIN_RANK";
-    require(launch_shell(script, 3, seconds) == 0, "three ranks that exit 0: the launcher must return 0");
+    const std::string script =
+        "echo \"$CUDAGAP_TRAIN_RANK $CUDAGAP_TRAIN_WORLD_SIZE $CUDAGAP_TRAIN_GPU "
+        "$CUDAGAP_TRAIN_BOOTSTRAP $(readlink /proc/$$/fd/1)\" > '" +
+        work.string() + "'/rank-$CUDAGAP_TRAIN_RANK";
+    require(launch_shell(script, 3, seconds) == 0,
+            "three ranks that exit 0: the launcher must return 0");
     for (int rank = 0; rank < 3; ++rank) {
         std::istringstream fields(read_file_bytes(work / ("rank-" + std::to_string(rank))));
         std::string got_rank, size, gpu, bootstrap, out;
         fields >> got_rank >> size >> gpu >> bootstrap >> out;
         require(got_rank == std::to_string(rank) && size == "3" && gpu == std::to_string(rank),
-                "rank " + std::to_string(rank) + " was told: " + read_file_bytes(work / ("rank-" + std::to_string(rank))));
-        require(fs::path(bootstrap).filename() == "nccl-id" && !fs::exists(fs::path(bootstrap).parent_path()),
-                "the bootstrap file must lie in a folder of this launch, removed at the end: " + bootstrap);
-        require((out == "/dev/null") == (rank != 0), "rank " + std::to_string(rank) + "'s stdout is " + out);
+                "rank " + std::to_string(rank) +
+                    " was told: " + read_file_bytes(work / ("rank-" + std::to_string(rank))));
+        require(fs::path(bootstrap).filename() == "nccl-id" &&
+                    !fs::exists(fs::path(bootstrap).parent_path()),
+                "the bootstrap file must lie in a folder of this launch, removed at the end: " +
+                    bootstrap);
+        require((out == "/dev/null") == (rank != 0),
+                "rank " + std::to_string(rank) + "'s stdout is " + out);
     }
 }
 
@@ -510,12 +548,16 @@ void launcher_failures(const fs::path& work)
 {
     double seconds = 0;
     const std::string sleeper = "exec sleep 60";
-    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && exit 3; " + sleeper, 2, seconds) == 3 && seconds < 8,
-            "rank 1 exits 3: the launcher must stop rank 0 and return 3 at once (" + std::to_string(seconds) + " s)");
-    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 0 ] && kill -KILL $$; " + sleeper, 2, seconds) == 128 + SIGKILL &&
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && exit 3; " + sleeper, 2, seconds) == 3 &&
+                seconds < 8,
+            "rank 1 exits 3: the launcher must stop rank 0 and return 3 at once (" +
+                std::to_string(seconds) + " s)");
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 0 ] && kill -KILL $$; " + sleeper, 2, seconds) ==
+                    128 + SIGKILL &&
                 seconds < 8,
             "rank 0 killed by SIGKILL: the launcher must return 137 and stop rank 1");
-    require(train::launch({(work / "no-such-program").string()}, 2) == 127, "a program that cannot run: 127");
+    require(train::launch({(work / "no-such-program").string()}, 2) == 127,
+            "a program that cannot run: 127");
     for (const int ranks : {0, -1}) {
         bool refused = false;
         try {
@@ -531,8 +573,9 @@ void launcher_failures(const fs::path& work)
 void launcher_forwards(const fs::path& work, int signal, const std::string& name, int expected)
 {
     const std::string mark = work.string() + "/" + name;
-    const std::string script = "trap 'touch \"" + mark + "-got-$CUDAGAP_TRAIN_RANK\"; exit " + std::to_string(expected) +
-                               "' " + name + "; touch \"" + mark + "-ready-$CUDAGAP_TRAIN_RANK\"; "
+    const std::string script = "trap 'touch \"" + mark + "-got-$CUDAGAP_TRAIN_RANK\"; exit " +
+                               std::to_string(expected) + "' " + name + "; touch \"" + mark +
+                               "-ready-$CUDAGAP_TRAIN_RANK\"; "
                                "while :; do sleep 0.05; done";
     const pid_t launcher = ::fork();
     require(launcher >= 0, "fork failed");
@@ -553,8 +596,8 @@ void launcher_forwards(const fs::path& work, int signal, const std::string& name
     ::kill(launcher, signal);
     const int status = wait_for(launcher);
     ::alarm(0);
-    require(status == expected, "after SIG" + name + " the launcher must return " + std::to_string(expected) +
-                                    ", got " + std::to_string(status));
+    require(status == expected, "after SIG" + name + " the launcher must return " +
+                                    std::to_string(expected) + ", got " + std::to_string(status));
     require(fs::exists(mark + "-got-0") && fs::exists(mark + "-got-1"),
             "SIG" + name + " to the launcher did not reach every rank");
 }
@@ -566,19 +609,24 @@ void launcher_interrupted_ranks(const fs::path& work)
 {
     double seconds = 0;
     const std::string stubborn = "trap '' INT; exec sleep 60";
-    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && kill -INT $$; " + stubborn, 2, seconds) == 128 + SIGINT &&
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && kill -INT $$; " + stubborn, 2, seconds) ==
+                    128 + SIGINT &&
                 seconds < 8,
             "rank 1 killed by SIGINT: the launcher must stop rank 0 at once and return 130 (" +
                 std::to_string(seconds) + " s)");
-    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && exit 130; " + stubborn, 2, seconds) == 130 && seconds < 8,
+    require(launch_shell("[ $CUDAGAP_TRAIN_RANK = 1 ] && exit 130; " + stubborn, 2, seconds) ==
+                    130 &&
+                seconds < 8,
             "rank 1 exits 130: rank 0 must be stopped after the grace period and 130 returned (" +
                 std::to_string(seconds) + " s)");
     const std::string ready = "'" + work.string() + "/late-failure-ready'";
-    require(launch_shell("if [ $CUDAGAP_TRAIN_RANK = 1 ]; then while [ ! -e " + ready +
-                             " ]; do sleep 0.02; done; exit 130; fi; trap 'sleep 0.2; exit 1' INT; touch " + ready +
-                             "; while :; do sleep 0.05; done",
-                         2, seconds) == 1,
-            "rank 1 exits 130, then rank 0 fails with 1: the launcher must return 1, not hide it behind 130");
+    require(launch_shell(
+                "if [ $CUDAGAP_TRAIN_RANK = 1 ]; then while [ ! -e " + ready +
+                    " ]; do sleep 0.02; done; exit 130; fi; trap 'sleep 0.2; exit 1' INT; touch " +
+                    ready + "; while :; do sleep 0.05; done",
+                2, seconds) == 1,
+            "rank 1 exits 130, then rank 0 fails with 1: the launcher must return 1, not hide it "
+            "behind 130");
 }
 
 // Inherited with SIGCHLD ignored (the kernel would reap the ranks itself), the launcher still
@@ -596,9 +644,10 @@ void launcher_sigchld_ignored()
     struct sigaction after {};
     ::sigaction(SIGCHLD, &old, &after);
     require(ok == 0 && (failed == 4 || failed == 5),
-            "with SIGCHLD ignored the launcher must still see its ranks' statuses: got " + std::to_string(ok) +
-                " for exit 0 and " + std::to_string(failed) + " for exit 4/5");
-    require(after.sa_handler == SIG_IGN, "the launcher did not give SIGCHLD back its ignored disposition");
+            "with SIGCHLD ignored the launcher must still see its ranks' statuses: got " +
+                std::to_string(ok) + " for exit 0 and " + std::to_string(failed) + " for exit 4/5");
+    require(after.sa_handler == SIG_IGN,
+            "the launcher did not give SIGCHLD back its ignored disposition");
 }
 
 int launcher(const fs::path& work)
@@ -621,11 +670,14 @@ int replica_difference()
     const std::vector<gpu::nn::parameter_info> parameters{{"conv1.weight", {2, 2}, 0, 4, {}},
                                                           {"conv1.bias", {2}, 128, 2, {}}};
     std::vector<float> gathered(3 * 256, 0.5F);
-    require(!train::replica_difference(gathered, 3, parameters), "identical replicas reported as different");
+    require(!train::replica_difference(gathered, 3, parameters),
+            "identical replicas reported as different");
     gathered[2 * 256 + 129] = 0.75F; // conv1.bias[1] on rank 2
     gathered[256 + 200] = 1.0F;      // padding on rank 1: not a parameter
     const std::optional<std::string> bias = train::replica_difference(gathered, 3, parameters);
-    require(bias && bias->find("conv1.bias[1] is 0.5 (bits 0x3f000000) on rank 0 and 0.75") != std::string::npos &&
+    require(bias &&
+                bias->find("conv1.bias[1] is 0.5 (bits 0x3f000000) on rank 0 and 0.75") !=
+                    std::string::npos &&
                 bias->find("on rank 2") != std::string::npos,
             "a difference in conv1.bias on rank 2: " + bias.value_or("none"));
     gathered[256 + 3] = -0.5F; // conv1.weight[3] on rank 1: earlier in the model's order
@@ -635,7 +687,8 @@ int replica_difference()
             "the first differing parameter must be named: " + weight.value_or("none"));
     bool refused = false;
     try {
-        static_cast<void>(train::replica_difference(std::span<const float>(gathered).first(500), 3, parameters));
+        static_cast<void>(
+            train::replica_difference(std::span<const float>(gathered).first(500), 3, parameters));
     } catch (const std::invalid_argument&) {
         refused = true;
     }
@@ -644,7 +697,6 @@ int replica_difference()
     return 0;
 }
 #endif
-
 
 // Runs `mode` with its arguments; -1 when the arguments do not fit the mode.
 int run_mode(const std::string& mode, int argc, char* argv[])
@@ -660,7 +712,8 @@ int run_mode(const std::string& mode, int argc, char* argv[])
         return force_quit(std::vector<std::string>(argv + 2, argv + argc));
     }
     if (mode == "data-parallel" && argc >= 5) {
-        return data_parallel(argv[2], std::stoll(argv[3]), std::vector<std::string>(argv + 4, argv + argc));
+        return data_parallel(argv[2], std::stoll(argv[3]),
+                             std::vector<std::string>(argv + 4, argv + argc));
     }
     if (mode == "launcher" && argc == 3) {
         return launcher(argv[2]);

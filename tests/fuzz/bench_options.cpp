@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         begin = end + 1;
     }
     gpu::bench::options parsed;
-    const bool ok = fuzz::accepted([&] { parsed = gpu::bench::parse_options(args); }, "parse_options");
+    const bool ok =
+        fuzz::accepted([&] { parsed = gpu::bench::parse_options(args); }, "parse_options");
 
     gpu::bench::options expected;
     bool valid = true;

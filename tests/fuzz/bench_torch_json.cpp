@@ -24,8 +24,9 @@ std::optional<int> document_int(const nlohmann::json& item, const char* key)
     const nlohmann::json& value = item.at(key);
     if (value.is_number_unsigned()) {
         const auto v = value.get<std::uint64_t>();
-        return v <= static_cast<std::uint64_t>(std::numeric_limits<int>::max()) ? std::optional(static_cast<int>(v))
-                                                                                : std::nullopt;
+        return v <= static_cast<std::uint64_t>(std::numeric_limits<int>::max())
+                   ? std::optional(static_cast<int>(v))
+                   : std::nullopt;
     }
     if (value.is_number_integer()) {
         const auto v = value.get<std::int64_t>();
@@ -44,11 +45,14 @@ void check_against_document(const bench::torch_run& run, std::string_view text)
         return;
     }
     const nlohmann::json& results = doc.at("results");
-    fuzz::require(run.cases.size() == results.size(), "the number of cases differs from the document");
+    fuzz::require(run.cases.size() == results.size(),
+                  "the number of cases differs from the document");
     for (std::size_t i = 0; i < run.cases.size(); ++i) {
-        fuzz::require(document_int(results[i], "repetitions") == run.cases[i].repetitions &&
-                          document_int(results[i], "calls_per_repetition") == run.cases[i].calls_per_repetition,
-                      [&] { return "case " + std::to_string(i) + "'s integers differ from the document"; });
+        fuzz::require(
+            document_int(results[i], "repetitions") == run.cases[i].repetitions &&
+                document_int(results[i], "calls_per_repetition") ==
+                    run.cases[i].calls_per_repetition,
+            [&] { return "case " + std::to_string(i) + "'s integers differ from the document"; });
         fuzz::require(results[i].at("median_ms").get<double>() == run.cases[i].median_ms ||
                           std::isnan(run.cases[i].median_ms),
                       "a median differs from the document");
@@ -61,16 +65,20 @@ void check_report(const bench::torch_run& run)
     env.skip_reason = "fuzzing";
     bench::report report("fuzz", "torch rows from fuzzed JSON", {}, env);
     for (const bench::torch_case& c : run.cases) {
-        const bool added = fuzz::accepted([&] { report.add(c.to_measurement(bench::math_mode::fp16)); }, "report::add");
+        const bool added = fuzz::accepted(
+            [&] { report.add(c.to_measurement(bench::math_mode::fp16)); }, "report::add");
         static_cast<void>(added);
         static_cast<void>(report.add_ratio(c.case_name, "torch", "torch"));
     }
     std::ostringstream out;
     fuzz::require(fuzz::accepted([&] { report.print(out); }, "report::print"), "print refused");
     std::string json;
-    fuzz::require(fuzz::accepted([&] {
-                      json = report.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-                  }, "report::to_json"),
+    fuzz::require(fuzz::accepted(
+                      [&] {
+                          json = report.to_json().dump(2, ' ', false,
+                                                       nlohmann::json::error_handler_t::replace);
+                      },
+                      "report::to_json"),
                   "to_json refused");
     static_cast<void>(nlohmann::json::parse(json));
 }

@@ -44,17 +44,20 @@ std::int64_t take_dimension(fuzz::input& in, std::int64_t suggested)
     return mode < 200 ? suggested : in.take_edgy();
 }
 
-operand take_operand(fuzz::input& in, std::int64_t rows, std::int64_t cols, std::size_t element_size)
+operand take_operand(fuzz::input& in, std::int64_t rows, std::int64_t cols,
+                     std::size_t element_size)
 {
     operand op;
     op.address = take_address(in, element_size);
     op.rows = take_dimension(in, rows);
     op.cols = take_dimension(in, cols);
     op.order = in.take<bool>() ? blas::layout::row_major : blas::layout::column_major;
-    const std::int64_t tight = std::max<std::int64_t>(1, op.order == blas::layout::row_major ? op.cols : op.rows);
+    const std::int64_t tight =
+        std::max<std::int64_t>(1, op.order == blas::layout::row_major ? op.cols : op.rows);
     const std::uint8_t mode = in.take<std::uint8_t>();
     const std::int64_t padding = in.take<std::uint8_t>();
-    const bool pad = mode >= 100 && mode < 220 && tight <= std::numeric_limits<std::int64_t>::max() - padding;
+    const bool pad =
+        mode >= 100 && mode < 220 && tight <= std::numeric_limits<std::int64_t>::max() - padding;
     op.ld = mode < 100 ? tight : pad ? tight + padding : in.take_edgy();
     return op;
 }
@@ -78,7 +81,8 @@ std::int64_t take_stride(fuzz::input& in, const operand& op)
     } else {
         return in.take_edgy();
     }
-    return static_cast<std::int64_t>(std::clamp<wide>(stride, 0, std::numeric_limits<std::int64_t>::max()));
+    return static_cast<std::int64_t>(
+        std::clamp<wide>(stride, 0, std::numeric_limits<std::int64_t>::max()));
 }
 
 // --- the reference ---------------------------------------------------------------------------
@@ -95,19 +99,22 @@ wide extent_of(const operand& op)
 std::int64_t extent_guess(const operand& op)
 {
     const wide extent = op.rows < 0 || op.cols < 0 ? 0 : extent_of(op);
-    return static_cast<std::int64_t>(std::clamp<wide>(extent, 0, std::numeric_limits<std::int64_t>::max()));
+    return static_cast<std::int64_t>(
+        std::clamp<wide>(extent, 0, std::numeric_limits<std::int64_t>::max()));
 }
 
 bool operand_valid(const operand& op)
 {
-    const wide tight = std::max<std::int64_t>(1, op.order == blas::layout::row_major ? op.cols : op.rows);
+    const wide tight =
+        std::max<std::int64_t>(1, op.order == blas::layout::row_major ? op.cols : op.rows);
     return op.rows >= 0 && op.cols >= 0 && op.ld >= tight &&
            !(op.address == 0 && op.rows > 0 && op.cols > 0) && op.rows <= int_max &&
            op.cols <= int_max && op.ld <= int_max;
 }
 
 // Bytes spanned by count matrices stride elements apart, or nothing beyond int64.
-std::optional<wide> span_bytes(const operand& op, std::int64_t count, std::int64_t stride, std::size_t size)
+std::optional<wide> span_bytes(const operand& op, std::int64_t count, std::int64_t stride,
+                               std::size_t size)
 {
     const wide extent = extent_of(op);
     if (extent == 0 || count == 0) {
@@ -191,7 +198,8 @@ void check_plan(const blas::gemm_plan& plan, const operand& a, const operand& b,
     fuzz::require(plan.swapped == swapped && plan.m == (swapped ? c.cols : c.rows) &&
                       plan.n == (swapped ? c.rows : c.cols) && plan.k == a.cols &&
                       plan.op_first == op(first) && plan.op_second == op(second) &&
-                      plan.ld_first == first.ld && plan.ld_second == second.ld && plan.ldc == c.ld &&
+                      plan.ld_first == first.ld && plan.ld_second == second.ld &&
+                      plan.ldc == c.ld &&
                       plan.stride_first == (swapped ? batch.stride_b : batch.stride_a) &&
                       plan.stride_second == (swapped ? batch.stride_a : batch.stride_b) &&
                       plan.stride_c == batch.stride_c && plan.batch_count == batch.count,
@@ -199,12 +207,13 @@ void check_plan(const blas::gemm_plan& plan, const operand& a, const operand& b,
 }
 
 template <class TA, class TB, class TC>
-void plan_and_check(const operand& a, const operand& b, const operand& c, const blas::strided_batch& batch,
-                    bool batched)
+void plan_and_check(const operand& a, const operand& b, const operand& c,
+                    const blas::strided_batch& batch, bool batched)
 {
     const auto view = [](const operand& op, auto* typed) {
         using T = std::remove_pointer_t<decltype(typed)>;
-        return blas::matrix_view<T>(reinterpret_cast<T*>(op.address), op.rows, op.cols, op.ld, op.order);
+        return blas::matrix_view<T>(reinterpret_cast<T*>(op.address), op.rows, op.cols, op.ld,
+                                    op.order);
     };
     const auto va = view(a, static_cast<const TA*>(nullptr));
     const auto vb = view(b, static_cast<const TB*>(nullptr));
@@ -232,7 +241,8 @@ void plan_and_check(const operand& a, const operand& b, const operand& c, const 
 void check_closest(fuzz::input& in)
 {
     const std::int64_t ld = 1 + in.take<std::uint32_t>() % std::numeric_limits<std::int32_t>::max();
-    const std::int64_t stride = 1 + static_cast<std::int64_t>(in.take<std::uint32_t>() % (ld + 1000));
+    const std::int64_t stride =
+        1 + static_cast<std::int64_t>(in.take<std::uint32_t>() % (ld + 1000));
     const std::int64_t last = 1 + in.take<std::uint16_t>() % 5000;
     std::int64_t expected = ld;
     for (std::int64_t t = 1; t <= last; ++t) {

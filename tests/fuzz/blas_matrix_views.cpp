@@ -24,7 +24,8 @@ struct fake_storage {
 
 bool fits(wide value)
 {
-    return value >= std::numeric_limits<std::int64_t>::min() && value <= std::numeric_limits<std::int64_t>::max();
+    return value >= std::numeric_limits<std::int64_t>::min() &&
+           value <= std::numeric_limits<std::int64_t>::max();
 }
 
 std::string shape_text(std::int64_t rows, std::int64_t cols, std::int64_t ld, bool row_major)
@@ -88,7 +89,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     blas::matrix_view<float> view;
     const bool ok = fuzz::accepted(
-        [&] { view = row ? blas::row_major(storage, rows, cols, ld) : blas::column_major(storage, rows, cols, ld); },
+        [&] {
+            view = row ? blas::row_major(storage, rows, cols, ld)
+                       : blas::column_major(storage, rows, cols, ld);
+        },
         "the matrix factory");
     fuzz::require(ok == valid, [&] {
         return std::string(ok ? "accepted" : "refused") + " a " + shape_text(rows, cols, ld, row) +
@@ -100,9 +104,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                       "the accepted view is not what was asked for");
         check_queries(view);
     }
-    check_queries(blas::matrix_view<float>(pointer, rows, cols, ld, row ? blas::layout::row_major
-                                                                         : blas::layout::column_major));
-    check_queries(blas::matrix_view<float>(pointer, rows, cols, row ? blas::layout::row_major
-                                                                    : blas::layout::column_major));
+    check_queries(blas::matrix_view<float>(
+        pointer, rows, cols, ld, row ? blas::layout::row_major : blas::layout::column_major));
+    check_queries(blas::matrix_view<float>(
+        pointer, rows, cols, row ? blas::layout::row_major : blas::layout::column_major));
     return 0;
 }

@@ -13,10 +13,12 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     fuzz::input in(data, size);
-    const gpu::compute_capability device{in.take<std::uint8_t>() % 16, in.take<std::uint8_t>() % 10};
+    const gpu::compute_capability device{in.take<std::uint8_t>() % 16,
+                                         in.take<std::uint8_t>() % 10};
     const std::string list(in.rest());
     std::vector<gpu::cuda_architecture> parsed;
-    if (!fuzz::accepted([&] { parsed = gpu::parse_cuda_architectures(list); }, "parse_cuda_architectures")) {
+    if (!fuzz::accepted([&] { parsed = gpu::parse_cuda_architectures(list); },
+                        "parse_cuda_architectures")) {
         return 0;
     }
     std::size_t entries = 0;
@@ -25,7 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::require(arch.sm >= 0 && (arch.has_sass || arch.has_ptx),
                       [&] { return "'" + list + "' gave an architecture no list names"; });
         printed += std::to_string(arch.sm) + arch.suffix +
-                   (arch.has_sass && arch.has_ptx ? "" : arch.has_sass ? "-real" : "-virtual") + ";";
+                   (arch.has_sass && arch.has_ptx ? ""
+                    : arch.has_sass               ? "-real"
+                                                  : "-virtual") +
+                   ";";
         static_cast<void>(gpu::compute_capability::from_int(arch.sm).as_int());
         ++entries;
     }
@@ -36,11 +41,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         non_empty += end > begin ? 1 : 0;
         begin = end + 1;
     }
-    fuzz::require(entries == non_empty, [&] { return "'" + list + "' has a different number of entries"; });
+    fuzz::require(entries == non_empty,
+                  [&] { return "'" + list + "' has a different number of entries"; });
     std::vector<gpu::cuda_architecture> again;
-    fuzz::require(fuzz::accepted([&] { again = gpu::parse_cuda_architectures(printed); }, "the re-parse") &&
-                      again == parsed,
-                  [&] { return "'" + list + "' printed as '" + printed + "' does not parse the same"; });
+    fuzz::require(
+        fuzz::accepted([&] { again = gpu::parse_cuda_architectures(printed); }, "the re-parse") &&
+            again == parsed,
+        [&] { return "'" + list + "' printed as '" + printed + "' does not parse the same"; });
     static_cast<void>(gpu::kernel_image_for(device, parsed));
     return 0;
 }

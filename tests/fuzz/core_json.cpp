@@ -25,7 +25,11 @@ bool valid_utf8(std::string_view text)
     std::size_t i = 0;
     while (i < text.size()) {
         const auto byte = static_cast<unsigned char>(text[i]);
-        const std::size_t length = byte < 0x80 ? 1 : byte >> 5 == 6 ? 2 : byte >> 4 == 14 ? 3 : byte >> 3 == 30 ? 4 : 0;
+        const std::size_t length = byte < 0x80       ? 1
+                                   : byte >> 5 == 6  ? 2
+                                   : byte >> 4 == 14 ? 3
+                                   : byte >> 3 == 30 ? 4
+                                                     : 0;
         if (length == 0 || i + length > text.size()) {
             return false;
         }
@@ -71,9 +75,9 @@ void check_strings(const std::string& key, const std::string& value)
 
 void check_statistics(const std::vector<double>& samples)
 {
-    const bool valid = !samples.empty() && std::all_of(samples.begin(), samples.end(), [](double s) {
-        return std::isfinite(s) && s >= 0.0;
-    });
+    const bool valid =
+        !samples.empty() && std::all_of(samples.begin(), samples.end(),
+                                        [](double s) { return std::isfinite(s) && s >= 0.0; });
     gpu::statistics stats;
     const bool ok = fuzz::accepted([&] { stats = gpu::summarize(samples); }, "summarize");
     fuzz::require(ok == valid, "summarize accepted a bad sample or refused good ones");
@@ -81,19 +85,23 @@ void check_statistics(const std::vector<double>& samples)
         return;
     }
     const auto [low, high] = std::minmax_element(samples.begin(), samples.end());
-    fuzz::require(stats.count == samples.size() && stats.min_ms == *low && stats.max_ms == *high, "wrong count or range");
+    fuzz::require(stats.count == samples.size() && stats.min_ms == *low && stats.max_ms == *high,
+                  "wrong count or range");
     fuzz::require(stats.min_ms <= stats.median_ms && stats.median_ms <= stats.max_ms, [&] {
-        return "the median " + std::to_string(stats.median_ms) + " is outside [" + std::to_string(stats.min_ms) +
-               ", " + std::to_string(stats.max_ms) + "]";
+        return "the median " + std::to_string(stats.median_ms) + " is outside [" +
+               std::to_string(stats.min_ms) + ", " + std::to_string(stats.max_ms) + "]";
     });
     fuzz::require(stats.min_ms <= stats.mean_ms && stats.mean_ms <= stats.max_ms, [&] {
-        return "the mean " + std::to_string(stats.mean_ms) + " is outside [" + std::to_string(stats.min_ms) + ", " +
-               std::to_string(stats.max_ms) + "]";
+        return "the mean " + std::to_string(stats.mean_ms) + " is outside [" +
+               std::to_string(stats.min_ms) + ", " + std::to_string(stats.max_ms) + "]";
     });
     // A sample standard deviation of values in [min, max] is at most (max - min) / sqrt(2).
     fuzz::require(std::isfinite(stats.stddev_ms) && stats.stddev_ms >= 0.0 &&
                       stats.stddev_ms <= (stats.max_ms - stats.min_ms) * (1 + 1e-9),
-                  [&] { return "the standard deviation " + std::to_string(stats.stddev_ms) + " is not finite or too large"; });
+                  [&] {
+                      return "the standard deviation " + std::to_string(stats.stddev_ms) +
+                             " is not finite or too large";
+                  });
     fuzz::require(stats.relative_spread() >= 0.0, "the spread is negative or not a number");
     const nlohmann::json back = print_and_parse(nlohmann::json(stats), 2);
     fuzz::require(back.at("count") == stats.count && back.at("samples_ms").size() == samples.size(),

@@ -15,16 +15,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool known = name == "development" || name == "dev" || name == "production" ||
                        name == "prod" || name == "testing" || name == "test";
     gpu::profile chosen;
-    const bool ok = fuzz::accepted([&] { chosen = gpu::profile_from_name(name); }, "profile_from_name");
-    fuzz::require(ok == known, [&] { return "profile_from_name('" + std::string(name) + "') is wrong"; });
+    const bool ok =
+        fuzz::accepted([&] { chosen = gpu::profile_from_name(name); }, "profile_from_name");
+    fuzz::require(ok == known,
+                  [&] { return "profile_from_name('" + std::string(name) + "') is wrong"; });
     if (ok) {
-        fuzz::require(name.substr(0, 3) == std::string_view(chosen.name).substr(0, 3),
-                      [&] { return "'" + std::string(name) + "' chose the profile " + chosen.name; });
+        fuzz::require(name.substr(0, 3) == std::string_view(chosen.name).substr(0, 3), [&] {
+            return "'" + std::string(name) + "' chose the profile " + chosen.name;
+        });
         static_cast<void>(chosen.describe());
     }
     if (!name.empty()) {
-        fuzz::require(fuzz::accepted([&] { chosen = gpu::select_profile(name); }, "select_profile") == known,
-                      "select_profile disagrees with profile_from_name");
+        fuzz::require(
+            fuzz::accepted([&] { chosen = gpu::select_profile(name); }, "select_profile") == known,
+            "select_profile disagrees with profile_from_name");
     }
     return 0;
 }

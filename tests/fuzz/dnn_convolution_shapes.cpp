@@ -23,8 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace
-{
+namespace {
 
 namespace dnn = gpu::dnn;
 using wide = __int128;
@@ -121,7 +120,8 @@ void check_accepted(const dnn::convolution_problem& p, const std::vector<int>& o
                           [&] { return "the output descriptor's bytes are wrong for " + text; });
         },
         "building the descriptors of an accepted problem");
-    fuzz::require(built, [&] { return "a descriptor or output_dims refused the accepted " + text; });
+    fuzz::require(built,
+                  [&] { return "a descriptor or output_dims refused the accepted " + text; });
 }
 
 // A refused problem: when its descriptors can be built, output_dims refuses it on the host.

@@ -28,8 +28,7 @@
 #include <string>
 #include <vector>
 
-namespace
-{
+namespace {
 
 namespace dnn = gpu::dnn;
 using wide = __int128;

@@ -21,18 +21,12 @@ namespace fuzz::dnn {
     switch (mode % 8) {
     case 0:
     case 1:
-    case 2:
-        return low % 10;
-    case 3:
-        return offset;
-    case 4:
-        return (1 << 30) + offset;
-    case 5:
-        return INT_MAX - low;
-    case 6:
-        return ((mode & 0x80) != 0 ? 65536 : 46341) + offset;
-    default:
-        return in.take<std::int32_t>();
+    case 2: return low % 10;
+    case 3: return offset;
+    case 4: return (1 << 30) + offset;
+    case 5: return INT_MAX - low;
+    case 6: return ((mode & 0x80) != 0 ? 65536 : 46341) + offset;
+    default: return in.take<std::int32_t>();
     }
 }
 

@@ -49,8 +49,8 @@ bool accepted(Work&& work, const char* what)
     } catch (const std::invalid_argument&) {
         return false;
     } catch (const std::exception& e) {
-        finding(std::string(what) + " threw " + typeid(e).name() + " (not std::invalid_argument): " +
-                e.what());
+        finding(std::string(what) + " threw " + typeid(e).name() +
+                " (not std::invalid_argument): " + e.what());
     } catch (...) {
         finding(std::string(what) + " threw something that is not a std::exception");
     }
@@ -68,7 +68,8 @@ public:
     [[nodiscard]] T take() noexcept
     {
         static_assert(std::is_integral_v<T>);
-        using U = std::make_unsigned_t<std::conditional_t<std::is_same_v<T, bool>, unsigned char, T>>;
+        using U =
+            std::make_unsigned_t<std::conditional_t<std::is_same_v<T, bool>, unsigned char, T>>;
         U value = 0;
         for (std::size_t i = 0; i < sizeof(T); ++i) {
             value = static_cast<U>((static_cast<std::uint64_t>(value) << 8) | byte());
@@ -89,19 +90,14 @@ public:
         switch (mode % 8) {
         case 0:
         case 1:
-        case 2:
-            return offset; // -128 .. 127
-        case 3:
-            return (std::int64_t{1} << 31) + offset;
-        case 4:
-            return (std::int64_t{1} << 32) + offset;
-        case 5:
-            return (std::int64_t{1} << 62) + offset;
+        case 2: return offset; // -128 .. 127
+        case 3: return (std::int64_t{1} << 31) + offset;
+        case 4: return (std::int64_t{1} << 32) + offset;
+        case 5: return (std::int64_t{1} << 62) + offset;
         case 6:
             return offset < 0 ? std::numeric_limits<std::int64_t>::min() - (offset + 1)
                               : std::numeric_limits<std::int64_t>::max() - offset;
-        default:
-            return take<std::int64_t>();
+        default: return take<std::int64_t>();
         }
     }
 
@@ -124,7 +120,10 @@ public:
     }
 
 private:
-    std::uint8_t byte() noexcept { return position_ < size_ ? data_[position_++] : std::uint8_t{0}; }
+    std::uint8_t byte() noexcept
+    {
+        return position_ < size_ ? data_[position_++] : std::uint8_t{0};
+    }
 
     const std::uint8_t* data_;
     std::size_t size_;

@@ -39,14 +39,16 @@ std::optional<std::vector<std::byte>> reference(const std::uint8_t* data, std::s
     unsigned __int128 bytes = element; // 255 dims of 2^32: never wraps before passing the limit
     for (std::size_t i = 0; i < dims; ++i) {
         const std::uint8_t* d = data + 4 + 4 * i;
-        bytes *= (std::uint32_t{d[0]} << 24) | (std::uint32_t{d[1]} << 16) | (std::uint32_t{d[2]} << 8) | d[3];
+        bytes *= (std::uint32_t{d[0]} << 24) | (std::uint32_t{d[1]} << 16) |
+                 (std::uint32_t{d[2]} << 8) | d[3];
         if (bytes > max_bytes) {
             bytes = max_bytes + 1; // stays past the limit (a later 0 does not bring it back)
         }
     }
     bool has_zero = false;
     for (std::size_t i = 0; i < dims; ++i) {
-        has_zero |= data[4 + 4 * i] == 0 && data[5 + 4 * i] == 0 && data[6 + 4 * i] == 0 && data[7 + 4 * i] == 0;
+        has_zero |= data[4 + 4 * i] == 0 && data[5 + 4 * i] == 0 && data[6 + 4 * i] == 0 &&
+                    data[7 + 4 * i] == 0;
     }
     const std::size_t header = 4 + 4 * dims;
     const unsigned __int128 expected = has_zero ? 0 : bytes;
@@ -72,7 +74,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const gpu::nn::format_error&) {
         // refused, as documented
     } catch (const std::exception& e) {
-        fuzz::finding(std::string("parse_idx threw something other than format_error: ") + e.what());
+        fuzz::finding(std::string("parse_idx threw something other than format_error: ") +
+                      e.what());
     }
     if (array) {
         std::uint64_t count = 1;
@@ -88,7 +91,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::require(array.has_value() == expected.has_value(),
                       array ? "parse_idx accepted raw input the reference refuses"
                             : "parse_idx refused raw input the reference accepts");
-        fuzz::require(!array || array->data == *expected, "the elements differ from the reference's");
+        fuzz::require(!array || array->data == *expected,
+                      "the elements differ from the reference's");
     }
     return 0;
 }

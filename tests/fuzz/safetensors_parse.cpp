@@ -56,13 +56,15 @@ void check_against_json(const gpu::nn::safetensors_file& file, const std::vector
     }
     fuzz::require(doc.is_object(), "accepted a header that is not an object");
     const bool has_metadata = doc.contains("__metadata__");
-    fuzz::require(doc.size() == file.tensors().size() + (has_metadata ? 1 : 0), "the number of tensors differs");
+    fuzz::require(doc.size() == file.tensors().size() + (has_metadata ? 1 : 0),
+                  "the number of tensors differs");
     const std::byte* data_start = bytes.data() + 8 + length;
     const std::size_t data_size = bytes.size() - 8 - length;
     std::size_t covered = 0;
     for (const gpu::nn::tensor_view& t : file.tensors()) {
         const nlohmann::json& entry = doc.at(t.name);
-        fuzz::require(entry.at("dtype").get<std::string>() == gpu::nn::to_string(t.type), "a dtype differs");
+        fuzz::require(entry.at("dtype").get<std::string>() == gpu::nn::to_string(t.type),
+                      "a dtype differs");
         fuzz::require(entry.at("shape").get<std::vector<std::uint64_t>>() ==
                           std::vector<std::uint64_t>(t.shape.begin(), t.shape.end()),
                       "a shape differs");
@@ -70,7 +72,8 @@ void check_against_json(const gpu::nn::safetensors_file& file, const std::vector
         fuzz::require(offsets.size() == 2 && offsets[0] <= offsets[1] && offsets[1] <= data_size &&
                           offsets[1] - offsets[0] == t.data.size(),
                       "a tensor's offsets differ from its view");
-        fuzz::require(t.data.empty() || std::memcmp(t.data.data(), data_start + offsets[0], t.data.size()) == 0,
+        fuzz::require(t.data.empty() ||
+                          std::memcmp(t.data.data(), data_start + offsets[0], t.data.size()) == 0,
                       "a tensor's bytes differ from those its offsets name");
         covered += t.data.size();
     }
@@ -88,16 +91,18 @@ void check_against_json(const gpu::nn::safetensors_file& file, const std::vector
 void check_round_trip(const gpu::nn::safetensors_file& file)
 {
     const std::vector<gpu::nn::tensor_view> tensors(file.tensors().begin(), file.tensors().end());
-    const gpu::nn::safetensors_file again =
-        gpu::nn::parse_safetensors(gpu::nn::serialize_safetensors(tensors, file.metadata()), "again");
+    const gpu::nn::safetensors_file again = gpu::nn::parse_safetensors(
+        gpu::nn::serialize_safetensors(tensors, file.metadata()), "again");
     fuzz::require(again.tensors().size() == tensors.size() && again.metadata() == file.metadata(),
                   "the round trip lost tensors or metadata");
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         const gpu::nn::tensor_view& a = tensors[i];
         const gpu::nn::tensor_view& b = again.tensors()[i];
-        fuzz::require(a.name == b.name && a.type == b.type && a.shape == b.shape && a.data.size() == b.data.size() &&
-                          (a.data.empty() || std::memcmp(a.data.data(), b.data.data(), a.data.size()) == 0),
-                      "a tensor changed in the round trip");
+        fuzz::require(
+            a.name == b.name && a.type == b.type && a.shape == b.shape &&
+                a.data.size() == b.data.size() &&
+                (a.data.empty() || std::memcmp(a.data.data(), b.data.data(), a.data.size()) == 0),
+            "a tensor changed in the round trip");
     }
 }
 
@@ -112,7 +117,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const gpu::nn::format_error&) {
         return 0; // refused, as documented
     } catch (const std::exception& e) {
-        fuzz::finding(std::string("parse_safetensors threw something other than format_error: ") + e.what());
+        fuzz::finding(std::string("parse_safetensors threw something other than format_error: ") +
+                      e.what());
     }
     check_against_json(file, bytes);
     check_round_trip(file);

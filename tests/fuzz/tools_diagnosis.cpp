@@ -32,10 +32,12 @@ void check_text(const gpu::diagnosis& report)
     fuzz::require(lines.size() >= report.checks.size() + 2, "describe() has too few lines");
     std::size_t at = 0;
     for (const gpu::diagnostic& check : report.checks) {
-        fuzz::require(at < lines.size() &&
-                          lines[at] == expected_tag(check.status) + " " + check.name + ": " + check.detail,
-                      [&] { return "describe() has no right line for the check '" + check.name + "'"; });
-        at += 1 + (!check.caused_by.empty() || (!check.fix.empty() && check.status != gpu::diagnostic_status::ok));
+        fuzz::require(
+            at < lines.size() &&
+                lines[at] == expected_tag(check.status) + " " + check.name + ": " + check.detail,
+            [&] { return "describe() has no right line for the check '" + check.name + "'"; });
+        at += 1 + (!check.caused_by.empty() ||
+                   (!check.fix.empty() && check.status != gpu::diagnostic_status::ok));
     }
     std::size_t errors = 0;
     std::size_t warnings = 0;
@@ -46,18 +48,21 @@ void check_text(const gpu::diagnosis& report)
         worst = std::max(worst, check.status);
     }
     fuzz::require(report.count(gpu::diagnostic_status::error) == errors &&
-                      report.count(gpu::diagnostic_status::warning) == warnings && report.worst() == worst &&
-                      report.healthy() == (errors == 0) && report.healthy(true) == (errors + warnings == 0),
+                      report.count(gpu::diagnostic_status::warning) == warnings &&
+                      report.worst() == worst && report.healthy() == (errors == 0) &&
+                      report.healthy(true) == (errors + warnings == 0),
                   "the counts disagree with the checks");
     const std::vector<std::string> fixes = report.recommendations();
     for (std::size_t i = 0; i < fixes.size(); ++i) {
-        fuzz::require(!fixes[i].empty() && std::find(fixes.begin(), fixes.begin() + static_cast<std::ptrdiff_t>(i),
-                                                     fixes[i]) == fixes.begin() + static_cast<std::ptrdiff_t>(i),
+        fuzz::require(!fixes[i].empty() &&
+                          std::find(fixes.begin(), fixes.begin() + static_cast<std::ptrdiff_t>(i),
+                                    fixes[i]) == fixes.begin() + static_cast<std::ptrdiff_t>(i),
                       "a recommendation is empty or repeated");
         fuzz::require(std::any_of(report.checks.begin(), report.checks.end(),
                                   [&](const gpu::diagnostic& c) {
-                                      return c.fix == fixes[i] && (c.status == gpu::diagnostic_status::error ||
-                                                                   c.status == gpu::diagnostic_status::warning);
+                                      return c.fix == fixes[i] &&
+                                             (c.status == gpu::diagnostic_status::error ||
+                                              c.status == gpu::diagnostic_status::warning);
                                   }),
                       "a recommendation that no failed check gives");
     }
@@ -66,7 +71,8 @@ void check_text(const gpu::diagnosis& report)
 void check_json(const gpu::diagnosis& report)
 {
     std::string text;
-    const bool ok = fuzz::accepted([&] { text = gpu::to_json_text(nlohmann::json(report)); }, "to_json_text");
+    const bool ok =
+        fuzz::accepted([&] { text = gpu::to_json_text(nlohmann::json(report)); }, "to_json_text");
     fuzz::require(ok, "to_json_text refused a diagnosis");
     nlohmann::json back;
     try {
@@ -77,7 +83,8 @@ void check_json(const gpu::diagnosis& report)
     fuzz::require(back.at("checks").size() == report.checks.size(), "the JSON lost checks");
     for (std::size_t i = 0; i < report.checks.size(); ++i) {
         const std::string status = back["checks"][i].at("status").get<std::string>();
-        fuzz::require(status == gpu::to_string(report.checks[i].status), "a status changed in the JSON");
+        fuzz::require(status == gpu::to_string(report.checks[i].status),
+                      "a status changed in the JSON");
     }
 }
 
@@ -92,14 +99,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         gpu::diagnostic check;
         const std::uint8_t status = in.take<std::uint8_t>();
         // Mostly the enumeration, sometimes any int.
-        check.status = static_cast<gpu::diagnostic_status>(status < 200 ? status % 5 : in.take<int>());
+        check.status =
+            static_cast<gpu::diagnostic_status>(status < 200 ? status % 5 : in.take<int>());
         check.name = in.take_string(40);
         check.detail = in.take_string(120);
         check.fix = in.take_string(60);
         // Often the name of an earlier check, so that root causes are followed.
         const std::uint8_t cause = in.take<std::uint8_t>();
-        check.caused_by = cause < 128 || report.checks.empty() ? in.take_string(40)
-                                                               : report.checks[cause % report.checks.size()].name;
+        check.caused_by = cause < 128 || report.checks.empty()
+                              ? in.take_string(40)
+                              : report.checks[cause % report.checks.size()].name;
         report.checks.push_back(std::move(check));
     }
     check_text(report);

@@ -43,31 +43,42 @@ std::optional<int> reference_decimal(std::string_view text)
 void check_numbers(std::string_view text)
 {
     const std::optional<int> got = gpu::detail::parse_decimal(text);
-    fuzz::require(got == reference_decimal(text),
-                  [&] { return "parse_decimal('" + std::string(text) + "') differs from the reference"; });
+    fuzz::require(got == reference_decimal(text), [&] {
+        return "parse_decimal('" + std::string(text) + "') differs from the reference";
+    });
     const auto pair = gpu::detail::parse_major_minor(text);
     const std::size_t dot = text.find('.');
-    const auto major = dot == std::string_view::npos ? std::nullopt : reference_decimal(text.substr(0, dot));
-    const auto minor = dot == std::string_view::npos ? std::nullopt : reference_decimal(text.substr(dot + 1));
-    fuzz::require(pair.has_value() == (major && minor) && (!pair || (pair->first == *major && pair->second == *minor)),
-                  [&] { return "parse_major_minor('" + std::string(text) + "') differs from the reference"; });
+    const auto major =
+        dot == std::string_view::npos ? std::nullopt : reference_decimal(text.substr(0, dot));
+    const auto minor =
+        dot == std::string_view::npos ? std::nullopt : reference_decimal(text.substr(dot + 1));
+    fuzz::require(pair.has_value() == (major && minor) &&
+                      (!pair || (pair->first == *major && pair->second == *minor)),
+                  [&] {
+                      return "parse_major_minor('" + std::string(text) +
+                             "') differs from the reference";
+                  });
     const auto capability = gpu::detail::parse_compute_capability(text);
-    const bool expected = major && minor && *minor <= 9 && std::int64_t{*major} * 10 + *minor <= int_max;
-    fuzz::require(capability.has_value() == expected,
-                  [&] { return "parse_compute_capability('" + std::string(text) + "') differs from the reference"; });
+    const bool expected =
+        major && minor && *minor <= 9 && std::int64_t{*major} * 10 + *minor <= int_max;
+    fuzz::require(capability.has_value() == expected, [&] {
+        return "parse_compute_capability('" + std::string(text) + "') differs from the reference";
+    });
 }
 
 void check_capability(compute_capability cc)
 {
     const bool form = cc.major >= 0 && cc.minor >= 0 && cc.minor <= 9 &&
                       std::int64_t{cc.major} * 10 + cc.minor <= int_max;
-    fuzz::require(cc.has_int_form() == form, [&] { return "has_int_form() of " + cc.to_string() + " is wrong"; });
+    fuzz::require(cc.has_int_form() == form,
+                  [&] { return "has_int_form() of " + cc.to_string() + " is wrong"; });
     int sm = -1;
     const bool ok = fuzz::accepted([&] { sm = cc.as_int(); }, "compute_capability::as_int");
     fuzz::require(ok == form, [&] { return "as_int() of " + cc.to_string() + " is wrong"; });
     if (ok) {
-        fuzz::require(sm == std::int64_t{cc.major} * 10 + cc.minor && compute_capability::from_int(sm) == cc,
-                      [&] { return "the integer form of " + cc.to_string() + " does not round-trip"; });
+        fuzz::require(
+            sm == std::int64_t{cc.major} * 10 + cc.minor && compute_capability::from_int(sm) == cc,
+            [&] { return "the integer form of " + cc.to_string() + " does not round-trip"; });
         const auto reparsed = gpu::detail::parse_compute_capability(cc.to_string());
         fuzz::require(reparsed == cc, [&] { return cc.to_string() + " does not parse back"; });
     }
@@ -91,13 +102,17 @@ void check_cuda_version(cuda_version v)
 void check_from_int(int sm, int encoded)
 {
     compute_capability cc;
-    const bool ok = fuzz::accepted([&] { cc = compute_capability::from_int(sm); }, "compute_capability::from_int");
-    fuzz::require(ok == (sm >= 0) && (!ok || cc.as_int() == sm),
-                  [&] { return "compute_capability::from_int(" + std::to_string(sm) + ") is wrong"; });
+    const bool ok = fuzz::accepted([&] { cc = compute_capability::from_int(sm); },
+                                   "compute_capability::from_int");
+    fuzz::require(ok == (sm >= 0) && (!ok || cc.as_int() == sm), [&] {
+        return "compute_capability::from_int(" + std::to_string(sm) + ") is wrong";
+    });
     cuda_version v;
-    const bool v_ok = fuzz::accepted([&] { v = cuda_version::from_int(encoded); }, "cuda_version::from_int");
-    fuzz::require(v_ok == (encoded >= 0) && (!v_ok || v.as_int() == encoded / 10 * 10),
-                  [&] { return "cuda_version::from_int(" + std::to_string(encoded) + ") is wrong"; });
+    const bool v_ok =
+        fuzz::accepted([&] { v = cuda_version::from_int(encoded); }, "cuda_version::from_int");
+    fuzz::require(v_ok == (encoded >= 0) && (!v_ok || v.as_int() == encoded / 10 * 10), [&] {
+        return "cuda_version::from_int(" + std::to_string(encoded) + ") is wrong";
+    });
 }
 
 } // namespace
@@ -113,11 +128,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string output(in.rest());
 
     check_numbers(output);
-    const std::vector<gpu::detail::smi_gpu> gpus = gpu::detail::parse_smi_rows(output, with_capability);
+    const std::vector<gpu::detail::smi_gpu> gpus =
+        gpu::detail::parse_smi_rows(output, with_capability);
     const std::size_t lines = gpu::detail::split(output, '\n').size();
     fuzz::require(gpus.size() <= lines, "more GPUs than lines");
-    const std::vector<gpu::cuda_architecture> built = {{75, true, false, ""}, {90, true, true, ""},
-                                                       {90, true, false, "a"}};
+    const std::vector<gpu::cuda_architecture> built = {
+        {75, true, false, ""}, {90, true, true, ""}, {90, true, false, "a"}};
     for (const gpu::detail::smi_gpu& gpu : gpus) {
         fuzz::require(with_capability || !gpu.capability, "a capability nobody asked for");
         if (gpu.capability) {

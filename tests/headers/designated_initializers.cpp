@@ -34,10 +34,10 @@
 #include <vector>
 
 // Names the first member only, then the last member only.
-#define CUDAGAP_FILL(type, first, last)                 \
-    {                                                   \
-        [[maybe_unused]] const type by_first{.first = {}}; \
-        [[maybe_unused]] const type by_last{.last = {}};   \
+#define CUDAGAP_FILL(type, first, last)                                                            \
+    {                                                                                              \
+        [[maybe_unused]] const type by_first{.first = {}};                                         \
+        [[maybe_unused]] const type by_last{.last = {}};                                           \
     }
 
 namespace {
@@ -71,12 +71,14 @@ namespace {
     [[maybe_unused]] const gpu::nn::linear_options fc{.relu = true};
     // docs/nn_layers.md: nn.Conv2d(1, 32, 3, padding=1).
     [[maybe_unused]] const gpu::nn::conv2d_options conv{.padding = {1, 1}};
-    [[maybe_unused]] const gpu::nn::tensor_spec spec{.shape = {64, 1, 28, 28}, .type = gpu::element_type::fp16};
+    [[maybe_unused]] const gpu::nn::tensor_spec spec{.shape = {64, 1, 28, 28},
+                                                     .type = gpu::element_type::fp16};
 #endif
 #if CUDAGAP_TEST_NN
     // docs/nn_math.md: optim.AdamW(params, lr=1e-4) and a GradScaler with a short interval.
     [[maybe_unused]] const gpu::nn::adamw_options adamw{.lr = 1e-4};
-    [[maybe_unused]] const gpu::nn::grad_scaler_options scaler{.init_scale = 1024.0F, .growth_interval = 3};
+    [[maybe_unused]] const gpu::nn::grad_scaler_options scaler{.init_scale = 1024.0F,
+                                                               .growth_interval = 3};
 #endif
 }
 
@@ -143,7 +145,8 @@ namespace {
     CUDAGAP_FILL(gpu::nccl::detail::communicator_record, comm, close_timeout)
     CUDAGAP_FILL(gpu::nccl::detail::collective_call, function, in_place)
     // docs/scaling_out.md: a job whose ranks start within a minute.
-    [[maybe_unused]] const gpu::nccl::communicator_options options{.timeout = std::chrono::minutes(1)};
+    [[maybe_unused]] const gpu::nccl::communicator_options options{.timeout =
+                                                                       std::chrono::minutes(1)};
 }
 #endif
 
@@ -182,11 +185,15 @@ namespace {
     CUDAGAP_FILL(gpu::dnn::convolution_problem, input, epilogue)
     CUDAGAP_FILL(gpu::dnn::convolution_options, search, check_numerics)
     CUDAGAP_FILL(gpu::dnn::algorithm_candidate, algorithm, reason)
-    CUDAGAP_FILL(gpu::dnn::basic_algorithm_candidate<gpu::dnn::backward_data_algorithm>, algorithm, reason)
-    CUDAGAP_FILL(gpu::dnn::basic_algorithm_candidate<gpu::dnn::backward_filter_algorithm>, algorithm, reason)
+    CUDAGAP_FILL(gpu::dnn::basic_algorithm_candidate<gpu::dnn::backward_data_algorithm>, algorithm,
+                 reason)
+    CUDAGAP_FILL(gpu::dnn::basic_algorithm_candidate<gpu::dnn::backward_filter_algorithm>,
+                 algorithm, reason)
     CUDAGAP_FILL(gpu::dnn::convolution_explanation, problem, candidates)
-    CUDAGAP_FILL(gpu::dnn::basic_convolution_explanation<gpu::dnn::backward_data_algorithm>, problem, candidates)
-    CUDAGAP_FILL(gpu::dnn::basic_convolution_explanation<gpu::dnn::backward_filter_algorithm>, problem, candidates)
+    CUDAGAP_FILL(gpu::dnn::basic_convolution_explanation<gpu::dnn::backward_data_algorithm>,
+                 problem, candidates)
+    CUDAGAP_FILL(gpu::dnn::basic_convolution_explanation<gpu::dnn::backward_filter_algorithm>,
+                 problem, candidates)
     CUDAGAP_FILL(gpu::dnn::plan_cache_stats, entries, misses)
     CUDAGAP_FILL(gpu::dnn::detail::element_info, size, is_float)
     CUDAGAP_FILL(gpu::dnn::detail::convolution_counts, input, output)

@@ -28,7 +28,8 @@ struct operand {
         const std::int64_t inner = order == blas::layout::row_major ? cols : rows;
         const std::int64_t outer = order == blas::layout::row_major ? rows : cols;
         const std::int64_t ld = std::max<std::int64_t>(1, inner) + padding;
-        const auto values = gpu::test::random_doubles(static_cast<std::size_t>(std::max<std::int64_t>(1, outer) * ld), seed);
+        const auto values = gpu::test::random_doubles(
+            static_cast<std::size_t>(std::max<std::int64_t>(1, outer) * ld), seed);
         storage.assign(values.begin(), values.end());
         view = blas::matrix_view<T>(storage.data(), rows, cols, ld, order);
     }
@@ -40,7 +41,7 @@ template <class T, class Gemm>
 void check_every_layout(Gemm gemm, double bound)
 {
     for (const auto& [m, n, k] : {std::tuple{1, 1, 1}, std::tuple{7, 5, 3}, std::tuple{33, 17, 65},
-                                 std::tuple{64, 64, 64}}) {
+                                  std::tuple{64, 64, 64}}) {
         for (const blas::layout la : layouts) {
             for (const blas::layout lb : layouts) {
                 for (const blas::layout lc : layouts) {
@@ -54,7 +55,8 @@ void check_every_layout(Gemm gemm, double bound)
                         const auto before = c.storage;
                         const double alpha = 0.75;
                         const double beta = -0.5;
-                        const auto ref = gpu::test::reference_gemm(a.view, b.view, c.view, alpha, beta);
+                        const auto ref =
+                            gpu::test::reference_gemm(a.view, b.view, c.view, alpha, beta);
                         gemm(blas::matrix_view<const T>(a.view), blas::matrix_view<const T>(b.view),
                              c.view, static_cast<T>(alpha), static_cast<T>(beta));
                         const auto out = gpu::test::gather(c.view);
@@ -118,12 +120,14 @@ gpu::host_blas::cpu_features avx512_cpu()
 
 } // namespace
 
-TEST_CASE("host sgemm matches a float64 reference for every layout, padding and size", "[host_blas]")
+TEST_CASE("host sgemm matches a float64 reference for every layout, padding and size",
+          "[host_blas]")
 {
     check_every_layout<float>(blas_gemm, 1e-5);
 }
 
-TEST_CASE("host dgemm matches a float64 reference for every layout, padding and size", "[host_blas]")
+TEST_CASE("host dgemm matches a float64 reference for every layout, padding and size",
+          "[host_blas]")
 {
     check_every_layout<double>(blas_gemm, 1e-13);
 }
@@ -134,7 +138,8 @@ TEST_CASE("the naive loop matches the reference too, and is what it says", "[hos
     check_every_layout<double>(naive, 1e-13);
 }
 
-TEST_CASE("host gemm takes transposes as views and writes every element with beta = 0", "[host_blas]")
+TEST_CASE("host gemm takes transposes as views and writes every element with beta = 0",
+          "[host_blas]")
 {
     check_transposed_views<float>(blas_gemm, 1e-5);
     check_transposed_views<double>(blas_gemm, 1e-13);
@@ -146,11 +151,11 @@ TEST_CASE("host gemm with k = 0 scales c by beta, with m = 0 does nothing", "[ho
     std::vector<float> a;
     std::vector<float> b;
     std::vector<float> c{1, 2, 3, 4, 5, 6};
-    host_blas::gemm(blas::row_major(std::as_const(a), 2, 0), blas::row_major(std::as_const(b), 0, 3),
-                    blas::row_major(c, 2, 3), 1.0F, 2.0F);
+    host_blas::gemm(blas::row_major(std::as_const(a), 2, 0),
+                    blas::row_major(std::as_const(b), 0, 3), blas::row_major(c, 2, 3), 1.0F, 2.0F);
     CHECK(c == std::vector<float>{2, 4, 6, 8, 10, 12});
-    host_blas::gemm(blas::row_major(std::as_const(a), 0, 0), blas::row_major(std::as_const(b), 0, 3),
-                    blas::row_major(c, 0, 3), 1.0F, 0.0F);
+    host_blas::gemm(blas::row_major(std::as_const(a), 0, 0),
+                    blas::row_major(std::as_const(b), 0, 3), blas::row_major(c, 0, 3), 1.0F, 0.0F);
     CHECK(c == std::vector<float>{2, 4, 6, 8, 10, 12});
 }
 
@@ -160,14 +165,18 @@ TEST_CASE("host gemm checks shapes before calling the BLAS and names them", "[ho
     std::vector<float> b(12, 1.0F);
     std::vector<float> c(12, 0.0F);
     const auto av = blas::row_major(std::as_const(a), 3, 4);
-    CHECK_THROWS_WITH(host_blas::gemm(av, blas::row_major(std::as_const(b), 3, 4), blas::row_major(c, 3, 4)),
-                      ContainsSubstring("gpu::host_blas::gemm: the inner dimensions differ") &&
-                          ContainsSubstring("a is 3x4 row-major (ld 4)") && ContainsSubstring("b is 3x4 row-major (ld 4)"));
-    CHECK_THROWS_WITH(host_blas::gemm(av, blas::row_major(std::as_const(b), 4, 3), blas::row_major(c, 4, 3)),
-                      ContainsSubstring("c is 4x3 row-major (ld 3)") && ContainsSubstring("is 3x3"));
+    CHECK_THROWS_WITH(
+        host_blas::gemm(av, blas::row_major(std::as_const(b), 3, 4), blas::row_major(c, 3, 4)),
+        ContainsSubstring("gpu::host_blas::gemm: the inner dimensions differ") &&
+            ContainsSubstring("a is 3x4 row-major (ld 4)") &&
+            ContainsSubstring("b is 3x4 row-major (ld 4)"));
+    CHECK_THROWS_WITH(
+        host_blas::gemm(av, blas::row_major(std::as_const(b), 4, 3), blas::row_major(c, 4, 3)),
+        ContainsSubstring("c is 4x3 row-major (ld 3)") && ContainsSubstring("is 3x3"));
     CHECK_THROWS_WITH(host_blas::naive_gemm(av, blas::row_major(std::as_const(b), 4, 3),
                                             blas::matrix_view<float>(nullptr, 3, 3)),
-                      ContainsSubstring("gpu::host_blas::naive_gemm: c is 3x3") && ContainsSubstring("null"));
+                      ContainsSubstring("gpu::host_blas::naive_gemm: c is 3x3") &&
+                          ContainsSubstring("null"));
     // Nothing was written by the failed calls.
     CHECK(c == std::vector<float>(12, 0.0F));
 }
@@ -183,13 +192,15 @@ TEST_CASE("the linked BLAS is reported for what it is", "[host_blas]")
     CHECK_FALSE(info.core.empty());
     CHECK(info.threads >= 1);
     CHECK_THAT(info.path, ContainsSubstring("blas"));
-    CHECK_THAT(info.to_string(), ContainsSubstring(info.core + " kernels") && ContainsSubstring(" thread"));
+    CHECK_THAT(info.to_string(),
+               ContainsSubstring(info.core + " kernels") && ContainsSubstring(" thread"));
 #elif EXPECT_SOME_BLAS
     REQUIRE(info.kind != host_blas::implementation::naive);
     CHECK_FALSE(info.path.empty());
 #else
     REQUIRE(info.kind == host_blas::implementation::naive);
-    CHECK_THAT(info.to_string(), ContainsSubstring("naive loop (no BLAS found at build time), 1 thread"));
+    CHECK_THAT(info.to_string(),
+               ContainsSubstring("naive loop (no BLAS found at build time), 1 thread"));
 #endif
     CHECK(host_blas::to_string(host_blas::implementation::naive) == "naive loop");
 #pragma GCC diagnostic push
@@ -203,9 +214,10 @@ TEST_CASE("the generic-kernel warning fires on a fast CPU running old kernels an
 {
     const auto cpu = avx512_cpu();
     const std::string warning = host_blas::kernel_warning("Prescott", cpu);
-    CHECK_THAT(warning, ContainsSubstring("generic 'Prescott' kernels") && ContainsSubstring("AVX-512") &&
-                            ContainsSubstring("OPENBLAS_CORETYPE=SkylakeX") && ContainsSubstring(cpu.model) &&
-                            ContainsSubstring("before the program starts"));
+    CHECK_THAT(warning,
+               ContainsSubstring("generic 'Prescott' kernels") && ContainsSubstring("AVX-512") &&
+                   ContainsSubstring("OPENBLAS_CORETYPE=SkylakeX") &&
+                   ContainsSubstring(cpu.model) && ContainsSubstring("before the program starts"));
     for (const char* old_core : {"Core2", "Nehalem", "Sandybridge", "Atom", "Penryn", "Unknown"}) {
         INFO(old_core);
         CHECK_FALSE(host_blas::kernel_warning(old_core, cpu).empty());

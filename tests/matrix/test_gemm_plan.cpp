@@ -24,7 +24,8 @@ constexpr auto N = blas::operation::none;
 constexpr auto T = blas::operation::transpose;
 } // namespace
 
-TEST_CASE("row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: operands swapped, no transposes", "[matrix]")
+TEST_CASE("row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: operands swapped, no transposes",
+          "[matrix]")
 {
     const blas::matrix_view<const float> a(a_data, 3, 5, row); // m x k
     const blas::matrix_view<const float> b(b_data, 5, 4, row); // k x n
@@ -36,7 +37,7 @@ TEST_CASE("row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: operands swappe
     CHECK(plan.m == 4); // column-major Cᵀ is n x m
     CHECK(plan.n == 3);
     CHECK(plan.k == 5);
-    CHECK(plan.ld_first == 4); // B's row length
+    CHECK(plan.ld_first == 4);  // B's row length
     CHECK(plan.ld_second == 5); // A's row length
     CHECK(plan.ldc == 4);
     CHECK(plan.first(a.data(), b.data()) == b.data());
@@ -84,7 +85,8 @@ TEST_CASE("transposed() views become transposes, explicitly and without copies",
     CHECK(plan.op_second == T); // Aᵀ: column-major view of a row-major matrix
     CHECK(plan.k == 5);
     CHECK(plan.ld_second == 3);
-    CHECK_THROWS_WITH(blas::plan_gemm(a_stored, b, c), ContainsSubstring("the inner dimensions differ"));
+    CHECK_THROWS_WITH(blas::plan_gemm(a_stored, b, c),
+                      ContainsSubstring("the inner dimensions differ"));
 }
 
 TEST_CASE("leading dimensions of blocks in larger matrices carry over", "[matrix]")
@@ -101,22 +103,25 @@ TEST_CASE("mismatched shapes are rejected with both shapes named", "[matrix]")
 {
     const blas::matrix_view<const float> a(a_data, 3, 4, row);
     const blas::matrix_view<const float> b(b_data, 5, 2, row);
-    CHECK_THROWS_WITH(blas::plan_gemm(a, b, blas::matrix_view<float>(c_data, 3, 2, row)),
-                      ContainsSubstring("gpu::blas::gemm: the inner dimensions differ: a is 3x4 row-major (ld 4) "
-                               "and b is 5x2 row-major (ld 2) (a has 4 columns, b has 5 rows)"));
+    CHECK_THROWS_WITH(
+        blas::plan_gemm(a, b, blas::matrix_view<float>(c_data, 3, 2, row)),
+        ContainsSubstring("gpu::blas::gemm: the inner dimensions differ: a is 3x4 row-major (ld 4) "
+                          "and b is 5x2 row-major (ld 2) (a has 4 columns, b has 5 rows)"));
     const blas::matrix_view<const float> b4(b_data, 4, 2, row);
-    CHECK_THROWS_WITH(blas::plan_gemm(a, b4, blas::matrix_view<float>(c_data, 2, 3, col)),
-                      ContainsSubstring("c is 2x3 column-major (ld 2) but a (3x4 row-major (ld 4)) times b "
-                               "(4x2 row-major (ld 2)) is 3x2"));
+    CHECK_THROWS_WITH(
+        blas::plan_gemm(a, b4, blas::matrix_view<float>(c_data, 2, 3, col)),
+        ContainsSubstring("c is 2x3 column-major (ld 2) but a (3x4 row-major (ld 4)) times b "
+                          "(4x2 row-major (ld 2)) is 3x2"));
 }
 
 TEST_CASE("a leading dimension below the minimum is rejected with the minimum", "[matrix]")
 {
     const blas::matrix_view<const float> b(b_data, 4, 2, row);
     const blas::matrix_view<float> c(c_data, 3, 2, row);
-    CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 4, 3, row), b, c),
-                      ContainsSubstring("a's leading dimension 3 is smaller than allowed for a 3x4 row-major "
-                               "(ld 3) matrix (at least 4)"));
+    CHECK_THROWS_WITH(
+        blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 4, 3, row), b, c),
+        ContainsSubstring("a's leading dimension 3 is smaller than allowed for a 3x4 row-major "
+                          "(ld 3) matrix (at least 4)"));
     CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 4, 2, col), b, c),
                       ContainsSubstring("at least 3"));
     CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const float>(a_data, 3, 4, 4, row), b,
@@ -195,11 +200,13 @@ TEST_CASE("bad batches are rejected: counts, strides, overlapping outputs", "[ma
     CHECK_THROWS_WITH(blas::plan_gemm(a, b, c, blas::strided_batch{2, -15, 20, 12}),
                       ContainsSubstring("negative batch stride (a -15, b 20, c 12)"));
     CHECK_THROWS_WITH(blas::plan_gemm(a, b, c, blas::strided_batch{2, 15, 20, 11}),
-                      ContainsSubstring("c's batch stride 11 is smaller than one c") && ContainsSubstring("spans 12"));
+                      ContainsSubstring("c's batch stride 11 is smaller than one c") &&
+                          ContainsSubstring("spans 12"));
     CHECK_NOTHROW(blas::plan_gemm(a, b, c, blas::strided_batch{1, 0, 0, 0}));
-    CHECK_THROWS_WITH(blas::plan_gemm(a, b, c,
-                                      blas::strided_batch{3, std::numeric_limits<std::int64_t>::max() / 2, 20, 12}),
-                      ContainsSubstring("span more memory than exists"));
+    CHECK_THROWS_WITH(
+        blas::plan_gemm(
+            a, b, c, blas::strided_batch{3, std::numeric_limits<std::int64_t>::max() / 2, 20, 12}),
+        ContainsSubstring("span more memory than exists"));
 }
 
 TEST_CASE("outputs that interleave through each other's padding are a valid batch", "[matrix]")
@@ -221,16 +228,20 @@ TEST_CASE("outputs that interleave through each other's padding are a valid batc
     // A stride that lands inside a row (or, column-major, a column) of another output overlaps.
     CHECK_THROWS_WITH(blas::plan_gemm(a, b, c, blas::strided_batch{2, 0, 0, n - 1}),
                       ContainsSubstring("c's batch stride 3"));
-    CHECK_THROWS_AS(blas::plan_gemm(a, b, c, blas::strided_batch{2, 0, 0, count * n + 1}), std::invalid_argument);
+    CHECK_THROWS_AS(blas::plan_gemm(a, b, c, blas::strided_batch{2, 0, 0, count * n + 1}),
+                    std::invalid_argument);
     // Column-major: 2 x 3 outputs in columns 7 apart, interleaved 2 and 4 elements on.
     const blas::matrix_view<const float> ac(a_data, 2, 6, col);
     const blas::matrix_view<const float> bc(b_data, 6, 3, col);
     const blas::matrix_view<float> cc(c_data, 2, 3, 7, col);
     CHECK_NOTHROW(blas::plan_gemm(ac, bc, cc, blas::strided_batch{3, 0, 0, 2}));
-    CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{4, 0, 0, 2}), std::invalid_argument);
-    CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{2, 0, 0, 1}), std::invalid_argument);
+    CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{4, 0, 0, 2}),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{2, 0, 0, 1}),
+                    std::invalid_argument);
     // A stride of 0 overlaps whenever there is more than one output.
-    CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{2, 0, 0, 0}), std::invalid_argument);
+    CHECK_THROWS_AS(blas::plan_gemm(ac, bc, cc, blas::strided_batch{2, 0, 0, 0}),
+                    std::invalid_argument);
 }
 
 TEST_CASE("the batch overlap check is quick and right with 2^31 outputs", "[matrix]")
@@ -254,9 +265,13 @@ TEST_CASE("the batch overlap check agrees with comparing every element of every 
         for (std::int64_t outer = 1; outer <= 4; ++outer) {
             for (std::int64_t inner = 1; inner <= 4; ++inner) {
                 for (std::int64_t ld = inner; ld <= inner + 5; ++ld) {
-                    const blas::detail::operand_shape shape{
-                        "c",   0x1000, sizeof(float), order == row ? outer : inner,
-                        order == row ? inner : outer, ld, order};
+                    const blas::detail::operand_shape shape{"c",
+                                                            0x1000,
+                                                            sizeof(float),
+                                                            order == row ? outer : inner,
+                                                            order == row ? inner : outer,
+                                                            ld,
+                                                            order};
                     std::vector<std::int64_t> offsets; // of one matrix's elements
                     for (std::int64_t q = 0; q < outer; ++q) {
                         for (std::int64_t r = 0; r < inner; ++r) {
@@ -266,11 +281,13 @@ TEST_CASE("the batch overlap check agrees with comparing every element of every 
                     const std::int64_t extent = (outer - 1) * ld + inner;
                     for (std::int64_t stride = 0; stride <= extent; ++stride) {
                         for (std::int64_t count = 0; count <= 12; ++count) {
-                            std::vector<int> hits(static_cast<std::size_t>(12 * extent + extent), 0);
+                            std::vector<int> hits(static_cast<std::size_t>(12 * extent + extent),
+                                                  0);
                             bool expected = false;
                             for (std::int64_t t = 0; t < count; ++t) {
                                 for (const std::int64_t offset : offsets) {
-                                    expected |= ++hits[static_cast<std::size_t>(t * stride + offset)] > 1;
+                                    expected |=
+                                        ++hits[static_cast<std::size_t>(t * stride + offset)] > 1;
                                 }
                             }
                             INFO("outer " << outer << " inner " << inner << " ld " << ld
@@ -296,5 +313,6 @@ TEST_CASE("a matrix spanning more bytes than an address holds is refused, not wr
     CHECK_THROWS_WITH(blas::plan_gemm(blas::matrix_view<const double>(a, rows, 1, ld, row),
                                       blas::matrix_view<const double>(b, 1, 1, row),
                                       blas::matrix_view<double>(c, rows, 1, row)),
-                      ContainsSubstring("1 matrix a") && ContainsSubstring("span more memory than exists"));
+                      ContainsSubstring("1 matrix a") &&
+                          ContainsSubstring("span more memory than exists"));
 }

@@ -70,45 +70,64 @@ TEST_CASE("the container factories check the container holds the matrix", "[matr
     static_assert(std::is_same_v<decltype(cv), const blas::matrix_view<const float>>);
     CHECK(blas::column_major(storage, 4, 3).leading_dimension() == 4);
     CHECK(blas::row_major(storage, 2, 3, 6).extent() == 9);
-    CHECK_THROWS_WITH(blas::row_major(storage, 4, 4),
-                      ContainsSubstring("gpu::blas::row_major: a 4x4 row-major (ld 4) matrix spans 16 "
-                               "elements but the storage holds 12"));
+    CHECK_THROWS_WITH(
+        blas::row_major(storage, 4, 4),
+        ContainsSubstring("gpu::blas::row_major: a 4x4 row-major (ld 4) matrix spans 16 "
+                          "elements but the storage holds 12"));
     CHECK_THROWS_WITH(blas::column_major(storage, 3, 5),
-                      ContainsSubstring("gpu::blas::column_major") && ContainsSubstring("spans 15"));
-    CHECK_THROWS_WITH(blas::row_major(storage, 2, 4, 3),
-                      ContainsSubstring("leading dimension 3 is smaller than allowed for 2x4 row-major (ld 3) "
-                               "(at least 4)"));
+                      ContainsSubstring("gpu::blas::column_major") &&
+                          ContainsSubstring("spans 15"));
+    CHECK_THROWS_WITH(
+        blas::row_major(storage, 2, 4, 3),
+        ContainsSubstring("leading dimension 3 is smaller than allowed for 2x4 row-major (ld 3) "
+                          "(at least 4)"));
     CHECK_THROWS_WITH(blas::row_major(storage, -1, 4), ContainsSubstring("negative size -1x4"));
     std::array<float, 4> fixed{};
     CHECK(blas::column_major(fixed, 2, 2).size() == 4);
 }
 
-TEST_CASE("a shape whose span overflows 64 bits is refused, not wrapped to a small number", "[matrix]")
+TEST_CASE("a shape whose span overflows 64 bits is refused, not wrapped to a small number",
+          "[matrix]")
 {
     // (outer - 1) * ld + inner wraps round to a few elements in 64-bit arithmetic for these, so
     // before the span was computed with overflow checks each seemed to fit a 12-element vector.
     std::vector<float> storage(12);
     constexpr std::int64_t big = std::int64_t{1} << 62;
     CHECK_THROWS_WITH(blas::row_major(storage, 5, 1, big),
-                      ContainsSubstring("gpu::blas::row_major") && ContainsSubstring("more than 2^63") &&
+                      ContainsSubstring("gpu::blas::row_major") &&
+                          ContainsSubstring("more than 2^63") &&
                           ContainsSubstring("the storage holds 12"));
     CHECK_THROWS_WITH(blas::column_major(storage, 1, 5, big),
-                      ContainsSubstring("gpu::blas::column_major") && ContainsSubstring("more than 2^63"));
+                      ContainsSubstring("gpu::blas::column_major") &&
+                          ContainsSubstring("more than 2^63"));
     CHECK_THROWS_AS(blas::row_major(storage, big, big), std::invalid_argument);
     CHECK_THROWS_AS(blas::row_major(storage, INT64_MAX, 1), std::invalid_argument);
     // The unchecked constructor stores anything; the queries then refuse instead of overflowing.
     const blas::matrix_view<float> huge(storage.data(), big, big);
     CHECK_THROWS_WITH(huge.size(), ContainsSubstring("more elements than 64 bits can count"));
-    CHECK_THROWS_WITH(huge.extent(), ContainsSubstring("spans more elements than 64 bits can count"));
+    CHECK_THROWS_WITH(huge.extent(),
+                      ContainsSubstring("spans more elements than 64 bits can count"));
     const blas::matrix_view<float> wide(storage.data(), 3, 2, INT64_MAX, blas::layout::row_major);
     CHECK_THROWS_AS(wide.extent(), std::invalid_argument);
-    CHECK(blas::matrix_view<float>(storage.data(), 1, 2, INT64_MAX, blas::layout::row_major).extent() == 2);
+    CHECK(blas::matrix_view<float>(storage.data(), 1, 2, INT64_MAX, blas::layout::row_major)
+              .extent() == 2);
 }
 
-TEST_CASE("the checked arithmetic agrees with the compiler's overflow built-ins at the edges", "[matrix]")
+TEST_CASE("the checked arithmetic agrees with the compiler's overflow built-ins at the edges",
+          "[matrix]")
 {
-    const std::int64_t edges[] = {INT64_MIN, INT64_MIN + 1, -(std::int64_t{1} << 32), -3, -1, 0, 1, 2, 3,
-                                  std::int64_t{1} << 31, (std::int64_t{1} << 32) + 1, INT64_MAX - 1,
+    const std::int64_t edges[] = {INT64_MIN,
+                                  INT64_MIN + 1,
+                                  -(std::int64_t{1} << 32),
+                                  -3,
+                                  -1,
+                                  0,
+                                  1,
+                                  2,
+                                  3,
+                                  std::int64_t{1} << 31,
+                                  (std::int64_t{1} << 32) + 1,
+                                  INT64_MAX - 1,
                                   INT64_MAX};
     for (const std::int64_t a : edges) {
         for (const std::int64_t b : edges) {

@@ -31,8 +31,8 @@ using nccl::detail::operation;
 
 // A call on fake addresses (the checks never dereference them): [send, send + send_count) and
 // [recv, recv + recv_count) in one host array of floats.
-collective_call call_of(operation kind, std::size_t send_at, std::size_t send_count, std::size_t recv_at,
-                        std::size_t recv_count)
+collective_call call_of(operation kind, std::size_t send_at, std::size_t send_count,
+                        std::size_t recv_at, std::size_t recv_count)
 {
     static std::array<float, 4096> memory{};
     collective_call call;
@@ -66,7 +66,8 @@ TEST_CASE("all_reduce needs equal counts, named when they differ, before the com
     CHECK_THROWS_WITH(nccl::detail::check_arguments(null_input), "f: null input for 4 elements");
     collective_call bad_op = call_of(operation::reduce_scatter, 0, 8, 100, 4);
     bad_op.op = static_cast<nccl::reduction>(9); // an integer cast to the enum
-    CHECK_THROWS_WITH(nccl::detail::check_arguments(bad_op), "f: reduction 9 is not a gpu::nccl::reduction");
+    CHECK_THROWS_WITH(nccl::detail::check_arguments(bad_op),
+                      "f: reduction 9 is not a gpu::nccl::reduction");
 
     // Through the public function: a bad argument stays a bad argument on an empty communicator.
     const nccl::communicator empty;
@@ -74,11 +75,13 @@ TEST_CASE("all_reduce needs equal counts, named when they differ, before the com
     std::vector<float> recv(12);
     CHECK_THROWS_WITH(nccl::all_reduce(empty, std::span<const float>(send), std::span<float>(recv),
                                        nccl::reduction::sum, gpu::legacy_default_stream),
-                      "gpu::nccl::all_reduce: the input holds 10 elements and the output 12 (they must be equal)");
+                      "gpu::nccl::all_reduce: the input holds 10 elements and the output 12 (they "
+                      "must be equal)");
     recv.resize(10);
-    CHECK_THROWS_WITH(nccl::all_reduce(empty, std::span<const float>(send), std::span<float>(recv),
-                                       nccl::reduction::sum, gpu::legacy_default_stream),
-                      StartsWith("gpu::nccl::all_reduce: used after it was moved from or released"));
+    CHECK_THROWS_WITH(
+        nccl::all_reduce(empty, std::span<const float>(send), std::span<float>(recv),
+                         nccl::reduction::sum, gpu::legacy_default_stream),
+        StartsWith("gpu::nccl::all_reduce: used after it was moved from or released"));
     CHECK_THROWS_AS(nccl::all_gather(empty, std::span<const float>(send), std::span<float>(recv),
                                      gpu::legacy_default_stream),
                     std::logic_error);
@@ -86,21 +89,25 @@ TEST_CASE("all_reduce needs equal counts, named when they differ, before the com
                     std::logic_error);
 }
 
-TEST_CASE("all_gather and reduce_scatter need out = in x ranks, with the counts and ranks named", "[nccl]")
+TEST_CASE("all_gather and reduce_scatter need out = in x ranks, with the counts and ranks named",
+          "[nccl]")
 {
     CHECK_NOTHROW(check_ranks(call_of(operation::all_gather, 0, 3, 100, 12), 4));
-    CHECK_THROWS_WITH(check_ranks(call_of(operation::all_gather, 0, 3, 100, 11), 4),
-                      "f: the output must hold the input times the number of ranks: 11 elements for 3 x 4 ranks");
+    CHECK_THROWS_WITH(
+        check_ranks(call_of(operation::all_gather, 0, 3, 100, 11), 4),
+        "f: the output must hold the input times the number of ranks: 11 elements for 3 x 4 ranks");
     CHECK_NOTHROW(check_ranks(call_of(operation::reduce_scatter, 0, 12, 100, 3), 4));
-    CHECK_THROWS_WITH(check_ranks(call_of(operation::reduce_scatter, 0, 12, 100, 4), 4),
-                      "f: the input must hold the output times the number of ranks: 12 elements for 4 x 4 ranks");
+    CHECK_THROWS_WITH(
+        check_ranks(call_of(operation::reduce_scatter, 0, 12, 100, 4), 4),
+        "f: the input must hold the output times the number of ranks: 12 elements for 4 x 4 ranks");
     // A product that would overflow is a mismatch, not a wrap-around.
     CHECK_THROWS_AS(check_ranks(call_of(operation::all_gather, 0, std::size_t{1} << 62, 100, 0), 4),
                     std::invalid_argument);
 
     collective_call in_place = call_of(operation::all_gather, 0, 0, 0, 10);
     in_place.in_place = true;
-    CHECK_THROWS_WITH(check_ranks(in_place, 4), "f: 10 elements do not split into 4 equal parts, one per rank");
+    CHECK_THROWS_WITH(check_ranks(in_place, 4),
+                      "f: 10 elements do not split into 4 equal parts, one per rank");
     in_place.recv_count = 12;
     CHECK_NOTHROW(check_ranks(in_place, 4));
 }
@@ -157,8 +164,7 @@ TEST_CASE("a group scope ends on every path, nests, and refuses a second end", "
     try {
         const nccl::group_scope left_open;
         throw std::runtime_error("unwinding");
-    } catch (const std::runtime_error&) {
-    }
+    } catch (const std::runtime_error&) {}
     // Every group above ended: NCCL's own depth is 0 again, so a bare ncclGroupEnd is refused.
     CHECK(ncclGroupEnd() == ncclInvalidUsage);
     CHECK_NOTHROW(nccl::group([] {}));
@@ -187,7 +193,8 @@ std::vector<T> values(std::size_t n, int seed)
 {
     std::vector<T> out(n);
     for (std::size_t i = 0; i < n; ++i) {
-        out[i] = static_cast<T>(static_cast<int>((i * 7 + static_cast<std::size_t>(seed)) % 61) - 30);
+        out[i] =
+            static_cast<T>(static_cast<int>((i * 7 + static_cast<std::size_t>(seed)) % 61) - 30);
     }
     return out;
 }
@@ -199,8 +206,9 @@ TEST_CASE("one rank: all_reduce with every reduction, out of place and in place"
     one_rank r;
     const std::vector<float> input = gpu::test::random_floats(1000, 11);
     const auto send = gpu::device_buffer<float>::from_host(input, r.stream);
-    for (const nccl::reduction op : {nccl::reduction::sum, nccl::reduction::avg, nccl::reduction::max,
-                                     nccl::reduction::min, nccl::reduction::product}) {
+    for (const nccl::reduction op :
+         {nccl::reduction::sum, nccl::reduction::avg, nccl::reduction::max, nccl::reduction::min,
+          nccl::reduction::product}) {
         INFO(nccl::to_string(op));
         auto recv = gpu::device_buffer<float>::from_host(gpu::test::poisoned(1000), r.stream);
         nccl::all_reduce(r.comm, send, recv, op, r.stream);
@@ -220,7 +228,8 @@ TEST_CASE("one rank: all_reduce with every reduction, out of place and in place"
     CHECK(bytes.to_host() == small);
 }
 
-TEST_CASE("one rank: broadcast, all_gather and reduce_scatter, and a view of a buffer", "[nccl][gpu]")
+TEST_CASE("one rank: broadcast, all_gather and reduce_scatter, and a view of a buffer",
+          "[nccl][gpu]")
 {
     one_rank r;
     const std::vector<double> input = gpu::test::random_uniform<double>(256, 12);
@@ -244,8 +253,8 @@ TEST_CASE("one rank: broadcast, all_gather and reduce_scatter, and a view of a b
     const std::vector<float> floats = gpu::test::random_floats(100, 13);
     const auto source = gpu::device_buffer<float>::from_host(floats, r.stream);
     auto target = gpu::device_buffer<float>::from_host(std::vector<float>(100, 5.0F), r.stream);
-    nccl::all_reduce(r.comm, std::span<const float>(source.data() + 10, 50), std::span<float>(target.data() + 10, 50),
-                     nccl::reduction::sum, r.stream);
+    nccl::all_reduce(r.comm, std::span<const float>(source.data() + 10, 50),
+                     std::span<float>(target.data() + 10, 50), nccl::reduction::sum, r.stream);
     const std::vector<float> out = target.to_host();
     for (std::size_t i = 0; i < out.size(); ++i) {
         INFO(i);
@@ -301,7 +310,8 @@ TEST_CASE("every local GPU: the collectives reduce, broadcast, gather and scatte
     }
     nccl::group([&] {
         for (std::size_t rank = 0; rank < n; ++rank) {
-            nccl::all_reduce(comms[rank], inputs[rank], sums[rank], nccl::reduction::sum, streams[rank]);
+            nccl::all_reduce(comms[rank], inputs[rank], sums[rank], nccl::reduction::sum,
+                             streams[rank]);
             nccl::all_reduce(comms[rank], averages[rank], nccl::reduction::avg, streams[rank]);
             nccl::all_reduce(comms[rank], minima[rank], nccl::reduction::min, streams[rank]);
             nccl::all_gather(comms[rank], inputs[rank], gathered[rank], streams[rank]);
@@ -310,7 +320,8 @@ TEST_CASE("every local GPU: the collectives reduce, broadcast, gather and scatte
     // Each rank's part of the elementwise max of the gathered values, then rank 1's to everyone.
     nccl::group([&] {
         for (std::size_t rank = 0; rank < n; ++rank) {
-            nccl::reduce_scatter(comms[rank], gathered[rank], scattered[rank], nccl::reduction::max, streams[rank]);
+            nccl::reduce_scatter(comms[rank], gathered[rank], scattered[rank], nccl::reduction::max,
+                                 streams[rank]);
             nccl::broadcast(comms[rank], inputs[rank], 1, streams[rank]);
         }
     });
@@ -332,5 +343,6 @@ TEST_CASE("every local GPU: the collectives reduce, broadcast, gather and scatte
     // for the others until it ran out).
     const auto start = std::chrono::steady_clock::now();
     nccl::destroy_all(comms);
-    CHECK(std::chrono::steady_clock::now() - start < nccl::communicator_options{}.close_timeout / 2);
+    CHECK(std::chrono::steady_clock::now() - start <
+          nccl::communicator_options{}.close_timeout / 2);
 }

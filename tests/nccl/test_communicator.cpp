@@ -73,8 +73,9 @@ TEST_CASE("an empty communicator refuses every use, and aborting it does nothing
     gpu::nccl::communicator comm;
     CHECK_FALSE(comm);
     CHECK(comm.get() == nullptr);
-    CHECK_THROWS_WITH(comm.rank(), StartsWith("gpu::nccl::communicator::rank: used after it was moved from or "
-                                              "released (it holds no NCCL communicator)"));
+    CHECK_THROWS_WITH(comm.rank(),
+                      StartsWith("gpu::nccl::communicator::rank: used after it was moved from or "
+                                 "released (it holds no NCCL communicator)"));
     CHECK_THROWS_AS(comm.size(), std::logic_error);
     CHECK_THROWS_AS(comm.device(), std::logic_error);
     CHECK_THROWS_AS(comm.timeout(), std::logic_error);
@@ -96,25 +97,29 @@ TEST_CASE("ranks, sizes, timeouts and devices are checked before NCCL is called"
     gpu::nccl::communicator_options options;
     CHECK_NOTHROW(gpu::nccl::detail::check_options("f", options));
     options.close_timeout = std::chrono::milliseconds(0);
-    CHECK_THROWS_WITH(gpu::nccl::detail::check_options("f", options),
-                      "f: the timeouts must be positive, got timeout 300000 ms and close_timeout 0 ms");
+    CHECK_THROWS_WITH(
+        gpu::nccl::detail::check_options("f", options),
+        "f: the timeouts must be positive, got timeout 300000 ms and close_timeout 0 ms");
 
     using gpu::nccl::detail::check_devices;
-    CHECK_THROWS_WITH(check_devices("f", {}), "f: no device given (a communicator needs at least one rank)");
+    CHECK_THROWS_WITH(check_devices("f", {}),
+                      "f: no device given (a communicator needs at least one rank)");
     const std::vector<int> twice{0, 1, 0};
-    CHECK_THROWS_WITH(check_devices("f", twice),
-                      "f: device 0 is given twice (ranks 0 and 2): each rank needs a GPU of its own");
+    CHECK_THROWS_WITH(
+        check_devices("f", twice),
+        "f: device 0 is given twice (ranks 0 and 2): each rank needs a GPU of its own");
     const std::vector<int> distinct{3, 1, 0};
     CHECK_NOTHROW(check_devices("f", distinct));
 }
 
-TEST_CASE("NCCL_COMM_BLOCKING is read as NCCL reads it: only the value 1 makes communicators blocking",
-          "[nccl]")
+TEST_CASE(
+    "NCCL_COMM_BLOCKING is read as NCCL reads it: only the value 1 makes communicators blocking",
+    "[nccl]")
 {
     using gpu::nccl::detail::forces_blocking;
     CHECK(forces_blocking("1"));
-    CHECK(forces_blocking(" 1"));  // strtoll skips leading blanks
-    CHECK(forces_blocking("0x1")); // base 0: hexadecimal
+    CHECK(forces_blocking(" 1"));   // strtoll skips leading blanks
+    CHECK(forces_blocking("0x1"));  // base 0: hexadecimal
     CHECK(forces_blocking("1abc")); // NCCL ignores what follows the number
     CHECK_FALSE(forces_blocking(nullptr));
     CHECK_FALSE(forces_blocking(""));
@@ -136,9 +141,11 @@ TEST_CASE("NCCL_COMM_BLOCKING=1 is refused before any GPU call, naming the varia
         INFO(e.what());
         CHECK(e.status() == ncclInvalidUsage);
         CHECK(e.device() == -1);
-        CHECK_THAT(std::string(e.what()),
-                   StartsWith("gpu::nccl::communicator::init_all: ncclInvalidUsage (5): the environment sets "
-                              "NCCL_COMM_BLOCKING=1, which makes NCCL's communicators blocking"));
+        CHECK_THAT(
+            std::string(e.what()),
+            StartsWith(
+                "gpu::nccl::communicator::init_all: ncclInvalidUsage (5): the environment sets "
+                "NCCL_COMM_BLOCKING=1, which makes NCCL's communicators blocking"));
         CHECK_THAT(e.hint(), StartsWith("unset NCCL_COMM_BLOCKING (or set it to 0)") &&
                                  ContainsSubstring("NCCL_DEBUG=INFO"));
     }
@@ -150,15 +157,17 @@ TEST_CASE("NCCL_COMM_BLOCKING=1 is refused before any GPU call, naming the varia
 TEST_CASE("making a communicator inside an open group is refused: NCCL cannot group both", "[nccl]")
 {
     gpu::nccl::group_scope group;
-    CHECK_THROWS_WITH(gpu::nccl::detail::check_can_make("f"),
-                      "f: called inside an open gpu::nccl::group_scope; NCCL groups collectives or the "
-                      "set-up of communicators, never both: make the communicators before the group");
+    CHECK_THROWS_WITH(
+        gpu::nccl::detail::check_can_make("f"),
+        "f: called inside an open gpu::nccl::group_scope; NCCL groups collectives or the "
+        "set-up of communicators, never both: make the communicators before the group");
     // Before the devices are looked at: without a GPU this would otherwise be "no visible device".
     CHECK_THROWS_AS(gpu::nccl::communicator::init_all(), std::logic_error);
     // Closing inside a group is refused too, before anything is taken.
     std::vector<gpu::nccl::communicator> none(2);
-    CHECK_THROWS_WITH(gpu::nccl::destroy_all(none),
-                      StartsWith("gpu::nccl::destroy_all: called inside an open gpu::nccl::group_scope"));
+    CHECK_THROWS_WITH(
+        gpu::nccl::destroy_all(none),
+        StartsWith("gpu::nccl::destroy_all: called inside an open gpu::nccl::group_scope"));
     group.end();
     CHECK_NOTHROW(gpu::nccl::detail::check_can_make("f"));
 }
@@ -204,7 +213,8 @@ TEST_CASE("a one-rank communicator: rank, size, device, destroy and move", "[ncc
     CHECK_FALSE(moved);
 
     // A second one is aborted; a third is closed by its destructor (finalize, then destroy).
-    gpu::nccl::communicator aborted = gpu::nccl::communicator::init_rank(gpu::nccl::unique_id::create(), 0, 1, dev);
+    gpu::nccl::communicator aborted =
+        gpu::nccl::communicator::init_rank(gpu::nccl::unique_id::create(), 0, 1, dev);
     aborted.abort();
     CHECK_FALSE(aborted);
     const auto start = std::chrono::steady_clock::now();
@@ -215,7 +225,8 @@ TEST_CASE("a one-rank communicator: rank, size, device, destroy and move", "[ncc
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
 }
 
-TEST_CASE("init_all makes one communicator per device and restores the current device", "[nccl][gpu]")
+TEST_CASE("init_all makes one communicator per device and restores the current device",
+          "[nccl][gpu]")
 {
     const gpu::device before = gpu::current_device();
     const std::vector<gpu::device> devices = gpu::devices();
@@ -261,12 +272,14 @@ TEST_CASE("NCCL refuses two ranks on one GPU, and the error says so", "[nccl][gp
     for (int rank = 0; rank < 2; ++rank) {
         ranks.emplace_back([&, rank] {
             try {
-                gpu::nccl::communicator comm = gpu::nccl::communicator::init_rank(id, rank, 2, gpu::device(0), options);
+                gpu::nccl::communicator comm =
+                    gpu::nccl::communicator::init_rank(id, rank, 2, gpu::device(0), options);
                 failures[static_cast<std::size_t>(rank)] = "no error";
             } catch (const gpu::nccl::nccl_error& e) {
                 failures[static_cast<std::size_t>(rank)] = e.what();
             } catch (const std::exception& e) {
-                failures[static_cast<std::size_t>(rank)] = std::string("not an nccl_error: ") + e.what();
+                failures[static_cast<std::size_t>(rank)] =
+                    std::string("not an nccl_error: ") + e.what();
             }
         });
     }
@@ -287,7 +300,8 @@ TEST_CASE("init_all's communicators close together, and the vector is left empty
 {
     gpu::nccl::communicator_options options;
     options.close_timeout = std::chrono::seconds(20);
-    std::vector<gpu::nccl::communicator> comms = gpu::nccl::communicator::init_all(gpu::devices(), options);
+    std::vector<gpu::nccl::communicator> comms =
+        gpu::nccl::communicator::init_all(gpu::devices(), options);
     const auto start = std::chrono::steady_clock::now();
     gpu::nccl::destroy_all(comms);
     CHECK(std::chrono::steady_clock::now() - start < options.close_timeout);
@@ -308,12 +322,14 @@ TEST_CASE("init_all's communicators close together, and the vector is left empty
 
 TEST_CASE("a communicator cannot be destroyed inside an open group, and stays owned", "[nccl][gpu]")
 {
-    gpu::nccl::communicator comm = gpu::nccl::communicator::init_rank(gpu::nccl::unique_id::create(), 0, 1,
-                                                                      gpu::device(0));
+    gpu::nccl::communicator comm =
+        gpu::nccl::communicator::init_rank(gpu::nccl::unique_id::create(), 0, 1, gpu::device(0));
     {
         gpu::nccl::group_scope group;
-        CHECK_THROWS_WITH(comm.destroy(),
-                          StartsWith("gpu::nccl::communicator::destroy: called inside an open gpu::nccl::group_scope"));
+        CHECK_THROWS_WITH(
+            comm.destroy(),
+            StartsWith(
+                "gpu::nccl::communicator::destroy: called inside an open gpu::nccl::group_scope"));
         group.end();
     }
     REQUIRE(comm);
@@ -339,10 +355,11 @@ TEST_CASE("adopting a communicator that is still setting up waits, then says so"
     CHECK((aborted == ncclSuccess || aborted == ncclInProgress));
 }
 
-TEST_CASE("closing a communicator still in progress aborts it within the close timeout", "[nccl][gpu]")
+TEST_CASE("closing a communicator still in progress aborts it within the close timeout",
+          "[nccl][gpu]")
 {
-    const gpu::nccl::detail::communicator_record record{half_made_communicator(), 0, 2, 0, std::chrono::seconds(5),
-                                                         std::chrono::seconds(1)};
+    const gpu::nccl::detail::communicator_record record{
+        half_made_communicator(), 0, 2, 0, std::chrono::seconds(5), std::chrono::seconds(1)};
     const auto start = std::chrono::steady_clock::now();
     gpu::nccl::detail::close_communicator(record); // reported "in progress at close", then aborted
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));

@@ -50,8 +50,9 @@ TEST_CASE("every ncclResult_t of this NCCL has its name, NCCL's sentence and a h
         // NCCL's advice to set NCCL_DEBUG moves to the hint, which always gives it.
         CHECK_THAT(message, !ContainsSubstring("NCCL_DEBUG"));
         if (status != ncclSuccess) {
-            CHECK_THAT(hint(status), EndsWith("set NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET "
-                                              "for the set-up) on every rank to see what NCCL did"));
+            CHECK_THAT(hint(status),
+                       EndsWith("set NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET "
+                                "for the set-up) on every rank to see what NCCL did"));
         }
     }
     CHECK(gpu::nccl::status_message(ncclInvalidUsage) == "invalid usage");
@@ -62,7 +63,8 @@ TEST_CASE("every ncclResult_t of this NCCL has its name, NCCL's sentence and a h
 TEST_CASE("an unknown NCCL status gets a numeric name", "[nccl]")
 {
     CHECK(gpu::nccl::status_name(static_cast<ncclResult_t>(99)) == "ncclResult(99)");
-    CHECK_THAT(hint(static_cast<ncclResult_t>(99)), StartsWith("an NCCL status that this cudagap does not know"));
+    CHECK_THAT(hint(static_cast<ncclResult_t>(99)),
+               StartsWith("an NCCL status that this cudagap does not know"));
 }
 
 TEST_CASE("the hints name the usual causes of a multi-GPU failure", "[nccl]")
@@ -71,20 +73,24 @@ TEST_CASE("the hints name the usual causes of a multi-GPU failure", "[nccl]")
     CHECK_THAT(hint(ncclSystemError), ContainsSubstring("NCCL_SOCKET_IFNAME=<interface>") &&
                                           ContainsSubstring("/dev/shm"));
     // A duplicated GPU: from NCCL's text, and among the causes of ncclInvalidUsage.
-    CHECK_THAT(hint(ncclInvalidUsage, "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"),
+    CHECK_THAT(hint(ncclInvalidUsage,
+                    "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"),
                StartsWith("two ranks use the same GPU: give each rank its own device"));
     // NCCL never clears its text: a stale "Duplicate GPU" must not name the cause of another
     // status.
-    CHECK_THAT(hint(ncclSystemError, "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"),
+    CHECK_THAT(hint(ncclSystemError,
+                    "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"),
                StartsWith("a system call or socket failed"));
-    CHECK_THAT(hint(ncclRemoteError, "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"),
+    CHECK_THAT(hint(ncclRemoteError,
+                    "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000"),
                StartsWith("another rank failed"));
     CHECK_THAT(hint(ncclInvalidUsage), ContainsSubstring("two ranks use the same GPU") &&
                                            ContainsSubstring("gpu::nccl::group_scope") &&
                                            ContainsSubstring("same collectives in the same order"));
     // A version mismatch between ranks, with this process's versions.
-    CHECK_THAT(hint(ncclRemoteError), ContainsSubstring("every rank must load the same NCCL release") &&
-                                          ContainsSubstring("this process loaded NCCL 2.28.9"));
+    CHECK_THAT(hint(ncclRemoteError),
+               ContainsSubstring("every rank must load the same NCCL release") &&
+                   ContainsSubstring("this process loaded NCCL 2.28.9"));
     // The GPU: out of memory, or no GPU at all with the reason.
     CHECK_THAT(hint(ncclUnhandledCudaError), ContainsSubstring("NCCL_BUFFSIZE"));
     gpu::nccl::detail::hint_facts no_gpu = facts_with_gpu();
@@ -103,9 +109,11 @@ TEST_CASE("a loaded NCCL older than the headers is named in every hint", "[nccl]
     older.nccl.loaded = {2, 21, 5};
     REQUIRE_FALSE(older.nccl.compatible());
     CHECK_THAT(gpu::nccl::detail::hint_for(ncclInternalError, {}, {}, older),
-               ContainsSubstring("the loaded NCCL 2.21.5 is older than the 2.28.9 cudagap was compiled against"));
-    CHECK_THAT(gpu::nccl::detail::hint_for(ncclRemoteError, {}, {}, older),
-               ContainsSubstring("this process loaded NCCL 2.21.5, cudagap was compiled against 2.28.9"));
+               ContainsSubstring(
+                   "the loaded NCCL 2.21.5 is older than the 2.28.9 cudagap was compiled against"));
+    CHECK_THAT(
+        gpu::nccl::detail::hint_for(ncclRemoteError, {}, {}, older),
+        ContainsSubstring("this process loaded NCCL 2.21.5, cudagap was compiled against 2.28.9"));
 }
 
 TEST_CASE("GPU_NCCL_CHECK throws nccl_error with NCCL's own text and a hint", "[nccl]")
@@ -119,10 +127,13 @@ TEST_CASE("GPU_NCCL_CHECK throws nccl_error with NCCL's own text and a hint", "[
         INFO(what);
         CHECK(e.status() == ncclInvalidArgument);
         CHECK(e.status_name() == "ncclInvalidArgument");
-        CHECK_THAT(what, StartsWith("ncclAllReduce(nullptr, nullptr, 0, ncclFloat32, ncclSum, nullptr, nullptr): "
-                                    "ncclInvalidArgument (4): invalid argument; NCCL says: "));
+        CHECK_THAT(
+            what, StartsWith(
+                      "ncclAllReduce(nullptr, nullptr, 0, ncclFloat32, ncclSum, nullptr, nullptr): "
+                      "ncclInvalidArgument (4): invalid argument; NCCL says: "));
         CHECK_THAT(e.message(), ContainsSubstring("comm argument is NULL"));
-        CHECK_THAT(e.hint(), StartsWith("NCCL rejected an argument") && ContainsSubstring("NCCL_DEBUG=INFO"));
+        CHECK_THAT(e.hint(),
+                   StartsWith("NCCL rejected an argument") && ContainsSubstring("NCCL_DEBUG=INFO"));
         const gpu::error& base = e;
         CHECK(base.code() == 4);
     }
@@ -138,8 +149,9 @@ TEST_CASE("a timeout is an nccl_error in progress, with the time and what to che
     } catch (const gpu::nccl::nccl_error& e) {
         INFO(e.what());
         CHECK(e.status() == ncclInProgress);
-        CHECK_THAT(std::string(e.what()),
-                   StartsWith("ncclCommInitRankConfig: ncclInProgress (7): did not finish within 1.5 s"));
+        CHECK_THAT(
+            std::string(e.what()),
+            StartsWith("ncclCommInitRankConfig: ncclInProgress (7): did not finish within 1.5 s"));
         CHECK_THAT(e.hint(), StartsWith("not all 4 ranks joined; set NCCL_DEBUG=INFO"));
     }
 }

@@ -98,9 +98,11 @@ TEST_CASE("a unique id goes through its bytes unchanged", "[nccl]")
 TEST_CASE("an id of the wrong length is refused with both lengths", "[nccl]")
 {
     const std::vector<std::byte> short_bytes(127);
-    CHECK_THROWS_WITH(gpu::nccl::unique_id::from_bytes(short_bytes),
-                      "gpu::nccl::unique_id::from_bytes: 127 bytes given, an NCCL unique id has 128");
-    CHECK_THROWS_AS(gpu::nccl::unique_id::from_bytes(std::vector<std::byte>(129)), std::invalid_argument);
+    CHECK_THROWS_WITH(
+        gpu::nccl::unique_id::from_bytes(short_bytes),
+        "gpu::nccl::unique_id::from_bytes: 127 bytes given, an NCCL unique id has 128");
+    CHECK_THROWS_AS(gpu::nccl::unique_id::from_bytes(std::vector<std::byte>(129)),
+                    std::invalid_argument);
 }
 
 TEST_CASE("a unique id goes through a file, written atomically", "[nccl]")
@@ -129,8 +131,8 @@ TEST_CASE("a rank waits for the file that rank 0 writes later", "[nccl]")
         id.write_file(file);
     });
     const auto start = std::chrono::steady_clock::now();
-    const gpu::nccl::unique_id read =
-        gpu::nccl::unique_id::wait_for_file(file, std::chrono::seconds(20), std::chrono::milliseconds(5));
+    const gpu::nccl::unique_id read = gpu::nccl::unique_id::wait_for_file(
+        file, std::chrono::seconds(20), std::chrono::milliseconds(5));
     const auto waited = std::chrono::steady_clock::now() - start;
     rank0.join();
     CHECK(read == id);
@@ -138,13 +140,15 @@ TEST_CASE("a rank waits for the file that rank 0 writes later", "[nccl]")
     CHECK(waited < std::chrono::seconds(10));
 }
 
-TEST_CASE("waiting for a file that never comes ends at the timeout, naming the file and the time", "[nccl]")
+TEST_CASE("waiting for a file that never comes ends at the timeout, naming the file and the time",
+          "[nccl]")
 {
     const scratch_folder folder("timeout");
     const std::filesystem::path file = folder.path() / "never";
     const auto start = std::chrono::steady_clock::now();
     try {
-        static_cast<void>(gpu::nccl::unique_id::wait_for_file(file, std::chrono::milliseconds(300)));
+        static_cast<void>(
+            gpu::nccl::unique_id::wait_for_file(file, std::chrono::milliseconds(300)));
         FAIL("no exception");
     } catch (const gpu::nccl::bootstrap_error& e) {
         const auto elapsed = std::chrono::steady_clock::now() - start;
@@ -154,8 +158,10 @@ TEST_CASE("waiting for a file that never comes ends at the timeout, naming the f
         CHECK(elapsed >= std::chrono::milliseconds(300));
         CHECK(elapsed < std::chrono::seconds(5)); // bounded, not forever
         CHECK_THAT(std::string(e.what()),
-                   ContainsSubstring("no unique id appeared at " + file.string() + " after waiting 0.3 s") &&
-                       ContainsSubstring("(timeout 0.3 s)") && ContainsSubstring("rank 0 writes it"));
+                   ContainsSubstring("no unique id appeared at " + file.string() +
+                                     " after waiting 0.3 s") &&
+                       ContainsSubstring("(timeout 0.3 s)") &&
+                       ContainsSubstring("rank 0 writes it"));
     }
     CHECK_THROWS_AS(gpu::nccl::unique_id::wait_for_file(file, std::chrono::milliseconds(-1)),
                     std::invalid_argument);
@@ -170,7 +176,8 @@ TEST_CASE("a file that holds no id, or none at all, is an error that names it", 
         static_cast<void>(gpu::nccl::unique_id::wait_for_file(file, std::chrono::seconds(5)));
         FAIL("no exception");
     } catch (const gpu::nccl::bootstrap_error& e) {
-        CHECK_THAT(std::string(e.what()), ContainsSubstring(file.string() + " holds 9 bytes, not the 128"));
+        CHECK_THAT(std::string(e.what()),
+                   ContainsSubstring(file.string() + " holds 9 bytes, not the 128"));
         CHECK(e.waited() == std::chrono::milliseconds(0));
     }
     CHECK_THROWS_AS(gpu::nccl::unique_id::read_file(folder.path() / "missing"),
@@ -180,7 +187,8 @@ TEST_CASE("a file that holds no id, or none at all, is an error that names it", 
 }
 
 TEST_CASE("a unique id that cannot be written all is an error with the system's reason, and leaves "
-          "nothing", "[nccl]")
+          "nothing",
+          "[nccl]")
 {
     const scratch_folder folder("full");
     const std::filesystem::path file = folder.path() / "nccl-id";
@@ -192,10 +200,11 @@ TEST_CASE("a unique id that cannot be written all is an error with the system's 
     } catch (const std::filesystem::filesystem_error& e) {
         INFO(e.what());
         CHECK(e.code() == std::error_code(EFBIG, std::generic_category()));
-        CHECK_THAT(std::string(e.what()), ContainsSubstring("cannot write the unique id to a temporary file"));
+        CHECK_THAT(std::string(e.what()),
+                   ContainsSubstring("cannot write the unique id to a temporary file"));
     }
     CHECK(entries(folder.path()).empty()); // neither the file nor its temporary
-    id.write_file(file); // the limit is gone
+    id.write_file(file);                   // the limit is gone
     CHECK(gpu::nccl::unique_id::read_file(file) == id);
 }
 
@@ -215,7 +224,8 @@ TEST_CASE("a file that cannot even be looked for is an error at once, not a wait
         INFO(e.what());
         CHECK(e.code() == std::error_code(ELOOP, std::generic_category()));
         CHECK(e.path1() == file);
-        CHECK_THAT(std::string(e.what()), ContainsSubstring("cannot look for the unique id's file"));
+        CHECK_THAT(std::string(e.what()),
+                   ContainsSubstring("cannot look for the unique id's file"));
     }
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
 }

@@ -24,7 +24,8 @@ class temporary_folder {
 public:
     temporary_folder()
     {
-        std::string pattern = (std::filesystem::temp_directory_path() / "cudagap-nn-XXXXXX").string();
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "cudagap-nn-XXXXXX").string();
         if (::mkdtemp(pattern.data()) == nullptr) {
             throw std::runtime_error("mkdtemp failed for " + pattern);
         }
@@ -40,7 +41,10 @@ public:
     }
 
     [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
-    [[nodiscard]] std::filesystem::path operator/(std::string_view name) const { return path_ / name; }
+    [[nodiscard]] std::filesystem::path operator/(std::string_view name) const
+    {
+        return path_ / name;
+    }
 
     /// The names in the folder, sorted.
     [[nodiscard]] std::vector<std::string> names() const
@@ -67,7 +71,8 @@ inline std::vector<std::byte> bytes_of(std::string_view text)
 inline void write_file(const std::filesystem::path& path, const std::vector<std::byte>& bytes)
 {
     std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     if (!out) {
         throw std::runtime_error("cannot write " + path.string());
     }
@@ -76,7 +81,8 @@ inline void write_file(const std::filesystem::path& path, const std::vector<std:
 inline std::vector<std::byte> read_file(const std::filesystem::path& path)
 {
     std::ifstream in(path, std::ios::binary);
-    const std::vector<char> chars{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const std::vector<char> chars{std::istreambuf_iterator<char>(in),
+                                  std::istreambuf_iterator<char>()};
     const auto* first = reinterpret_cast<const std::byte*>(chars.data());
     return {first, first + chars.size()};
 }

@@ -27,7 +27,7 @@ namespace gpu::test {
 template <class T>
 constexpr element_type element_type_of()
 {
-    return std::is_same_v<T, float> ? element_type::fp32
+    return std::is_same_v<T, float>    ? element_type::fp32
            : std::is_same_v<T, __half> ? element_type::fp16
                                        : element_type::bf16;
 }
@@ -36,7 +36,8 @@ constexpr element_type element_type_of()
 template <class T>
 nn::tensor_spec spec_of(const device_tensor<T>& t)
 {
-    return nn::tensor_spec{std::vector<std::int64_t>(t.dims.begin(), t.dims.end()), element_type_of<T>(), t.layout};
+    return nn::tensor_spec{std::vector<std::int64_t>(t.dims.begin(), t.dims.end()),
+                           element_type_of<T>(), t.layout};
 }
 
 /// A typed device tensor as a layer's argument.

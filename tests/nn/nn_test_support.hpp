@@ -13,12 +13,16 @@ namespace gpu::test {
 
 /// Empty handles on the legacy default stream and a context over them and @p store.
 struct host_context {
-    gpu::blas::handle blas = gpu::blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
-    gpu::blas::lt_handle lt = gpu::blas::lt_handle::from_native_handle(nullptr, gpu::legacy_default_stream);
+    gpu::blas::handle blas =
+        gpu::blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
+    gpu::blas::lt_handle lt =
+        gpu::blas::lt_handle::from_native_handle(nullptr, gpu::legacy_default_stream);
     gpu::dnn::handle dnn = gpu::dnn::handle::from_native_handle(nullptr);
     gpu::nn::context ctx;
 
-    explicit host_context(gpu::nn::parameters& store) : ctx(gpu::legacy_default_stream, blas, lt, dnn, store) {}
+    explicit host_context(gpu::nn::parameters& store)
+        : ctx(gpu::legacy_default_stream, blas, lt, dnn, store)
+    {}
 };
 
 /// Real handles on @p stream and a context over them and @p store (needs a GPU).
@@ -30,8 +34,7 @@ struct device_context {
 
     device_context(gpu::stream_ref stream, gpu::nn::parameters& store)
         : blas(stream), lt(stream), dnn(stream), ctx(stream, blas, lt, dnn, store)
-    {
-    }
+    {}
 };
 
 } // namespace gpu::test

@@ -39,7 +39,8 @@ constexpr std::array<dtype, 17> recipe_dtypes{
 // What NumPy cannot hold (safetensors.numpy refuses them).
 bool numpy_has(dtype type)
 {
-    return type != dtype::bf16 && type != dtype::f8_e5m2 && type != dtype::f8_e4m3 && type != dtype::f8_e8m0;
+    return type != dtype::bf16 && type != dtype::f8_e5m2 && type != dtype::f8_e4m3 &&
+           type != dtype::f8_e8m0;
 }
 
 std::vector<std::byte> recipe_bytes(std::size_t j)
@@ -47,12 +48,16 @@ std::vector<std::byte> recipe_bytes(std::size_t j)
     const dtype type = recipe_dtypes[j];
     std::vector<std::byte> bytes(6 * gpu::nn::element_size(type));
     for (std::size_t k = 0; k < bytes.size(); ++k) {
-        bytes[k] = static_cast<std::byte>(type == dtype::boolean ? (k + j) % 2 : (29 * k + 7 * j + 3) % 256);
+        bytes[k] = static_cast<std::byte>(type == dtype::boolean ? (k + j) % 2
+                                                                 : (29 * k + 7 * j + 3) % 256);
     }
     return bytes;
 }
 
-std::string recipe_name(std::size_t j) { return "t." + std::string(gpu::nn::to_string(recipe_dtypes[j])); }
+std::string recipe_name(std::size_t j)
+{
+    return "t." + std::string(gpu::nn::to_string(recipe_dtypes[j]));
+}
 
 void write(const std::string& folder)
 {
@@ -67,11 +72,15 @@ void write(const std::string& folder)
                                                   gpu::nn::make_tensor_view("scalar", scalar, {})};
         for (std::size_t j = 0; j < recipe_dtypes.size(); ++j) {
             if (!numpy_only || numpy_has(recipe_dtypes[j])) {
-                tensors.push_back({.name = recipe_name(j), .type = recipe_dtypes[j], .shape = {2, 3}, .data = storage[j]});
+                tensors.push_back({.name = recipe_name(j),
+                                   .type = recipe_dtypes[j],
+                                   .shape = {2, 3},
+                                   .data = storage[j]});
             }
         }
-        gpu::nn::write_safetensors(folder + (numpy_only ? "/numpy.safetensors" : "/all.safetensors"), tensors,
-                                   {{"format", "pt"}, {"producer", "cudagap"}, {"note", "日本語 \"quoted\"\n"}});
+        gpu::nn::write_safetensors(
+            folder + (numpy_only ? "/numpy.safetensors" : "/all.safetensors"), tensors,
+            {{"format", "pt"}, {"producer", "cudagap"}, {"note", "日本語 \"quoted\"\n"}});
     }
 }
 
@@ -92,7 +101,8 @@ std::vector<float> model_values(const gpu::nn::parameters& store, float shift)
     for (std::size_t p = 0; p < store.size(); ++p) {
         const gpu::nn::parameter_info& info = store.info(p);
         for (std::size_t i = 0; i < info.count; ++i) {
-            values[info.offset + i] = static_cast<float>(p) / 2.0F + static_cast<float>(i) / 64.0F + shift;
+            values[info.offset + i] =
+                static_cast<float>(p) / 2.0F + static_cast<float>(i) / 64.0F + shift;
         }
     }
     return values;
@@ -104,7 +114,9 @@ void write_checkpoint(const std::string& folder)
     register_model(store);
     const gpu::nn::training_state state{
         .parameters = model_values(store, 0.0F),
-        .optimizer = {.step = 42, .exp_avg = model_values(store, 1.0F), .exp_avg_sq = model_values(store, 2.0F)},
+        .optimizer = {.step = 42,
+                      .exp_avg = model_values(store, 1.0F),
+                      .exp_avg_sq = model_values(store, 2.0F)},
         .scaler = gpu::nn::grad_scaler_state{.scale = 1024.0F, .growth_tracker = 5}};
     gpu::nn::write_training_state(folder + "/checkpoint.safetensors", store, state);
 }
@@ -135,14 +147,17 @@ int check(const std::string& path)
     for (std::size_t j = 0; j < recipe_dtypes.size(); ++j) {
         if (numpy_has(recipe_dtypes[j])) {
             const std::vector<std::byte> expected = recipe_bytes(j);
-            const std::span<const std::byte> data = file.expect(recipe_name(j), recipe_dtypes[j], {2, 3}).data;
-            expect(data.size() == expected.size() && std::memcmp(data.data(), expected.data(), data.size()) == 0,
+            const std::span<const std::byte> data =
+                file.expect(recipe_name(j), recipe_dtypes[j], {2, 3}).data;
+            expect(data.size() == expected.size() &&
+                       std::memcmp(data.data(), expected.data(), data.size()) == 0,
                    recipe_name(j) + ": the bytes differ from the recipe");
         }
     }
     expect(file.values<float>("empty", {0, 3}).empty(), "empty: not empty");
     expect(file.values<double>("scalar", {}) == std::vector<double>{2.5}, "scalar: not 2.5");
-    expect(file.metadata() == gpu::nn::safetensors_metadata{{"format", "np"}, {"producer", "python"}},
+    expect(file.metadata() ==
+               gpu::nn::safetensors_metadata{{"format", "np"}, {"producer", "python"}},
            "the metadata differs");
     expect(file.tensors().size() == 2 + 13, "not 15 tensors");
     return failures == 0 ? 0 : 1;

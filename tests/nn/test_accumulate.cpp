@@ -27,15 +27,18 @@ TEST_CASE("accumulation checks its arguments before launching anything", "[nn]")
     float* const to = reinterpret_cast<float*>(std::uintptr_t{0x1000});
     const void* const from = reinterpret_cast<const void*>(std::uintptr_t{0x2000});
     const auto stream = gpu::legacy_default_stream;
-    CHECK_THROWS_WITH(nn::accumulate(from, element_type::fp64, to, 4, stream),
-                      ContainsSubstring("gpu::nn::accumulate: gradients of type FP64 (1) are not accumulated"));
+    CHECK_THROWS_WITH(
+        nn::accumulate(from, element_type::fp64, to, 4, stream),
+        ContainsSubstring("gpu::nn::accumulate: gradients of type FP64 (1) are not accumulated"));
     CHECK_THROWS_WITH(nn::accumulate(nullptr, element_type::fp16, to, 4, stream),
                       ContainsSubstring("4 elements with a null source"));
     CHECK_THROWS_WITH(nn::accumulate(from, element_type::fp16, nullptr, 4, stream),
                       ContainsSubstring("4 elements with a null target"));
-    CHECK_NOTHROW(nn::accumulate(nullptr, element_type::fp16, nullptr, 0, stream)); // nothing to add
-    CHECK_THROWS_WITH(nn::accumulate_column_sums(from, static_cast<element_type>(8), 2, 3, to, stream),
-                      ContainsSubstring("gpu::nn::accumulate_column_sums: gradients of type unknown (8)"));
+    CHECK_NOTHROW(
+        nn::accumulate(nullptr, element_type::fp16, nullptr, 0, stream)); // nothing to add
+    CHECK_THROWS_WITH(
+        nn::accumulate_column_sums(from, static_cast<element_type>(8), 2, 3, to, stream),
+        ContainsSubstring("gpu::nn::accumulate_column_sums: gradients of type unknown (8)"));
     CHECK_THROWS_WITH(nn::accumulate_column_sums(nullptr, element_type::fp32, 2, 3, to, stream),
                       ContainsSubstring("6 elements with a null source"));
     CHECK_THROWS_WITH(nn::accumulate_column_sums(from, element_type::fp32, std::size_t{1} << 40,
@@ -91,7 +94,8 @@ void check_accumulation(std::size_t rows, std::size_t cols)
 TEST_CASE("FP32, FP16 and BF16 gradients are added into FP32, element by element and by column",
           "[nn][gpu]")
 {
-    for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {37, 45}, {1000, 3}, {3, 1000}}) {
+    for (const auto& [rows, cols] :
+         {std::pair<std::size_t, std::size_t>{1, 1}, {37, 45}, {1000, 3}, {3, 1000}}) {
         INFO(rows << " x " << cols);
         check_accumulation<float>(rows, cols);
         check_accumulation<__half>(rows, cols);
@@ -111,7 +115,8 @@ TEST_CASE("column sums are the same from run to run", "[nn][gpu]")
     CHECK(first.to_host() == second.to_host());
 }
 
-TEST_CASE("accumulate_unless adds only while the device flag is 0, read at each replay", "[nn][gpu]")
+TEST_CASE("accumulate_unless adds only while the device flag is 0, read at each replay",
+          "[nn][gpu]")
 {
     gpu::stream stream(gpu::stream_flags::non_blocking);
     const std::vector<float> values{1.5F, -2.0F, 4.0F};

@@ -84,7 +84,8 @@ gpu::device_buffer<float> device_float(float value, gpu::stream_ref s)
 
 } // namespace
 
-TEST_CASE("the fused AdamW kernel matches the float64 reference after several steps", "[nn][adamw][gpu]")
+TEST_CASE("the fused AdamW kernel matches the float64 reference after several steps",
+          "[nn][adamw][gpu]")
 {
     gpu::stream s;
     // Over 1M parameters: the grid-stride loop runs more than once per thread.
@@ -191,8 +192,9 @@ TEST_CASE("optimizer state goes to a checkpoint and back", "[nn][adamw][gpu]")
     CHECK(params_b.to_host() == params.to_host());
     CHECK(from_host.step_count(s) == 5);
 
-    CHECK_THROWS_WITH(from_host.load_state(gpu::nn::adamw_state{.step = 1, .exp_avg = {1.0F}}, s),
-                      ContainsSubstring("exp_avg of 1 and exp_avg_sq of 0 values for an optimizer of 2048"));
+    CHECK_THROWS_WITH(
+        from_host.load_state(gpu::nn::adamw_state{.step = 1, .exp_avg = {1.0F}}, s),
+        ContainsSubstring("exp_avg of 1 and exp_avg_sq of 0 values for an optimizer of 2048"));
     CHECK_THROWS_WITH(from_host.load_state(-1, original.exp_avg(), original.exp_avg_sq(), s),
                       ContainsSubstring("step -1"));
     from_host.reset(s);
@@ -206,11 +208,14 @@ TEST_CASE("a live optimizer checks its step's arguments", "[nn][adamw][gpu]")
     adamw optimizer(100, s);
     gpu::device_buffer<float> params(100, s);
     gpu::device_buffer<float> grads(99, s);
-    CHECK_THROWS_WITH(optimizer.step(params, grads, s), ContainsSubstring("100 parameters and 99 gradients"));
+    CHECK_THROWS_WITH(optimizer.step(params, grads, s),
+                      ContainsSubstring("100 parameters and 99 gradients"));
     CHECK_THROWS_WITH(optimizer.step(params.data(), params.data(), 50, s),
                       ContainsSubstring("50 parameters given to an optimizer of 100"));
-    CHECK_THROWS_WITH(optimizer.step(nullptr, params.data(), 100, s), ContainsSubstring("null parameters"));
-    CHECK_THROWS_WITH(optimizer.step(params.data(), nullptr, 100, s), ContainsSubstring("null gradients"));
+    CHECK_THROWS_WITH(optimizer.step(nullptr, params.data(), 100, s),
+                      ContainsSubstring("null parameters"));
+    CHECK_THROWS_WITH(optimizer.step(params.data(), nullptr, 100, s),
+                      ContainsSubstring("null gradients"));
     gpu::nn::grad_scaler scaler(s);
     CHECK_THROWS_AS(optimizer.step(params, grads, scaler, s), std::invalid_argument);
     CHECK_THROWS_AS(scaler.update(s), std::logic_error); // the refused step queued no check
@@ -224,7 +229,8 @@ TEST_CASE("a live optimizer checks its step's arguments", "[nn][adamw][gpu]")
     CHECK_THROWS_WITH(optimizer.step(nullptr, nullptr, 0, s), ContainsSubstring("moved from"));
 }
 
-TEST_CASE("a scaled step captured in a CUDA graph replays like eager steps", "[nn][adamw][grad_scaler][gpu]")
+TEST_CASE("a scaled step captured in a CUDA graph replays like eager steps",
+          "[nn][adamw][grad_scaler][gpu]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
     const std::size_t n = 4096;

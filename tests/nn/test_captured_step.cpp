@@ -21,21 +21,25 @@ namespace nn = gpu::nn;
 
 TEST_CASE("a captured step checks its arguments", "[nn][captured_step]")
 {
-    const gpu::stream_ref fake(reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000})); // never used
+    const gpu::stream_ref fake(
+        reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000})); // never used
     const auto nothing = [](gpu::stream_ref) {};
     CHECK_THROWS_WITH(nn::captured_step(gpu::legacy_default_stream, nothing),
                       ContainsSubstring("the legacy default stream cannot be captured"));
-    CHECK_THROWS_WITH(nn::captured_step(fake, nn::captured_step::work_type{}), ContainsSubstring("the work is empty"));
+    CHECK_THROWS_WITH(nn::captured_step(fake, nn::captured_step::work_type{}),
+                      ContainsSubstring("the work is empty"));
     CHECK_THROWS_WITH(nn::captured_step(fake, nothing, {.warmup_steps = -1}),
                       ContainsSubstring("warmup_steps -1 is negative"));
 }
 
-TEST_CASE("warm-up runs call the work eagerly on the step's stream, and invalidate restarts them", "[nn][captured_step]")
+TEST_CASE("warm-up runs call the work eagerly on the step's stream, and invalidate restarts them",
+          "[nn][captured_step]")
 {
     // No GPU is needed while the step only warms up: the work is called, nothing is captured.
     const gpu::stream_ref fake(reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000}));
     std::vector<cudaStream_t> calls;
-    nn::captured_step step(fake, [&](gpu::stream_ref s) { calls.push_back(s.get()); }, {.warmup_steps = 2});
+    nn::captured_step step(fake, [&](gpu::stream_ref s) { calls.push_back(s.get()); },
+                           {.warmup_steps = 2});
     CHECK(step.stream().get() == fake.get());
     CHECK_FALSE(step.captured());
     step.run();
@@ -64,11 +68,13 @@ struct step_record {
 
 step_record record(gpu::test::tiny_model& model)
 {
-    return {model.scaler.found_inf(), model.scaler.current_scale(), model.optimizer.step_count(model.stream)};
+    return {model.scaler.found_inf(), model.scaler.current_scale(),
+            model.optimizer.step_count(model.stream)};
 }
 
 // PyTorch's update rule on the host: the scales after each step, given which steps found Inf.
-std::vector<float> expected_scales(const std::vector<bool>& found_inf, float scale, int growth_interval)
+std::vector<float> expected_scales(const std::vector<bool>& found_inf, float scale,
+                                   int growth_interval)
 {
     std::vector<float> scales;
     int tracker = 0;
@@ -87,7 +93,8 @@ std::vector<float> expected_scales(const std::vector<bool>& found_inf, float sca
 
 // Runs a step of @p model eagerly on each batch; checks that the step on batch @p skipped left
 // the parameters as they were.
-std::vector<step_record> run_eagerly(gpu::test::tiny_model& model, const std::vector<gpu::test::host_batch>& batches,
+std::vector<step_record> run_eagerly(gpu::test::tiny_model& model,
+                                     const std::vector<gpu::test::host_batch>& batches,
                                      std::size_t skipped)
 {
     std::vector<step_record> records;
@@ -105,7 +112,8 @@ std::vector<step_record> run_eagerly(gpu::test::tiny_model& model, const std::ve
 
 } // namespace
 
-TEST_CASE("a whole training step captured in a CUDA graph and replayed equals eager execution bit for bit",
+TEST_CASE("a whole training step captured in a CUDA graph and replayed equals eager execution bit "
+          "for bit",
           "[nn][captured_step][gpu]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
@@ -116,12 +124,13 @@ TEST_CASE("a whole training step captured in a CUDA graph and replayed equals ea
     const int poisoned = 4; // its input holds +Inf: the scaler skips the step and backs off
     std::vector<gpu::test::host_batch> batches;
     for (int i = 0; i < steps; ++i) {
-        batches.push_back(gpu::test::make_batch(16, gpu::element_type::fp16, 300U + static_cast<std::uint32_t>(i),
-                                                i == poisoned));
+        batches.push_back(gpu::test::make_batch(
+            16, gpu::element_type::fp16, 300U + static_cast<std::uint32_t>(i), i == poisoned));
     }
 
     // Eager: every kernel and library call queued one by one.
-    const std::vector<step_record> eager = run_eagerly(model, batches, static_cast<std::size_t>(poisoned));
+    const std::vector<step_record> eager =
+        run_eagerly(model, batches, static_cast<std::size_t>(poisoned));
     const std::vector<float> eager_master = model.master();
     const std::vector<float> eager_m = model.optimizer.exp_avg().to_host();
     const std::vector<float> eager_v = model.optimizer.exp_avg_sq().to_host();
@@ -150,7 +159,8 @@ TEST_CASE("a whole training step captured in a CUDA graph and replayed equals ea
         CHECK(eager[i].found_inf == (i == poisoned));
         CHECK(eager[i].count == (i < poisoned ? i + 1 : i)); // the skipped step is not counted
     }
-    const std::vector<float> scales = expected_scales(flags, scaling.init_scale, scaling.growth_interval);
+    const std::vector<float> scales =
+        expected_scales(flags, scaling.init_scale, scaling.growth_interval);
     for (int i = 0; i < steps; ++i) {
         CHECK(eager[i].scale == scales[i]);
     }
@@ -166,14 +176,16 @@ TEST_CASE("a captured step warms up, captures once, and captures again for a new
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
     gpu::test::model_handles handles(s); // shared: both models choose the same cuBLASLt algorithms
-    gpu::test::tiny_model eager(handles, s, nn::mixed_precision::bf16(), 16, 9); // scaler off (BF16)
+    gpu::test::tiny_model eager(handles, s, nn::mixed_precision::bf16(), 16,
+                                9); // scaler off (BF16)
     gpu::test::tiny_model graphed(handles, s, nn::mixed_precision::bf16(), 16, 9);
     nn::captured_step step(s, [&](gpu::stream_ref st) { graphed.step(st); });
 
     std::uint32_t seed = 500;
     const auto both = [&](int count) {
         for (int i = 0; i < count; ++i) {
-            const gpu::test::host_batch batch = gpu::test::make_batch(eager.batch, gpu::element_type::bf16, seed++);
+            const gpu::test::host_batch batch =
+                gpu::test::make_batch(eager.batch, gpu::element_type::bf16, seed++);
             eager.load(batch);
             eager.step(s);
             graphed.load(batch);
@@ -198,27 +210,29 @@ TEST_CASE("a captured step warms up, captures once, and captures again for a new
     CHECK(step.launches() == 5);
     CHECK(graphed.master() == eager.master());
     CHECK(graphed.optimizer.step_count(s) == 7);
-    INFO("the re-capture was " << (step.last_update().in_place() ? "applied in place" : "re-instantiated: ")
+    INFO("the re-capture was " << (step.last_update().in_place() ? "applied in place"
+                                                                 : "re-instantiated: ")
                                << step.last_update().reason);
     SUCCEED();
 }
 
-TEST_CASE("a step that cannot be captured throws, leaves the stream usable, and is captured again next run",
+TEST_CASE("a step that cannot be captured throws, leaves the stream usable, and is captured again "
+          "next run",
           "[nn][captured_step][gpu]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
     gpu::device_buffer<int> value(1, s);
     value.fill_zero();
     bool synchronising = true;
-    nn::captured_step step(
-        s,
-        [&](gpu::stream_ref st) {
-            GPU_CUDA_CHECK(cudaMemsetAsync(value.data(), 1, sizeof(int), st.get()));
-            if (synchronising) {
-                st.synchronize(); // not capturable
-            }
-        },
-        {.warmup_steps = 0});
+    nn::captured_step step(s,
+                           [&](gpu::stream_ref st) {
+                               GPU_CUDA_CHECK(
+                                   cudaMemsetAsync(value.data(), 1, sizeof(int), st.get()));
+                               if (synchronising) {
+                                   st.synchronize(); // not capturable
+                               }
+                           },
+                           {.warmup_steps = 0});
     CHECK_THROWS_AS(step.run(), gpu::cuda_error);
     CHECK_FALSE(step.captured());
     CHECK(step.captures() == 0);

@@ -54,11 +54,14 @@ std::vector<float> flat_values(const nn::parameters& store, float base)
 nn::training_state some_state(const nn::parameters& store)
 {
     return {.parameters = flat_values(store, 1.0F),
-            .optimizer = {.step = 7, .exp_avg = flat_values(store, -3.0F), .exp_avg_sq = flat_values(store, 0.125F)},
+            .optimizer = {.step = 7,
+                          .exp_avg = flat_values(store, -3.0F),
+                          .exp_avg_sq = flat_values(store, 0.125F)},
             .scaler = nn::grad_scaler_state{.scale = 8192.0F, .growth_tracker = 11}};
 }
 
-std::vector<float> values_of(const nn::safetensors_file& file, const std::string& name, std::vector<std::size_t> shape)
+std::vector<float> values_of(const nn::safetensors_file& file, const std::string& name,
+                             std::vector<std::size_t> shape)
 {
     return file.values<float>(name, shape);
 }
@@ -69,10 +72,12 @@ void write_optimizer_file(const std::filesystem::path& path, const nn::parameter
 {
     std::vector<nn::tensor_view> tensors;
     for (const char* prefix : {"exp_avg.", "exp_avg_sq."}) {
-        const std::vector<float>& values =
-            std::string(prefix) == "exp_avg." ? state.optimizer.exp_avg : state.optimizer.exp_avg_sq;
+        const std::vector<float>& values = std::string(prefix) == "exp_avg."
+                                               ? state.optimizer.exp_avg
+                                               : state.optimizer.exp_avg_sq;
         for (const nn::parameter_info& p : store.infos()) {
-            tensors.push_back(nn::make_tensor_view(prefix + p.name, std::span(values).subspan(p.offset, p.count),
+            tensors.push_back(nn::make_tensor_view(prefix + p.name,
+                                                   std::span(values).subspan(p.offset, p.count),
                                                    {p.shape.begin(), p.shape.end()}));
         }
     }
@@ -84,12 +89,15 @@ void write_optimizer_file(const std::filesystem::path& path, const nn::parameter
 TEST_CASE("the optimizer file sits beside the model file", "[nn][checkpoint]")
 {
     CHECK(nn::optimizer_state_path("ckpt.safetensors") == "ckpt.optim.safetensors");
-    CHECK(nn::optimizer_state_path("runs/ckpt-000100.safetensors") == "runs/ckpt-000100.optim.safetensors");
+    CHECK(nn::optimizer_state_path("runs/ckpt-000100.safetensors") ==
+          "runs/ckpt-000100.optim.safetensors");
     CHECK(nn::optimizer_state_path("model") == "model.optim.safetensors");
-    CHECK(nn::optimizer_state_path("x.optim.safetensors") == "x.optim.optim.safetensors"); // never itself
+    CHECK(nn::optimizer_state_path("x.optim.safetensors") ==
+          "x.optim.optim.safetensors"); // never itself
 }
 
-TEST_CASE("a store's parameters are written under PyTorch's names and read back exactly", "[nn][checkpoint]")
+TEST_CASE("a store's parameters are written under PyTorch's names and read back exactly",
+          "[nn][checkpoint]")
 {
     temporary_folder folder;
     nn::parameters store; // never allocated: the host functions need names and shapes only
@@ -111,13 +119,16 @@ TEST_CASE("a store's parameters are written under PyTorch's names and read back 
     // Read back in the flat layout, padding zero.
     CHECK(nn::read_parameters(folder / "model.safetensors", store) == values);
 
-    CHECK_THROWS_WITH(nn::write_parameters(folder / "short.safetensors", store, std::vector<float>(5)),
-                      ContainsSubstring("gpu::nn::write_parameters: the buffer holds 5 values, but the store's "
-                                        "flat buffers hold " + std::to_string(store.total_elements())));
+    CHECK_THROWS_WITH(
+        nn::write_parameters(folder / "short.safetensors", store, std::vector<float>(5)),
+        ContainsSubstring("gpu::nn::write_parameters: the buffer holds 5 values, but the store's "
+                          "flat buffers hold " +
+                          std::to_string(store.total_elements())));
     CHECK_FALSE(std::filesystem::exists(folder / "short.safetensors"));
 }
 
-TEST_CASE("a file of another model is refused, naming every missing and unexpected tensor", "[nn][checkpoint]")
+TEST_CASE("a file of another model is refused, naming every missing and unexpected tensor",
+          "[nn][checkpoint]")
 {
     temporary_folder folder;
     nn::parameters store;
@@ -129,15 +140,18 @@ TEST_CASE("a file of another model is refused, naming every missing and unexpect
         nn::make_tensor_view("conv1.weight", conv, {2, 1, 2, 2}),
     };
     nn::write_safetensors(folder / "other.safetensors", other);
-    const auto e = format_error_of([&] { static_cast<void>(nn::read_parameters(folder / "other.safetensors", store)); });
+    const auto e = format_error_of(
+        [&] { static_cast<void>(nn::read_parameters(folder / "other.safetensors", store)); });
     REQUIRE(e);
     CHECK(e->file() == (folder / "other.safetensors").string());
     CHECK(e->field() == "tensors");
-    CHECK_THAT(e->what(), ContainsSubstring("1 missing ('fc2.weight'), 1 unexpected ('conv1.weight') for a model "
-                                            "of 3 parameters: a checkpoint of another model?"));
+    CHECK_THAT(e->what(), ContainsSubstring(
+                              "1 missing ('fc2.weight'), 1 unexpected ('conv1.weight') for a model "
+                              "of 3 parameters: a checkpoint of another model?"));
 }
 
-TEST_CASE("a tensor of another shape or dtype is refused with what was expected and found", "[nn][checkpoint]")
+TEST_CASE("a tensor of another shape or dtype is refused with what was expected and found",
+          "[nn][checkpoint]")
 {
     temporary_folder folder;
     nn::parameters store;
@@ -146,36 +160,46 @@ TEST_CASE("a tensor of another shape or dtype is refused with what was expected 
     std::vector<double> w2_double(8);
     std::vector<std::uint16_t> w2_half(8);
 
-    nn::write_safetensors(folder / "shape.safetensors",
-                          std::vector<nn::tensor_view>{nn::make_tensor_view("fc1.weight", wide, {2, 3}),
-                                                       nn::make_tensor_view("fc1.bias", b1, {4}),
-                                                       nn::make_tensor_view("fc2.weight", w2, {2, 4})});
-    auto e = format_error_of([&] { static_cast<void>(nn::read_parameters(folder / "shape.safetensors", store)); });
+    nn::write_safetensors(
+        folder / "shape.safetensors",
+        std::vector<nn::tensor_view>{nn::make_tensor_view("fc1.weight", wide, {2, 3}),
+                                     nn::make_tensor_view("fc1.bias", b1, {4}),
+                                     nn::make_tensor_view("fc2.weight", w2, {2, 4})});
+    auto e = format_error_of(
+        [&] { static_cast<void>(nn::read_parameters(folder / "shape.safetensors", store)); });
     REQUIRE(e);
     CHECK(e->field() == "tensor 'fc1.weight'");
     CHECK_THAT(e->what(), ContainsSubstring("expected F32 [4, 3], found F32 [2, 3]"));
 
-    nn::write_safetensors(folder / "f64.safetensors",
-                          std::vector<nn::tensor_view>{nn::make_tensor_view("fc1.weight", w1, {4, 3}),
-                                                       nn::make_tensor_view("fc1.bias", b1, {4}),
-                                                       nn::make_tensor_view("fc2.weight", w2_double, {2, 4})});
-    e = format_error_of([&] { static_cast<void>(nn::read_parameters(folder / "f64.safetensors", store)); });
+    nn::write_safetensors(
+        folder / "f64.safetensors",
+        std::vector<nn::tensor_view>{nn::make_tensor_view("fc1.weight", w1, {4, 3}),
+                                     nn::make_tensor_view("fc1.bias", b1, {4}),
+                                     nn::make_tensor_view("fc2.weight", w2_double, {2, 4})});
+    e = format_error_of(
+        [&] { static_cast<void>(nn::read_parameters(folder / "f64.safetensors", store)); });
     REQUIRE(e);
     CHECK(e->field() == "tensor 'fc2.weight'");
     CHECK_THAT(e->what(), ContainsSubstring("expected F32 [2, 4], found F64 [2, 4]"));
 
     // A half-precision model (model.half().state_dict()) is not silently widened.
-    nn::write_safetensors(folder / "f16.safetensors",
-                          std::vector<nn::tensor_view>{nn::make_tensor_view("fc1.weight", w1, {4, 3}),
-                                                       nn::make_tensor_view("fc1.bias", b1, {4}),
-                                                       {.name = "fc2.weight", .type = nn::dtype::f16, .shape = {2, 4},
-                                                        .data = std::as_bytes(std::span(w2_half))}});
-    e = format_error_of([&] { static_cast<void>(nn::read_parameters(folder / "f16.safetensors", store)); });
+    nn::write_safetensors(
+        folder / "f16.safetensors",
+        std::vector<nn::tensor_view>{nn::make_tensor_view("fc1.weight", w1, {4, 3}),
+                                     nn::make_tensor_view("fc1.bias", b1, {4}),
+                                     {.name = "fc2.weight",
+                                      .type = nn::dtype::f16,
+                                      .shape = {2, 4},
+                                      .data = std::as_bytes(std::span(w2_half))}});
+    e = format_error_of(
+        [&] { static_cast<void>(nn::read_parameters(folder / "f16.safetensors", store)); });
     REQUIRE(e);
-    CHECK_THAT(e->what(), ContainsSubstring("tensor 'fc2.weight': expected F32 [2, 4], found F16 [2, 4]"));
+    CHECK_THAT(e->what(),
+               ContainsSubstring("tensor 'fc2.weight': expected F32 [2, 4], found F16 [2, 4]"));
 }
 
-TEST_CASE("a corrupt or missing model file is the reader's error, naming the file", "[nn][checkpoint]")
+TEST_CASE("a corrupt or missing model file is the reader's error, naming the file",
+          "[nn][checkpoint]")
 {
     temporary_folder folder;
     nn::parameters store;
@@ -184,11 +208,13 @@ TEST_CASE("a corrupt or missing model file is the reader's error, naming the fil
     std::vector<std::byte> bytes = gpu::test::read_file(folder / "model.safetensors");
     bytes.resize(bytes.size() - 4); // cut short
     gpu::test::write_file(folder / "model.safetensors", bytes);
-    const auto e = format_error_of([&] { static_cast<void>(nn::read_parameters(folder / "model.safetensors", store)); });
+    const auto e = format_error_of(
+        [&] { static_cast<void>(nn::read_parameters(folder / "model.safetensors", store)); });
     REQUIRE(e);
     CHECK(e->file() == (folder / "model.safetensors").string());
     CHECK_THAT(e->what(), ContainsSubstring("truncated"));
-    CHECK_THROWS_AS(nn::read_parameters(folder / "absent.safetensors", store), std::filesystem::filesystem_error);
+    CHECK_THROWS_AS(nn::read_parameters(folder / "absent.safetensors", store),
+                    std::filesystem::filesystem_error);
 }
 
 TEST_CASE("a training state is written as two files and read back exactly", "[nn][checkpoint]")
@@ -216,7 +242,8 @@ TEST_CASE("a training state is written as two files and read back exactly", "[nn
     CHECK(model.tensors().size() == 3);
     CHECK(model.metadata().at("format") == "pt");
     CHECK(model.metadata().at("cudagap.checkpoint").size() == 16);
-    CHECK(optimizer.metadata().at("cudagap.checkpoint") == model.metadata().at("cudagap.checkpoint"));
+    CHECK(optimizer.metadata().at("cudagap.checkpoint") ==
+          model.metadata().at("cudagap.checkpoint"));
     CHECK(optimizer.tensors().size() == 6);
     CHECK(optimizer.metadata().at("step") == "7");
     CHECK(optimizer.at("exp_avg_sq.fc1.bias").shape == std::vector<std::size_t>{4});
@@ -232,11 +259,14 @@ TEST_CASE("a training state is written as two files and read back exactly", "[nn
     nn::training_state off = state;
     off.scaler.reset();
     nn::write_training_state(path, store, off);
-    CHECK(nn::read_safetensors(nn::optimizer_state_path(path)).metadata().at("grad_scaler.enabled") == "false");
+    CHECK(
+        nn::read_safetensors(nn::optimizer_state_path(path)).metadata().at("grad_scaler.enabled") ==
+        "false");
     CHECK_FALSE(nn::read_training_state(path, store).scaler.has_value());
 }
 
-TEST_CASE("a training state of the wrong sizes or values is refused before any file is written", "[nn][checkpoint]")
+TEST_CASE("a training state of the wrong sizes or values is refused before any file is written",
+          "[nn][checkpoint]")
 {
     temporary_folder folder;
     nn::parameters store;
@@ -286,7 +316,8 @@ TEST_CASE("a save that fails while writing leaves the earlier pair whole and no 
     nn::training_state later = earlier;
     later.optimizer.step = 8;
     later.parameters[0] = -1.0F;
-    CHECK_THROWS_AS(nn::write_training_state(model, store, later), std::filesystem::filesystem_error);
+    CHECK_THROWS_AS(nn::write_training_state(model, store, later),
+                    std::filesystem::filesystem_error);
     CHECK(folder.names() == before); // nothing renamed, no temporary file left
     const nn::training_state back = nn::read_training_state(model, store);
     CHECK(back.optimizer.step == 7);
@@ -294,7 +325,8 @@ TEST_CASE("a save that fails while writing leaves the earlier pair whole and no 
     CHECK(back.optimizer.exp_avg == earlier.optimizer.exp_avg);
 }
 
-TEST_CASE("files of two saves, or a model file without training state, are refused", "[nn][checkpoint]")
+TEST_CASE("files of two saves, or a model file without training state, are refused",
+          "[nn][checkpoint]")
 {
     temporary_folder folder;
     nn::parameters store;
@@ -324,7 +356,8 @@ TEST_CASE("files of two saves, or a model file without training state, are refus
     CHECK_THROWS_AS(nn::read_training_state(second, store), std::filesystem::filesystem_error);
 }
 
-TEST_CASE("an optimizer file of another model, shape, dtype or a corrupt one is refused, naming it", "[nn][checkpoint]")
+TEST_CASE("an optimizer file of another model, shape, dtype or a corrupt one is refused, naming it",
+          "[nn][checkpoint]")
 {
     temporary_folder folder;
     nn::parameters store;
@@ -342,22 +375,26 @@ TEST_CASE("an optimizer file of another model, shape, dtype or a corrupt one is 
     nn::training_state small_state{.parameters = flat_values(smaller, 0.0F),
                                    .optimizer = {.exp_avg = flat_values(smaller, 0.0F),
                                                  .exp_avg_sq = flat_values(smaller, 0.0F)}};
-    write_optimizer_file(path, smaller, small_state,
-                         {{"cudagap.checkpoint", id}, {"step", "1"}, {"grad_scaler.enabled", "false"}});
+    write_optimizer_file(
+        path, smaller, small_state,
+        {{"cudagap.checkpoint", id}, {"step", "1"}, {"grad_scaler.enabled", "false"}});
     auto e = format_error_of([&] { static_cast<void>(nn::read_training_state(path, store)); });
     REQUIRE(e);
     CHECK(e->file() == optimizer_file);
-    CHECK_THAT(e->what(), ContainsSubstring("2 missing ('exp_avg.fc2.weight', 'exp_avg_sq.fc2.weight')"));
+    CHECK_THAT(e->what(),
+               ContainsSubstring("2 missing ('exp_avg.fc2.weight', 'exp_avg_sq.fc2.weight')"));
 
     // A moment of another shape: the store's fc1.bias is [4], the file's [2, 2].
     nn::parameters reshaped;
     reshaped.add("fc1.weight", {4, 3}, nn::initialization::zeros());
     reshaped.add("fc1.bias", {2, 2}, nn::initialization::zeros());
     reshaped.add("fc2.weight", {2, 4}, nn::initialization::zeros());
-    const nn::training_state reshaped_state{.optimizer = {.exp_avg = flat_values(reshaped, 0.0F),
-                                                          .exp_avg_sq = flat_values(reshaped, 0.0F)}};
-    write_optimizer_file(path, reshaped, reshaped_state,
-                         {{"cudagap.checkpoint", id}, {"step", "1"}, {"grad_scaler.enabled", "false"}});
+    const nn::training_state reshaped_state{
+        .optimizer = {.exp_avg = flat_values(reshaped, 0.0F),
+                      .exp_avg_sq = flat_values(reshaped, 0.0F)}};
+    write_optimizer_file(
+        path, reshaped, reshaped_state,
+        {{"cudagap.checkpoint", id}, {"step", "1"}, {"grad_scaler.enabled", "false"}});
     e = format_error_of([&] { static_cast<void>(nn::read_training_state(path, store)); });
     REQUIRE(e);
     CHECK(e->field() == "tensor 'exp_avg.fc1.bias'");
@@ -382,9 +419,11 @@ TEST_CASE("the optimizer file's metadata is checked: step, scaler, id", "[nn][ch
     const nn::training_state state = some_state(store);
     nn::write_training_state(path, store, state);
     const std::string id = nn::read_safetensors(path).metadata().at("cudagap.checkpoint");
-    const auto refused = [&](nn::safetensors_metadata metadata, const std::string& field, const std::string& words) {
+    const auto refused = [&](nn::safetensors_metadata metadata, const std::string& field,
+                             const std::string& words) {
         write_optimizer_file(path, store, state, metadata);
-        const auto e = format_error_of([&] { static_cast<void>(nn::read_training_state(path, store)); });
+        const auto e =
+            format_error_of([&] { static_cast<void>(nn::read_training_state(path, store)); });
         REQUIRE(e);
         CHECK(e->file() == nn::optimizer_state_path(path).string());
         CHECK(e->field() == field);
@@ -414,30 +453,40 @@ TEST_CASE("the optimizer file's metadata is checked: step, scaler, id", "[nn][ch
     refused(with("step", "7 "), "__metadata__ 'step'", "'7 ' is not an integer");
     refused(with("step", "-3"), "__metadata__ 'step'", "-3 is negative");
     refused(with("step", "99999999999999999999"), "__metadata__ 'step'", "is not an integer");
-    refused(with("grad_scaler.enabled", "yes"), "__metadata__ 'grad_scaler.enabled'", "neither 'true' nor 'false'");
+    refused(with("grad_scaler.enabled", "yes"), "__metadata__ 'grad_scaler.enabled'",
+            "neither 'true' nor 'false'");
     refused(without("grad_scaler.scale"), "__metadata__ 'grad_scaler.scale'", "missing");
-    refused(with("grad_scaler.scale", "inf"), "__metadata__ 'grad_scaler.scale'", "inf is not a finite scale > 0");
-    refused(with("grad_scaler.scale", "0"), "__metadata__ 'grad_scaler.scale'", "0 is not a finite scale > 0");
-    refused(with("grad_scaler.scale", "1e"), "__metadata__ 'grad_scaler.scale'", "'1e' is not a number");
-    refused(with("grad_scaler.growth_tracker", "-1"), "__metadata__ 'grad_scaler.growth_tracker'", "-1 is negative");
-    refused(with("grad_scaler.growth_tracker", "1.5"), "__metadata__ 'grad_scaler.growth_tracker'", "not an integer");
+    refused(with("grad_scaler.scale", "inf"), "__metadata__ 'grad_scaler.scale'",
+            "inf is not a finite scale > 0");
+    refused(with("grad_scaler.scale", "0"), "__metadata__ 'grad_scaler.scale'",
+            "0 is not a finite scale > 0");
+    refused(with("grad_scaler.scale", "1e"), "__metadata__ 'grad_scaler.scale'",
+            "'1e' is not a number");
+    refused(with("grad_scaler.growth_tracker", "-1"), "__metadata__ 'grad_scaler.growth_tracker'",
+            "-1 is negative");
+    refused(with("grad_scaler.growth_tracker", "1.5"), "__metadata__ 'grad_scaler.growth_tracker'",
+            "not an integer");
 }
 
-TEST_CASE("the device functions refuse a store that is not allocated, before any CUDA call", "[nn][checkpoint]")
+TEST_CASE("the device functions refuse a store that is not allocated, before any CUDA call",
+          "[nn][checkpoint]")
 {
     temporary_folder folder;
     nn::parameters store;
     register_mlp(store);
-    CHECK_THROWS_WITH(nn::save_parameters(folder / "m.safetensors", store, gpu::legacy_default_stream),
-                      ContainsSubstring("gpu::nn::save_parameters: the parameter store is not allocated"));
-    CHECK_THROWS_WITH(nn::load_parameters(folder / "m.safetensors", store, gpu::legacy_default_stream),
-                      ContainsSubstring("gpu::nn::load_parameters: the parameter store is not allocated"));
+    CHECK_THROWS_WITH(
+        nn::save_parameters(folder / "m.safetensors", store, gpu::legacy_default_stream),
+        ContainsSubstring("gpu::nn::save_parameters: the parameter store is not allocated"));
+    CHECK_THROWS_WITH(
+        nn::load_parameters(folder / "m.safetensors", store, gpu::legacy_default_stream),
+        ContainsSubstring("gpu::nn::load_parameters: the parameter store is not allocated"));
     CHECK(folder.names().empty());
 }
 
 // ---- [gpu] ------------------------------------------------------------------------------------
 
-TEST_CASE("a store saved and loaded into another holds the same master and working copy", "[nn][checkpoint][gpu]")
+TEST_CASE("a store saved and loaded into another holds the same master and working copy",
+          "[nn][checkpoint][gpu]")
 {
     temporary_folder folder;
     gpu::stream s(gpu::stream_flags::non_blocking);
@@ -457,8 +506,10 @@ TEST_CASE("a store saved and loaded into another holds the same master and worki
     CHECK(target.master().to_host() == source.initial_values(42));
     const std::size_t bytes = source.total_elements() * 2;
     std::vector<std::byte> a(bytes), b(bytes);
-    REQUIRE(cudaMemcpy(a.data(), source.working_data(), bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
-    REQUIRE(cudaMemcpy(b.data(), target.working_data(), bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(a.data(), source.working_data(), bytes, cudaMemcpyDeviceToHost) ==
+            cudaSuccess);
+    REQUIRE(cudaMemcpy(b.data(), target.working_data(), bytes, cudaMemcpyDeviceToHost) ==
+            cudaSuccess);
     CHECK(a == b); // the FP16 copy was refreshed
 }
 
@@ -469,7 +520,8 @@ void train(gpu::test::tiny_model& model, int steps, std::uint32_t first_seed)
 {
     for (int i = 0; i < steps; ++i) {
         const gpu::test::host_batch batch =
-            gpu::test::make_batch(model.batch, model.store.precision().compute, first_seed + static_cast<std::uint32_t>(i));
+            gpu::test::make_batch(model.batch, model.store.precision().compute,
+                                  first_seed + static_cast<std::uint32_t>(i));
         model.load(batch);
         model.step(model.stream);
         model.stream.synchronize(); // `batch` must outlive its copy
@@ -478,7 +530,8 @@ void train(gpu::test::tiny_model& model, int steps, std::uint32_t first_seed)
 
 } // namespace
 
-TEST_CASE("a model trained, saved and loaded into fresh objects takes the same next step", "[nn][checkpoint][gpu]")
+TEST_CASE("a model trained, saved and loaded into fresh objects takes the same next step",
+          "[nn][checkpoint][gpu]")
 {
     temporary_folder folder;
     gpu::stream s(gpu::stream_flags::non_blocking);
@@ -490,7 +543,8 @@ TEST_CASE("a model trained, saved and loaded into fresh objects takes the same n
     train(original, 3, 100);
     nn::save_training_state(path, original.store, original.optimizer, original.scaler, s);
 
-    gpu::test::tiny_model restored(handles, s, nn::mixed_precision::fp16(), 16, 2, scaling); // other init
+    gpu::test::tiny_model restored(handles, s, nn::mixed_precision::fp16(), 16, 2,
+                                   scaling); // other init
     nn::load_training_state(path, restored.store, restored.optimizer, restored.scaler, s);
     CHECK(restored.master() == original.master());
     CHECK(restored.optimizer.step_count(s) == 3);
@@ -519,9 +573,8 @@ TEST_CASE("a refused training checkpoint changes nothing on the device", "[nn][c
     nn::save_training_state(path, bf16.store, bf16.optimizer, bf16.scaler, s);
     gpu::test::tiny_model fp16(handles, s, nn::mixed_precision::fp16(), 8, 2);
     const std::vector<float> before = fp16.master();
-    const auto e = format_error_of([&] {
-        nn::load_training_state(path, fp16.store, fp16.optimizer, fp16.scaler, s);
-    });
+    const auto e = format_error_of(
+        [&] { nn::load_training_state(path, fp16.store, fp16.optimizer, fp16.scaler, s); });
     REQUIRE(e);
     CHECK(e->file() == nn::optimizer_state_path(path).string());
     CHECK_THAT(e->what(), ContainsSubstring("saved with loss scaling off"));
@@ -539,7 +592,8 @@ TEST_CASE("a refused training checkpoint changes nothing on the device", "[nn][c
                       ContainsSubstring("the optimizer holds 10 values"));
 }
 
-TEST_CASE("checkpoints refuse a stream being captured, and the capture goes on", "[nn][checkpoint][gpu]")
+TEST_CASE("checkpoints refuse a stream being captured, and the capture goes on",
+          "[nn][checkpoint][gpu]")
 {
     temporary_folder folder;
     gpu::stream s(gpu::stream_flags::non_blocking);

@@ -11,7 +11,9 @@ namespace nn = gpu::nn;
 static_assert(std::is_copy_constructible_v<nn::context>);
 static_assert(!std::is_default_constructible_v<nn::context>);
 
-TEST_CASE("a context refers to its stream, handles and store, and carries the training and inference flags", "[nn]")
+TEST_CASE("a context refers to its stream, handles and store, and carries the training and "
+          "inference flags",
+          "[nn]")
 {
     nn::parameters store(nn::mixed_precision::bf16());
     gpu::test::host_context host(store);

@@ -26,15 +26,19 @@ using Catch::Matchers::ContainsSubstring;
 using gpu::element_type;
 using gpu::nn::cross_entropy;
 
-TEST_CASE("cross_entropy refuses bad classes and logits types before allocating", "[nn][cross_entropy]")
+TEST_CASE("cross_entropy refuses bad classes and logits types before allocating",
+          "[nn][cross_entropy]")
 {
-    const gpu::stream_ref none = gpu::legacy_default_stream; // nothing reaches it: the checks come first
-    CHECK_THROWS_WITH(cross_entropy(0, element_type::fp32, none), ContainsSubstring("classes 0 is not in [1, 2147483647]"));
+    const gpu::stream_ref none =
+        gpu::legacy_default_stream; // nothing reaches it: the checks come first
+    CHECK_THROWS_WITH(cross_entropy(0, element_type::fp32, none),
+                      ContainsSubstring("classes 0 is not in [1, 2147483647]"));
     CHECK_THROWS_WITH(cross_entropy(-3, element_type::fp16, none), ContainsSubstring("classes -3"));
     CHECK_THROWS_WITH(cross_entropy(std::int64_t{1} << 31, element_type::bf16, none),
                       ContainsSubstring("classes 2147483648"));
     CHECK_THROWS_WITH(cross_entropy(10, element_type::fp64, none),
-                      ContainsSubstring("logits of FP64") && ContainsSubstring("FP32, FP16 or BF16"));
+                      ContainsSubstring("logits of FP64") &&
+                          ContainsSubstring("FP32, FP16 or BF16"));
     CHECK_THROWS_AS(cross_entropy(10, static_cast<element_type>(9), none), std::invalid_argument);
 }
 
@@ -45,30 +49,37 @@ TEST_CASE("count_correct checks sizes, types and pointers before any launch", "[
     const auto* logits = reinterpret_cast<const void*>(std::uintptr_t{0x1000});
     const auto* labels = reinterpret_cast<const std::int32_t*>(std::uintptr_t{0x2000});
     auto* correct = reinterpret_cast<int*>(std::uintptr_t{0x3000});
-    CHECK_THROWS_WITH(gpu::nn::count_correct(logits, element_type::fp32, labels, 0, 10, correct, none),
-                      ContainsSubstring("batch 0 is not in [1, 2147483647]"));
-    CHECK_THROWS_WITH(gpu::nn::count_correct(logits, element_type::fp32, labels, 8, 0, correct, none),
-                      ContainsSubstring("classes 0"));
-    CHECK_THROWS_WITH(gpu::nn::count_correct(logits, element_type::fp32, labels, std::int64_t{1} << 31, 10,
-                                             correct, none),
+    CHECK_THROWS_WITH(
+        gpu::nn::count_correct(logits, element_type::fp32, labels, 0, 10, correct, none),
+        ContainsSubstring("batch 0 is not in [1, 2147483647]"));
+    CHECK_THROWS_WITH(
+        gpu::nn::count_correct(logits, element_type::fp32, labels, 8, 0, correct, none),
+        ContainsSubstring("classes 0"));
+    CHECK_THROWS_WITH(gpu::nn::count_correct(logits, element_type::fp32, labels,
+                                             std::int64_t{1} << 31, 10, correct, none),
                       ContainsSubstring("batch 2147483648"));
-    CHECK_THROWS_WITH(gpu::nn::count_correct(logits, element_type::fp32, labels, 2147483647, 2147483647,
-                                             correct, none),
+    CHECK_THROWS_WITH(gpu::nn::count_correct(logits, element_type::fp32, labels, 2147483647,
+                                             2147483647, correct, none),
                       ContainsSubstring("more bytes than memory holds"));
-    CHECK_THROWS_WITH(gpu::nn::count_correct(logits, element_type::fp64, labels, 8, 10, correct, none),
-                      ContainsSubstring("logits of FP64"));
-    CHECK_THROWS_WITH(gpu::nn::count_correct(nullptr, element_type::fp16, labels, 8, 10, correct, none),
-                      ContainsSubstring("null logits"));
-    CHECK_THROWS_WITH(gpu::nn::count_correct(logits, element_type::fp16, nullptr, 8, 10, correct, none),
-                      ContainsSubstring("null labels"));
-    CHECK_THROWS_WITH(gpu::nn::count_correct(logits, element_type::bf16, labels, 8, 10, nullptr, none),
-                      ContainsSubstring("null correct"));
+    CHECK_THROWS_WITH(
+        gpu::nn::count_correct(logits, element_type::fp64, labels, 8, 10, correct, none),
+        ContainsSubstring("logits of FP64"));
+    CHECK_THROWS_WITH(
+        gpu::nn::count_correct(nullptr, element_type::fp16, labels, 8, 10, correct, none),
+        ContainsSubstring("null logits"));
+    CHECK_THROWS_WITH(
+        gpu::nn::count_correct(logits, element_type::fp16, nullptr, 8, 10, correct, none),
+        ContainsSubstring("null labels"));
+    CHECK_THROWS_WITH(
+        gpu::nn::count_correct(logits, element_type::bf16, labels, 8, 10, nullptr, none),
+        ContainsSubstring("null correct"));
 }
 
 namespace {
 
 // The float64 reference of nn.CrossEntropyLoss() (mean) and its gradient, from the definition.
-double reference_loss(const std::vector<double>& x, const std::vector<std::int32_t>& labels, int classes)
+double reference_loss(const std::vector<double>& x, const std::vector<std::int32_t>& labels,
+                      int classes)
 {
     const std::size_t batch = labels.size();
     double total = 0.0;
@@ -83,8 +94,9 @@ double reference_loss(const std::vector<double>& x, const std::vector<std::int32
     return total / static_cast<double>(batch);
 }
 
-std::vector<double> reference_gradient(const std::vector<double>& x, const std::vector<std::int32_t>& labels,
-                                       int classes, double scale)
+std::vector<double> reference_gradient(const std::vector<double>& x,
+                                       const std::vector<std::int32_t>& labels, int classes,
+                                       double scale)
 {
     const std::size_t batch = labels.size();
     std::vector<double> g(x.size());
@@ -96,7 +108,8 @@ std::vector<double> reference_gradient(const std::vector<double>& x, const std::
         }
         for (int j = 0; j < classes; ++j) {
             const double p = std::exp(row[j]) / sum;
-            g[r * classes + j] = (p - (j == labels[r] ? 1.0 : 0.0)) / static_cast<double>(batch) * scale;
+            g[r * classes + j] =
+                (p - (j == labels[r] ? 1.0 : 0.0)) / static_cast<double>(batch) * scale;
         }
     }
     return g;
@@ -121,7 +134,10 @@ std::vector<std::int32_t> labels_for(std::size_t batch, int classes, std::uint32
     return labels;
 }
 
-float read_float(const gpu::device_buffer<float>& value) { return value.to_host().at(0); }
+float read_float(const gpu::device_buffer<float>& value)
+{
+    return value.to_host().at(0);
+}
 
 // Runs forward and backward on FP32 logits; returns the loss and the gradient.
 struct pass_result {
@@ -129,8 +145,8 @@ struct pass_result {
     std::vector<float> grad;
 };
 
-pass_result run_fp32(const std::vector<float>& x, const std::vector<std::int32_t>& labels, int classes,
-                     const float* scale, gpu::stream_ref s)
+pass_result run_fp32(const std::vector<float>& x, const std::vector<std::int32_t>& labels,
+                     int classes, const float* scale, gpu::stream_ref s)
 {
     cross_entropy loss(classes, element_type::fp32, s);
     const auto batch = static_cast<std::int64_t>(labels.size());
@@ -159,11 +175,13 @@ TEST_CASE("FP32 forward and backward match the float64 reference", "[nn][cross_e
         const std::vector<double> exact = gpu::test::widened(x);
         const double expected = reference_loss(exact, labels, classes);
         CHECK(std::abs(r.loss - expected) / expected < 1e-5);
-        CHECK(gpu::test::relative_error<float>(r.grad, reference_gradient(exact, labels, classes, 1.0)) < 1e-5);
+        CHECK(gpu::test::relative_error<float>(
+                  r.grad, reference_gradient(exact, labels, classes, 1.0)) < 1e-5);
     }
 }
 
-TEST_CASE("the backward pass agrees with central finite differences of the loss", "[nn][cross_entropy][gpu]")
+TEST_CASE("the backward pass agrees with central finite differences of the loss",
+          "[nn][cross_entropy][gpu]")
 {
     gpu::stream s;
     const int classes = 5;
@@ -181,7 +199,8 @@ TEST_CASE("the backward pass agrees with central finite differences of the loss"
         const double h64 = 1e-5;
         up[i] += h64;
         down[i] -= h64;
-        fd64[i] = (reference_loss(up, labels, classes) - reference_loss(down, labels, classes)) / (2 * h64);
+        fd64[i] = (reference_loss(up, labels, classes) - reference_loss(down, labels, classes)) /
+                  (2 * h64);
 
         const float h32 = 1e-2F;
         std::vector<float> up32 = x;
@@ -230,14 +249,16 @@ void check_half_precision(element_type type)
     gpu::device_buffer<Half> grad(x.size(), s);
     auto scale = gpu::device_buffer<float>::from_host(std::vector<float>{1024.0F}, s);
     loss.forward(logits.data(), y.data(), static_cast<std::int64_t>(batch), out.data(), s);
-    loss.backward(logits.data(), y.data(), static_cast<std::int64_t>(batch), grad.data(), scale.data(), s);
+    loss.backward(logits.data(), y.data(), static_cast<std::int64_t>(batch), grad.data(),
+                  scale.data(), s);
 
     // Against the reference of the logits as they are in memory (computed in FP32 on the device).
     const std::vector<double> exact = gpu::test::widened(x);
     const double expected = reference_loss(exact, labels, classes);
     CHECK(std::abs(read_float(out) - expected) / expected < 1e-5);
     CHECK(gpu::test::relative_error<double>(gpu::test::widened(grad.to_host()),
-                                            reference_gradient(exact, labels, classes, 1024.0)) < 1e-2);
+                                            reference_gradient(exact, labels, classes, 1024.0)) <
+          1e-2);
 }
 
 } // namespace
@@ -249,7 +270,8 @@ TEST_CASE("FP16 and BF16 logits are read and written in their format, computed i
     check_half_precision<__nv_bfloat16>(element_type::bf16);
 }
 
-TEST_CASE("a label out of range is never an index: NaN, the record, and the check", "[nn][cross_entropy][gpu]")
+TEST_CASE("a label out of range is never an index: NaN, the record, and the check",
+          "[nn][cross_entropy][gpu]")
 {
     gpu::stream s;
     const int classes = 10;
@@ -266,7 +288,8 @@ TEST_CASE("a label out of range is never an index: NaN, the record, and the chec
     auto grad = gpu::device_buffer<float>::from_host(gpu::test::poisoned(x.size()), s);
     loss.forward(logits.data(), y.data(), static_cast<std::int64_t>(batch), out.data(), s);
     CHECK(std::isnan(read_float(out)));
-    loss.backward(logits.data(), y.data(), static_cast<std::int64_t>(batch), grad.data(), nullptr, s);
+    loss.backward(logits.data(), y.data(), static_cast<std::int64_t>(batch), grad.data(), nullptr,
+                  s);
     const std::vector<float> g = grad.to_host();
     for (std::size_t r = 0; r < batch; ++r) {
         const bool bad_row = r == 3 || r == 7;
@@ -279,7 +302,8 @@ TEST_CASE("a label out of range is never an index: NaN, the record, and the chec
     CHECK(bad->row == 3);
     CHECK(bad->label == 10);
     CHECK_THROWS_AS(loss.check_labels(s), std::invalid_argument);
-    CHECK_THROWS_WITH(loss.check_labels(s), ContainsSubstring("label 10 in row 3") && ContainsSubstring("[0, 10)"));
+    CHECK_THROWS_WITH(loss.check_labels(s),
+                      ContainsSubstring("label 10 in row 3") && ContainsSubstring("[0, 10)"));
     loss.clear_label_error(s);
     CHECK_FALSE(loss.first_bad_label(s).has_value());
 
@@ -291,7 +315,8 @@ TEST_CASE("a label out of range is never an index: NaN, the record, and the chec
     CHECK(loss.first_bad_label(s)->row == 7);
 }
 
-TEST_CASE("backward may overwrite the logits, and the forward is deterministic", "[nn][cross_entropy][gpu]")
+TEST_CASE("backward may overwrite the logits, and the forward is deterministic",
+          "[nn][cross_entropy][gpu]")
 {
     gpu::stream s;
     const int classes = 100;
@@ -311,7 +336,8 @@ TEST_CASE("backward may overwrite the logits, and the forward is deterministic",
     }
     CHECK(std::all_of(losses.begin(), losses.end(), [&](float v) { return v == losses.front(); }));
     CHECK(losses.front() == separate.loss);
-    loss.backward(logits.data(), y.data(), static_cast<std::int64_t>(batch), logits.data(), nullptr, s);
+    loss.backward(logits.data(), y.data(), static_cast<std::int64_t>(batch), logits.data(), nullptr,
+                  s);
     CHECK(logits.to_host() == separate.grad);
 }
 
@@ -323,38 +349,46 @@ TEST_CASE("a live loss checks its passes' arguments", "[nn][cross_entropy][gpu]"
     CHECK(loss.logits_type() == element_type::fp16);
     gpu::device_buffer<float> buffer(100, s);
     gpu::device_buffer<std::int32_t> labels(10, s);
-    CHECK_THROWS_WITH(loss.forward(buffer.data(), labels.data(), 0, buffer.data(), s), ContainsSubstring("batch 0"));
-    CHECK_THROWS_WITH(loss.forward(nullptr, labels.data(), 10, buffer.data(), s), ContainsSubstring("null logits"));
-    CHECK_THROWS_WITH(loss.forward(buffer.data(), nullptr, 10, buffer.data(), s), ContainsSubstring("null labels"));
-    CHECK_THROWS_WITH(loss.forward(buffer.data(), labels.data(), 10, nullptr, s), ContainsSubstring("null loss"));
+    CHECK_THROWS_WITH(loss.forward(buffer.data(), labels.data(), 0, buffer.data(), s),
+                      ContainsSubstring("batch 0"));
+    CHECK_THROWS_WITH(loss.forward(nullptr, labels.data(), 10, buffer.data(), s),
+                      ContainsSubstring("null logits"));
+    CHECK_THROWS_WITH(loss.forward(buffer.data(), nullptr, 10, buffer.data(), s),
+                      ContainsSubstring("null labels"));
+    CHECK_THROWS_WITH(loss.forward(buffer.data(), labels.data(), 10, nullptr, s),
+                      ContainsSubstring("null loss"));
     CHECK_THROWS_WITH(loss.backward(buffer.data(), labels.data(), 10, nullptr, nullptr, s),
                       ContainsSubstring("null dlogits"));
     cross_entropy taken = std::move(loss);
     // NOLINTNEXTLINE(bugprone-use-after-move): the moved-from state is what is tested
-    CHECK_THROWS_WITH(loss.forward(buffer.data(), labels.data(), 10, buffer.data(), s), ContainsSubstring("moved from"));
+    CHECK_THROWS_WITH(loss.forward(buffer.data(), labels.data(), 10, buffer.data(), s),
+                      ContainsSubstring("moved from"));
     CHECK_THROWS_AS(loss.first_bad_label(s), std::logic_error);
 }
 
-TEST_CASE("count_correct counts argmax hits, first maximum on ties, NaN never winning", "[nn][cross_entropy][gpu]")
+TEST_CASE("count_correct counts argmax hits, first maximum on ties, NaN never winning",
+          "[nn][cross_entropy][gpu]")
 {
     gpu::stream s;
     const int classes = 4;
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const std::vector<float> x{
-        0.1F, 0.9F, 0.3F, 0.2F,   // argmax 1
-        0.5F, 0.5F, 0.1F, 0.0F,   // tie: 0
-        nan,  0.2F, 0.7F, 0.1F,   // NaN skipped: 2
-        nan,  nan,  nan,  nan,    // no winner
+        0.1F,  0.9F,  0.3F,  0.2F,  // argmax 1
+        0.5F,  0.5F,  0.1F,  0.0F,  // tie: 0
+        nan,   0.2F,  0.7F,  0.1F,  // NaN skipped: 2
+        nan,   nan,   nan,   nan,   // no winner
         -1.0F, -2.0F, -0.5F, -3.0F, // argmax 2
-        1.0F, 0.0F, 0.0F, 0.0F,   // argmax 0, label out of range
+        1.0F,  0.0F,  0.0F,  0.0F,  // argmax 0, label out of range
     };
     const std::vector<std::int32_t> labels{1, 1, 2, 0, 2, 9};
     auto logits = gpu::device_buffer<float>::from_host(x, s);
     auto y = gpu::device_buffer<std::int32_t>::from_host(labels, s);
     auto correct = gpu::device_buffer<int>::from_host(std::vector<int>{0}, s);
-    gpu::nn::count_correct(logits.data(), element_type::fp32, y.data(), 6, classes, correct.data(), s);
+    gpu::nn::count_correct(logits.data(), element_type::fp32, y.data(), 6, classes, correct.data(),
+                           s);
     CHECK(correct.to_host()[0] == 3); // rows 0, 2 and 4
-    gpu::nn::count_correct(logits.data(), element_type::fp32, y.data(), 6, classes, correct.data(), s);
+    gpu::nn::count_correct(logits.data(), element_type::fp32, y.data(), 6, classes, correct.data(),
+                           s);
     CHECK(correct.to_host()[0] == 6); // accumulated
 
     // Many rows and FP16: against a host argmax.

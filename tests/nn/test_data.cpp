@@ -58,30 +58,39 @@ TEST_CASE("the shuffle is a permutation, fixed by the seed and the epoch", "[nn]
 
 TEST_CASE("the data functions check their arguments", "[nn][data]")
 {
-    const gpu::stream_ref fake(reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000})); // never used
-    CHECK_THROWS_WITH(nn::shuffled_index(0, 0, 1, 1), ContainsSubstring("count 0 is not in [1, 4294967295]"));
-    CHECK_THROWS_WITH(nn::shuffled_index(5, 5, 1, 1), ContainsSubstring("position 5 is not below the count 5"));
-    CHECK_THROWS_WITH(nn::shuffle_order(nullptr, 10, 1, 1, fake), ContainsSubstring("order is null"));
-    CHECK_THROWS_WITH(nn::shuffle_order(nullptr, 1ULL << 33, 1, 1, fake), ContainsSubstring("count 8589934592"));
+    const gpu::stream_ref fake(
+        reinterpret_cast<cudaStream_t>(std::uintptr_t{0x1000})); // never used
+    CHECK_THROWS_WITH(nn::shuffled_index(0, 0, 1, 1),
+                      ContainsSubstring("count 0 is not in [1, 4294967295]"));
+    CHECK_THROWS_WITH(nn::shuffled_index(5, 5, 1, 1),
+                      ContainsSubstring("position 5 is not below the count 5"));
+    CHECK_THROWS_WITH(nn::shuffle_order(nullptr, 10, 1, 1, fake),
+                      ContainsSubstring("order is null"));
+    CHECK_THROWS_WITH(nn::shuffle_order(nullptr, 1ULL << 33, 1, 1, fake),
+                      ContainsSubstring("count 8589934592"));
 
     std::uint8_t byte = 0;
     std::uint32_t number = 0;
     std::int32_t label = 0;
     float out = 0.0F;
     const nn::batch_source source{&byte, &byte, nullptr, 1, 1};
-    CHECK_THROWS_WITH(nn::gather_batch(source, 0, {}, gpu::element_type::fp32, &out, &label, &number, fake),
-                      ContainsSubstring("batch 0 is not in [1, 2147483647]"));
-    CHECK_THROWS_WITH(nn::gather_batch(source, 1, {}, gpu::element_type::fp64, &out, &label, &number, fake),
-                      ContainsSubstring("a batch of FP64; FP32, FP16 or BF16 are taken"));
-    CHECK_THROWS_WITH(nn::gather_batch(source, 1, {0.0F, 0.0F}, gpu::element_type::fp32, &out, &label, &number, fake),
+    CHECK_THROWS_WITH(
+        nn::gather_batch(source, 0, {}, gpu::element_type::fp32, &out, &label, &number, fake),
+        ContainsSubstring("batch 0 is not in [1, 2147483647]"));
+    CHECK_THROWS_WITH(
+        nn::gather_batch(source, 1, {}, gpu::element_type::fp64, &out, &label, &number, fake),
+        ContainsSubstring("a batch of FP64; FP32, FP16 or BF16 are taken"));
+    CHECK_THROWS_WITH(nn::gather_batch(source, 1, {0.0F, 0.0F}, gpu::element_type::fp32, &out,
+                                       &label, &number, fake),
                       ContainsSubstring("std 0"));
-    CHECK_THROWS_WITH(nn::gather_batch(source, 1, {}, gpu::element_type::fp32, &out, &label, nullptr, fake),
-                      ContainsSubstring("null pointers: batch_number"));
-    CHECK_THROWS_WITH(nn::gather_batch({&byte, &byte, nullptr, 1, 0}, 1, {}, gpu::element_type::fp32, &out, &label,
-                                       &number, fake),
+    CHECK_THROWS_WITH(
+        nn::gather_batch(source, 1, {}, gpu::element_type::fp32, &out, &label, nullptr, fake),
+        ContainsSubstring("null pointers: batch_number"));
+    CHECK_THROWS_WITH(nn::gather_batch({&byte, &byte, nullptr, 1, 0}, 1, {},
+                                       gpu::element_type::fp32, &out, &label, &number, fake),
                       ContainsSubstring("item_elements 0"));
-    CHECK_THROWS_WITH(nn::gather_batch({&byte, &byte, nullptr, 0, 1}, 1, {}, gpu::element_type::fp32, &out, &label,
-                                       &number, fake),
+    CHECK_THROWS_WITH(nn::gather_batch({&byte, &byte, nullptr, 0, 1}, 1, {},
+                                       gpu::element_type::fp32, &out, &label, &number, fake),
                       ContainsSubstring("count 0"));
 }
 
@@ -118,7 +127,8 @@ float read_value(const std::vector<std::byte>& bytes, std::size_t i, gpu::elemen
 
 } // namespace
 
-TEST_CASE("a gathered batch is the shuffled items normalised, and the batch number advances", "[nn][data][gpu]")
+TEST_CASE("a gathered batch is the shuffled items normalised, and the batch number advances",
+          "[nn][data][gpu]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
     constexpr std::uint64_t count = 10;
@@ -138,26 +148,34 @@ TEST_CASE("a gathered batch is the shuffled items normalised, and the batch numb
     nn::shuffle_order(order.data(), count, 7, 1, s);
     const std::vector<std::uint32_t> expected_order = host_order(count, 7, 1);
     const nn::normalization norm{0.2860F, 0.3530F};
-    for (const gpu::element_type type : {gpu::element_type::fp32, gpu::element_type::fp16, gpu::element_type::bf16}) {
+    for (const gpu::element_type type :
+         {gpu::element_type::fp32, gpu::element_type::fp16, gpu::element_type::bf16}) {
         CAPTURE(gpu::to_string(type));
-        gpu::device_buffer<std::byte> out(static_cast<std::size_t>(batch) * elements * gpu::element_size(type), s);
+        gpu::device_buffer<std::byte> out(
+            static_cast<std::size_t>(batch) * elements * gpu::element_size(type), s);
         gpu::device_buffer<std::int32_t> out_labels(static_cast<std::size_t>(batch), s);
         gpu::device_buffer<std::uint32_t> number(1, s);
         number.fill_zero_async(s);
         for (std::uint32_t call = 0; call < 3; ++call) { // the third batch wraps: items 8, 9, 0, 1
-            nn::gather_batch({device_pixels.data(), device_labels.data(), order.data(), count, elements}, batch, norm,
-                             type, out.data(), out_labels.data(), number.data(), s);
+            nn::gather_batch(
+                {device_pixels.data(), device_labels.data(), order.data(), count, elements}, batch,
+                norm, type, out.data(), out_labels.data(), number.data(), s);
             const std::vector<std::byte> values = out.to_host();
             const std::vector<std::int32_t> got_labels = out_labels.to_host();
             for (std::int64_t r = 0; r < batch; ++r) {
-                const std::uint32_t item = expected_order[(call * batch + static_cast<std::uint64_t>(r)) % count];
+                const std::uint32_t item =
+                    expected_order[(call * batch + static_cast<std::uint64_t>(r)) % count];
                 CHECK(got_labels[static_cast<std::size_t>(r)] == labels[item]);
                 for (std::uint64_t e = 0; e < elements; ++e) {
-                    const float want = (static_cast<float>(pixels[item * elements + e]) / 255.0F - norm.mean) / norm.std;
-                    const float tolerance = type == gpu::element_type::fp32 ? 1e-5F
-                                            : type == gpu::element_type::fp16 ? 2e-3F : 2e-2F;
-                    CHECK(std::abs(read_value(values, static_cast<std::size_t>(r) * elements + e, type) - want) <=
-                          tolerance * std::max(1.0F, std::abs(want)));
+                    const float want =
+                        (static_cast<float>(pixels[item * elements + e]) / 255.0F - norm.mean) /
+                        norm.std;
+                    const float tolerance = type == gpu::element_type::fp32   ? 1e-5F
+                                            : type == gpu::element_type::fp16 ? 2e-3F
+                                                                              : 2e-2F;
+                    CHECK(std::abs(
+                              read_value(values, static_cast<std::size_t>(r) * elements + e, type) -
+                              want) <= tolerance * std::max(1.0F, std::abs(want)));
                 }
             }
             CHECK(number.to_host() == std::vector<std::uint32_t>{call + 1});

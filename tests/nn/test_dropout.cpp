@@ -27,7 +27,8 @@ TEST_CASE("a dropout layer takes a probability below 1 and a seed", "[nn]")
     CHECK(nn::dropout().probability() == 0.5F); // nn.Dropout()'s default
     CHECK(drop.generator() == nullptr);         // made by the first plan
     CHECK_FALSE(drop.dropped());
-    CHECK_THROWS_WITH(nn::dropout(1.0F), ContainsSubstring("gpu::nn::dropout: p 1 is outside [0, 1)"));
+    CHECK_THROWS_WITH(nn::dropout(1.0F),
+                      ContainsSubstring("gpu::nn::dropout: p 1 is outside [0, 1)"));
     CHECK_THROWS_WITH(nn::dropout(-0.5F), ContainsSubstring("p -0.5 is outside [0, 1)"));
     CHECK_THROWS_AS(nn::dropout(std::numeric_limits<float>::quiet_NaN()), std::invalid_argument);
 }
@@ -41,14 +42,19 @@ TEST_CASE("a dropout layer plans its input's spec and refuses what cuDNN cannot 
     CHECK(identity.plan(host.ctx, spec) == spec);
     CHECK(identity.generator() == nullptr);
     CHECK(identity.mask().empty());
-    const nn::tensor_spec nhwc{.shape = {2, 3, 4, 5}, .type = element_type::fp16, .layout = dnn::tensor_layout::nhwc};
+    const nn::tensor_spec nhwc{
+        .shape = {2, 3, 4, 5}, .type = element_type::fp16, .layout = dnn::tensor_layout::nhwc};
     CHECK(identity.plan(host.ctx, nhwc) == nhwc);
 
     nn::dropout drop(0.5F);
-    CHECK_THROWS_WITH(drop.plan(host.ctx, {.shape = {4, 4}, .type = element_type::fp64}),
-                      ContainsSubstring("dropout(p 0.5): the input is FP64 [4, 4] nchw; cuDNN takes FP32, FP16 or BF16"));
-    CHECK_THROWS_WITH(drop.plan(host.ctx, {.shape = {65536, 65536}}), ContainsSubstring("more than 2^31 - 1 elements"));
-    CHECK_THROWS_WITH(drop.plan(host.ctx, {.shape = {3, 0}}), ContainsSubstring("dimension 1 of the input"));
+    CHECK_THROWS_WITH(
+        drop.plan(host.ctx, {.shape = {4, 4}, .type = element_type::fp64}),
+        ContainsSubstring(
+            "dropout(p 0.5): the input is FP64 [4, 4] nchw; cuDNN takes FP32, FP16 or BF16"));
+    CHECK_THROWS_WITH(drop.plan(host.ctx, {.shape = {65536, 65536}}),
+                      ContainsSubstring("more than 2^31 - 1 elements"));
+    CHECK_THROWS_WITH(drop.plan(host.ctx, {.shape = {3, 0}}),
+                      ContainsSubstring("dimension 1 of the input"));
     // A valid input reaches the cuDNN handle (empty here) to seed the generator.
     CHECK_THROWS_AS(drop.plan(host.ctx, spec), std::logic_error);
     CHECK_FALSE(drop.planned_input().has_value());
@@ -69,8 +75,9 @@ struct dropout_run {
     device_tensor<T> x, y, dy, dx;
 
     dropout_run(float p, const std::vector<int>& dims)
-        : device(gpu::test::prepared(store, stream), store), drop(p, 11), x(dims, dnn::tensor_layout::nchw, stream),
-          y(dims, x.layout, stream), dy(dims, x.layout, stream), dx(dims, x.layout, stream)
+        : device(gpu::test::prepared(store, stream), store), drop(p, 11),
+          x(dims, dnn::tensor_layout::nchw, stream), y(dims, x.layout, stream),
+          dy(dims, x.layout, stream), dx(dims, x.layout, stream)
     {
         REQUIRE(drop.plan(device.ctx, gpu::test::spec_of(x)) == gpu::test::spec_of(x));
         x.upload(gpu::test::nonzero_values(x.element_count(), 12)); // a zero output means dropped
@@ -114,10 +121,12 @@ void check_training(float p)
     const double fraction = check_mask(run, p);
     CHECK(fraction == Approx(p).margin(0.05)); // 8192 draws: the standard deviation is under 0.006
     // In place cuDNN does not document: refused, the mask and the outputs left as they were.
-    CHECK_THROWS_WITH(run.drop.forward(run.device.ctx, gpu::test::ref_of(run.x), gpu::test::ref_of(run.x)),
-                      ContainsSubstring("cuDNN does not document dropout in place"));
-    CHECK_THROWS_WITH(run.drop.backward(run.device.ctx, gpu::test::ref_of(run.dy), gpu::test::ref_of(run.dy)),
-                      ContainsSubstring("dropout's backward in place"));
+    CHECK_THROWS_WITH(
+        run.drop.forward(run.device.ctx, gpu::test::ref_of(run.x), gpu::test::ref_of(run.x)),
+        ContainsSubstring("cuDNN does not document dropout in place"));
+    CHECK_THROWS_WITH(
+        run.drop.backward(run.device.ctx, gpu::test::ref_of(run.dy), gpu::test::ref_of(run.dy)),
+        ContainsSubstring("dropout's backward in place"));
     CHECK(check_mask(run, p) == fraction);
     const std::vector<double> first = run.y.download(run.stream);
     run.forward(); // a new mask
@@ -136,7 +145,8 @@ TEST_CASE("dropout in training drops about p, scales the rest, and the backward 
     check_training<__nv_bfloat16>(0.7F);
 }
 
-TEST_CASE("dropout in evaluation, and with p = 0, is the identity forward and backward", "[nn][gpu]")
+TEST_CASE("dropout in evaluation, and with p = 0, is the identity forward and backward",
+          "[nn][gpu]")
 {
     dropout_run<float> run(0.5F, {4, 100});
     run.device.ctx.set_training(false); // model.eval()
@@ -160,11 +170,13 @@ TEST_CASE("a dropout planned again for another batch continues its generator", "
 {
     dropout_run<float> run(0.5F, {2, 64});
     const dnn::dropout* generator = run.drop.generator();
-    device_tensor<float> big({5, 64}, dnn::tensor_layout::nchw, run.stream), out(big.dims, big.layout, run.stream);
+    device_tensor<float> big({5, 64}, dnn::tensor_layout::nchw, run.stream),
+        out(big.dims, big.layout, run.stream);
     big.upload(gpu::test::nonzero_values(big.element_count(), 14));
     run.drop.plan(run.device.ctx, gpu::test::spec_of(big));
     CHECK(run.drop.generator() == generator); // seeded once
-    CHECK(run.drop.mask().size() >= dnn::dropout::reserve_bytes(big.element_count(), dnn::data_type::fp32));
+    CHECK(run.drop.mask().size() >=
+          dnn::dropout::reserve_bytes(big.element_count(), dnn::data_type::fp32));
     run.drop.forward(run.device.ctx, gpu::test::ref_of(big), gpu::test::ref_of(out));
     const std::vector<double> y = out.download(run.stream);
     for (std::size_t i = 0; i < y.size(); ++i) {

@@ -33,12 +33,14 @@ TEST_CASE("grad_scaler defaults are torch.amp.GradScaler's", "[nn][grad_scaler]"
     CHECK(state.growth_tracker == 0);
 }
 
-TEST_CASE("grad_scaler refuses options out of range, naming them, before allocating", "[nn][grad_scaler]")
+TEST_CASE("grad_scaler refuses options out of range, naming them, before allocating",
+          "[nn][grad_scaler]")
 {
     // No device memory is touched before the checks: these throw the same with or without a GPU.
     const auto refused = [](const grad_scaler_options& options, const std::string& words) {
         CHECK_THROWS_AS(grad_scaler(gpu::legacy_default_stream, options), std::invalid_argument);
-        CHECK_THROWS_WITH(grad_scaler(gpu::legacy_default_stream, options), ContainsSubstring(words));
+        CHECK_THROWS_WITH(grad_scaler(gpu::legacy_default_stream, options),
+                          ContainsSubstring(words));
     };
     refused({.init_scale = 0.0F}, "init_scale 0");
     refused({.init_scale = -2.0F}, "init_scale -2");
@@ -63,18 +65,23 @@ TEST_CASE("loss scaling is advised for FP16 only, with the reason", "[nn][grad_s
     CHECK_THAT(fp16.reason, ContainsSubstring("FP16") && ContainsSubstring("2^-24"));
     const gpu::nn::loss_scaling_advice bf16 = gpu::nn::advise_loss_scaling(gpu::element_type::bf16);
     CHECK_FALSE(bf16.needed);
-    CHECK_THAT(bf16.reason, ContainsSubstring("BF16") && ContainsSubstring("no loss scaling is needed"));
+    CHECK_THAT(bf16.reason,
+               ContainsSubstring("BF16") && ContainsSubstring("no loss scaling is needed"));
     CHECK_FALSE(gpu::nn::advise_loss_scaling(gpu::element_type::fp32).needed);
     CHECK_FALSE(gpu::nn::advise_loss_scaling(gpu::element_type::fp64).needed);
     CHECK_THROWS_WITH(gpu::nn::advise_loss_scaling(static_cast<gpu::element_type>(7)),
                       ContainsSubstring("element_type value 7"));
-    CHECK_THROWS_AS(grad_scaler::for_precision(static_cast<gpu::element_type>(7), gpu::legacy_default_stream),
-                    std::invalid_argument);
+    CHECK_THROWS_AS(
+        grad_scaler::for_precision(static_cast<gpu::element_type>(7), gpu::legacy_default_stream),
+        std::invalid_argument);
 }
 
 namespace {
 
-std::vector<float> read(const gpu::device_buffer<float>& buffer) { return buffer.to_host(); }
+std::vector<float> read(const gpu::device_buffer<float>& buffer)
+{
+    return buffer.to_host();
+}
 
 // A scaler with a small interval for the tests: scale 1024, grows x2 after 3 good steps.
 grad_scaler small_scaler(gpu::stream_ref s)
@@ -201,10 +208,12 @@ TEST_CASE("a disabled scaler is the identity and says why", "[nn][grad_scaler][g
     CHECK_FALSE(scaler.enabled());
     CHECK_FALSE(scaler.options().enabled);
     CHECK_THAT(scaler.reason(), ContainsSubstring("BF16"));
-    CHECK_THAT(scaler.to_string(), ContainsSubstring("disabled (scale 1)") && ContainsSubstring("BF16"));
+    CHECK_THAT(scaler.to_string(),
+               ContainsSubstring("disabled (scale 1)") && ContainsSubstring("BF16"));
     CHECK(scaler.current_scale(s) == 1.0F);
     float device_scale = 0.0F;
-    REQUIRE(cudaMemcpy(&device_scale, scaler.scale(), sizeof device_scale, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(&device_scale, scaler.scale(), sizeof device_scale,
+                       cudaMemcpyDeviceToHost) == cudaSuccess);
     CHECK(device_scale == 1.0F);
 
     std::vector<float> g = gpu::test::random_floats(16, 10);
@@ -221,7 +230,8 @@ TEST_CASE("a disabled scaler is the identity and says why", "[nn][grad_scaler][g
     CHECK(fp16.enabled());
     CHECK_THAT(fp16.to_string(), ContainsSubstring("enabled, init scale 65536") &&
                                      ContainsSubstring("after 2000 steps"));
-    const grad_scaler off = grad_scaler::for_precision(gpu::element_type::fp16, s, {.enabled = false});
+    const grad_scaler off =
+        grad_scaler::for_precision(gpu::element_type::fp16, s, {.enabled = false});
     CHECK_FALSE(off.enabled());
     CHECK_THAT(off.reason(), ContainsSubstring("enabled is false"));
 }

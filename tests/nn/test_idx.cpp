@@ -28,7 +28,8 @@ void append_big_endian(std::vector<std::byte>& out, std::uint64_t value, std::si
 std::vector<std::byte> idx_file(std::uint8_t type, const std::vector<std::uint32_t>& dims,
                                 const std::vector<std::byte>& data)
 {
-    std::vector<std::byte> out{std::byte{0}, std::byte{0}, std::byte{type}, static_cast<std::byte>(dims.size())};
+    std::vector<std::byte> out{std::byte{0}, std::byte{0}, std::byte{type},
+                               static_cast<std::byte>(dims.size())};
     for (const std::uint32_t dim : dims) {
         append_big_endian(out, dim, 4);
     }
@@ -49,7 +50,8 @@ std::vector<std::byte> u8_data(std::size_t count, std::size_t seed)
 std::vector<std::byte> gzip(const std::vector<std::byte>& bytes)
 {
     z_stream z{};
-    REQUIRE(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    REQUIRE(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+                         Z_DEFAULT_STRATEGY) == Z_OK);
     std::vector<std::byte> out(deflateBound(&z, static_cast<uLong>(bytes.size())) + 32);
     z.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(bytes.data()));
     z.avail_in = static_cast<uInt>(bytes.size());
@@ -68,16 +70,19 @@ std::vector<std::byte> concatenated(std::vector<std::byte> a, const std::vector<
     return a;
 }
 
-std::optional<gpu::nn::format_error> parse_error(const std::vector<std::byte>& bytes, std::uint64_t max_bytes = 1 << 20)
+std::optional<gpu::nn::format_error> parse_error(const std::vector<std::byte>& bytes,
+                                                 std::uint64_t max_bytes = 1 << 20)
 {
-    return gpu::test::format_error_of([&] { static_cast<void>(gpu::nn::parse_idx(bytes, "f.idx", max_bytes)); });
+    return gpu::test::format_error_of(
+        [&] { static_cast<void>(gpu::nn::parse_idx(bytes, "f.idx", max_bytes)); });
 }
 
 } // namespace
 
 TEST_CASE("this build reads gzip", "[nn][idx]")
 {
-    CHECK(gpu::nn::idx_reads_gzip()); // the tests link zlib, and so did cudagap_nn (same find_package)
+    CHECK(gpu::nn::
+              idx_reads_gzip()); // the tests link zlib, and so did cudagap_nn (same find_package)
     CHECK(gpu::nn::to_string(idx_type::f32) == "f32");
     CHECK(gpu::nn::element_size(idx_type::f64) == 8);
     CHECK(gpu::nn::element_size(static_cast<idx_type>(0x07)) == 0);
@@ -92,14 +97,15 @@ TEST_CASE("MNIST images and labels read raw and gzip, told apart by content, not
     const std::vector<std::byte> images_file = idx_file(0x08, {3, 4, 5}, pixels);
     const std::vector<std::byte> labels_file = idx_file(0x08, {3}, labels);
     gpu::test::write_file(folder / "images.idx", images_file);
-    gpu::test::write_file(folder / "labels.gz", labels_file);                 // raw despite the name
+    gpu::test::write_file(folder / "labels.gz", labels_file); // raw despite the name
     gpu::test::write_file(folder / "images.gz", gzip(images_file));
-    gpu::test::write_file(folder / "labels-idx1-ubyte", gzip(labels_file));  // gzip despite the name
+    gpu::test::write_file(folder / "labels-idx1-ubyte", gzip(labels_file)); // gzip despite the name
 
-    for (const auto& [images_name, labels_name] : {std::pair{"images.idx", "labels.gz"},
-                                                   std::pair{"images.gz", "labels-idx1-ubyte"}}) {
+    for (const auto& [images_name, labels_name] :
+         {std::pair{"images.idx", "labels.gz"}, std::pair{"images.gz", "labels-idx1-ubyte"}}) {
         INFO(images_name);
-        const gpu::nn::idx_dataset data = gpu::nn::read_idx_dataset(folder / images_name, folder / labels_name);
+        const gpu::nn::idx_dataset data =
+            gpu::nn::read_idx_dataset(folder / images_name, folder / labels_name);
         CHECK(data.images.count == 3);
         CHECK(data.images.rows == 4);
         CHECK(data.images.cols == 5);
@@ -167,14 +173,17 @@ TEST_CASE("scalars, empty data sets and multi-member gzip files read", "[nn][idx
     // `cat a.gz b.gz` is a gzip file of a then b, as gunzip reads it.
     const std::vector<std::byte> file = idx_file(0x08, {2, 3}, u8_data(6, 3));
     const std::size_t half = file.size() / 2;
-    const std::vector<std::byte> first(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(half));
-    const std::vector<std::byte> second(file.begin() + static_cast<std::ptrdiff_t>(half), file.end());
+    const std::vector<std::byte> first(file.begin(),
+                                       file.begin() + static_cast<std::ptrdiff_t>(half));
+    const std::vector<std::byte> second(file.begin() + static_cast<std::ptrdiff_t>(half),
+                                        file.end());
     CHECK(gpu::nn::parse_idx(concatenated(gzip(first), gzip(second))).data == u8_data(6, 3));
 }
 
 namespace {
 
-std::vector<std::byte> with_byte(std::vector<std::byte> bytes, std::size_t index, std::uint8_t value)
+std::vector<std::byte> with_byte(std::vector<std::byte> bytes, std::size_t index,
+                                 std::uint8_t value)
 {
     bytes.at(index) = std::byte{value};
     return bytes;
@@ -196,14 +205,19 @@ std::vector<broken_case> broken_headers()
 {
     const std::vector<std::byte> good = idx_file(0x08, {2, 3}, u8_data(6, 0));
     return {
-        {"an empty file", {}, "magic", "the file ends after 0 of the 4 bytes of the magic number (truncated file)"},
+        {"an empty file",
+         {},
+         "magic",
+         "the file ends after 0 of the 4 bytes of the magic number (truncated file)"},
         {"three bytes", prefix(good, 3), "magic", "ends after 3 of the 4 bytes"},
         {"a magic number without its zeros", with_byte(good, 0, 0x01), "magic",
          "0x01000802: an IDX file starts with two zero bytes"},
-        {"an unknown element type", with_byte(good, 2, 0x0A), "magic", "0x00000A02: unknown element type 0x0A"},
+        {"an unknown element type", with_byte(good, 2, 0x0A), "magic",
+         "0x00000A02: unknown element type 0x0A"},
         {"dimensions cut short", prefix(good, 10), "dims",
          "the file ends after 6 of the 8 bytes of the 2 dimensions the magic number names"},
-        {"dimensions whose size overflows", idx_file(0x0E, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, {}), "dims",
+        {"dimensions whose size overflows",
+         idx_file(0x0E, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, {}), "dims",
          "[4294967295, 4294967295, 4294967295] of f64 hold more than 2^64 - 1 bytes"},
         {"dimensions past the limit", idx_file(0x0C, {1024, 1024}, {}), "dims",
          "[1024, 1024] of i32 hold 4194304 bytes, over the limit of 1048576 (max_bytes)"},
@@ -217,21 +231,28 @@ std::vector<broken_case> broken_data()
     bad_crc[bad_crc.size() - 8] ^= std::byte{0xFF}; // the CRC-32 in the trailer
     std::vector<std::byte> bad_length = gzip(good);
     bad_length[bad_length.size() - 4] ^= std::byte{0x01}; // the length in the trailer
-    const std::vector<std::byte> bad_block = with_byte(gzip(good), 10, 0xFF); // a reserved block type
+    const std::vector<std::byte> bad_block =
+        with_byte(gzip(good), 10, 0xFF); // a reserved block type
     return {
         {"data cut short", prefix(good, good.size() - 1), "data",
          "dims [2, 3] need 6 bytes of data, the file holds 5 (truncated file)"},
         {"data too long", concatenated(good, {std::byte{1}}), "data",
          "the file holds more than the 6 bytes of data that dims [2, 3] need"},
-        {"a gzip file cut short", prefix(gzip(good), gzip(good).size() - 5), "gzip", "ends early (truncated file)"},
+        {"a gzip file cut short", prefix(gzip(good), gzip(good).size() - 5), "gzip",
+         "ends early (truncated file)"},
         {"a gzip file cut in its header", prefix(gzip(good), 5), "gzip", "ends early"},
-        {"gzip with a bad CRC", bad_crc, "gzip", "corrupted compressed data (zlib: incorrect data check)"},
-        {"gzip with a bad length", bad_length, "gzip", "corrupted compressed data (zlib: incorrect length check)"},
-        {"gzip with a bad block", bad_block, "gzip", "corrupted compressed data (zlib: invalid block type)"},
+        {"gzip with a bad CRC", bad_crc, "gzip",
+         "corrupted compressed data (zlib: incorrect data check)"},
+        {"gzip with a bad length", bad_length, "gzip",
+         "corrupted compressed data (zlib: incorrect length check)"},
+        {"gzip with a bad block", bad_block, "gzip",
+         "corrupted compressed data (zlib: invalid block type)"},
         {"gzip then garbage", concatenated(gzip(good), gpu::test::bytes_of("xyz")), "gzip",
          "3 bytes after the end of the compressed data are not gzip"},
-        {"gzip of too much data", gzip(concatenated(good, {std::byte{1}})), "data", "the file holds more than"},
-        {"gzip of too little data", gzip(prefix(good, good.size() - 2)), "data", "the file holds 4 (truncated file)"},
+        {"gzip of too much data", gzip(concatenated(good, {std::byte{1}})), "data",
+         "the file holds more than"},
+        {"gzip of too little data", gzip(prefix(good, good.size() - 2)), "data",
+         "the file holds 4 (truncated file)"},
     };
 }
 
@@ -246,7 +267,8 @@ void check_broken(const broken_case& c, const gpu::test::temporary_folder& folde
 
     const auto path = folder / "broken-idx";
     gpu::test::write_file(path, c.bytes);
-    const auto from_file = gpu::test::format_error_of([&] { static_cast<void>(gpu::nn::read_idx(path, 1 << 20)); });
+    const auto from_file =
+        gpu::test::format_error_of([&] { static_cast<void>(gpu::nn::read_idx(path, 1 << 20)); });
     REQUIRE(from_file.has_value());
     CHECK(std::string(from_file->what()).rfind(path.string() + ": " + c.field + ": ", 0) == 0);
 }
@@ -276,26 +298,32 @@ TEST_CASE("images, labels and their counts are checked against what MNIST holds"
     gpu::test::write_file(folder / "labels", idx_file(0x08, {3}, u8_data(3, 0)));
     gpu::test::write_file(folder / "floats", idx_file(0x0D, {1, 1, 1}, u8_data(4, 0)));
 
-    const auto labels_as_images = gpu::test::format_error_of([&] { static_cast<void>(gpu::nn::read_idx_images(folder / "labels")); });
+    const auto labels_as_images = gpu::test::format_error_of(
+        [&] { static_cast<void>(gpu::nn::read_idx_images(folder / "labels")); });
     REQUIRE(labels_as_images.has_value());
     CHECK(labels_as_images->field() == "magic");
     CHECK_THAT(labels_as_images->what(),
-               ContainsSubstring("0x00000801 (u8 in 1 dimensions), not 0x00000803 (u8 images [n, rows, cols])"));
+               ContainsSubstring(
+                   "0x00000801 (u8 in 1 dimensions), not 0x00000803 (u8 images [n, rows, cols])"));
 
-    const auto floats = gpu::test::format_error_of([&] { static_cast<void>(gpu::nn::read_idx_images(folder / "floats")); });
+    const auto floats = gpu::test::format_error_of(
+        [&] { static_cast<void>(gpu::nn::read_idx_images(folder / "floats")); });
     REQUIRE(floats.has_value());
     CHECK_THAT(floats->what(), ContainsSubstring("0x00000D03 (f32 in 3 dimensions)"));
 
-    const auto images_as_labels = gpu::test::format_error_of([&] { static_cast<void>(gpu::nn::read_idx_labels(folder / "images")); });
+    const auto images_as_labels = gpu::test::format_error_of(
+        [&] { static_cast<void>(gpu::nn::read_idx_labels(folder / "images")); });
     REQUIRE(images_as_labels.has_value());
     CHECK_THAT(images_as_labels->what(), ContainsSubstring("not 0x00000801 (u8 labels [n])"));
 
-    const auto counts = gpu::test::format_error_of(
-        [&] { static_cast<void>(gpu::nn::read_idx_dataset(folder / "images", folder / "labels")); });
+    const auto counts = gpu::test::format_error_of([&] {
+        static_cast<void>(gpu::nn::read_idx_dataset(folder / "images", folder / "labels"));
+    });
     REQUIRE(counts.has_value());
     CHECK(counts->file() == (folder / "labels").string());
     CHECK(counts->field() == "count");
-    CHECK_THAT(counts->what(), ContainsSubstring("3 labels, but " + (folder / "images").string() + " holds 2 images"));
+    CHECK_THAT(counts->what(), ContainsSubstring("3 labels, but " + (folder / "images").string() +
+                                                 " holds 2 images"));
 
     try {
         static_cast<void>(gpu::nn::read_idx(folder / "absent"));

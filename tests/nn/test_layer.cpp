@@ -18,7 +18,10 @@ static_assert(!std::is_copy_constructible_v<nn::layer>);
 
 namespace {
 
-void* fake(std::uintptr_t address) { return reinterpret_cast<void*>(address); }
+void* fake(std::uintptr_t address)
+{
+    return reinterpret_cast<void*>(address);
+}
 
 // Doubles the last dimension; records what the base let through.
 class probe : public nn::layer {
@@ -42,7 +45,8 @@ private:
     {
         calls.emplace_back("forward");
     }
-    void do_backward(nn::context&, const nn::tensor_ref&, const nn::tensor_ref& input_gradient) override
+    void do_backward(nn::context&, const nn::tensor_ref&,
+                     const nn::tensor_ref& input_gradient) override
     {
         calls.emplace_back(input_gradient.data == nullptr ? "backward without dx" : "backward");
     }
@@ -62,16 +66,18 @@ TEST_CASE("a layer is planned, then run forward, then backward, on the planned s
     p.forward(host.ctx, {fake(0x10), in}, {fake(0x20), out});
     p.backward(host.ctx, {fake(0x30), out}, {fake(0x40), in});
     p.backward(host.ctx, {fake(0x30), out}, {nullptr, {}});
-    CHECK(p.calls == std::vector<std::string>{"plan", "forward", "backward", "backward without dx"});
+    CHECK(p.calls ==
+          std::vector<std::string>{"plan", "forward", "backward", "backward without dx"});
 
     // Planning again (another batch size) asks for a new forward before a backward.
     const nn::tensor_spec bigger{.shape = {8, 3}};
     p.plan(host.ctx, bigger);
     CHECK_THROWS_WITH(p.backward(host.ctx, {fake(0x30), {.shape = {8, 6}}}, {}),
                       ContainsSubstring("probe: backward before a forward with the current plan"));
-    CHECK_THROWS_WITH(p.forward(host.ctx, {fake(0x10), in}, {fake(0x20), out}),
-                      ContainsSubstring("probe: forward: the input is FP32 [4, 3] nchw but the layer was "
-                                        "planned for FP32 [8, 3] nchw (plan again for another batch size)"));
+    CHECK_THROWS_WITH(
+        p.forward(host.ctx, {fake(0x10), in}, {fake(0x20), out}),
+        ContainsSubstring("probe: forward: the input is FP32 [4, 3] nchw but the layer was "
+                          "planned for FP32 [8, 3] nchw (plan again for another batch size)"));
     // A refused plan leaves the layer unplanned.
     CHECK_THROWS_AS(p.plan(host.ctx, nn::tensor_spec{}), std::invalid_argument);
     CHECK_FALSE(p.planned_input().has_value());
@@ -79,7 +85,8 @@ TEST_CASE("a layer is planned, then run forward, then backward, on the planned s
                       ContainsSubstring("probe: forward before plan"));
 }
 
-TEST_CASE("a layer planned in inference mode runs forward and refuses backward until planned again", "[nn]")
+TEST_CASE("a layer planned in inference mode runs forward and refuses backward until planned again",
+          "[nn]")
 {
     nn::parameters store;
     gpu::test::host_context host(store);
@@ -108,7 +115,8 @@ TEST_CASE("a layer refuses a context whose store is not the one it registered in
     nn::parameters other;
     gpu::test::host_context host(other);
     probe p(store);
-    CHECK_THROWS_WITH(p.plan(host.ctx, {.shape = {2, 2}}),
-                      ContainsSubstring("probe: plan: the context's parameter store is not the one the layer "
-                                        "registered in"));
+    CHECK_THROWS_WITH(
+        p.plan(host.ctx, {.shape = {2, 2}}),
+        ContainsSubstring("probe: plan: the context's parameter store is not the one the layer "
+                          "registered in"));
 }

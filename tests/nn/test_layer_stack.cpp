@@ -34,18 +34,20 @@ constexpr int features = filters * pooled * pooled;
 std::vector<double> reference_forward(const stack_values& v)
 {
     const std::vector<int> in{batch, channels, side, side};
-    std::vector<double> c = gpu::test::reference_convolution(v.x, in, v.conv_w, {filters, channels, 3, 3},
-                                                             {.padding = {1, 1}});
+    std::vector<double> c = gpu::test::reference_convolution(
+        v.x, in, v.conv_w, {filters, channels, 3, 3}, {.padding = {1, 1}});
     for (std::size_t i = 0; i < c.size(); ++i) { // bias, then ReLU
         c[i] = std::max(c[i] + v.conv_b[(i / (side * side)) % filters], 0.0);
     }
-    std::vector<double> p(static_cast<std::size_t>(batch * features), -std::numeric_limits<double>::infinity());
+    std::vector<double> p(static_cast<std::size_t>(batch * features),
+                          -std::numeric_limits<double>::infinity());
     for (std::size_t i = 0; i < c.size(); ++i) { // 2x2 max pooling, stride 2
         const std::size_t plane = i / (side * side), row = (i / side) % side, column = i % side;
         double& out = p[(plane * pooled + row / 2) * pooled + column / 2];
         out = std::max(out, c[i]);
     }
-    std::vector<double> y(static_cast<std::size_t>(batch * classes)); // flatten is the identity on p
+    std::vector<double> y(
+        static_cast<std::size_t>(batch * classes)); // flatten is the identity on p
     for (std::size_t n = 0; n < batch; ++n) {
         for (std::size_t k = 0; k < classes; ++k) {
             double sum = v.fc_b[k];
@@ -58,7 +60,10 @@ std::vector<double> reference_forward(const stack_values& v)
     return y;
 }
 
-double reference_loss(const stack_values& v) { return gpu::test::dot(reference_forward(v), v.g); }
+double reference_loss(const stack_values& v)
+{
+    return gpu::test::dot(reference_forward(v), v.g);
+}
 
 // The model on the GPU with its activations and gradients.
 struct stack_run {
@@ -74,7 +79,8 @@ struct stack_run {
     device_tensor<float> c{{batch, filters, side, side}, nchw, stream}, a{c.dims, nchw, stream};
     device_tensor<float> p{{batch, filters, pooled, pooled}, nchw, stream};
     device_tensor<float> y{{batch, classes}, nchw, stream}, dy{y.dims, nchw, stream};
-    device_tensor<float> dp{p.dims, nchw, stream}, da{c.dims, nchw, stream}, dc{c.dims, nchw, stream};
+    device_tensor<float> dp{p.dims, nchw, stream}, da{c.dims, nchw, stream},
+        dc{c.dims, nchw, stream};
     device_tensor<float> dx{x.dims, nchw, stream};
     nn::tensor_spec flat_spec;
 
@@ -117,7 +123,8 @@ struct stack_run {
     }
     std::vector<double> gradients()
     {
-        std::vector<double> all = gpu::test::read_device<float>(store.gradient().data(), store.total_elements(), stream);
+        std::vector<double> all =
+            gpu::test::read_device<float>(store.gradient().data(), store.total_elements(), stream);
         const std::vector<double> input = dx.download(stream);
         all.insert(all.end(), input.begin(), input.end());
         return all;
@@ -126,11 +133,12 @@ struct stack_run {
 
 // Compares the gradient @p computed of elements @p indices of @p which with central
 // differences of the float64 loss (a small step: the loss has kinks at ReLU and the maxima).
-void check_sampled(stack_values& v, std::vector<double> stack_values::*which, const std::vector<double>& computed,
-                   std::initializer_list<std::size_t> indices)
+void check_sampled(stack_values& v, std::vector<double> stack_values::*which,
+                   const std::vector<double>& computed, std::initializer_list<std::size_t> indices)
 {
     for (const std::size_t i : indices) {
-        const double fd = gpu::test::central_difference(v.*which, i, 1e-6, [&] { return reference_loss(v); });
+        const double fd =
+            gpu::test::central_difference(v.*which, i, 1e-6, [&] { return reference_loss(v); });
         INFO("element " << i);
         CHECK(computed.at(i) == Approx(fd).epsilon(1e-4).margin(1e-6));
     }
@@ -138,20 +146,25 @@ void check_sampled(stack_values& v, std::vector<double> stack_values::*which, co
 
 } // namespace
 
-TEST_CASE("conv2d, relu, max_pool2d, flatten and linear: forward and backward end to end", "[nn][gpu]")
+TEST_CASE("conv2d, relu, max_pool2d, flatten and linear: forward and backward end to end",
+          "[nn][gpu]")
 {
     stack_run run;
     run.step();
     stack_values v = run.values();
-    CHECK(gpu::test::relative_error<double>(run.y.download(run.stream), reference_forward(v)) < 1e-5);
+    CHECK(gpu::test::relative_error<double>(run.y.download(run.stream), reference_forward(v)) <
+          1e-5);
     nn::parameters& store = run.store;
-    check_sampled(v, &stack_values::conv_w, gpu::test::gradient_of(store, run.conv.weight_index(), run.stream),
+    check_sampled(v, &stack_values::conv_w,
+                  gpu::test::gradient_of(store, run.conv.weight_index(), run.stream),
                   {0, 7, 20, 35, 53});
-    check_sampled(v, &stack_values::conv_b, gpu::test::gradient_of(store, *run.conv.bias_index(), run.stream),
-                  {0, 1, 2});
-    check_sampled(v, &stack_values::fc_w, gpu::test::gradient_of(store, run.fc.weight_index(), run.stream),
+    check_sampled(v, &stack_values::conv_b,
+                  gpu::test::gradient_of(store, *run.conv.bias_index(), run.stream), {0, 1, 2});
+    check_sampled(v, &stack_values::fc_w,
+                  gpu::test::gradient_of(store, run.fc.weight_index(), run.stream),
                   {0, 47, 100, 239});
-    check_sampled(v, &stack_values::fc_b, gpu::test::gradient_of(store, *run.fc.bias_index(), run.stream), {1, 4});
+    check_sampled(v, &stack_values::fc_b,
+                  gpu::test::gradient_of(store, *run.fc.bias_index(), run.stream), {1, 4});
     check_sampled(v, &stack_values::x, run.dx.download(run.stream), {0, 37, 100, 255});
 }
 
@@ -168,7 +181,8 @@ TEST_CASE("the stack's forward and backward captured in a CUDA graph give the ea
     const gpu::graph_exec exec(gpu::capture(run.stream, [&](gpu::stream_ref) { run.step(); }));
     exec.launch(run.stream);
     CHECK(run.y.download(run.stream) == output);
-    CHECK(gpu::test::relative_error<double>(run.gradients(), eager) < 1e-6); // cuDNN may sum with atomics
+    CHECK(gpu::test::relative_error<double>(run.gradients(), eager) <
+          1e-6);             // cuDNN may sum with atomics
     exec.launch(run.stream); // a replay adds the gradients again
     std::vector<double> twice = eager;
     for (std::size_t i = 0; i < run.store.total_elements(); ++i) {

@@ -29,7 +29,10 @@ using gpu::element_type;
 using gpu::test::narrow;
 
 namespace {
-void* fake(std::uintptr_t address) { return reinterpret_cast<void*>(address); }
+void* fake(std::uintptr_t address)
+{
+    return reinterpret_cast<void*>(address);
+}
 } // namespace
 
 TEST_CASE("a linear layer registers PyTorch's parameters with PyTorch's initialisation", "[nn]")
@@ -62,14 +65,18 @@ TEST_CASE("a linear layer registers PyTorch's parameters with PyTorch's initiali
 TEST_CASE("a linear layer refuses bad features and options, registering nothing", "[nn]")
 {
     nn::parameters store;
-    CHECK_THROWS_WITH(nn::linear(store, "a", 0, 4), ContainsSubstring("gpu::nn::linear a: in_features 0 and out_features 4 must be positive"));
+    CHECK_THROWS_WITH(
+        nn::linear(store, "a", 0, 4),
+        ContainsSubstring("gpu::nn::linear a: in_features 0 and out_features 4 must be positive"));
     CHECK_THROWS_WITH(nn::linear(store, "a", 4, -1), ContainsSubstring("out_features -1"));
     CHECK_THROWS_WITH(nn::linear(store, "a", 4, 4, {.bias = false, .relu = true}),
                       ContainsSubstring("a fused ReLU needs the bias"));
-    CHECK_THROWS_WITH(nn::linear(store, "a", 4, 4, {.bias_gradient = static_cast<nn::bias_gradient_method>(5)}),
-                      ContainsSubstring("bias_gradient 5 is not a gpu::nn::bias_gradient_method"));
+    CHECK_THROWS_WITH(
+        nn::linear(store, "a", 4, 4, {.bias_gradient = static_cast<nn::bias_gradient_method>(5)}),
+        ContainsSubstring("bias_gradient 5 is not a gpu::nn::bias_gradient_method"));
     store.add("b.bias", {4}, nn::initialization::zeros());
-    CHECK_THROWS_WITH(nn::linear(store, "b", 4, 4), ContainsSubstring("already has a parameter named b.bias"));
+    CHECK_THROWS_WITH(nn::linear(store, "b", 4, 4),
+                      ContainsSubstring("already has a parameter named b.bias"));
     CHECK(store.size() == 1);
     CHECK_FALSE(store.find("b.weight").has_value());
 
@@ -85,28 +92,36 @@ TEST_CASE("a linear layer checks its input's shape, type and layout when planned
     nn::linear fc(store, "fc", 32, 10, {.bias_gradient = nn::bias_gradient_method::reduction});
     CHECK(fc.output_shape({64, 32}) == std::vector<std::int64_t>{64, 10});
     CHECK(fc.output_shape({4, 16, 32}) == std::vector<std::int64_t>{4, 16, 10});
-    CHECK_THROWS_WITH(fc.output_shape({32}), ContainsSubstring("linear fc(32 -> 10, bias): the input has 1 dimensions"));
-    CHECK_THROWS_WITH(fc.output_shape({64, 31}), ContainsSubstring("the input's last dimension is 31, not in_features 32"));
+    CHECK_THROWS_WITH(fc.output_shape({32}),
+                      ContainsSubstring("linear fc(32 -> 10, bias): the input has 1 dimensions"));
+    CHECK_THROWS_WITH(fc.output_shape({64, 31}),
+                      ContainsSubstring("the input's last dimension is 31, not in_features 32"));
     CHECK_THROWS_WITH(fc.output_shape({0, 32}), ContainsSubstring("dimension 0 of the input is 0"));
-    CHECK_THROWS_WITH(fc.plan(host.ctx, {.shape = {64, 32}, .type = element_type::fp32}),
-                      ContainsSubstring("the input is FP32 [64, 32] nchw, but under the FP16 policy a linear "
-                                        "layer takes FP16"));
-    CHECK_THROWS_WITH(fc.plan(host.ctx, {.shape = {2, 2, 2, 32}, .type = element_type::fp16,
+    CHECK_THROWS_WITH(
+        fc.plan(host.ctx, {.shape = {64, 32}, .type = element_type::fp32}),
+        ContainsSubstring("the input is FP32 [64, 32] nchw, but under the FP16 policy a linear "
+                          "layer takes FP16"));
+    CHECK_THROWS_WITH(fc.plan(host.ctx, {.shape = {2, 2, 2, 32},
+                                         .type = element_type::fp16,
                                          .layout = gpu::dnn::tensor_layout::nhwc}),
                       ContainsSubstring("is channels-last"));
     const std::int64_t huge = std::int64_t{1} << 31;
     CHECK_THROWS_WITH(fc.plan(host.ctx, {.shape = {huge, 32}, .type = element_type::fp16}),
                       ContainsSubstring("more than 2^31 - 1 rows"));
     // A valid plan (the reduction needs no scratch: nothing is allocated, no GPU needed).
-    const nn::tensor_spec out = fc.plan(host.ctx, {.shape = {4, 16, 32}, .type = element_type::fp16});
+    const nn::tensor_spec out =
+        fc.plan(host.ctx, {.shape = {4, 16, 32}, .type = element_type::fp16});
     CHECK(out == nn::tensor_spec{.shape = {4, 16, 10}, .type = element_type::fp16});
 }
 
-TEST_CASE("a linear layer planned in inference mode allocates nothing, and a shared one plans on its own", "[nn]")
+TEST_CASE(
+    "a linear layer planned in inference mode allocates nothing, and a shared one plans on its own",
+    "[nn]")
 {
     nn::parameters store(nn::mixed_precision::fp16());
     gpu::test::host_context host(store);
-    const nn::linear fc(store, "fc1", 32, 10, {.relu = true}); // the ReLU's gradient, the epilogue's scratch
+    const nn::linear fc(store, "fc1", 32, 10,
+                        {.relu = true}); // the ReLU's gradient, the epilogue's scratch
     const std::size_t registered = store.size();
     nn::linear first = fc.share();
     nn::linear second = fc.share();
@@ -117,7 +132,8 @@ TEST_CASE("a linear layer planned in inference mode allocates nothing, and a sha
     CHECK(first.describe() == "linear fc1(32 -> 10, bias, relu)");
     // In inference mode nothing is allocated, so this plans on a machine without a GPU.
     host.ctx.set_inference_mode(true);
-    CHECK(first.plan(host.ctx, {.shape = {8, 32}, .type = element_type::fp16}).shape == std::vector<std::int64_t>{8, 10});
+    CHECK(first.plan(host.ctx, {.shape = {8, 32}, .type = element_type::fp16}).shape ==
+          std::vector<std::int64_t>{8, 10});
     CHECK(second.plan(host.ctx, {.shape = {256, 32}, .type = element_type::fp16}).shape ==
           std::vector<std::int64_t>{256, 10});
     CHECK(first.planned_for_inference());
@@ -131,13 +147,16 @@ TEST_CASE("a linear layer's forward and backward check their tensors before any 
     gpu::test::host_context host(store);
     nn::linear fc(store, "fc", 8, 3, {.bias_gradient = nn::bias_gradient_method::reduction});
     const nn::tensor_spec in{.shape = {5, 8}};
-    CHECK_THROWS_AS(fc.forward(host.ctx, {fake(0x100), in}, {fake(0x200), {.shape = {5, 3}}}), std::logic_error);
+    CHECK_THROWS_AS(fc.forward(host.ctx, {fake(0x100), in}, {fake(0x200), {.shape = {5, 3}}}),
+                    std::logic_error);
     const nn::tensor_spec out = fc.plan(host.ctx, in);
     CHECK_THROWS_WITH(fc.forward(host.ctx, {fake(0x100), in}, {fake(0x200), {.shape = {5, 4}}}),
-                      ContainsSubstring("forward: the output is FP32 [5, 4] nchw but the layer was planned for FP32 [5, 3] nchw"));
+                      ContainsSubstring("forward: the output is FP32 [5, 4] nchw but the layer was "
+                                        "planned for FP32 [5, 3] nchw"));
     CHECK_THROWS_WITH(fc.forward(host.ctx, {fake(0x100), in}, {nullptr, out}),
                       ContainsSubstring("the output (FP32 [5, 3] nchw) has a null address"));
-    CHECK_THROWS_WITH(fc.backward(host.ctx, {fake(0x300), out}, {}), ContainsSubstring("backward before a forward"));
+    CHECK_THROWS_WITH(fc.backward(host.ctx, {fake(0x300), out}, {}),
+                      ContainsSubstring("backward before a forward"));
     // Right arguments reach the layer's own code, which finds the store unallocated.
     CHECK_THROWS_WITH(fc.forward(host.ctx, {fake(0x100), in}, {fake(0x200), out}),
                       ContainsSubstring("the parameter store is not allocated"));
@@ -148,8 +167,8 @@ namespace {
 template <class T>
 void upload(nn::tensor& t, const std::vector<T>& values, gpu::stream_ref stream)
 {
-    GPU_CUDA_CHECK(cudaMemcpyAsync(t.data(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice,
-                                   stream.get()));
+    GPU_CUDA_CHECK(cudaMemcpyAsync(t.data(), values.data(), values.size() * sizeof(T),
+                                   cudaMemcpyHostToDevice, stream.get()));
     stream.synchronize();
 }
 
@@ -178,7 +197,8 @@ std::vector<double> forward(const linear_values& v)
         for (std::int64_t j = 0; j < v.out; ++j) {
             double sum = v.b.empty() ? 0.0 : v.b[static_cast<std::size_t>(j)];
             for (std::int64_t p = 0; p < v.in; ++p) {
-                sum += v.x[static_cast<std::size_t>(i * v.in + p)] * v.w[static_cast<std::size_t>(j * v.in + p)];
+                sum += v.x[static_cast<std::size_t>(i * v.in + p)] *
+                       v.w[static_cast<std::size_t>(j * v.in + p)];
             }
             y[static_cast<std::size_t>(i * v.out + j)] = v.relu ? std::max(sum, 0.0) : sum;
         }
@@ -198,7 +218,8 @@ double loss(const linear_values& v)
 }
 
 // ∂L/∂θ for every element θ of one of v's vectors, by central differences.
-std::vector<double> finite_differences(linear_values v, std::vector<double> linear_values::*which, double h)
+std::vector<double> finite_differences(linear_values v, std::vector<double> linear_values::*which,
+                                       double h)
 {
     std::vector<double> gradient((v.*which).size());
     for (std::size_t i = 0; i < gradient.size(); ++i) {
@@ -237,7 +258,8 @@ struct linear_run {
     nn::tensor x, y, dy, dx;
 
     linear_run(nn::mixed_precision policy, const linear_case& c)
-        : store(policy), fc(store, "fc", c.in, c.out, {.bias = c.bias, .relu = c.relu, .bias_gradient = c.method}),
+        : store(policy),
+          fc(store, "fc", c.in, c.out, {.bias = c.bias, .relu = c.relu, .bias_gradient = c.method}),
           device(prepared(store, stream), store)
     {
         const nn::tensor_spec in{.shape = {c.rows, c.in}, .type = policy.compute};
@@ -247,8 +269,10 @@ struct linear_run {
         dy = nn::tensor(out, stream);
         dx = nn::tensor(in, stream);
         values = {c.rows, c.in, c.out, c.relu, {}, {}, {}, {}};
-        const auto host_x = gpu::test::rounded_random<T>(static_cast<std::size_t>(c.rows * c.in), 21);
-        const auto host_g = gpu::test::rounded_random<T>(static_cast<std::size_t>(c.rows * c.out), 22);
+        const auto host_x =
+            gpu::test::rounded_random<T>(static_cast<std::size_t>(c.rows * c.in), 21);
+        const auto host_g =
+            gpu::test::rounded_random<T>(static_cast<std::size_t>(c.rows * c.out), 22);
         values.x = host_x.values;
         values.g = host_g.values;
         upload(x, host_x.stored, stream);
@@ -289,15 +313,20 @@ void check_backward(nn::mixed_precision policy, const linear_case& c, double bou
     linear_run<T> run(policy, c);
     run.fc.forward(run.device.ctx, run.x.ref(), run.y.ref());
     run.fc.backward(run.device.ctx, run.dy.ref(), run.dx.ref());
-    const double h = c.relu ? 1e-6 : 1e-3; // the loss is linear in each parameter away from ReLU's kink
+    const double h =
+        c.relu ? 1e-6 : 1e-3; // the loss is linear in each parameter away from ReLU's kink
     const std::vector<double> dx = download<T>(run.dx.data(), run.values.x.size(), run.stream);
-    CHECK(gpu::test::relative_error<double>(dx, finite_differences(run.values, &linear_values::x, h)) < bound);
+    CHECK(gpu::test::relative_error<double>(
+              dx, finite_differences(run.values, &linear_values::x, h)) < bound);
     const std::vector<double> dw_reference = finite_differences(run.values, &linear_values::w, h);
     // The parameter gradients are FP32 sums of products of values the reference has exactly.
-    CHECK(gpu::test::relative_error<double>(run.gradient(run.fc.weight_index()), dw_reference) < 1e-5);
+    CHECK(gpu::test::relative_error<double>(run.gradient(run.fc.weight_index()), dw_reference) <
+          1e-5);
     if (c.bias) {
-        const std::vector<double> db_reference = finite_differences(run.values, &linear_values::b, h);
-        CHECK(gpu::test::relative_error<double>(run.gradient(*run.fc.bias_index()), db_reference) < 1e-5);
+        const std::vector<double> db_reference =
+            finite_differences(run.values, &linear_values::b, h);
+        CHECK(gpu::test::relative_error<double>(run.gradient(*run.fc.bias_index()), db_reference) <
+              1e-5);
         CHECK(run.fc.bias_gradient_in_use() != nn::bias_gradient_method::automatic);
     }
     // A second backward adds the same gradients again; without dx, dx is left alone.
@@ -322,7 +351,8 @@ constexpr linear_case shapes[] = {
 TEST_CASE("linear's forward matches a float64 reference, bias and ReLU fused or not", "[nn][gpu]")
 {
     for (const linear_case& c : shapes) {
-        INFO(c.rows << " x " << c.in << " -> " << c.out << ", bias " << c.bias << ", relu " << c.relu);
+        INFO(c.rows << " x " << c.in << " -> " << c.out << ", bias " << c.bias << ", relu "
+                    << c.relu);
         check_forward<float>(nn::mixed_precision::fp32(), c, 1e-5);
         check_forward<__half>(nn::mixed_precision::fp16(), c, 1e-2);
         check_forward<__nv_bfloat16>(nn::mixed_precision::bf16(), c, 1e-2);
@@ -332,8 +362,8 @@ TEST_CASE("linear's forward matches a float64 reference, bias and ReLU fused or 
 TEST_CASE("linear's backward matches central finite differences of a float64 forward", "[nn][gpu]")
 {
     for (const linear_case& c : shapes) {
-        INFO(c.rows << " x " << c.in << " -> " << c.out << ", bias " << c.bias << ", relu " << c.relu
-                    << ", bias gradient " << nn::to_string(c.method));
+        INFO(c.rows << " x " << c.in << " -> " << c.out << ", bias " << c.bias << ", relu "
+                    << c.relu << ", bias gradient " << nn::to_string(c.method));
         check_backward<float>(nn::mixed_precision::fp32(), c, 1e-5);
         check_backward<__half>(nn::mixed_precision::fp16(), c, 1e-2);
         check_backward<__nv_bfloat16>(nn::mixed_precision::bf16(), c, 1e-2);
@@ -364,9 +394,11 @@ void check_forced_epilogue(nn::mixed_precision policy, bool relu, double bound)
     }
     linear_run<T> run(policy, forced);
     run.fc.forward(run.device.ctx, run.x.ref(), run.y.ref());
-    CHECK_THROWS_AS(run.fc.backward(run.device.ctx, run.dy.ref(), run.dx.ref()), gpu::blas::blas_error);
-    WARN("cuBLASLt has no BGRADB kernel for " << gpu::to_string(policy.compute)
-                                               << " inputs and an FP32 output here: the reduction runs");
+    CHECK_THROWS_AS(run.fc.backward(run.device.ctx, run.dy.ref(), run.dx.ref()),
+                    gpu::blas::blas_error);
+    WARN("cuBLASLt has no BGRADB kernel for "
+         << gpu::to_string(policy.compute)
+         << " inputs and an FP32 output here: the reduction runs");
 }
 
 } // namespace
@@ -392,8 +424,11 @@ TEST_CASE("linear's backward may write the input gradient over its input, never 
                           ContainsSubstring("the fused ReLU reads its mask from that output"));
     // dW reads the input, so it is computed before the input gradient overwrites it.
     run.fc.backward(run.device.ctx, run.dy.ref(), run.x.ref());
-    const std::vector<double> dw_reference = finite_differences(run.values, &linear_values::w, 1e-6);
-    CHECK(gpu::test::relative_error<double>(run.gradient(run.fc.weight_index()), dw_reference) < 1e-5);
+    const std::vector<double> dw_reference =
+        finite_differences(run.values, &linear_values::w, 1e-6);
+    CHECK(gpu::test::relative_error<double>(run.gradient(run.fc.weight_index()), dw_reference) <
+          1e-5);
     const std::vector<double> dx = download<float>(run.x.data(), run.values.x.size(), run.stream);
-    CHECK(gpu::test::relative_error<double>(dx, finite_differences(run.values, &linear_values::x, 1e-6)) < 1e-5);
+    CHECK(gpu::test::relative_error<double>(
+              dx, finite_differences(run.values, &linear_values::x, 1e-6)) < 1e-5);
 }

@@ -29,7 +29,8 @@ TEST_CASE("a policy gives each operation's output type", "[nn]")
 {
     const nn::mixed_precision half = nn::mixed_precision::fp16();
     CHECK(half.output_type(nn::autocast_op::linear, element_type::fp32) == element_type::fp16);
-    CHECK(half.output_type(nn::autocast_op::cross_entropy, element_type::fp16) == element_type::fp32);
+    CHECK(half.output_type(nn::autocast_op::cross_entropy, element_type::fp16) ==
+          element_type::fp32);
     CHECK(half.output_type(nn::autocast_op::relu, element_type::fp16) == element_type::fp16);
     CHECK(half.output_type(nn::autocast_op::relu, element_type::fp32) == element_type::fp32);
     const nn::mixed_precision brain = nn::mixed_precision::bf16();
@@ -57,7 +58,9 @@ TEST_CASE("only FP16 needs loss scaling, and only FP32, FP16 and BF16 are polici
     STATIC_REQUIRE_FALSE(nn::mixed_precision::bf16().needs_loss_scaling());
     STATIC_REQUIRE_FALSE(nn::mixed_precision::fp32().needs_loss_scaling());
     CHECK_NOTHROW(nn::mixed_precision::bf16().validate());
-    CHECK_THROWS_WITH(nn::mixed_precision{element_type::fp64}.validate(),
-                      ContainsSubstring("the compute precision is FP64 (1); FP32, FP16 or BF16 are allowed"));
-    CHECK_THROWS_AS(nn::mixed_precision{static_cast<element_type>(9)}.validate(), std::invalid_argument);
+    CHECK_THROWS_WITH(
+        nn::mixed_precision{element_type::fp64}.validate(),
+        ContainsSubstring("the compute precision is FP64 (1); FP32, FP16 or BF16 are allowed"));
+    CHECK_THROWS_AS(nn::mixed_precision{static_cast<element_type>(9)}.validate(),
+                    std::invalid_argument);
 }

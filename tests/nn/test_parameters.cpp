@@ -59,9 +59,12 @@ TEST_CASE("registration refuses bad names, shapes and initialisations, naming th
 {
     nn::parameters store;
     store.add("w", {4, 4}, nn::initialization::zeros());
-    CHECK_THROWS_WITH(store.add("w", {2}, nn::initialization::zeros()), ContainsSubstring("the name w is taken"));
-    CHECK_THROWS_WITH(store.add("", {2}, nn::initialization::zeros()), ContainsSubstring("needs a name"));
-    CHECK_THROWS_WITH(store.add("v", {}, nn::initialization::zeros()), ContainsSubstring("v has 0 dimensions"));
+    CHECK_THROWS_WITH(store.add("w", {2}, nn::initialization::zeros()),
+                      ContainsSubstring("the name w is taken"));
+    CHECK_THROWS_WITH(store.add("", {2}, nn::initialization::zeros()),
+                      ContainsSubstring("needs a name"));
+    CHECK_THROWS_WITH(store.add("v", {}, nn::initialization::zeros()),
+                      ContainsSubstring("v has 0 dimensions"));
     CHECK_THROWS_WITH(store.add("v", std::vector<std::int64_t>(9, 1), nn::initialization::zeros()),
                       ContainsSubstring("v has 9 dimensions; 1 to 8"));
     CHECK_THROWS_WITH(store.add("v", {3, 0}, nn::initialization::zeros()),
@@ -69,20 +72,26 @@ TEST_CASE("registration refuses bad names, shapes and initialisations, naming th
     CHECK_THROWS_WITH(store.add("v", {-2}, nn::initialization::zeros()),
                       ContainsSubstring("dimension 0 of v is -2"));
     const std::int64_t big = std::numeric_limits<std::int64_t>::max();
-    CHECK_THROWS_WITH(store.add("v", {big, big}, nn::initialization::zeros()), ContainsSubstring("overflows"));
-    CHECK_THROWS_WITH(store.add("v", {2}, nn::initialization{nn::initialization_kind::uniform, -1.0}),
-                      ContainsSubstring("the initialization of v (kind 2, bound -1"));
+    CHECK_THROWS_WITH(store.add("v", {big, big}, nn::initialization::zeros()),
+                      ContainsSubstring("overflows"));
+    CHECK_THROWS_WITH(
+        store.add("v", {2}, nn::initialization{nn::initialization_kind::uniform, -1.0}),
+        ContainsSubstring("the initialization of v (kind 2, bound -1"));
     CHECK(store.size() == 1); // nothing refused was registered
     CHECK_THROWS_WITH(store.info(1), ContainsSubstring("index 1 is not below the 1 parameters"));
     CHECK_THROWS_WITH(store.info("x"), ContainsSubstring("no parameter is named 'x'"));
-    CHECK_THROWS_AS(nn::parameters(nn::mixed_precision{gpu::element_type::fp64}), std::invalid_argument);
+    CHECK_THROWS_AS(nn::parameters(nn::mixed_precision{gpu::element_type::fp64}),
+                    std::invalid_argument);
 }
 
-TEST_CASE("device views need an allocated store, and an allocated store takes no more parameters", "[nn]")
+TEST_CASE("device views need an allocated store, and an allocated store takes no more parameters",
+          "[nn]")
 {
     nn::parameters store;
     store.add("w", {4}, nn::initialization::zeros());
-    CHECK_THROWS_WITH(store.view(0), ContainsSubstring("gpu::nn::parameters::view: the parameter store is not allocated"));
+    CHECK_THROWS_WITH(
+        store.view(0),
+        ContainsSubstring("gpu::nn::parameters::view: the parameter store is not allocated"));
     CHECK_THROWS_AS(store.view("w"), std::logic_error);
     CHECK_THROWS_AS(store.zero_grad(gpu::legacy_default_stream), std::logic_error);
     CHECK_THROWS_AS(store.refresh_working_copy(gpu::legacy_default_stream), std::logic_error);
@@ -95,7 +104,8 @@ TEST_CASE("device views need an allocated store, and an allocated store takes no
     CHECK(empty.allocated());
     CHECK_THROWS_WITH(empty.add("w", {4}, nn::initialization::zeros()),
                       ContainsSubstring("cannot register w: the store is allocated"));
-    CHECK_THROWS_WITH(empty.allocate(gpu::legacy_default_stream), ContainsSubstring("already allocated"));
+    CHECK_THROWS_WITH(empty.allocate(gpu::legacy_default_stream),
+                      ContainsSubstring("already allocated"));
 }
 
 TEST_CASE("initialisations have PyTorch's bounds", "[nn]")
@@ -108,14 +118,18 @@ TEST_CASE("initialisations have PyTorch's bounds", "[nn]")
     CHECK(nn::initialization::fan_in_uniform(64).bound == Approx(0.125));
     CHECK(nn::initialization::fan_in_uniform(0) == nn::initialization::uniform(0.0));
     CHECK(nn::initialization::kaiming_uniform(9).kind == nn::initialization_kind::uniform);
-    CHECK_THROWS_WITH(nn::initialization::kaiming_uniform(0), ContainsSubstring("fan_in 0 is not positive"));
+    CHECK_THROWS_WITH(nn::initialization::kaiming_uniform(0),
+                      ContainsSubstring("fan_in 0 is not positive"));
     CHECK_THROWS_AS(nn::initialization::kaiming_uniform(4, std::nan("")), std::invalid_argument);
-    CHECK_THROWS_WITH(nn::initialization::fan_in_uniform(-3), ContainsSubstring("fan_in -3 is negative"));
-    CHECK_THROWS_AS(nn::initialization::uniform(std::numeric_limits<double>::infinity()), std::invalid_argument);
+    CHECK_THROWS_WITH(nn::initialization::fan_in_uniform(-3),
+                      ContainsSubstring("fan_in -3 is negative"));
+    CHECK_THROWS_AS(nn::initialization::uniform(std::numeric_limits<double>::infinity()),
+                    std::invalid_argument);
     CHECK(nn::to_string(nn::initialization_kind::uniform) == "uniform");
 }
 
-TEST_CASE("initial values lie within their bounds, with the moments of a uniform distribution", "[nn]")
+TEST_CASE("initial values lie within their bounds, with the moments of a uniform distribution",
+          "[nn]")
 {
     nn::parameters store;
     const auto w = nn::initialization::kaiming_uniform(512);
@@ -191,7 +205,8 @@ template <class T>
 void check_working_copy(nn::parameters& store, const std::vector<float>& master)
 {
     std::vector<std::uint16_t> working(store.total_elements());
-    GPU_CUDA_CHECK(cudaMemcpy(working.data(), store.working_data(), working.size() * 2, cudaMemcpyDeviceToHost));
+    GPU_CUDA_CHECK(cudaMemcpy(working.data(), store.working_data(), working.size() * 2,
+                              cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < master.size(); ++i) {
         if constexpr (std::is_same_v<T, __half>) {
             REQUIRE(working[i] == bits_of(__float2half_rn(master[i])));
@@ -228,13 +243,15 @@ void check_cast(nn::mixed_precision policy)
 
 } // namespace
 
-TEST_CASE("the working copy is the master cast to FP16 or BF16, refreshed by one kernel", "[nn][gpu]")
+TEST_CASE("the working copy is the master cast to FP16 or BF16, refreshed by one kernel",
+          "[nn][gpu]")
 {
     check_cast<__half>(nn::mixed_precision::fp16());
     check_cast<__nv_bfloat16>(nn::mixed_precision::bf16());
 }
 
-TEST_CASE("an FP32 store's working copy is its master, and zero_grad clears every gradient", "[nn][gpu]")
+TEST_CASE("an FP32 store's working copy is its master, and zero_grad clears every gradient",
+          "[nn][gpu]")
 {
     const gpu::stream stream;
     nn::parameters store;
@@ -248,7 +265,8 @@ TEST_CASE("an FP32 store's working copy is its master, and zero_grad clears ever
     CHECK(w.count == 900);
     CHECK(w.shape.size() == 2);
     CHECK(w.gradient == store.gradient().data());
-    CHECK(store.gradient().to_host() == std::vector<float>(store.total_elements(), 0.0F)); // zeroed at allocation
+    CHECK(store.gradient().to_host() ==
+          std::vector<float>(store.total_elements(), 0.0F)); // zeroed at allocation
     store.gradient().copy_from_host(std::vector<float>(store.total_elements(), 2.5F));
     store.zero_grad(stream);
     stream.synchronize();

@@ -17,7 +17,8 @@ namespace nn = gpu::nn;
 namespace dnn = gpu::dnn;
 using gpu::element_type;
 
-TEST_CASE("a relu layer plans any shape, type and layout cuDNN takes as its own output spec", "[nn]")
+TEST_CASE("a relu layer plans any shape, type and layout cuDNN takes as its own output spec",
+          "[nn]")
 {
     nn::parameters store(nn::mixed_precision::fp16());
     gpu::test::host_context host(store);
@@ -26,22 +27,29 @@ TEST_CASE("a relu layer plans any shape, type and layout cuDNN takes as its own 
     for (const nn::tensor_spec& spec : {
              nn::tensor_spec{.shape = {64, 128}, .type = element_type::fp16},
              nn::tensor_spec{.shape = {10}, .type = element_type::fp32},
-             nn::tensor_spec{.shape = {8, 32, 14, 14}, .type = element_type::bf16, .layout = dnn::tensor_layout::nhwc},
+             nn::tensor_spec{.shape = {8, 32, 14, 14},
+             .type = element_type::bf16,
+             .layout = dnn::tensor_layout::nhwc},
              nn::tensor_spec{.shape = {2, 3, 4, 5, 6, 7, 2, 2}, .type = element_type::fp32},
          }) {
         INFO(spec.to_string());
         CHECK(act.plan(host.ctx, spec) == spec);
         CHECK(act.planned_output() == spec);
     }
-    CHECK_THROWS_WITH(act.plan(host.ctx, {.shape = {4, 4}, .type = element_type::fp64}),
-                      ContainsSubstring("relu: the input is FP64 [4, 4] nchw; cuDNN takes FP32, FP16 or BF16 tensors"));
+    CHECK_THROWS_WITH(
+        act.plan(host.ctx, {.shape = {4, 4}, .type = element_type::fp64}),
+        ContainsSubstring(
+            "relu: the input is FP64 [4, 4] nchw; cuDNN takes FP32, FP16 or BF16 tensors"));
     CHECK_THROWS_WITH(act.plan(host.ctx, {.shape = {1, 2, 1, 2, 1, 2, 1, 2, 1}}),
                       ContainsSubstring("has 9 dimensions; cuDNN describes at most 8"));
-    CHECK_THROWS_WITH(act.plan(host.ctx, {.shape = {4, 0, 2}}), ContainsSubstring("dimension 1 of the input"));
-    CHECK_THROWS_WITH(act.plan(host.ctx, {.shape = {65536, 65536}}), ContainsSubstring("more than 2^31 - 1 elements"));
+    CHECK_THROWS_WITH(act.plan(host.ctx, {.shape = {4, 0, 2}}),
+                      ContainsSubstring("dimension 1 of the input"));
+    CHECK_THROWS_WITH(act.plan(host.ctx, {.shape = {65536, 65536}}),
+                      ContainsSubstring("more than 2^31 - 1 elements"));
     CHECK_THROWS_WITH(act.plan(host.ctx, {.shape = {}}), ContainsSubstring("has no dimensions"));
     CHECK_FALSE(act.planned_input().has_value()); // a failed plan leaves the layer unplanned
-    CHECK_THROWS_WITH(act.backward(host.ctx, {}, {}), ContainsSubstring("relu: backward before a forward"));
+    CHECK_THROWS_WITH(act.backward(host.ctx, {}, {}),
+                      ContainsSubstring("relu: backward before a forward"));
 }
 
 // ---- GPU ----------------------------------------------------------------------------------------
@@ -54,9 +62,11 @@ template <class T>
 void check_relu(const std::vector<int>& dims, dnn::tensor_layout layout)
 {
     gpu::stream stream;
-    nn::parameters store(nn::mixed_precision::fp32()); // relu runs in its input's type whatever the policy
+    nn::parameters store(
+        nn::mixed_precision::fp32()); // relu runs in its input's type whatever the policy
     gpu::test::device_context device(gpu::test::prepared(store, stream), store);
-    device_tensor<T> x(dims, layout, stream), y(dims, layout, stream), dy(dims, layout, stream), dx(dims, layout, stream);
+    device_tensor<T> x(dims, layout, stream), y(dims, layout, stream), dy(dims, layout, stream),
+        dx(dims, layout, stream);
     nn::relu act;
     REQUIRE(act.plan(device.ctx, gpu::test::spec_of(x)) == gpu::test::spec_of(y));
     // No zeros: the derivative is defined everywhere (and finite differences see no kink).
@@ -66,7 +76,8 @@ void check_relu(const std::vector<int>& dims, dnn::tensor_layout layout)
     act.backward(device.ctx, gpu::test::ref_of(dy), gpu::test::ref_of(dx));
 
     std::vector<double> expected(x.values.size());
-    std::transform(x.values.begin(), x.values.end(), expected.begin(), [](double v) { return std::max(v, 0.0); });
+    std::transform(x.values.begin(), x.values.end(), expected.begin(),
+                   [](double v) { return std::max(v, 0.0); });
     CHECK(y.download(stream) == expected); // exact: max(x, 0) rounds nothing
     std::vector<double> xs = x.values;
     const auto loss = [&] {
@@ -76,12 +87,14 @@ void check_relu(const std::vector<int>& dims, dnn::tensor_layout layout)
         }
         return sum;
     };
-    CHECK(gpu::test::relative_error<double>(dx.download(stream), gpu::test::central_differences(xs, 1e-3, loss)) < 1e-9);
+    CHECK(gpu::test::relative_error<double>(dx.download(stream),
+                                            gpu::test::central_differences(xs, 1e-3, loss)) < 1e-9);
 }
 
 } // namespace
 
-TEST_CASE("relu's forward is max(x, 0) and its backward matches central finite differences", "[nn][gpu]")
+TEST_CASE("relu's forward is max(x, 0) and its backward matches central finite differences",
+          "[nn][gpu]")
 {
     check_relu<float>({3, 5, 4, 2}, dnn::tensor_layout::nchw);
     check_relu<float>({7, 9}, dnn::tensor_layout::nchw);
@@ -94,7 +107,8 @@ TEST_CASE("relu runs in place, forward and backward", "[nn][gpu]")
     gpu::stream stream;
     nn::parameters store;
     gpu::test::device_context device(gpu::test::prepared(store, stream), store);
-    device_tensor<float> x({4, 3, 5, 5}, dnn::tensor_layout::nchw, stream), dy(x.dims, x.layout, stream);
+    device_tensor<float> x({4, 3, 5, 5}, dnn::tensor_layout::nchw, stream),
+        dy(x.dims, x.layout, stream);
     x.upload(gpu::test::nonzero_values(x.element_count(), 8));
     dy.upload(gpu::test::random_doubles(dy.element_count(), 9));
     nn::relu act;

@@ -45,7 +45,8 @@ std::uint64_t header_length(const std::vector<std::byte>& file)
 
 std::string header_text(const std::vector<std::byte>& file)
 {
-    return {reinterpret_cast<const char*>(file.data()) + 8, static_cast<std::size_t>(header_length(file))};
+    return {reinterpret_cast<const char*>(file.data()) + 8,
+            static_cast<std::size_t>(header_length(file))};
 }
 
 bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b)
@@ -84,7 +85,8 @@ TEST_CASE("every dtype has its safetensors name and size", "[nn][safetensors]")
     CHECK_THROWS_AS(gpu::nn::to_dtype(static_cast<gpu::element_type>(9)), std::invalid_argument);
 }
 
-TEST_CASE("a tensor of every dtype round-trips through a file, in the order written", "[nn][safetensors]")
+TEST_CASE("a tensor of every dtype round-trips through a file, in the order written",
+          "[nn][safetensors]")
 {
     const gpu::test::temporary_folder folder;
     std::vector<std::vector<std::byte>> storage;
@@ -97,10 +99,7 @@ TEST_CASE("a tensor of every dtype round-trips through a file, in the order writ
         name += std::to_string(99 - i);
         name += '.';
         name += gpu::nn::to_string(type);
-        tensors.push_back({.name = name,
-                           .type = type,
-                           .shape = {2, 3},
-                           .data = storage.back()});
+        tensors.push_back({.name = name, .type = type, .shape = {2, 3}, .data = storage.back()});
     }
     const auto path = folder / "every.safetensors";
     gpu::nn::write_safetensors(path, tensors);
@@ -120,7 +119,8 @@ TEST_CASE("a tensor of every dtype round-trips through a file, in the order writ
     }
 }
 
-TEST_CASE("the header is JSON padded with spaces to 8 bytes, then the data packed in order", "[nn][safetensors]")
+TEST_CASE("the header is JSON padded with spaces to 8 bytes, then the data packed in order",
+          "[nn][safetensors]")
 {
     const std::vector<float> a{1.0F, 2.0F};
     const std::vector<std::int64_t> b{-7};
@@ -129,9 +129,11 @@ TEST_CASE("the header is JSON padded with spaces to 8 bytes, then the data packe
     const std::vector<std::byte> file = gpu::nn::serialize_safetensors(tensors, {{"format", "pt"}});
     const std::string header = header_text(file);
     CHECK(header.size() % 8 == 0);
-    CHECK(header.rfind(R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                       R"("b":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})",
-                       0) == 0);
+    CHECK(
+        header.rfind(
+            R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+            R"("b":{"dtype":"I64","shape":[],"data_offsets":[8,16]}})",
+            0) == 0);
     CHECK(header.find_first_not_of(' ', header.rfind('}') + 1) == std::string::npos);
     REQUIRE(file.size() == 8 + header.size() + 16);
     float a_back[2];
@@ -143,7 +145,8 @@ TEST_CASE("the header is JSON padded with spaces to 8 bytes, then the data packe
     CHECK(b_back == -7);
 
     // Without metadata, no __metadata__ key at all (as Python's save_file(metadata=None)).
-    CHECK(header_text(gpu::nn::serialize_safetensors(tensors)).find("__metadata__") == std::string::npos);
+    CHECK(header_text(gpu::nn::serialize_safetensors(tensors)).find("__metadata__") ==
+          std::string::npos);
     CHECK(header_text(gpu::nn::serialize_safetensors({})) == "{}      ");
 }
 
@@ -169,16 +172,19 @@ TEST_CASE("empty tensors, scalars and an empty checkpoint round-trip", "[nn][saf
     const std::vector<tensor_view> tensors{
         gpu::nn::make_tensor_view("empty", none, {0}),
         gpu::nn::make_tensor_view("scalar", scalar, {}),
-        gpu::nn::make_tensor_view("empty.wide", none, {3, 0, std::size_t{1} << 62}), // a 0: no bytes, no overflow
+        gpu::nn::make_tensor_view("empty.wide", none,
+                                  {3, 0, std::size_t{1} << 62}), // a 0: no bytes, no overflow
         gpu::nn::make_tensor_view("empty.again", none, {0, 5}),
     };
-    const gpu::nn::safetensors_file file = gpu::nn::parse_safetensors(gpu::nn::serialize_safetensors(tensors));
+    const gpu::nn::safetensors_file file =
+        gpu::nn::parse_safetensors(gpu::nn::serialize_safetensors(tensors));
     CHECK(file.values<double>("scalar", {}) == scalar);
     CHECK(file.values<float>("empty", {0}).empty());
     CHECK(file.at("empty.wide").shape == std::vector<std::size_t>{3, 0, std::size_t{1} << 62});
     CHECK(file.at("empty.again").data.empty());
 
-    const gpu::nn::safetensors_file nothing = gpu::nn::parse_safetensors(gpu::nn::serialize_safetensors({}));
+    const gpu::nn::safetensors_file nothing =
+        gpu::nn::parse_safetensors(gpu::nn::serialize_safetensors({}));
     CHECK(nothing.tensors().empty());
     CHECK(nothing.find("x") == nullptr);
 }
@@ -190,7 +196,10 @@ TEST_CASE("typed access checks the dtype and the shape, naming the tensor", "[nn
     const std::array<bool, 3> mask{true, false, true};
     const std::vector<tensor_view> tensors{
         gpu::nn::make_tensor_view("fc.weight", weight, {2, 3}),
-        {.name = "fc.bias", .type = dtype::bf16, .shape = {2}, .data = std::as_bytes(std::span(bf16_bits))},
+        {.name = "fc.bias",
+         .type = dtype::bf16,
+         .shape = {2},
+         .data = std::as_bytes(std::span(bf16_bits))},
         gpu::nn::make_tensor_view("mask", mask, {3}),
     };
     const gpu::nn::safetensors_file file =
@@ -200,20 +209,27 @@ TEST_CASE("typed access checks the dtype and the shape, naming the tensor", "[nn
     CHECK(file.values<std::uint16_t>("fc.bias", dtype::bf16, {2}) == bf16_bits);
     CHECK(file.values<bool>("mask", {3}) == std::vector<bool>{true, false, true});
 
-    const auto shape = gpu::test::format_error_of([&] { static_cast<void>(file.values<float>("fc.weight", {3, 2})); });
+    const auto shape = gpu::test::format_error_of([&] {
+        static_cast<void>(file.values<float>("fc.weight", {3, 2}));
+    });
     REQUIRE(shape.has_value());
     CHECK(shape->file() == "model.safetensors");
     CHECK(shape->field() == "tensor 'fc.weight'");
     CHECK_THAT(shape->what(), ContainsSubstring("expected F32 [3, 2], found F32 [2, 3]"));
 
-    const auto type = gpu::test::format_error_of([&] { static_cast<void>(file.values<double>("fc.weight", {2, 3})); });
+    const auto type = gpu::test::format_error_of([&] {
+        static_cast<void>(file.values<double>("fc.weight", {2, 3}));
+    });
     REQUIRE(type.has_value());
     CHECK_THAT(type->what(), ContainsSubstring("expected F64 [2, 3], found F32 [2, 3]"));
 
-    const auto missing = gpu::test::format_error_of([&] { static_cast<void>(file.at("fc2.weight")); });
+    const auto missing =
+        gpu::test::format_error_of([&] { static_cast<void>(file.at("fc2.weight")); });
     REQUIRE(missing.has_value());
     CHECK(missing->field() == "tensor 'fc2.weight'");
-    CHECK_THAT(missing->what(), ContainsSubstring("no such tensor (the file holds 3 tensors: 'fc.weight', 'fc.bias', 'mask')"));
+    CHECK_THAT(missing->what(),
+               ContainsSubstring(
+                   "no such tensor (the file holds 3 tensors: 'fc.weight', 'fc.bias', 'mask')"));
     CHECK(file.find("fc2.weight") == nullptr);
 
     // A type of another size than the dtype's is a bad argument, not a bad file.
@@ -224,7 +240,8 @@ TEST_CASE("a moved safetensors_file keeps its views into its buffer", "[nn][safe
 {
     const std::vector<std::int32_t> values{7, 8, 9};
     const std::vector<tensor_view> tensors{gpu::nn::make_tensor_view("v", values, {3})};
-    gpu::nn::safetensors_file first = gpu::nn::parse_safetensors(gpu::nn::serialize_safetensors(tensors), "first");
+    gpu::nn::safetensors_file first =
+        gpu::nn::parse_safetensors(gpu::nn::serialize_safetensors(tensors), "first");
     const std::byte* data = first.at("v").data.data();
 
     gpu::nn::safetensors_file second(std::move(first));
@@ -246,16 +263,21 @@ TEST_CASE("the writer refuses a tensor the format cannot hold, naming it", "[nn]
     const auto refused = [&](const std::vector<tensor_view>& tensors, const char* expected,
                              const gpu::nn::safetensors_metadata& metadata = {}) {
         INFO(expected);
-        CHECK_THROWS_WITH(gpu::nn::serialize_safetensors(tensors, metadata), ContainsSubstring(expected));
+        CHECK_THROWS_WITH(gpu::nn::serialize_safetensors(tensors, metadata),
+                          ContainsSubstring(expected));
         CHECK_THROWS_AS(gpu::nn::write_safetensors(folder / "bad.safetensors", tensors, metadata),
                         std::invalid_argument);
     };
-    refused({gpu::nn::make_tensor_view("w", four, {2, 3})}, "tensor 'w': F32 [2, 3] needs 24 bytes, the data holds 16");
+    refused({gpu::nn::make_tensor_view("w", four, {2, 3})},
+            "tensor 'w': F32 [2, 3] needs 24 bytes, the data holds 16");
     refused({gpu::nn::make_tensor_view("w", four, {4}), gpu::nn::make_tensor_view("w", four, {4})},
             "tensor 'w': two tensors have this name");
     refused({gpu::nn::make_tensor_view("__metadata__", four, {4})}, "reserved for the metadata");
     refused({gpu::nn::make_tensor_view(bad_utf8, four, {4})}, "the name is not UTF-8");
-    refused({{.name = "w", .type = static_cast<dtype>(40), .shape = {4}, .data = std::as_bytes(std::span(four))}},
+    refused({{.name = "w",
+              .type = static_cast<dtype>(40),
+              .shape = {4},
+              .data = std::as_bytes(std::span(four))}},
             "dtype 40 is not a named enumerator");
     refused({gpu::nn::make_tensor_view("w", four, {std::size_t{1} << 32, std::size_t{1} << 32})},
             "F32 [4294967296, 4294967296] holds more than 2^64 - 1 bytes");

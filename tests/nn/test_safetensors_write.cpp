@@ -67,7 +67,8 @@ TEST_CASE("a write replaces the old file and leaves no temporary file", "[nn][sa
     CHECK(file.metadata().at("step") == "2");
 }
 
-TEST_CASE("a write into a missing folder fails naming the path, and creates nothing", "[nn][safetensors]")
+TEST_CASE("a write into a missing folder fails naming the path, and creates nothing",
+          "[nn][safetensors]")
 {
     const gpu::test::temporary_folder folder;
     const std::vector<float> values{1};
@@ -77,7 +78,8 @@ TEST_CASE("a write into a missing folder fails naming the path, and creates noth
     } catch (const std::filesystem::filesystem_error& e) {
         CHECK(e.code() == std::errc::no_such_file_or_directory);
         CHECK(e.path1() == folder / "missing" / "model.safetensors");
-        CHECK_THAT(e.what(), ContainsSubstring("gpu::nn::write_safetensors: cannot create a temporary file"));
+        CHECK_THAT(e.what(),
+                   ContainsSubstring("gpu::nn::write_safetensors: cannot create a temporary file"));
     }
     CHECK(folder.names().empty());
 }
@@ -135,5 +137,6 @@ TEST_CASE("reading a missing file is a filesystem_error naming it", "[nn][safete
         CHECK(e.path1() == folder / "absent.safetensors");
         CHECK_THAT(e.what(), ContainsSubstring("gpu::nn::read_safetensors: cannot open"));
     }
-    CHECK_THROWS_AS(gpu::nn::read_safetensors(folder.path()), std::filesystem::filesystem_error); // a folder
+    CHECK_THROWS_AS(gpu::nn::read_safetensors(folder.path()),
+                    std::filesystem::filesystem_error); // a folder
 }

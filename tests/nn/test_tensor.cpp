@@ -31,11 +31,13 @@ TEST_CASE("a tensor spec refuses negative dimensions and counts that overflow", 
     CHECK_THROWS_WITH((nn::tensor_spec{.shape = {4, -1}}.elements()),
                       ContainsSubstring("FP32 [4, -1] nchw has a negative dimension"));
     const std::int64_t big = std::numeric_limits<std::int64_t>::max();
-    CHECK_THROWS_WITH((nn::tensor_spec{.shape = {big, big}}.elements()), ContainsSubstring("overflows"));
+    CHECK_THROWS_WITH((nn::tensor_spec{.shape = {big, big}}.elements()),
+                      ContainsSubstring("overflows"));
     CHECK_THROWS_AS((nn::tensor_spec{.shape = {big / 2}, .type = gpu::element_type::fp64}.bytes()),
                     std::invalid_argument);
-    CHECK_THROWS_WITH((nn::tensor_spec{.shape = {2}, .type = static_cast<gpu::element_type>(7)}.bytes()),
-                      ContainsSubstring("element type 7 is not a gpu::element_type"));
+    CHECK_THROWS_WITH(
+        (nn::tensor_spec{.shape = {2}, .type = static_cast<gpu::element_type>(7)}.bytes()),
+        ContainsSubstring("element type 7 is not a gpu::element_type"));
 }
 
 TEST_CASE("an empty tensor owns nothing", "[nn]")

@@ -62,7 +62,8 @@ struct rules_adamw {
         if (found_inf != nullptr && *found_inf != 0.0F) {
             return;
         }
-        const rules::adamw_hyperparameters h = rules::adamw_hyper(lr, beta1, beta2, eps, weight_decay);
+        const rules::adamw_hyperparameters h =
+            rules::adamw_hyper(lr, beta1, beta2, eps, weight_decay);
         for (std::size_t i = 0; i < params.size(); ++i) {
             rules::adamw_element(params[i], grads[i], m[i], v[i], h, static_cast<float>(factors[0]),
                                  static_cast<float>(factors[1]), grad_scale);
@@ -159,7 +160,8 @@ TEST_CASE("a step with found_inf set changes nothing and does not count", "[nn][
     // The next good step is step 2 (its bias correction), like a reference that never saw the
     // skipped one.
     std::vector<double> theta = gpu::test::widened(gpu::test::random_floats(n, 11));
-    reference_adamw ref{1e-2, 0.9, 0.999, 1e-8, 0.01, std::vector<double>(n), std::vector<double>(n)};
+    reference_adamw ref{
+        1e-2, 0.9, 0.999, 1e-8, 0.01, std::vector<double>(n), std::vector<double>(n)};
     ref.step(theta, gpu::test::widened(gradients(n, 12)));
     const float clean = 0.0F;
     fast.step(params, gradients(n, 14), &clean);
@@ -248,7 +250,9 @@ TEST_CASE("the scaler grows after growth_interval good steps and backs off on In
 {
     float scale = 1024.0F;
     std::int32_t tracker = 0;
-    const auto update = [&](bool found) { rules::update_scale(scale, tracker, found ? 1.0F : 0.0F, 2.0F, 0.5F, 3); };
+    const auto update = [&](bool found) {
+        rules::update_scale(scale, tracker, found ? 1.0F : 0.0F, 2.0F, 0.5F, 3);
+    };
     update(false);
     update(false);
     CHECK(scale == 1024.0F);

@@ -47,7 +47,8 @@ struct host_batch {
 
 /// A batch of @p rows random images in @p type (uniform in [-1, 1]) and labels in [0, 10) from
 /// @p seed; with @p poisoned, the first pixel is +Inf (a step the grad scaler must skip).
-inline host_batch make_batch(std::int64_t rows, gpu::element_type type, std::uint32_t seed, bool poisoned = false)
+inline host_batch make_batch(std::int64_t rows, gpu::element_type type, std::uint32_t seed,
+                             bool poisoned = false)
 {
     std::mt19937 engine(seed);
     std::uniform_real_distribution<float> pixel(-1.0F, 1.0F);
@@ -56,7 +57,8 @@ inline host_batch make_batch(std::int64_t rows, gpu::element_type type, std::uin
     host_batch batch;
     batch.pixels.resize(count * gpu::element_size(type));
     for (std::size_t i = 0; i < count; ++i) {
-        const float value = (poisoned && i == 0) ? std::numeric_limits<float>::infinity() : pixel(engine);
+        const float value =
+            (poisoned && i == 0) ? std::numeric_limits<float>::infinity() : pixel(engine);
         if (type == gpu::element_type::fp16) {
             const __half h = __float2half(value);
             std::memcpy(batch.pixels.data() + 2 * i, &h, 2);
@@ -89,12 +91,14 @@ struct tiny_model {
     gpu::device_buffer<std::int32_t> labels;
     gpu::device_buffer<float> loss_value;
 
-    tiny_model(model_handles& handles, gpu::stream_ref s, gpu::nn::mixed_precision precision, std::int64_t rows,
-               std::uint64_t seed, const gpu::nn::grad_scaler_options& scaling = {})
-        : stream(s), store(precision), fc1(store, "fc1", 64, 32, {.relu = true}), fc2(store, "fc2", 32, 10),
-          ctx(s, handles.blas, handles.lt, handles.dnn, store), loss(10, precision.compute, s),
-          optimizer(store.total_elements(), s, {.lr = 1e-2}),
-          scaler(gpu::nn::grad_scaler::for_precision(precision.compute, s, scaling)), loss_value(1, s)
+    tiny_model(model_handles& handles, gpu::stream_ref s, gpu::nn::mixed_precision precision,
+               std::int64_t rows, std::uint64_t seed,
+               const gpu::nn::grad_scaler_options& scaling = {})
+        : stream(s), store(precision), fc1(store, "fc1", 64, 32, {.relu = true}),
+          fc2(store, "fc2", 32, 10), ctx(s, handles.blas, handles.lt, handles.dnn, store),
+          loss(10, precision.compute, s), optimizer(store.total_elements(), s, {.lr = 1e-2}),
+          scaler(gpu::nn::grad_scaler::for_precision(precision.compute, s, scaling)),
+          loss_value(1, s)
     {
         store.allocate(s);
         store.initialize(seed, s);
@@ -105,7 +109,8 @@ struct tiny_model {
     void plan(std::int64_t rows)
     {
         batch = rows;
-        const gpu::nn::tensor_spec input{.shape = {rows, 1, 8, 8}, .type = store.precision().compute};
+        const gpu::nn::tensor_spec input{.shape = {rows, 1, 8, 8},
+                                         .type = store.precision().compute};
         const gpu::nn::tensor_spec flat_spec = flat.plan(ctx, input);
         const gpu::nn::tensor_spec hidden = fc1.plan(ctx, flat_spec);
         const gpu::nn::tensor_spec logits = fc2.plan(ctx, hidden);

@@ -43,8 +43,8 @@ int main()
 #if CONSUMER_HAS_NCCL
     // The bootstrap of a job needs no GPU: a unique id, through its bytes.
     const gpu::nccl::unique_id id = gpu::nccl::unique_id::create();
-    std::printf("NCCL %s, unique id of %zu bytes\n", gpu::nccl::version().loaded.to_string().c_str(),
-                id.to_bytes().size());
+    std::printf("NCCL %s, unique id of %zu bytes\n",
+                gpu::nccl::version().loaded.to_string().c_str(), id.to_bytes().size());
     if (gpu::nccl::unique_id::from_bytes(id.to_bytes()) != id) {
         return 1;
     }

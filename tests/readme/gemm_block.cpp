@@ -23,8 +23,8 @@ namespace {
 constexpr int skip_exit_code = 77;
 
 // ‖c − a·b‖ / ‖a·b‖ with a (m x k) and b (k x n) row-major, in float64.
-double gemm_error(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& c,
-                  std::int64_t m, std::int64_t k, std::int64_t n)
+double gemm_error(const std::vector<float>& a, const std::vector<float>& b,
+                  const std::vector<float>& c, std::int64_t m, std::int64_t k, std::int64_t n)
 {
     double diff = 0.0;
     double norm = 0.0;
@@ -48,7 +48,8 @@ double gemm_error(const std::vector<float>& a, const std::vector<float>& b, cons
 int main()
 {
     if (!gpu::is_available()) {
-        std::printf("SKIPPED: this test needs a usable CUDA device: %s\n", gpu::unavailable_reason().c_str());
+        std::printf("SKIPPED: this test needs a usable CUDA device: %s\n",
+                    gpu::unavailable_reason().c_str());
         return skip_exit_code;
     }
     const std::int64_t m = 768;
@@ -58,7 +59,8 @@ int main()
     // Poison the pool memory the block's buffers will most likely get back, so that reading a or
     // b before their fills (a race) gives NaN rather than old, plausible values.
     {
-        gpu::device_buffer<float> poison(static_cast<std::size_t>((m * k + k * n + m * n) * 2), stream);
+        gpu::device_buffer<float> poison(static_cast<std::size_t>((m * k + k * n + m * n) * 2),
+                                         stream);
         const std::vector<float> nan(poison.size(), std::numeric_limits<float>::quiet_NaN());
         poison.copy_from_host(nan);
     }
@@ -78,9 +80,10 @@ int main()
             ++bad_halves;
         }
     }
-    std::printf("c = a*b: relative error %.3e against float64 (bound 1e-5, %s math); a16: %zu of %zu "
-                "elements differ from a rounded to FP16\n",
-                error, std::string(gpu::blas::to_string(h.math())).c_str(), bad_halves, host_a.size());
+    std::printf(
+        "c = a*b: relative error %.3e against float64 (bound 1e-5, %s math); a16: %zu of %zu "
+        "elements differ from a rounded to FP16\n",
+        error, std::string(gpu::blas::to_string(h.math())).c_str(), bad_halves, host_a.size());
     const bool fp32 = h.math() != gpu::blas::math_mode::tf32;
     const bool ok = error < (fp32 ? 1e-5 : 1e-3) && bad_halves == 0 && a.stream() == stream.ref() &&
                     a16.stream() == stream.ref();

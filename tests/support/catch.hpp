@@ -5,7 +5,8 @@
 #pragma once
 
 #if !defined(CUDAGAP_CATCH2_MAJOR)
-#error "CUDAGAP_CATCH2_MAJOR is not defined: link the target cudagap_test_support (tests/CMakeLists.txt)"
+#error                                                                                             \
+    "CUDAGAP_CATCH2_MAJOR is not defined: link the target cudagap_test_support (tests/CMakeLists.txt)"
 #elif CUDAGAP_CATCH2_MAJOR == 3
 
 #include <catch2/catch_approx.hpp>
@@ -27,9 +28,8 @@ using Catch::Approx;
 namespace Catch::Matchers {
 /// v3's name of the substring matcher, which v2 calls Contains (in v3, Contains matches an
 /// element of a range, so the tests never use it for text).
-inline StdString::ContainsMatcher ContainsSubstring(const std::string& text,
-                                                    CaseSensitive::Choice sensitivity =
-                                                        CaseSensitive::Yes)
+inline StdString::ContainsMatcher
+ContainsSubstring(const std::string& text, CaseSensitive::Choice sensitivity = CaseSensitive::Yes)
 {
     return Contains(text, sensitivity);
 }

@@ -50,8 +50,7 @@ namespace clara = Catch::clara;
 
 bool listing(const Catch::ConfigData& config)
 {
-    return config.listTests || config.listTestNamesOnly || config.listTags ||
-           config.listReporters;
+    return config.listTests || config.listTestNamesOnly || config.listTags || config.listReporters;
 }
 #endif
 } // namespace
@@ -92,8 +91,8 @@ int main(int argc, char* argv[])
         return skip_exit_code;
     }
     if (require_gpus > 1 && !listing(session.configData()) && gpu::device_count() < require_gpus) {
-        std::printf("SKIPPED: this test needs %d CUDA devices, this host has %d%s%s\n", require_gpus,
-                    gpu::device_count(), gpu::is_available() ? "" : ": ",
+        std::printf("SKIPPED: this test needs %d CUDA devices, this host has %d%s%s\n",
+                    require_gpus, gpu::device_count(), gpu::is_available() ? "" : ": ",
                     gpu::is_available() ? "" : gpu::unavailable_reason().c_str());
         return skip_exit_code;
     }

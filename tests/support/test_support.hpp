@@ -23,7 +23,8 @@ double relative_error(std::span<const Out> out, std::span<const double> ref)
 {
     if (out.size() != ref.size()) {
         throw std::invalid_argument("relative_error: " + std::to_string(out.size()) +
-                                    " outputs against " + std::to_string(ref.size()) + " references");
+                                    " outputs against " + std::to_string(ref.size()) +
+                                    " references");
     }
     double diff = 0.0;
     double norm = 0.0;

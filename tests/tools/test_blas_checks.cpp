@@ -26,18 +26,20 @@ TEST_CASE("the cuBLAS checks: versions, handle, copies on the library path", "[d
 
     const gpu::blas::version_info info = gpu::blas::version();
     INFO(checks[0].detail);
-    CHECK_THAT(checks[0].detail, StartsWith("cuBLAS " + info.loaded.to_string() + " loaded") &&
-                                     ContainsSubstring("with cuBLASLt " + std::to_string(info.loaded.major) + ".") &&
-                                     ContainsSubstring("compiled against " + info.compiled.to_string()));
+    CHECK_THAT(checks[0].detail,
+               StartsWith("cuBLAS " + info.loaded.to_string() + " loaded") &&
+                   ContainsSubstring("with cuBLASLt " + std::to_string(info.loaded.major) + ".") &&
+                   ContainsSubstring("compiled against " + info.compiled.to_string()));
     CHECK((checks[0].status == gpu::diagnostic_status::ok) == info.compatible());
 
     const std::optional<std::string> loaded = gpu::loaded_library_path("libcublas");
     REQUIRE(loaded.has_value());
     CHECK_THAT(checks[0].detail, ContainsSubstring("from " + *loaded));
     INFO(checks[2].detail);
-    CHECK_THAT(checks[2].detail, ContainsSubstring("libcublas.so." + std::to_string(info.loaded.major)) &&
-                                     ContainsSubstring("libcublasLt.so." + std::to_string(info.loaded.major)) &&
-                                     ContainsSubstring("(loaded)"));
+    CHECK_THAT(checks[2].detail,
+               ContainsSubstring("libcublas.so." + std::to_string(info.loaded.major)) &&
+                   ContainsSubstring("libcublasLt.so." + std::to_string(info.loaded.major)) &&
+                   ContainsSubstring("(loaded)"));
 }
 
 TEST_CASE("without a GPU the cuBLAS handle check reports the error, caused by the GPUs check",

@@ -53,7 +53,8 @@ struct temporary_folder {
     {
         const fs::path file = path / name;
         std::ofstream(file) << "#!/bin/sh\n" << body << "\n";
-        fs::permissions(file, fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
+        fs::permissions(file,
+                        fs::perms::owner_all | fs::perms::group_read | fs::perms::others_read);
     }
 
     void file(const std::string& name, const std::string& content = "not really a library") const
@@ -116,12 +117,9 @@ bool on_path(const std::string& tool)
 gpu::diagnostic_status expected_status(gpu::kernel_image image)
 {
     switch (image) {
-    case gpu::kernel_image::ptx_jit:
-        return gpu::diagnostic_status::warning;
-    case gpu::kernel_image::missing:
-        return gpu::diagnostic_status::error;
-    default:
-        return gpu::diagnostic_status::ok;
+    case gpu::kernel_image::ptx_jit: return gpu::diagnostic_status::warning;
+    case gpu::kernel_image::missing: return gpu::diagnostic_status::error;
+    default: return gpu::diagnostic_status::ok;
     }
 }
 
@@ -150,7 +148,8 @@ std::vector<std::string> wing_check_names(std::vector<std::string> names)
 
 gpu::diagnosis diagnose_with_tools(const temporary_folder& tools)
 {
-    return gpu::diagnose({.search_path = tools.path.string(), .tool_timeout = std::chrono::milliseconds(5000)});
+    return gpu::diagnose(
+        {.search_path = tools.path.string(), .tool_timeout = std::chrono::milliseconds(5000)});
 }
 
 } // namespace
@@ -158,8 +157,8 @@ gpu::diagnosis diagnose_with_tools(const temporary_folder& tools)
 TEST_CASE("the diagnosis runs the article's checks in order, each with a detail", "[diagnose]")
 {
     const gpu::diagnosis report = gpu::diagnose();
-    const std::vector<std::string> expected = wing_check_names({"nvidia-smi", "NVIDIA driver", "CUDA runtime",
-                                                                "GPUs", "kernel images", "nvcc"});
+    const std::vector<std::string> expected = wing_check_names(
+        {"nvidia-smi", "NVIDIA driver", "CUDA runtime", "GPUs", "kernel images", "nvcc"});
     REQUIRE(report.checks.size() == expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) {
         INFO(report.checks[i].name << ": " << report.checks[i].detail);
@@ -185,8 +184,9 @@ TEST_CASE("the driver check agrees with cudaDriverGetVersion, read here directly
     if (encoded == 0) {
         // This machine's case: the toolkit without a driver. The report must say exactly that.
         CHECK(driver.status == gpu::diagnostic_status::error);
-        CHECK_THAT(driver.detail, ContainsSubstring("no NVIDIA driver") && ContainsSubstring("libcuda.so") &&
-                                      ContainsSubstring("CUDA " + runtime.to_string() + " runtime"));
+        CHECK_THAT(driver.detail,
+                   ContainsSubstring("no NVIDIA driver") && ContainsSubstring("libcuda.so") &&
+                       ContainsSubstring("CUDA " + runtime.to_string() + " runtime"));
         if (!fs::exists("/proc/driver/nvidia/version")) {
             CHECK_THAT(driver.detail, ContainsSubstring("no NVIDIA kernel module is loaded"));
             CHECK_THAT(driver.fix, ContainsSubstring("supports CUDA " + runtime.to_string()) &&
@@ -200,8 +200,10 @@ TEST_CASE("the driver check agrees with cudaDriverGetVersion, read here directly
         CHECK(report.exit_code() == 1);
     } else {
         const gpu::cuda_version supported = gpu::cuda_version::from_int(encoded);
-        CHECK_THAT(driver.detail, ContainsSubstring("supports CUDA up to " + supported.to_string()));
-        CHECK((driver.status == gpu::diagnostic_status::error) == (supported.major < runtime.major));
+        CHECK_THAT(driver.detail,
+                   ContainsSubstring("supports CUDA up to " + supported.to_string()));
+        CHECK((driver.status == gpu::diagnostic_status::error) ==
+              (supported.major < runtime.major));
     }
 }
 
@@ -215,7 +217,8 @@ TEST_CASE("the GPU check agrees with cudaGetDeviceCount, read here directly", "[
     INFO(gpus.detail);
     if (status != cudaSuccess) {
         CHECK(gpus.status == gpu::diagnostic_status::error);
-        CHECK_THAT(gpus.detail, StartsWith("cudaGetDeviceCount: " + std::string(cudaGetErrorName(status))));
+        CHECK_THAT(gpus.detail,
+                   StartsWith("cudaGetDeviceCount: " + std::string(cudaGetErrorName(status))));
         if (require_check(report, "NVIDIA driver").status == gpu::diagnostic_status::error) {
             // The root cause leads: the GPU check points at the driver and adds no second fix.
             CHECK(gpus.caused_by == "NVIDIA driver");
@@ -239,9 +242,10 @@ TEST_CASE("the runtime check names the loaded libcudart and the compiled version
     const gpu::diagnostic runtime = require_check(gpu::diagnose(), "CUDA runtime");
     INFO(runtime.detail);
     CHECK(runtime.status != gpu::diagnostic_status::error);
-    CHECK_THAT(runtime.detail, ContainsSubstring("CUDA runtime " + gpu::runtime_version().to_string() + " loaded") &&
-                                   ContainsSubstring("compiled against " +
-                                            gpu::compiled_runtime_version().to_string()));
+    CHECK_THAT(
+        runtime.detail,
+        ContainsSubstring("CUDA runtime " + gpu::runtime_version().to_string() + " loaded") &&
+            ContainsSubstring("compiled against " + gpu::compiled_runtime_version().to_string()));
     const std::optional<std::string> loaded = gpu::loaded_library_path("libcudart");
     if (loaded) {
         CHECK_THAT(runtime.detail, ContainsSubstring("from " + *loaded));
@@ -259,7 +263,8 @@ TEST_CASE("kernel images name the architectures this library was built for", "[d
     }
 }
 
-TEST_CASE("nvidia-smi missing without a driver is an error that follows from the driver", "[diagnose]")
+TEST_CASE("nvidia-smi missing without a driver is an error that follows from the driver",
+          "[diagnose]")
 {
     const temporary_folder empty;
     const gpu::diagnosis report = diagnose_with_tools(empty);
@@ -285,17 +290,20 @@ TEST_CASE("nvidia-smi's query is parsed: GPU, driver, memory and compute capabil
     const gpu::diagnostic smi = require_check(report, "nvidia-smi");
     INFO(smi.detail);
     CHECK(smi.status == gpu::diagnostic_status::ok);
-    CHECK_THAT(smi.detail, ContainsSubstring("1 GPU(s): NVIDIA H200, driver 570.124.06, 143771 MiB, "
-                                    "compute capability 9.0"));
+    CHECK_THAT(smi.detail,
+               ContainsSubstring("1 GPU(s): NVIDIA H200, driver 570.124.06, 143771 MiB, "
+                                 "compute capability 9.0"));
     const gpu::diagnostic images = require_check(report, "kernel images");
     if (!gpu::is_available() && !gpu::built_cuda_architectures_string().empty()) {
         // CUDA cannot list the GPU here, so nvidia-smi's capability predicts the kernel images.
-        CHECK_THAT(images.detail, ContainsSubstring("nvidia-smi GPU 0 (NVIDIA H200), compute capability 9.0"));
+        CHECK_THAT(images.detail,
+                   ContainsSubstring("nvidia-smi GPU 0 (NVIDIA H200), compute capability 9.0"));
         CHECK(images.status == expected_status(gpu::kernel_image_for({9, 0})));
     }
 }
 
-TEST_CASE("a GPU the build has no image for is predicted from nvidia-smi's capability", "[diagnose]")
+TEST_CASE("a GPU the build has no image for is predicted from nvidia-smi's capability",
+          "[diagnose]")
 {
     if (gpu::is_available() || gpu::built_cuda_architectures().empty()) {
         // With a GPU the check looks at CUDA's devices instead; without kernels there is nothing
@@ -322,12 +330,14 @@ TEST_CASE("a GPU the build has no image for is predicted from nvidia-smi's capab
         const gpu::kernel_image expected = gpu::kernel_image_for({10, 0});
         CHECK(images.status == expected_status(expected));
         if (expected == gpu::kernel_image::ptx_jit) {
-            CHECK_THAT(images.fix, ContainsSubstring("100-real") && ContainsSubstring(gpu::built_cuda_architectures_string()));
+            CHECK_THAT(images.fix, ContainsSubstring("100-real") &&
+                                       ContainsSubstring(gpu::built_cuda_architectures_string()));
         }
     }
 }
 
-TEST_CASE("a garbled compute capability from nvidia-smi is left out, never overflowed", "[diagnose]")
+TEST_CASE("a garbled compute capability from nvidia-smi is left out, never overflowed",
+          "[diagnose]")
 {
     // std::stoi read "214748365.9" as 214748365, and as_int() then overflowed (undefined
     // behaviour) predicting kernel images; a sign, spaces, trailing text or a two-digit minor
@@ -345,16 +355,20 @@ TEST_CASE("a garbled compute capability from nvidia-smi is left out, never overf
     const gpu::diagnostic smi = require_check(report, "nvidia-smi");
     INFO(smi.detail);
     CHECK(smi.status == gpu::diagnostic_status::ok);
-    CHECK_THAT(smi.detail, ContainsSubstring("8 GPU(s): GPU A, driver 570.1, 1 MiB; GPU B, driver 570.1, 1 MiB; "));
-    CHECK_THAT(smi.detail, ContainsSubstring("GPU G, driver 570.1, 1 MiB; GPU H, driver 570.1, 1 MiB, "
-                                    "compute capability 9.0"));
+    CHECK_THAT(
+        smi.detail,
+        ContainsSubstring("8 GPU(s): GPU A, driver 570.1, 1 MiB; GPU B, driver 570.1, 1 MiB; "));
+    CHECK_THAT(smi.detail,
+               ContainsSubstring("GPU G, driver 570.1, 1 MiB; GPU H, driver 570.1, 1 MiB, "
+                                 "compute capability 9.0"));
     CHECK(smi.detail.find("compute capability") == smi.detail.rfind("compute capability"));
     const gpu::diagnostic images = require_check(report, "kernel images");
     INFO(images.detail);
     CHECK(images.detail.find("GPU A") == std::string::npos);
     CHECK(images.detail.find("-1") == std::string::npos);
     if (!gpu::is_available() && !gpu::built_cuda_architectures_string().empty()) {
-        CHECK_THAT(images.detail, ContainsSubstring("nvidia-smi GPU 7 (GPU H), compute capability 9.0"));
+        CHECK_THAT(images.detail,
+                   ContainsSubstring("nvidia-smi GPU 7 (GPU H), compute capability 9.0"));
     }
 }
 
@@ -367,7 +381,8 @@ TEST_CASE("a failing or hanging nvidia-smi is an error with what it said", "[dia
                                  "with the NVIDIA driver.\"; exit 9");
         const gpu::diagnostic smi = require_check(diagnose_with_tools(tools), "nvidia-smi");
         CHECK(smi.status == gpu::diagnostic_status::error);
-        CHECK_THAT(smi.detail, ContainsSubstring("failed (exit 9)") && ContainsSubstring("couldn't communicate"));
+        CHECK_THAT(smi.detail, ContainsSubstring("failed (exit 9)") &&
+                                   ContainsSubstring("couldn't communicate"));
         CHECK_THAT(smi.fix, ContainsSubstring("dmesg"));
     }
     SECTION("it hangs, and is killed at the timeout")
@@ -383,7 +398,8 @@ TEST_CASE("a failing or hanging nvidia-smi is an error with what it said", "[dia
     }
 }
 
-TEST_CASE("nvcc's release is read and compared with the toolkit cudagap was built with", "[diagnose]")
+TEST_CASE("nvcc's release is read and compared with the toolkit cudagap was built with",
+          "[diagnose]")
 {
     const temporary_folder tools;
     const gpu::cuda_version compiled = gpu::compiled_runtime_version();
@@ -393,17 +409,20 @@ TEST_CASE("nvcc's release is read and compared with the toolkit cudagap was buil
                                compiled.to_string() + ".88'");
         const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
         CHECK(nvcc.status == gpu::diagnostic_status::ok);
-        CHECK_THAT(nvcc.detail, StartsWith("Cuda compilation tools, release " + compiled.to_string()) &&
-                                    ContainsSubstring((tools.path / "nvcc").string()));
+        CHECK_THAT(nvcc.detail,
+                   StartsWith("Cuda compilation tools, release " + compiled.to_string()) &&
+                       ContainsSubstring((tools.path / "nvcc").string()));
     }
     SECTION("another major version: a warning to put the right toolkit first")
     {
         const std::string other = std::to_string(compiled.major - 1) + ".4";
-        tools.tool("nvcc", "echo 'Cuda compilation tools, release " + other + ", V" + other + ".131'");
+        tools.tool("nvcc",
+                   "echo 'Cuda compilation tools, release " + other + ", V" + other + ".131'");
         const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
         CHECK(nvcc.status == gpu::diagnostic_status::warning);
         CHECK_THAT(nvcc.detail, ContainsSubstring("release " + other));
-        CHECK_THAT(nvcc.fix, ContainsSubstring("CUDA " + compiled.to_string() + " toolkit's bin folder first"));
+        CHECK_THAT(nvcc.fix, ContainsSubstring("CUDA " + compiled.to_string() +
+                                               " toolkit's bin folder first"));
     }
     SECTION("not on the search path but in a toolkit folder: add it to PATH")
     {
@@ -426,7 +445,8 @@ TEST_CASE("other platforms are reported as information", "[diagnose]")
     const gpu::diagnostic oneapi = require_check(report, "Intel oneAPI");
     CHECK(rocm.status == gpu::diagnostic_status::info);
     CHECK(oneapi.status == gpu::diagnostic_status::info);
-    CHECK_THAT(rocm.detail, ContainsSubstring("AMD ROCm is installed (" + (tools.path / "rocm-smi").string()));
+    CHECK_THAT(rocm.detail,
+               ContainsSubstring("AMD ROCm is installed (" + (tools.path / "rocm-smi").string()));
     CHECK_THAT(oneapi.detail, ContainsSubstring("Intel oneAPI (SYCL) is installed"));
 }
 
@@ -441,14 +461,16 @@ TEST_CASE("a wing this cudagap was built without is a skipped check that says ho
         REQUIRE(check != nullptr);
         INFO(check->name << ": " << check->detail);
         CHECK((check->status == gpu::diagnostic_status::skipped) == !built);
-        CHECK(check->detail.rfind("this cudagap was built without it", 0) == (built ? std::string::npos : 0));
+        CHECK(check->detail.rfind("this cudagap was built without it", 0) ==
+              (built ? std::string::npos : 0));
     }
 }
 
 TEST_CASE("a group of checks that throws becomes one failed check, not a lost report", "[diagnose]")
 {
     const std::vector<gpu::diagnostic> fine = gpu::detail::run_checks("wing", [] {
-        return std::vector<gpu::diagnostic>{{"wing check", gpu::diagnostic_status::ok, "fine", "", ""}};
+        return std::vector<gpu::diagnostic>{
+            {"wing check", gpu::diagnostic_status::ok, "fine", "", ""}};
     });
     REQUIRE(fine.size() == 1);
     CHECK(fine[0].name == "wing check");
@@ -533,24 +555,30 @@ TEST_CASE("library copies: one per file, duplicates of a version warn with the f
     std::vector<gpu::library_copy> copies = gpu::find_library_copies("libcudagapfake");
     REQUIRE(copies.size() == 1);
     CHECK(copies[0].soname_version == "3.1.0");
-    CHECK(copies[0].resolved_path == fs::canonical(first.path / "libcudagapfake.so.3.1.0").string());
+    CHECK(copies[0].resolved_path ==
+          fs::canonical(first.path / "libcudagapfake.so.3.1.0").string());
     CHECK_FALSE(copies[0].loaded);
-    const gpu::diagnostic single = gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    const gpu::diagnostic single =
+        gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
     CHECK(single.status == gpu::diagnostic_status::ok);
     CHECK_THAT(single.detail, StartsWith("libcudagapfake.so.3:"));
 
     second.file("libcudagapfake.so.3", "copy two");
     second.file("libcudagapfake.so.4", "another major version");
-    const scoped_environment both("LD_LIBRARY_PATH", first.path.string() + ":" + second.path.string());
+    const scoped_environment both("LD_LIBRARY_PATH",
+                                  first.path.string() + ":" + second.path.string());
     copies = gpu::find_library_copies("libcudagapfake");
     CHECK(copies.size() == 3);
-    const gpu::diagnostic duplicate = gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    const gpu::diagnostic duplicate =
+        gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
     INFO(duplicate.detail);
     CHECK(duplicate.status == gpu::diagnostic_status::warning);
-    CHECK_THAT(duplicate.detail, ContainsSubstring("2 copies of libcudagapfake.so.3:") &&
-                                     ContainsSubstring((second.path / "libcudagapfake.so.3").string()) &&
-                                     ContainsSubstring("libcudagapfake.so.4: "));
-    CHECK_THAT(duplicate.fix, ContainsSubstring("LD_LIBRARY_PATH") && ContainsSubstring("set FAKE_ROOT"));
+    CHECK_THAT(duplicate.detail,
+               ContainsSubstring("2 copies of libcudagapfake.so.3:") &&
+                   ContainsSubstring((second.path / "libcudagapfake.so.3").string()) &&
+                   ContainsSubstring("libcudagapfake.so.4: "));
+    CHECK_THAT(duplicate.fix,
+               ContainsSubstring("LD_LIBRARY_PATH") && ContainsSubstring("set FAKE_ROOT"));
 }
 
 TEST_CASE("the loaded copy of a library is found and marked", "[diagnose]")
@@ -560,7 +588,8 @@ TEST_CASE("the loaded copy of a library is found and marked", "[diagnose]")
     CHECK_THAT(*libc, ContainsSubstring("libc.so"));
     CHECK_FALSE(gpu::loaded_library_path("libcudagap_not_a_library").has_value());
     const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libc");
-    CHECK(std::any_of(copies.begin(), copies.end(), [](const gpu::library_copy& c) { return c.loaded; }));
+    CHECK(std::any_of(copies.begin(), copies.end(),
+                      [](const gpu::library_copy& c) { return c.loaded; }));
 }
 
 TEST_CASE("record_failure turns a thrown library error into a failed check", "[diagnose]")
@@ -577,8 +606,8 @@ TEST_CASE("record_failure turns a thrown library error into a failed check", "[d
     CHECK(check.caused_by == (gpu::is_available() ? "" : "GPUs"));
 
     gpu::diagnostic without_hint{.name = "cuDNN handle"};
-    gpu::detail::record_failure(without_hint, gpu::error("cudnnCreate(&raw)", "CUDNN_STATUS_INTERNAL_ERROR",
-                                                         4000, "internal", "", 0,
-                                                         std::source_location::current()));
+    gpu::detail::record_failure(without_hint,
+                                gpu::error("cudnnCreate(&raw)", "CUDNN_STATUS_INTERNAL_ERROR", 4000,
+                                           "internal", "", 0, std::source_location::current()));
     CHECK(without_hint.fix == "run cudagap-doctor on a machine with a GPU");
 }

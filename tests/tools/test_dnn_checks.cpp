@@ -26,9 +26,10 @@ TEST_CASE("the cuDNN checks: versions, handle, copies on the library path", "[di
 
     const gpu::dnn::version_info info = gpu::dnn::version();
     INFO(checks[0].detail);
-    CHECK_THAT(checks[0].detail, StartsWith("cuDNN " + info.loaded.to_string() + " loaded") &&
-                                     ContainsSubstring("compiled against " + info.compiled.to_string()) &&
-                                     ContainsSubstring("built for CUDA " + info.loaded_for_cuda.to_string()));
+    CHECK_THAT(checks[0].detail,
+               StartsWith("cuDNN " + info.loaded.to_string() + " loaded") &&
+                   ContainsSubstring("compiled against " + info.compiled.to_string()) &&
+                   ContainsSubstring("built for CUDA " + info.loaded_for_cuda.to_string()));
     CHECK((checks[0].status == gpu::diagnostic_status::ok) ==
           (info.compatible() && info.loaded_for_cuda.major == gpu::runtime_version().major));
 
@@ -36,11 +37,13 @@ TEST_CASE("the cuDNN checks: versions, handle, copies on the library path", "[di
     const std::optional<std::string> loaded = gpu::loaded_library_path("libcudnn");
     REQUIRE(loaded.has_value());
     CHECK_THAT(checks[0].detail, ContainsSubstring("from " + *loaded));
-    CHECK_THAT(checks[2].detail, ContainsSubstring("libcudnn.so." + std::to_string(info.loaded.major)) &&
-                                     ContainsSubstring("(loaded)"));
+    CHECK_THAT(checks[2].detail,
+               ContainsSubstring("libcudnn.so." + std::to_string(info.loaded.major)) &&
+                   ContainsSubstring("(loaded)"));
 }
 
-TEST_CASE("without a GPU the handle check reports cuDNN's error, caused by the GPUs check", "[diagnostics]")
+TEST_CASE("without a GPU the handle check reports cuDNN's error, caused by the GPUs check",
+          "[diagnostics]")
 {
     const gpu::diagnostic handle = gpu::detail::dnn_checks()[1];
     INFO(handle.detail);
@@ -62,7 +65,8 @@ TEST_CASE("without a GPU the handle check reports cuDNN's error, caused by the G
     CHECK(std::find(fixes.begin(), fixes.end(), handle.fix) == fixes.end());
 }
 
-TEST_CASE("with a GPU the handle check creates a handle on the current device", "[diagnostics][gpu]")
+TEST_CASE("with a GPU the handle check creates a handle on the current device",
+          "[diagnostics][gpu]")
 {
     const gpu::diagnostic handle = gpu::detail::dnn_checks()[1];
     INFO(handle.detail);

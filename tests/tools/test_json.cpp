@@ -9,15 +9,19 @@
 
 namespace {
 // Dump and parse again, as a script reading the programs' --json output would.
-nlohmann::json round_trip(const nlohmann::json& value) { return nlohmann::json::parse(value.dump(2)); }
+nlohmann::json round_trip(const nlohmann::json& value)
+{
+    return nlohmann::json::parse(value.dump(2));
+}
 } // namespace
 
 TEST_CASE("a diagnosis becomes JSON with every check and the recommendations", "[json]")
 {
     gpu::diagnosis report;
-    report.checks = {{"NVIDIA driver", gpu::diagnostic_status::error, "no driver", "install one", ""},
-                     {"GPUs", gpu::diagnostic_status::error, "none", "install one", "NVIDIA driver"},
-                     {"ROCm", gpu::diagnostic_status::info, "not installed", "", ""}};
+    report.checks = {
+        {"NVIDIA driver", gpu::diagnostic_status::error, "no driver", "install one", ""},
+        {"GPUs", gpu::diagnostic_status::error, "none", "install one", "NVIDIA driver"},
+        {"ROCm", gpu::diagnostic_status::info, "not installed", "", ""}};
     const nlohmann::json j = round_trip(report);
     CHECK(j.at("healthy") == false);
     CHECK(j.at("errors") == 2);
@@ -40,14 +44,16 @@ TEST_CASE("the real diagnosis of this machine serialises and parses back", "[jso
     REQUIRE(j.at("checks").size() == report.checks.size());
     for (std::size_t i = 0; i < report.checks.size(); ++i) {
         CHECK(j.at("checks")[i].at("detail") == report.checks[i].detail);
-        CHECK(j.at("checks")[i].at("status") == std::string(gpu::to_string(report.checks[i].status)));
+        CHECK(j.at("checks")[i].at("status") ==
+              std::string(gpu::to_string(report.checks[i].status)));
     }
     CHECK(j.at("healthy") == report.healthy());
 }
 
 TEST_CASE("advice and usage become JSON objects with nulls for unknowns", "[json]")
 {
-    const nlohmann::json advice = round_trip(gpu::advise_vram(std::size_t{6} << 30, gpu::compute_capability{8, 6}));
+    const nlohmann::json advice =
+        round_trip(gpu::advise_vram(std::size_t{6} << 30, gpu::compute_capability{8, 6}));
     CHECK(advice.at("tier") == "under 8 GB");
     CHECK(advice.at("precision") == "bf16");
     CHECK(advice.at("batch_size") == 1);
@@ -72,7 +78,8 @@ TEST_CASE("JSON text stays valid when a report quotes bytes that are not UTF-8",
 {
     // A library folder or CUDA_VISIBLE_DEVICES in Latin-1 or Shift-JIS reaches a check's detail.
     gpu::diagnosis report;
-    report.checks = {{"GPUs", gpu::diagnostic_status::error, "CUDA_VISIBLE_DEVICES='\xff\x81'", "fix", ""}};
+    report.checks = {
+        {"GPUs", gpu::diagnostic_status::error, "CUDA_VISIBLE_DEVICES='\xff\x81'", "fix", ""}};
     const nlohmann::json j = report;
     CHECK_THROWS(j.dump(2)); // what the programs did before: no report at all
     const std::string text = gpu::to_json_text(j);

@@ -28,17 +28,21 @@ TEST_CASE("the NCCL checks: versions, copies on the library path, peer access", 
     // ncclGetVersion answers without a GPU; the build-time code is there too.
     const gpu::nccl::version_info info = gpu::nccl::version();
     INFO(checks[0].detail);
-    CHECK_THAT(checks[0].detail, StartsWith("NCCL " + info.loaded.to_string() + " loaded") &&
-                                     ContainsSubstring("compiled against " + info.compiled.to_string()) &&
-                                     ContainsSubstring("(NCCL_VERSION_CODE " + std::to_string(NCCL_VERSION_CODE) + ")"));
+    CHECK_THAT(
+        checks[0].detail,
+        StartsWith("NCCL " + info.loaded.to_string() + " loaded") &&
+            ContainsSubstring("compiled against " + info.compiled.to_string()) &&
+            ContainsSubstring("(NCCL_VERSION_CODE " + std::to_string(NCCL_VERSION_CODE) + ")"));
     CHECK((checks[0].status == gpu::diagnostic_status::ok) == info.compatible());
     const std::optional<std::string> loaded = gpu::loaded_library_path("libnccl");
     REQUIRE(loaded.has_value());
     CHECK_THAT(checks[0].detail, ContainsSubstring("from " + *loaded));
-    CHECK_THAT(checks[1].detail, ContainsSubstring("libnccl.so.2") && ContainsSubstring("(loaded)"));
+    CHECK_THAT(checks[1].detail,
+               ContainsSubstring("libnccl.so.2") && ContainsSubstring("(loaded)"));
 }
 
-TEST_CASE("peer access: skipped without a GPU (caused by the GPUs check), a matrix with several", "[diagnostics]")
+TEST_CASE("peer access: skipped without a GPU (caused by the GPUs check), a matrix with several",
+          "[diagnostics]")
 {
     const gpu::diagnostic peers = gpu::detail::nccl_checks()[2];
     INFO(peers.detail);

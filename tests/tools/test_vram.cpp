@@ -46,7 +46,8 @@ TEST_CASE("each tier starts at 7/8 of the size it is sold as", "[vram]")
     CHECK(gpu::vram_tier_for(std::size_t{1} << 50) == gpu::vram_tier::class_80gb);
 }
 
-TEST_CASE("real cards land in the class they are sold as, unlike the article's comparison", "[vram]")
+TEST_CASE("real cards land in the class they are sold as, unlike the article's comparison",
+          "[vram]")
 {
     // Totals as cudaMemGetInfo/nvidia-smi report them (MiB), which are below the box's number.
     const std::vector<std::tuple<const char*, std::size_t, gpu::vram_tier>> cards = {
@@ -156,7 +157,8 @@ TEST_CASE("usage above 90% warns, with the pool's cache and what others hold", "
     usage.pool = {true, 60 * gib, 40 * gib, 70 * gib, 0};
     CHECK(usage.high());
     const std::string warning = usage.warning();
-    CHECK_THAT(warning, ContainsSubstring("95.0% of 100.00 GiB") && ContainsSubstring("caches 20.00 GiB") &&
+    CHECK_THAT(warning, ContainsSubstring("95.0% of 100.00 GiB") &&
+                            ContainsSubstring("caches 20.00 GiB") &&
                             ContainsSubstring("hold 35.00 GiB"));
     const std::vector<std::string> lines = usage.describe();
     REQUIRE(lines.size() == 4);
@@ -178,7 +180,8 @@ TEST_CASE("the advice for a real device uses its memory and capability", "[vram]
 
 // [serial]: it compares the device's free memory before and after, which any other process on
 // the GPU changes; ctest runs it alone.
-TEST_CASE("monitoring sees a buffer in all three views, and clearing returns the cache", "[vram][gpu][serial]")
+TEST_CASE("monitoring sees a buffer in all three views, and clearing returns the cache",
+          "[vram][gpu][serial]")
 {
     const gpu::device dev = gpu::current_device();
     REQUIRE(dev.properties().memory_pools_supported);

@@ -60,7 +60,8 @@ struct precision_info {
 
 /// @brief Estimated dense peak of a precision in TFLOP/s: SMs x `dense_flops_per_clock_per_sm`
 /// x the maximum SM clock. Empty when the architecture, SM count or clock is unknown.
-[[nodiscard]] std::optional<double> estimated_peak_tflops(precision p, const device_properties& device);
+[[nodiscard]] std::optional<double> estimated_peak_tflops(precision p,
+                                                          const device_properties& device);
 
 /// @brief What @p device does with precision @p p (a pure function of the properties).
 [[nodiscard]] precision_info precision_support(precision p, const device_properties& device);

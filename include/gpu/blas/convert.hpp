@@ -41,8 +41,8 @@ void convert(element_type from_type, const void* from, element_type to_type, voi
 template <blas_element From, blas_element To>
 void convert(const From* from, To* to, std::size_t count, stream_ref stream)
 {
-    detail::convert(detail::element_type_of<From>, from, detail::element_type_of<To>, to, count, 1.0,
-                    0.0, stream);
+    detail::convert(detail::element_type_of<From>, from, detail::element_type_of<To>, to, count,
+                    1.0, 0.0, stream);
 }
 
 /// @brief Queues the conversion of a whole device buffer into another of the same size, on

@@ -31,7 +31,10 @@ public:
     using error::error;
 
     /// @brief The cuBLAS status that was returned.
-    [[nodiscard]] cublasStatus_t status() const noexcept { return static_cast<cublasStatus_t>(code()); }
+    [[nodiscard]] cublasStatus_t status() const noexcept
+    {
+        return static_cast<cublasStatus_t>(code());
+    }
 };
 
 /// @brief A cuRAND call returned a status other than `CURAND_STATUS_SUCCESS`; `code()` holds
@@ -41,7 +44,10 @@ public:
     using error::error;
 
     /// @brief The cuRAND status that was returned.
-    [[nodiscard]] curandStatus_t status() const noexcept { return static_cast<curandStatus_t>(code()); }
+    [[nodiscard]] curandStatus_t status() const noexcept
+    {
+        return static_cast<curandStatus_t>(code());
+    }
 };
 
 /// @brief The symbolic name of a cuBLAS status, e.g. `CUBLAS_STATUS_NOT_INITIALIZED`.
@@ -113,12 +119,12 @@ namespace detail {
 /// @brief The facts a hint is made of, read from the running process by `hint_for` and given
 /// explicitly by tests (which must see, say, an out-of-memory device on a machine without one).
 struct hint_facts {
-    bool gpu_available = false;     ///< `gpu::is_available()`
+    bool gpu_available = false;       ///< `gpu::is_available()`
     std::string unavailable_reason{}; ///< `gpu::unavailable_reason()` when no GPU is usable
-    int device = -1;                ///< the current device, -1 when unknown
-    int capability = 0;             ///< its compute capability as an integer (90), 0 when unknown
-    std::size_t free_bytes = 0;     ///< free memory of the current device, 0 when unknown
-    std::size_t total_bytes = 0;    ///< total memory of the current device, 0 when unknown
+    int device = -1;                  ///< the current device, -1 when unknown
+    int capability = 0;               ///< its compute capability as an integer (90), 0 when unknown
+    std::size_t free_bytes = 0;       ///< free memory of the current device, 0 when unknown
+    std::size_t total_bytes = 0;      ///< total memory of the current device, 0 when unknown
     std::string cuda_error{};         ///< the CUDA runtime's pending error name, empty when none
 };
 
@@ -170,7 +176,10 @@ struct status_traits<curandStatus_t> : status_traits_defaults {
     /// @brief `gpu::blas::status_message`.
     static std::string message(curandStatus_t status) { return blas::status_message(status); }
     /// @brief `gpu::blas::hint_for`.
-    static std::string hint(curandStatus_t status, const failure_context&) { return blas::hint_for(status); }
+    static std::string hint(curandStatus_t status, const failure_context&)
+    {
+        return blas::hint_for(status);
+    }
 };
 
 // Instantiated once, in the library's compiled part (error.cpp).
@@ -194,8 +203,8 @@ using blas_error [[deprecated("use gpu::blas::blas_error")]] = blas::blas_error;
 /// @code
 /// GPU_CUBLAS_CHECK(cublasSgemv(handle.get(), CUBLAS_OP_N, m, n, &one, a, m, x, 1, &zero, y, 1));
 /// @endcode
-#define GPU_CUBLAS_CHECK(...)                                                                   \
-    ::gpu::detail::check<cublasStatus_t>((__VA_ARGS__), #__VA_ARGS__,                           \
+#define GPU_CUBLAS_CHECK(...)                                                                      \
+    ::gpu::detail::check<cublasStatus_t>((__VA_ARGS__), #__VA_ARGS__,                              \
                                          ::std::source_location::current())
 
 /// @brief Checks a cuRAND call and throws `gpu::blas::random_error` (with the expression text,
@@ -204,6 +213,6 @@ using blas_error [[deprecated("use gpu::blas::blas_error")]] = blas::blas_error;
 /// @code
 /// GPU_CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(rng.get(), 42));
 /// @endcode
-#define GPU_CURAND_CHECK(...)                                                                   \
-    ::gpu::detail::check<curandStatus_t>((__VA_ARGS__), #__VA_ARGS__,                           \
+#define GPU_CURAND_CHECK(...)                                                                      \
+    ::gpu::detail::check<curandStatus_t>((__VA_ARGS__), #__VA_ARGS__,                              \
                                          ::std::source_location::current())

@@ -43,29 +43,29 @@ namespace gpu::blas {
 template <class In, class Out>
 concept gemm_output_for =
     blas_element<In> && !std::is_const_v<Out> &&
-    (std::is_same_v<In, Out> ||
-     ((std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>) && std::is_same_v<Out, float>));
+    (std::is_same_v<In, Out> || ((std::is_same_v<In, __half> ||
+                                  std::is_same_v<In, __nv_bfloat16>)&&std::is_same_v<Out, float>));
 
 /// @brief A supported GEMM: A and B of the same element type (either may be `const`), C one of
 /// its output types.
 template <class TA, class TB, class TC>
 concept gemm_types = std::is_same_v<std::remove_const_t<TA>, std::remove_const_t<TB>> &&
-                     gemm_output_for<std::remove_const_t<TA>, TC>;
+    gemm_output_for<std::remove_const_t<TA>, TC>;
 
 namespace detail {
 
 /// @brief Everything the compiled part needs for one `cublasGemmEx` or
 /// `cublasGemmStridedBatchedEx` call, without the element types in the signature.
 struct gemm_call {
-    gemm_plan plan{};            ///< the checked column-major call
-    const void* first = nullptr; ///< cuBLAS's A
-    const void* second = nullptr; ///< cuBLAS's B
-    void* c = nullptr;           ///< C
+    gemm_plan plan{};                         ///< the checked column-major call
+    const void* first = nullptr;              ///< cuBLAS's A
+    const void* second = nullptr;             ///< cuBLAS's B
+    void* c = nullptr;                        ///< C
     element_type input = element_type::fp32;  ///< type of A and B
     element_type output = element_type::fp32; ///< type of C
-    const void* alpha = nullptr; ///< host scalar of the compute type
-    const void* beta = nullptr;  ///< host scalar of the compute type
-    bool batched = false;        ///< call the strided-batched routine
+    const void* alpha = nullptr;              ///< host scalar of the compute type
+    const void* beta = nullptr;               ///< host scalar of the compute type
+    bool batched = false;                     ///< call the strided-batched routine
 };
 
 /// @brief Runs the call on the handle's stream, then the checks the handle asks for.
@@ -109,7 +109,7 @@ void gemm(handle& h, const matrix_view<TA>& a, const matrix_view<TB>& b, const m
 /// @throws gpu::cuda_error with `synchronous_checks` on, when the work fails
 /// @throws gpu::numerics_error with `check_numerics` on, when `c` holds NaN or Inf
 template <class TA, class TB, class TC>
-    requires gemm_types<TA, TB, TC>
+requires gemm_types<TA, TB, TC>
 void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> alpha = 1,
           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> beta = 0)
@@ -121,7 +121,7 @@ void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
 /// @brief `gemm` on @p stream, which the handle is bound to from then on (cheap when it
 /// already is; see `handle::set_stream`).
 template <class TA, class TB, class TC>
-    requires gemm_types<TA, TB, TC>
+requires gemm_types<TA, TB, TC>
 void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> alpha,
           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> beta, stream_ref stream)
@@ -144,7 +144,7 @@ void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
 /// @throws gpu::blas::blas_error when cuBLAS fails
 /// @throws gpu::numerics_error with `check_numerics` on, when an output holds NaN or Inf
 template <class TA, class TB, class TC>
-    requires gemm_types<TA, TB, TC>
+requires gemm_types<TA, TB, TC>
 void gemm_strided_batched(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
                           const strided_batch& batch,
                           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> alpha = 1,
@@ -156,7 +156,7 @@ void gemm_strided_batched(handle& h, matrix_view<TA> a, matrix_view<TB> b, matri
 
 /// @brief `gemm_strided_batched` on @p stream, which the handle is bound to from then on.
 template <class TA, class TB, class TC>
-    requires gemm_types<TA, TB, TC>
+requires gemm_types<TA, TB, TC>
 void gemm_strided_batched(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
                           const strided_batch& batch,
                           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> alpha,

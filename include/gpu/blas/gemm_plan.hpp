@@ -80,7 +80,10 @@ struct gemm_plan {
 
     /// @brief Whether the call has nothing to compute (m, n or the batch count is 0); k = 0
     /// still scales C by beta.
-    [[nodiscard]] constexpr bool empty() const noexcept { return m == 0 || n == 0 || batch_count == 0; }
+    [[nodiscard]] constexpr bool empty() const noexcept
+    {
+        return m == 0 || n == 0 || batch_count == 0;
+    }
 
     /// @brief Plans compare equal field by field.
     friend constexpr bool operator==(const gemm_plan&, const gemm_plan&) = default;
@@ -90,12 +93,12 @@ namespace detail {
 
 /// @brief What the checks need to know about one operand, without its element type.
 struct operand_shape {
-    const char* name = "";          ///< `a`, `b` or `c`
-    std::uintptr_t address = 0;     ///< the data pointer as an integer (0 for null)
-    std::size_t element_size = 0;   ///< bytes per element
-    std::int64_t rows = 0;          ///< rows
-    std::int64_t cols = 0;          ///< columns
-    std::int64_t ld = 0;            ///< leading dimension
+    const char* name = "";            ///< `a`, `b` or `c`
+    std::uintptr_t address = 0;       ///< the data pointer as an integer (0 for null)
+    std::size_t element_size = 0;     ///< bytes per element
+    std::int64_t rows = 0;            ///< rows
+    std::int64_t cols = 0;            ///< columns
+    std::int64_t ld = 0;              ///< leading dimension
     layout order = layout::row_major; ///< layout
 
     /// @brief `3x4 row-major (ld 4)`.
@@ -110,8 +113,10 @@ struct operand_shape {
 template <class T>
 [[nodiscard]] operand_shape shape_of(const char* name, const matrix_view<T>& view) noexcept
 {
-    return {name, reinterpret_cast<std::uintptr_t>(view.data()), sizeof(T), view.rows(),
-            view.cols(), view.leading_dimension(), view.order()};
+    return {name,        reinterpret_cast<std::uintptr_t>(view.data()),
+            sizeof(T),   view.rows(),
+            view.cols(), view.leading_dimension(),
+            view.order()};
 }
 
 /// @brief Throws `std::invalid_argument("<function>: <what>")`.
@@ -130,14 +135,16 @@ inline void check_operand(std::string_view function, const operand_shape& s)
     if (s.rows < 0 || s.cols < 0) {
         throw_gemm_argument(function, name + " has a negative size: " + s.to_string());
     }
-    const std::int64_t min_ld = std::max<std::int64_t>(1, s.order == layout::row_major ? s.cols : s.rows);
+    const std::int64_t min_ld =
+        std::max<std::int64_t>(1, s.order == layout::row_major ? s.cols : s.rows);
     if (s.ld < min_ld) {
         throw_gemm_argument(function, name + "'s leading dimension " + std::to_string(s.ld) +
                                           " is smaller than allowed for a " + s.to_string() +
                                           " matrix (at least " + std::to_string(min_ld) + ")");
     }
     if (s.address == 0 && s.rows > 0 && s.cols > 0) {
-        throw_gemm_argument(function, name + " is " + s.to_string() + " but its data pointer is null");
+        throw_gemm_argument(function,
+                            name + " is " + s.to_string() + " but its data pointer is null");
     }
     if (s.rows > max_blas_int || s.cols > max_blas_int || s.ld > max_blas_int) {
         throw_gemm_argument(function, name + " is " + s.to_string() +
@@ -184,9 +191,9 @@ inline void check_batch_span(std::string_view function, const operand_shape& s, 
                                static_cast<std::int64_t>(s.element_size == 0 ? 1 : s.element_size);
     const bool too_large = extent > limit || (count > 1 && stride > (limit - extent) / (count - 1));
     if (too_large) {
-        throw_gemm_argument(function, std::to_string(count) + (count == 1 ? " matrix " : " matrices ") +
-                                          s.name + " (" + s.to_string() + ") " +
-                                          std::to_string(stride) +
+        throw_gemm_argument(function, std::to_string(count) +
+                                          (count == 1 ? " matrix " : " matrices ") + s.name + " (" +
+                                          s.to_string() + ") " + std::to_string(stride) +
                                           " elements apart span more memory than exists");
     }
 }
@@ -208,7 +215,7 @@ inline void check_batch_span(std::string_view function, const operand_shape& s, 
     std::int64_t best = distance(1); // q[0] = 1
     std::int64_t q_before = 0;       // q[-1]
     std::int64_t q = 1;
-    std::int64_t numerator = ld;     // Euclid's algorithm on ld and stride % ld gives the
+    std::int64_t numerator = ld;            // Euclid's algorithm on ld and stride % ld gives the
     std::int64_t denominator = stride % ld; // partial quotients a[1], a[2], ...
     while (denominator != 0 && best != 0) {
         const std::int64_t a = numerator / denominator;
@@ -273,8 +280,9 @@ inline void check_no_overlap(std::string_view function, const operand_shape& inp
 
 /// @brief The plan for `c = a·b` (every shape already in logical, caller's terms), after every
 /// check; see `gpu::blas::plan_gemm`.
-inline gemm_plan plan_gemm(std::string_view function, const operand_shape& a, const operand_shape& b,
-                           const operand_shape& c, const strided_batch& batch)
+inline gemm_plan plan_gemm(std::string_view function, const operand_shape& a,
+                           const operand_shape& b, const operand_shape& c,
+                           const strided_batch& batch)
 {
     check_operand(function, a);
     check_operand(function, b);

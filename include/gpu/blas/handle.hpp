@@ -63,14 +63,15 @@ enum class atomics_mode {
 
 /// @brief The workspace NVIDIA recommends for cuBLAS on a GPU (`cublasSetWorkspace`): 32 MiB on
 /// Hopper (9.0) and newer, 4 MiB before.
-[[nodiscard]] constexpr std::size_t recommended_workspace_bytes(compute_capability capability) noexcept
+[[nodiscard]] constexpr std::size_t
+recommended_workspace_bytes(compute_capability capability) noexcept
 {
     return capability.major >= 9 ? std::size_t{32} << 20 : std::size_t{4} << 20;
 }
 
 /// @brief How a new `handle` is set up; every field can be changed later on the handle.
 struct handle_options {
-    math_mode math = math_mode::default_math;      ///< see `math_mode`
+    math_mode math = math_mode::default_math;       ///< see `math_mode`
     atomics_mode atomics = atomics_mode::forbidden; ///< see `atomics_mode`
     /// Workspace size in bytes; empty means `recommended_workspace_bytes` for the device, 0
     /// means none. cuBLAS then avoids algorithms that need one, but its documentation warns
@@ -192,7 +193,10 @@ public:
 
     /// @brief The size of the workspace this handle gave cuBLAS, in bytes; empty when cuBLAS
     /// manages its own (an adopted handle).
-    [[nodiscard]] std::optional<std::size_t> workspace_size() const noexcept { return workspace_bytes_; }
+    [[nodiscard]] std::optional<std::size_t> workspace_size() const noexcept
+    {
+        return workspace_bytes_;
+    }
 
     /// @brief Turns synchronisation and error checks after every call on or off.
     void set_synchronous_checks(bool on) noexcept { synchronous_checks_ = on; }

@@ -64,23 +64,22 @@ namespace gpu::blas {
 
 /// @brief An element type cuBLASLt multiplies here: `float`, `__half` or `__nv_bfloat16`.
 template <class T>
-concept lt_element = std::is_same_v<T, float> || std::is_same_v<T, __half> ||
-                     std::is_same_v<T, __nv_bfloat16>;
+concept lt_element =
+    std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
 /// @brief The types `lt_matmul` takes: A and B of one `lt_element` type (either may be `const`),
 /// C of the same type or, for FP16/BF16 inputs, `float`.
 template <class TA, class TB, class TC>
-concept lt_types =
-    std::is_same_v<std::remove_const_t<TA>, std::remove_const_t<TB>> &&
-    lt_element<std::remove_const_t<TA>> && !std::is_const_v<TC> &&
-    (std::is_same_v<std::remove_const_t<TA>, TC> ||
-     (!std::is_same_v<std::remove_const_t<TA>, float> && std::is_same_v<TC, float>));
+concept lt_types = std::is_same_v<std::remove_const_t<TA>, std::remove_const_t<TB>> &&
+                   lt_element<std::remove_const_t<TA>> && !std::is_const_v<TC> &&
+                   (std::is_same_v<std::remove_const_t<TA>, TC> ||
+                    (!std::is_same_v<std::remove_const_t<TA>, float> && std::is_same_v<TC, float>));
 
 /// @brief What cuBLASLt does after the product `alpha·a·b + beta·c`, for a row-major `c` (m x n).
 enum class lt_epilogue {
-    none,          ///< nothing (`CUBLASLT_EPILOGUE_DEFAULT`)
-    bias,          ///< `c[i][j] += bias[j]`, n values of c's type (`CUBLASLT_EPILOGUE_BIAS`)
-    relu_bias,     ///< `c[i][j] = max(c[i][j] + bias[j], 0)` (`CUBLASLT_EPILOGUE_RELU_BIAS`)
+    none,      ///< nothing (`CUBLASLT_EPILOGUE_DEFAULT`)
+    bias,      ///< `c[i][j] += bias[j]`, n values of c's type (`CUBLASLT_EPILOGUE_BIAS`)
+    relu_bias, ///< `c[i][j] = max(c[i][j] + bias[j], 0)` (`CUBLASLT_EPILOGUE_RELU_BIAS`)
     /// also writes `gradient[i] = Σₚ a[i][p]`, m values of c's type: the bias gradient of a layer
     /// whose output gradient is `aᵀ` (`CUBLASLT_EPILOGUE_BGRADB` of the column-major problem).
     /// The vector is written, not added to; alpha is 1 (cuBLASLt does not document whether
@@ -108,15 +107,16 @@ struct lt_handle_options {
 /// @brief One cuBLASLt matmul problem: what decides the algorithm, and the key of a handle's
 /// cache. Plain data; `plan_lt_matmul` makes it from views (host only, no GPU needed).
 struct lt_problem {
-    gemm_plan plan{};                             ///< the column-major call (operands swapped for a row-major c)
-    element_type input = element_type::fp32;      ///< type of A and B
-    element_type output = element_type::fp32;     ///< type of C, D and the epilogue's vector
-    lt_epilogue epilogue = lt_epilogue::none;     ///< the epilogue
-    bool allow_tf32 = false;                      ///< FP32 inputs may run as TF32
-    std::uint32_t alignment_first = 256;  ///< alignment in bytes of cuBLASLt's A (up to 256)
-    std::uint32_t alignment_second = 256; ///< alignment in bytes of cuBLASLt's B (up to 256)
-    std::uint32_t alignment_c = 256;      ///< alignment in bytes of C (up to 256)
-    std::uint32_t alignment_vector = 256; ///< alignment of the bias or gradient vector (256 without one)
+    gemm_plan plan{}; ///< the column-major call (operands swapped for a row-major c)
+    element_type input = element_type::fp32;  ///< type of A and B
+    element_type output = element_type::fp32; ///< type of C, D and the epilogue's vector
+    lt_epilogue epilogue = lt_epilogue::none; ///< the epilogue
+    bool allow_tf32 = false;                  ///< FP32 inputs may run as TF32
+    std::uint32_t alignment_first = 256;      ///< alignment in bytes of cuBLASLt's A (up to 256)
+    std::uint32_t alignment_second = 256;     ///< alignment in bytes of cuBLASLt's B (up to 256)
+    std::uint32_t alignment_c = 256;          ///< alignment in bytes of C (up to 256)
+    std::uint32_t alignment_vector =
+        256; ///< alignment of the bias or gradient vector (256 without one)
 
     /// @brief E.g. `FP16 inputs, FP32 output, epilogue bias_gradient, column-major m=64 n=10
     /// k=32 op NT ld 64/10/64, alignment 256/256/256/256`.
@@ -151,13 +151,13 @@ class lt_plan_cache;
 
 /// @brief One `cublasLtMatmul` call, without element types in the signature.
 struct lt_call {
-    lt_problem problem{};        ///< the checked problem
+    lt_problem problem{};         ///< the checked problem
     const void* first = nullptr;  ///< cuBLASLt's A
     const void* second = nullptr; ///< cuBLASLt's B
-    void* c = nullptr;           ///< C, also D
+    void* c = nullptr;            ///< C, also D
     const void* vector = nullptr; ///< the bias (read) or the bias gradient (written), or null
-    float alpha = 1;             ///< scales the product
-    float beta = 0;              ///< scales the old C
+    float alpha = 1;              ///< scales the product
+    float beta = 0;               ///< scales the old C
 };
 
 /// @brief Runs the call on the handle's stream, choosing (and caching) its algorithm first when
@@ -172,23 +172,23 @@ void run_lt(lt_handle& h, const lt_call& call, const char* function);
 /// (`cublasLtMatmulDescGetAttribute`, `cublasLtMatrixLayoutGetAttribute`): the same
 /// descriptors a matmul makes, so that the mapping is tested without a GPU.
 struct lt_descriptor_values {
-    int compute_type = 0;     ///< `cublasComputeType_t`
-    int scale_type = 0;       ///< `cudaDataType` of alpha and beta
-    int transa = 0;           ///< `cublasOperation_t` of A
-    int transb = 0;           ///< `cublasOperation_t` of B
+    int compute_type = 0;       ///< `cublasComputeType_t`
+    int scale_type = 0;         ///< `cudaDataType` of alpha and beta
+    int transa = 0;             ///< `cublasOperation_t` of A
+    int transb = 0;             ///< `cublasOperation_t` of B
     std::uint32_t epilogue = 0; ///< `cublasLtEpilogue_t`
-    int a_type = 0;           ///< `cudaDataType` of A
-    std::uint64_t a_rows = 0; ///< rows of A as stored
-    std::uint64_t a_cols = 0; ///< columns of A as stored
-    std::int64_t a_ld = 0;    ///< leading dimension of A
-    int b_type = 0;           ///< `cudaDataType` of B
-    std::uint64_t b_rows = 0; ///< rows of B as stored
-    std::uint64_t b_cols = 0; ///< columns of B as stored
-    std::int64_t b_ld = 0;    ///< leading dimension of B
-    int c_type = 0;           ///< `cudaDataType` of C and D
-    std::uint64_t c_rows = 0; ///< rows of C
-    std::uint64_t c_cols = 0; ///< columns of C
-    std::int64_t c_ld = 0;    ///< leading dimension of C
+    int a_type = 0;             ///< `cudaDataType` of A
+    std::uint64_t a_rows = 0;   ///< rows of A as stored
+    std::uint64_t a_cols = 0;   ///< columns of A as stored
+    std::int64_t a_ld = 0;      ///< leading dimension of A
+    int b_type = 0;             ///< `cudaDataType` of B
+    std::uint64_t b_rows = 0;   ///< rows of B as stored
+    std::uint64_t b_cols = 0;   ///< columns of B as stored
+    std::int64_t b_ld = 0;      ///< leading dimension of B
+    int c_type = 0;             ///< `cudaDataType` of C and D
+    std::uint64_t c_rows = 0;   ///< rows of C
+    std::uint64_t c_cols = 0;   ///< columns of C
+    std::int64_t c_ld = 0;      ///< leading dimension of C
 };
 
 /// @brief Makes the descriptors of @p problem as a matmul does and reads them back.
@@ -307,7 +307,7 @@ private:
 /// @throws std::invalid_argument for bad shapes (see `plan_gemm`) or a bad epilogue (see
 /// `lt_matmul_bias`, `lt_matmul_bias_gradient`)
 template <class TA, class TB, class TC>
-    requires lt_types<TA, TB, TC>
+requires lt_types<TA, TB, TC>
 [[nodiscard]] lt_problem plan_lt_matmul(matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
                                         lt_epilogue epilogue = lt_epilogue::none,
                                         std::type_identity_t<const TC*> vector = nullptr,
@@ -349,13 +349,14 @@ template <class TA, class TB, class TC>
 /// heuristic's `CUBLAS_STATUS_NOT_SUPPORTED` or `CUBLAS_STATUS_INVALID_VALUE`, the problem in the
 /// hint) or the matmul fails
 template <class TA, class TB, class TC>
-    requires lt_types<TA, TB, TC>
+requires lt_types<TA, TB, TC>
 void lt_matmul(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
                float alpha = 1, float beta = 0)
 {
     constexpr const char* function = "gpu::blas::lt_matmul";
-    detail::run_lt(h, detail::make_lt_call(h, a, b, c, lt_epilogue::none, nullptr, alpha, beta, function),
-                   function);
+    detail::run_lt(
+        h, detail::make_lt_call(h, a, b, c, lt_epilogue::none, nullptr, alpha, beta, function),
+        function);
 }
 
 /// @brief `c = alpha·a·b + beta·c + bias` broadcast over the rows of the row-major `c`
@@ -374,13 +375,14 @@ void lt_matmul(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<T
 /// @throws std::logic_error on an empty handle
 /// @throws gpu::blas::blas_error when cuBLASLt has no algorithm or the matmul fails
 template <class TA, class TB, class TC>
-    requires lt_types<TA, TB, TC>
+requires lt_types<TA, TB, TC>
 void lt_matmul_bias(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
                     const TC* bias, bool relu = false, float alpha = 1, float beta = 0)
 {
     constexpr const char* function = "gpu::blas::lt_matmul_bias";
     const lt_epilogue epilogue = relu ? lt_epilogue::relu_bias : lt_epilogue::bias;
-    detail::run_lt(h, detail::make_lt_call(h, a, b, c, epilogue, bias, alpha, beta, function), function);
+    detail::run_lt(h, detail::make_lt_call(h, a, b, c, epilogue, bias, alpha, beta, function),
+                   function);
 }
 
 /// @brief `c = alpha·a·b + beta·c`, and `gradient[i] = Σₚ a[i][p]` in the same kernel: with
@@ -402,14 +404,14 @@ void lt_matmul_bias(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_v
 /// @throws gpu::blas::blas_error when cuBLASLt has no algorithm for this epilogue and these
 /// types (`CUBLAS_STATUS_NOT_SUPPORTED`, or `CUBLAS_STATUS_INVALID_VALUE`), or the matmul fails
 template <class TA, class TB, class TC>
-    requires lt_types<TA, TB, TC>
+requires lt_types<TA, TB, TC>
 void lt_matmul_bias_gradient(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
                              TC* gradient, float beta = 0)
 {
     constexpr const char* function = "gpu::blas::lt_matmul_bias_gradient";
     detail::run_lt(h,
-                   detail::make_lt_call(h, a, b, c, lt_epilogue::bias_gradient, gradient, 1.0F, beta,
-                                        function),
+                   detail::make_lt_call(h, a, b, c, lt_epilogue::bias_gradient, gradient, 1.0F,
+                                        beta, function),
                    function);
 }
 
@@ -418,12 +420,13 @@ void lt_matmul_bias_gradient(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b,
 /// @throws std::invalid_argument as `lt_matmul_bias_gradient`
 /// @throws std::logic_error on an empty handle
 template <class TA, class TB, class TC>
-    requires lt_types<TA, TB, TC>
+requires lt_types<TA, TB, TC>
 [[nodiscard]] bool lt_supports_bias_gradient(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b,
                                              matrix_view<TC> c, TC* gradient)
 {
-    return detail::lt_supported(h, detail::make_lt_call(h, a, b, c, lt_epilogue::bias_gradient, gradient,
-                                                        1.0F, 1.0F, "gpu::blas::lt_supports_bias_gradient"));
+    return detail::lt_supported(h, detail::make_lt_call(h, a, b, c, lt_epilogue::bias_gradient,
+                                                        gradient, 1.0F, 1.0F,
+                                                        "gpu::blas::lt_supports_bias_gradient"));
 }
 
 } // namespace gpu::blas

@@ -46,12 +46,13 @@ namespace detail {
 
 /// @brief `result = a * b` when the product fits in `std::int64_t`; false (and @p result
 /// untouched) when it would overflow. Any signs: a view stores what it was given, checked or not.
-[[nodiscard]] constexpr bool checked_multiply(std::int64_t a, std::int64_t b, std::int64_t& result) noexcept
+[[nodiscard]] constexpr bool checked_multiply(std::int64_t a, std::int64_t b,
+                                              std::int64_t& result) noexcept
 {
     constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
     constexpr std::int64_t min = std::numeric_limits<std::int64_t>::min();
-    const bool overflows = a > 0 ? (b > 0 ? a > max / b : b < min / a)
-                                 : (b > 0 ? a < min / b : a != 0 && b < max / a);
+    const bool overflows =
+        a > 0 ? (b > 0 ? a > max / b : b < min / a) : (b > 0 ? a < min / b : a != 0 && b < max / a);
     if (overflows) {
         return false;
     }
@@ -60,7 +61,8 @@ namespace detail {
 }
 
 /// @brief `result = a + b` when the sum fits in `std::int64_t`; false otherwise.
-[[nodiscard]] constexpr bool checked_add(std::int64_t a, std::int64_t b, std::int64_t& result) noexcept
+[[nodiscard]] constexpr bool checked_add(std::int64_t a, std::int64_t b,
+                                         std::int64_t& result) noexcept
 {
     constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
     constexpr std::int64_t min = std::numeric_limits<std::int64_t>::min();
@@ -105,8 +107,7 @@ public:
                           layout order = layout::row_major) noexcept
         : data_(data), rows_(rows), cols_(cols),
           ld_(std::max<std::int64_t>(1, order == layout::row_major ? cols : rows)), order_(order)
-    {
-    }
+    {}
 
     /// @brief A view with an explicit leading dimension: the distance in elements between the
     /// starts of two rows (row-major) or two columns (column-major), e.g. to view a block of a
@@ -114,17 +115,15 @@ public:
     constexpr matrix_view(T* data, std::int64_t rows, std::int64_t cols,
                           std::int64_t leading_dimension, layout order) noexcept
         : data_(data), rows_(rows), cols_(cols), ld_(leading_dimension), order_(order)
-    {
-    }
+    {}
 
     /// @brief A read-only view of a writable one.
     template <class U>
-        requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>)
-    constexpr matrix_view(const matrix_view<U>& other) noexcept // NOLINT(google-explicit-constructor)
+    requires(std::is_same_v<const U, T> && !std::is_same_v<U, T>) constexpr matrix_view(
+        const matrix_view<U>& other) noexcept // NOLINT(google-explicit-constructor)
         : data_(other.data()), rows_(other.rows()), cols_(other.cols()),
           ld_(other.leading_dimension()), order_(other.order())
-    {
-    }
+    {}
 
     /// @brief The first element (may be a device address).
     [[nodiscard]] constexpr T* data() const noexcept { return data_; }
@@ -195,7 +194,10 @@ public:
     }
 
     /// @brief The old name of `to_string()`.
-    [[deprecated("use to_string()")]] [[nodiscard]] std::string describe() const { return to_string(); }
+    [[deprecated("use to_string()")]] [[nodiscard]] std::string describe() const
+    {
+        return to_string();
+    }
 
 private:
     T* data_ = nullptr;
@@ -210,7 +212,8 @@ namespace detail {
 /// @brief A contiguous range with `std::data` and `std::size`: `std::vector`, `std::span`,
 /// `std::array`, `gpu::device_buffer`, `gpu::pinned_buffer`.
 template <class Storage>
-concept contiguous_storage = requires(Storage& storage) {
+concept contiguous_storage = requires(Storage& storage)
+{
     std::data(storage);
     std::size(storage);
 };
@@ -233,11 +236,10 @@ constexpr auto checked_view(Storage& storage, std::int64_t rows, std::int64_t co
         throw std::invalid_argument(std::string(factory) + ": negative size " + view.to_string());
     }
     if (view.leading_dimension() < view.min_leading_dimension()) {
-        throw std::invalid_argument(std::string(factory) + ": leading dimension " +
-                                    std::to_string(view.leading_dimension()) +
-                                    " is smaller than allowed for " + view.to_string() +
-                                    " (at least " + std::to_string(view.min_leading_dimension()) +
-                                    ")");
+        throw std::invalid_argument(
+            std::string(factory) + ": leading dimension " +
+            std::to_string(view.leading_dimension()) + " is smaller than allowed for " +
+            view.to_string() + " (at least " + std::to_string(view.min_leading_dimension()) + ")");
     }
     // Computed without overflow: a shape whose span does not even fit in 64 bits must be
     // refused, not wrapped round to a small number that the storage seems to hold.
@@ -250,8 +252,7 @@ constexpr auto checked_view(Storage& storage, std::int64_t rows, std::int64_t co
         throw std::invalid_argument(std::string(factory) + ": a " + view.to_string() +
                                     " matrix spans " +
                                     (fits ? std::to_string(span) : std::string("more than 2^63")) +
-                                    " elements but the storage holds " +
-                                    std::to_string(available));
+                                    " elements but the storage holds " + std::to_string(available));
     }
     return view;
 }
@@ -260,14 +261,16 @@ constexpr auto checked_view(Storage& storage, std::int64_t rows, std::int64_t co
 
 /// @brief A row-major view of @p data (tight leading dimension `cols`).
 template <class T>
-[[nodiscard]] constexpr matrix_view<T> row_major(T* data, std::int64_t rows, std::int64_t cols) noexcept
+[[nodiscard]] constexpr matrix_view<T> row_major(T* data, std::int64_t rows,
+                                                 std::int64_t cols) noexcept
 {
     return matrix_view<T>(data, rows, cols, layout::row_major);
 }
 
 /// @brief A column-major view of @p data (tight leading dimension `rows`).
 template <class T>
-[[nodiscard]] constexpr matrix_view<T> column_major(T* data, std::int64_t rows, std::int64_t cols) noexcept
+[[nodiscard]] constexpr matrix_view<T> column_major(T* data, std::int64_t rows,
+                                                    std::int64_t cols) noexcept
 {
     return matrix_view<T>(data, rows, cols, layout::column_major);
 }

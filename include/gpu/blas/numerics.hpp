@@ -28,7 +28,8 @@ namespace gpu::blas {
 /// @throws std::invalid_argument for null @p data with a non-zero count
 /// @throws gpu::cuda_error when the check cannot run (no GPU, a bad pointer)
 template <blas_element T>
-[[nodiscard]] gpu::non_finite_report check_finite(const T* data, std::size_t count, stream_ref stream)
+[[nodiscard]] gpu::non_finite_report check_finite(const T* data, std::size_t count,
+                                                  stream_ref stream)
 {
     return gpu::check_finite(data, count, detail::element_type_of<T>, stream);
 }
@@ -57,11 +58,13 @@ template <blas_element T>
 /// @throws std::invalid_argument for a negative size or too small a leading dimension
 /// @throws gpu::cuda_error when the check cannot run
 template <class T>
-    requires blas_element<std::remove_const_t<T>>
+requires blas_element<std::remove_const_t<T>>
 [[nodiscard]] gpu::non_finite_report check_finite(matrix_view<T> matrix, stream_ref stream)
 {
-    if (matrix.rows() < 0 || matrix.cols() < 0 || matrix.leading_dimension() < matrix.min_leading_dimension()) {
-        throw std::invalid_argument("gpu::blas::check_finite: invalid matrix " + matrix.to_string());
+    if (matrix.rows() < 0 || matrix.cols() < 0 ||
+        matrix.leading_dimension() < matrix.min_leading_dimension()) {
+        throw std::invalid_argument("gpu::blas::check_finite: invalid matrix " +
+                                    matrix.to_string());
     }
     const bool rows_contiguous = matrix.order() == layout::row_major;
     const gpu::detail::strided_elements where{
@@ -71,8 +74,8 @@ template <class T>
         .run_length = rows_contiguous ? matrix.cols() : matrix.rows(),
         .run_stride = matrix.leading_dimension(),
     };
-    return gpu::detail::check_finite_strided(matrix.data(), detail::element_type_of<std::remove_const_t<T>>,
-                                             where, stream);
+    return gpu::detail::check_finite_strided(
+        matrix.data(), detail::element_type_of<std::remove_const_t<T>>, where, stream);
 }
 
 } // namespace gpu::blas

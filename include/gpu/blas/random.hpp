@@ -121,7 +121,8 @@ public:
     ~random_generator();
 
 private:
-    void fill(detail::element_type type, void* data, std::size_t count, bool normal, double a, double b);
+    void fill(detail::element_type type, void* data, std::size_t count, bool normal, double a,
+              double b);
 
     gpu::detail::unique_handle<curandGenerator_t, detail::curand_generator_deleter> generator_;
     std::uint64_t seed_ = 0;
@@ -144,7 +145,8 @@ void fill_uniform(device_buffer<T>& buffer, std::uint64_t seed, double low, doub
 /// its allocation): the same seed gives the same values. Returns when they are written.
 /// @throws gpu::blas::random_error when cuRAND cannot initialise
 template <blas_element T>
-void fill_uniform(device_buffer<T>& buffer, std::uint64_t seed, double low = -1.0, double high = 1.0)
+void fill_uniform(device_buffer<T>& buffer, std::uint64_t seed, double low = -1.0,
+                  double high = 1.0)
 {
     fill_uniform(buffer, seed, low, high, buffer.stream());
 }
@@ -165,7 +167,8 @@ void fill_normal(device_buffer<T>& buffer, std::uint64_t seed, double mean, doub
 /// are written.
 /// @throws gpu::blas::random_error when cuRAND cannot initialise
 template <blas_element T>
-void fill_normal(device_buffer<T>& buffer, std::uint64_t seed, double mean = 0.0, double stddev = 1.0)
+void fill_normal(device_buffer<T>& buffer, std::uint64_t seed, double mean = 0.0,
+                 double stddev = 1.0)
 {
     fill_normal(buffer, seed, mean, stddev, buffer.stream());
 }

@@ -16,7 +16,7 @@ namespace gpu::blas {
 /// conversions take: `float`, `double`, `__half` (FP16) or `__nv_bfloat16` (BF16).
 template <class T>
 concept blas_element = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                       std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+    std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
 /// @brief The type of `alpha` and `beta` for inputs of type @p T: `double` for `double`,
 /// `float` for the others (FP16 and BF16 GEMMs accumulate in FP32).
@@ -31,10 +31,11 @@ using element_type = gpu::element_type;
 
 /// @brief The `element_type` of a C++ element type.
 template <blas_element T>
-inline constexpr element_type element_type_of = std::is_same_v<T, double>   ? element_type::fp64
-                                               : std::is_same_v<T, __half> ? element_type::fp16
-                                               : std::is_same_v<T, __nv_bfloat16> ? element_type::bf16
-                                                                                  : element_type::fp32;
+inline constexpr element_type element_type_of =
+    std::is_same_v<T, double>          ? element_type::fp64
+    : std::is_same_v<T, __half>        ? element_type::fp16
+    : std::is_same_v<T, __nv_bfloat16> ? element_type::bf16
+                                       : element_type::fp32;
 
 } // namespace detail
 } // namespace gpu::blas

@@ -9,7 +9,7 @@ namespace gpu::blas {
 /// @brief cuBLAS versions: compiled against (headers) and loaded (shared library).
 struct version_info {
     semantic_version compiled{}; ///< from `CUBLAS_VER_MAJOR` and friends
-    semantic_version loaded{}; ///< from `cublasGetProperty`, 0.0.0 when it cannot be read
+    semantic_version loaded{};   ///< from `cublasGetProperty`, 0.0.0 when it cannot be read
 
     /// @brief Whether the loaded library can serve code compiled against these headers:
     /// the same major version, and a minor version no older than the headers'.

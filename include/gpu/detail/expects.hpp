@@ -21,16 +21,21 @@
 namespace gpu::detail {
 
 /// @brief Appends text to a message.
-inline void append_to_message(std::string& text, std::string_view piece) { text += piece; }
+inline void append_to_message(std::string& text, std::string_view piece)
+{
+    text += piece;
+}
 
 /// @brief Appends one character to a message.
-inline void append_to_message(std::string& text, char piece) { text += piece; }
+inline void append_to_message(std::string& text, char piece)
+{
+    text += piece;
+}
 
 /// @brief Appends a number to a message in decimal (`std::to_string`).
 template <class Number>
-    requires(std::is_arithmetic_v<Number> && !std::is_same_v<Number, bool> &&
-             !std::is_same_v<Number, char>)
-void append_to_message(std::string& text, Number piece)
+requires(std::is_arithmetic_v<Number> && !std::is_same_v<Number, bool> &&
+         !std::is_same_v<Number, char>) void append_to_message(std::string& text, Number piece)
 {
     text += std::to_string(piece);
 }
@@ -59,6 +64,6 @@ template <class Exception, class... Pieces>
 /// message joined from the remaining arguments (text, characters and numbers) unless
 /// `condition` holds. The message pieces are evaluated only when it does not. An expression of
 /// type `void`, so that it also fits where an expression is expected.
-#define GPU_EXPECTS(condition, exception, ...)                                                   \
-    (static_cast<bool>(condition) ? static_cast<void>(0)                                        \
+#define GPU_EXPECTS(condition, exception, ...)                                                     \
+    (static_cast<bool>(condition) ? static_cast<void>(0)                                           \
                                   : ::gpu::detail::fail<exception>(__VA_ARGS__))

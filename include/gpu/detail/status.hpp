@@ -81,15 +81,30 @@ public:
 
 /// @brief A status type whose library has specialised `status_traits`.
 template <class Status>
-concept library_status = requires(Status status, const failure_context& context) {
+concept library_status = requires(Status status, const failure_context& context)
+{
     typename status_traits<Status>::error_type;
-    { status_traits<Status>::library } -> std::convertible_to<std::string_view>;
-    { status_traits<Status>::success } -> std::convertible_to<Status>;
-    { status_traits<Status>::name(status) } -> std::convertible_to<std::string>;
-    { status_traits<Status>::message(status) } -> std::convertible_to<std::string>;
-    { status_traits<Status>::hint(status, context) } -> std::convertible_to<std::string>;
-    { status_traits<Status>::take_last_error(status) } -> std::convertible_to<std::string>;
-    { status_traits<Status>::tolerated_at_exit(status) } -> std::same_as<bool>;
+    {
+        status_traits<Status>::library
+        } -> std::convertible_to<std::string_view>;
+    {
+        status_traits<Status>::success
+        } -> std::convertible_to<Status>;
+    {
+        status_traits<Status>::name(status)
+        } -> std::convertible_to<std::string>;
+    {
+        status_traits<Status>::message(status)
+        } -> std::convertible_to<std::string>;
+    {
+        status_traits<Status>::hint(status, context)
+        } -> std::convertible_to<std::string>;
+    {
+        status_traits<Status>::take_last_error(status)
+        } -> std::convertible_to<std::string>;
+    {
+        status_traits<Status>::tolerated_at_exit(status)
+        } -> std::same_as<bool>;
 };
 
 /// @brief The device current in this thread, or -1 when it cannot be read (no driver or GPU);
@@ -176,5 +191,5 @@ void report_destroy_failure(std::string_view what, Status status) noexcept
 ///
 /// `GPU_CUDA_CHECK`, `GPU_CUBLAS_CHECK`, `GPU_CURAND_CHECK` and `GPU_CUDNN_CHECK` do the same
 /// and also insist on their library's status type.
-#define GPU_CHECK(...) \
+#define GPU_CHECK(...)                                                                             \
     ::gpu::detail::check((__VA_ARGS__), #__VA_ARGS__, ::std::source_location::current())

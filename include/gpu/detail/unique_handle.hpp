@@ -40,8 +40,7 @@ public:
     /// @post `other` owns nothing.
     constexpr unique_handle(unique_handle&& other) noexcept
         : handle_(std::exchange(other.handle_, Handle{}))
-    {
-    }
+    {}
 
     /// @brief Destroys the current handle and takes the handle of @p other.
     /// @post `other` owns nothing. Self-assignment keeps the handle.
@@ -75,7 +74,10 @@ public:
     constexpr void swap(unique_handle& other) noexcept { std::swap(handle_, other.handle_); }
 
     /// @brief Whether a handle is owned.
-    [[nodiscard]] constexpr explicit operator bool() const noexcept { return !(handle_ == Handle{}); }
+    [[nodiscard]] constexpr explicit operator bool() const noexcept
+    {
+        return !(handle_ == Handle{});
+    }
 
 private:
     Handle handle_{};
@@ -88,8 +90,9 @@ private:
 /// @param holds what it would hold, and why a null handle is not used instead
 [[noreturn]] inline void throw_empty_owner(const char* owner, const char* holds)
 {
-    throw std::logic_error(std::string(owner) + ": used after it was moved from or released (it holds no " +
-                           holds + ")");
+    throw std::logic_error(std::string(owner) +
+                           ": used after it was moved from or released (it holds no " + holds +
+                           ")");
 }
 
 } // namespace gpu::detail

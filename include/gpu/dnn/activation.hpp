@@ -74,8 +74,10 @@ public:
                   const device_buffer<T>& x, device_buffer<T>& dx) const
     {
         check_buffers("gpu::dnn::activation::backward", data_type_of<T>,
-                      {{"y", y.size(), elements_}, {"dy", dy.size(), elements_},
-                       {"x", x.size(), elements_}, {"dx", dx.size(), elements_}});
+                      {{"y", y.size(), elements_},
+                       {"dy", dy.size(), elements_},
+                       {"x", x.size(), elements_},
+                       {"dx", dx.size(), elements_}});
         backward_raw(h, y.data(), dy.data(), x.data(), dx.data());
     }
 

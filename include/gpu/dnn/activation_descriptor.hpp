@@ -42,7 +42,8 @@ public:
                                    double coefficient = 0.0, bool propagate_nan = true);
 
     /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static activation_descriptor from_native_handle(cudnnActivationDescriptor_t raw) noexcept
+    [[nodiscard]] static activation_descriptor
+    from_native_handle(cudnnActivationDescriptor_t raw) noexcept
     {
         return activation_descriptor(adopt, raw);
     }

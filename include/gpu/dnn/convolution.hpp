@@ -80,8 +80,8 @@ public:
     convolution(handle& h, const convolution_problem& problem, const convolution_options& options,
                 const device_buffer<T>& x, const device_buffer<T>& w, device_buffer<T>& y)
     {
-        check_buffers(counts_of(problem), problem, detail::element_info_of<T>(), x.size(),
-                      w.size(), std::nullopt, y.size(), false);
+        check_buffers(counts_of(problem), problem, detail::element_info_of<T>(), x.size(), w.size(),
+                      std::nullopt, y.size(), false);
         plan(h, problem, options, x.data(), w.data(), y.data());
     }
 
@@ -92,7 +92,8 @@ public:
     /// @throws std::logic_error when the plan or the handle is empty (moved from)
     /// @throws gpu::numerics_error when `check_numerics` finds NaN or Inf in @p y
     template <class T>
-    void forward(handle& h, const device_buffer<T>& x, const device_buffer<T>& w, device_buffer<T>& y)
+    void forward(handle& h, const device_buffer<T>& x, const device_buffer<T>& w,
+                 device_buffer<T>& y)
     {
         check_buffers(counts_, problem_, detail::element_info_of<T>(), x.size(), w.size(),
                       std::nullopt, y.size(), true);
@@ -125,14 +126,20 @@ public:
     /// @brief The options it was planned with.
     [[nodiscard]] const convolution_options& options() const noexcept { return options_; }
     /// @brief The chosen algorithm.
-    [[nodiscard]] convolution_algorithm algorithm() const noexcept { return explanation_.algorithm; }
+    [[nodiscard]] convolution_algorithm algorithm() const noexcept
+    {
+        return explanation_.algorithm;
+    }
     /// @brief The chosen algorithm as cuDNN's value, for raw cuDNN calls.
     [[nodiscard]] cudnnConvolutionFwdAlgo_t native_algorithm() const noexcept
     {
         return static_cast<cudnnConvolutionFwdAlgo_t>(explanation_.algorithm);
     }
     /// @brief The workspace the chosen algorithm needs, in bytes.
-    [[nodiscard]] std::size_t workspace_bytes() const noexcept { return explanation_.workspace_bytes; }
+    [[nodiscard]] std::size_t workspace_bytes() const noexcept
+    {
+        return explanation_.workspace_bytes;
+    }
     /// @brief The workspace buffer (empty when the algorithm needs none).
     [[nodiscard]] const device_buffer<std::byte>& workspace() const noexcept { return workspace_; }
     /// @brief The input's descriptor, for raw cuDNN calls.

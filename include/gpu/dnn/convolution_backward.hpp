@@ -78,14 +78,15 @@ public:
     /// @brief Runs the pass on @p h's stream (see the public classes).
     void run(handle& h, const void* first, const void* second, void* out, gradient_update update);
 
-    convolution_problem problem{};  ///< what it was planned for
-    convolution_counts counts{};    ///< the problem's element counts
-    convolution_options options{};  ///< how
+    convolution_problem problem{};                          ///< what it was planned for
+    convolution_counts counts{};                            ///< the problem's element counts
+    convolution_options options{};                          ///< how
     basic_convolution_explanation<Algorithm> explanation{}; ///< what it chose and why
-    tensor_descriptor input = tensor_descriptor::from_native_handle(nullptr);   ///< x or dx
-    filter_descriptor filter = filter_descriptor::from_native_handle(nullptr);  ///< w or dw
-    tensor_descriptor output = tensor_descriptor::from_native_handle(nullptr);  ///< dy
-    convolution_descriptor convolution = convolution_descriptor::from_native_handle(nullptr); ///< the geometry and math
+    tensor_descriptor input = tensor_descriptor::from_native_handle(nullptr);  ///< x or dx
+    filter_descriptor filter = filter_descriptor::from_native_handle(nullptr); ///< w or dw
+    tensor_descriptor output = tensor_descriptor::from_native_handle(nullptr); ///< dy
+    convolution_descriptor convolution =
+        convolution_descriptor::from_native_handle(nullptr); ///< the geometry and math
     device_buffer<std::byte> workspace{}; ///< the chosen algorithm's, on the handle's stream
 };
 
@@ -127,8 +128,7 @@ public:
     convolution_backward_data(handle& h, const convolution_problem& problem,
                               const convolution_options& options = {})
         : plan_(h, problem, options, nullptr, nullptr, nullptr)
-    {
-    }
+    {}
 
     /// @brief Plans on these buffers (the exhaustive search times on them, as `cudnn.benchmark`
     /// does on the real tensors); @p dx is overwritten when the plan is searched for, not when it
@@ -139,8 +139,8 @@ public:
                               const convolution_options& options, const device_buffer<T>& w,
                               const device_buffer<T>& dy, device_buffer<T>& dx)
     {
-        plan_type::check_planning_buffers(problem, detail::element_info_of<T>(), w.size(), dy.size(),
-                                          dx.size());
+        plan_type::check_planning_buffers(problem, detail::element_info_of<T>(), w.size(),
+                                          dy.size(), dx.size());
         plan_ = plan_type(h, problem, options, w.data(), dy.data(), dx.data());
     }
 
@@ -170,30 +170,54 @@ public:
     }
 
     /// @brief Why this plan runs its algorithm.
-    [[nodiscard]] const backward_data_explanation& explain() const noexcept { return plan_.explanation; }
+    [[nodiscard]] const backward_data_explanation& explain() const noexcept
+    {
+        return plan_.explanation;
+    }
     /// @brief The problem it was planned for.
     [[nodiscard]] const convolution_problem& problem() const noexcept { return plan_.problem; }
     /// @brief The options it was planned with.
     [[nodiscard]] const convolution_options& options() const noexcept { return plan_.options; }
     /// @brief The chosen algorithm.
-    [[nodiscard]] backward_data_algorithm algorithm() const noexcept { return plan_.explanation.algorithm; }
+    [[nodiscard]] backward_data_algorithm algorithm() const noexcept
+    {
+        return plan_.explanation.algorithm;
+    }
     /// @brief The chosen algorithm as cuDNN's value, for raw cuDNN calls.
     [[nodiscard]] cudnnConvolutionBwdDataAlgo_t native_algorithm() const noexcept
     {
         return static_cast<cudnnConvolutionBwdDataAlgo_t>(plan_.explanation.algorithm);
     }
     /// @brief The workspace the chosen algorithm is given, in bytes.
-    [[nodiscard]] std::size_t workspace_bytes() const noexcept { return plan_.explanation.workspace_bytes; }
+    [[nodiscard]] std::size_t workspace_bytes() const noexcept
+    {
+        return plan_.explanation.workspace_bytes;
+    }
     /// @brief The workspace buffer (empty when the algorithm needs none).
-    [[nodiscard]] const device_buffer<std::byte>& workspace() const noexcept { return plan_.workspace; }
+    [[nodiscard]] const device_buffer<std::byte>& workspace() const noexcept
+    {
+        return plan_.workspace;
+    }
     /// @brief The descriptor of dx (the input's shape).
-    [[nodiscard]] const tensor_descriptor& input_gradient_descriptor() const noexcept { return plan_.input; }
+    [[nodiscard]] const tensor_descriptor& input_gradient_descriptor() const noexcept
+    {
+        return plan_.input;
+    }
     /// @brief The filter's descriptor.
-    [[nodiscard]] const filter_descriptor& weights_descriptor() const noexcept { return plan_.filter; }
+    [[nodiscard]] const filter_descriptor& weights_descriptor() const noexcept
+    {
+        return plan_.filter;
+    }
     /// @brief The descriptor of dy (the output's shape).
-    [[nodiscard]] const tensor_descriptor& output_gradient_descriptor() const noexcept { return plan_.output; }
+    [[nodiscard]] const tensor_descriptor& output_gradient_descriptor() const noexcept
+    {
+        return plan_.output;
+    }
     /// @brief The convolution descriptor, set to the chosen algorithm's math type.
-    [[nodiscard]] const convolution_descriptor& descriptor() const noexcept { return plan_.convolution; }
+    [[nodiscard]] const convolution_descriptor& descriptor() const noexcept
+    {
+        return plan_.convolution;
+    }
 
     /// @brief Moving leaves the source without descriptors; it may only be destroyed or
     /// assigned.
@@ -235,8 +259,7 @@ public:
     convolution_backward_filter(handle& h, const convolution_problem& problem,
                                 const convolution_options& options = {})
         : plan_(h, problem, options, nullptr, nullptr, nullptr)
-    {
-    }
+    {}
 
     /// @brief Plans on these buffers; @p dw is overwritten when the plan is searched for, not
     /// when it comes from the plan cache.
@@ -246,8 +269,8 @@ public:
                                 const convolution_options& options, const device_buffer<T>& x,
                                 const device_buffer<T>& dy, device_buffer<T>& dw)
     {
-        plan_type::check_planning_buffers(problem, detail::element_info_of<T>(), x.size(), dy.size(),
-                                          dw.size());
+        plan_type::check_planning_buffers(problem, detail::element_info_of<T>(), x.size(),
+                                          dy.size(), dw.size());
         plan_ = plan_type(h, problem, options, x.data(), dy.data(), dw.data());
     }
 
@@ -276,30 +299,51 @@ public:
     }
 
     /// @brief Why this plan runs its algorithm.
-    [[nodiscard]] const backward_filter_explanation& explain() const noexcept { return plan_.explanation; }
+    [[nodiscard]] const backward_filter_explanation& explain() const noexcept
+    {
+        return plan_.explanation;
+    }
     /// @brief The problem it was planned for.
     [[nodiscard]] const convolution_problem& problem() const noexcept { return plan_.problem; }
     /// @brief The options it was planned with.
     [[nodiscard]] const convolution_options& options() const noexcept { return plan_.options; }
     /// @brief The chosen algorithm.
-    [[nodiscard]] backward_filter_algorithm algorithm() const noexcept { return plan_.explanation.algorithm; }
+    [[nodiscard]] backward_filter_algorithm algorithm() const noexcept
+    {
+        return plan_.explanation.algorithm;
+    }
     /// @brief The chosen algorithm as cuDNN's value, for raw cuDNN calls.
     [[nodiscard]] cudnnConvolutionBwdFilterAlgo_t native_algorithm() const noexcept
     {
         return static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan_.explanation.algorithm);
     }
     /// @brief The workspace the chosen algorithm is given, in bytes.
-    [[nodiscard]] std::size_t workspace_bytes() const noexcept { return plan_.explanation.workspace_bytes; }
+    [[nodiscard]] std::size_t workspace_bytes() const noexcept
+    {
+        return plan_.explanation.workspace_bytes;
+    }
     /// @brief The workspace buffer (empty when the algorithm needs none).
-    [[nodiscard]] const device_buffer<std::byte>& workspace() const noexcept { return plan_.workspace; }
+    [[nodiscard]] const device_buffer<std::byte>& workspace() const noexcept
+    {
+        return plan_.workspace;
+    }
     /// @brief The input's descriptor.
     [[nodiscard]] const tensor_descriptor& input_descriptor() const noexcept { return plan_.input; }
     /// @brief The descriptor of dw (the filter's shape).
-    [[nodiscard]] const filter_descriptor& weights_gradient_descriptor() const noexcept { return plan_.filter; }
+    [[nodiscard]] const filter_descriptor& weights_gradient_descriptor() const noexcept
+    {
+        return plan_.filter;
+    }
     /// @brief The descriptor of dy (the output's shape).
-    [[nodiscard]] const tensor_descriptor& output_gradient_descriptor() const noexcept { return plan_.output; }
+    [[nodiscard]] const tensor_descriptor& output_gradient_descriptor() const noexcept
+    {
+        return plan_.output;
+    }
     /// @brief The convolution descriptor, set to the chosen algorithm's math type.
-    [[nodiscard]] const convolution_descriptor& descriptor() const noexcept { return plan_.convolution; }
+    [[nodiscard]] const convolution_descriptor& descriptor() const noexcept
+    {
+        return plan_.convolution;
+    }
 
     /// @brief Moving leaves the source without descriptors; it may only be destroyed or
     /// assigned.
@@ -357,8 +401,9 @@ void convolution_backward_bias(handle& h, const convolution_problem& problem,
                                gradient_update update = gradient_update::overwrite,
                                const convolution_options& options = {})
 {
-    detail::run_backward_bias(h, problem, dy.data(), db.data(), update, options,
-                              detail::bias_buffer_sizes{detail::element_info_of<T>(), dy.size(), db.size()});
+    detail::run_backward_bias(
+        h, problem, dy.data(), db.data(), update, options,
+        detail::bias_buffer_sizes{detail::element_info_of<T>(), dy.size(), db.size()});
 }
 
 /// @brief `convolution_backward_bias` on raw device pointers (memory cudagap does not own): no

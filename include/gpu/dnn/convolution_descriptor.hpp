@@ -102,7 +102,8 @@ public:
                                     math_type math = math_type::default_math);
 
     /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static convolution_descriptor from_native_handle(cudnnConvolutionDescriptor_t raw) noexcept
+    [[nodiscard]] static convolution_descriptor
+    from_native_handle(cudnnConvolutionDescriptor_t raw) noexcept
     {
         return convolution_descriptor(adopt, raw);
     }

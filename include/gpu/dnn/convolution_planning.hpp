@@ -30,8 +30,8 @@ namespace gpu::dnn {
 
 /// @brief The three passes of a convolution, each planned on its own.
 enum class convolution_pass {
-    forward,         ///< y = conv(x, w)
-    backward_data,   ///< dx = the gradient of the input from dy and w (`cudnnConvolutionBackwardData`)
+    forward,       ///< y = conv(x, w)
+    backward_data, ///< dx = the gradient of the input from dy and w (`cudnnConvolutionBackwardData`)
     backward_filter, ///< dw = the gradient of the filter from x and dy (`cudnnConvolutionBackwardFilter`)
 };
 
@@ -56,11 +56,11 @@ enum class convolution_algorithm {
 /// @brief cuDNN's backward data algorithms (`cudnnConvolutionBwdDataAlgo_t`), which compute the
 /// gradient of the input. cuDNN gives the first two no better names than numbers.
 enum class backward_data_algorithm {
-    algo_0,            ///< `CUDNN_CONVOLUTION_BWD_DATA_ALGO_0`: sums with atomics, not deterministic
-    algo_1,            ///< `CUDNN_CONVOLUTION_BWD_DATA_ALGO_1`: deterministic; PyTorch's default
-    fft,               ///< FFT; large workspace
-    fft_tiling,        ///< tiled FFT; less workspace than `fft`
-    winograd,          ///< Winograd (3x3 filters)
+    algo_0,     ///< `CUDNN_CONVOLUTION_BWD_DATA_ALGO_0`: sums with atomics, not deterministic
+    algo_1,     ///< `CUDNN_CONVOLUTION_BWD_DATA_ALGO_1`: deterministic; PyTorch's default
+    fft,        ///< FFT; large workspace
+    fft_tiling, ///< tiled FFT; less workspace than `fft`
+    winograd,   ///< Winograd (3x3 filters)
     winograd_nonfused, ///< Winograd with separate transforms; more workspace
 };
 
@@ -70,11 +70,11 @@ enum class backward_data_algorithm {
 /// @brief cuDNN's backward filter algorithms (`cudnnConvolutionBwdFilterAlgo_t`), which compute
 /// the gradient of the filter.
 enum class backward_filter_algorithm {
-    algo_0,            ///< `CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0`: sums with atomics, not deterministic
-    algo_1,            ///< `CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1`: deterministic; PyTorch's default
-    fft,               ///< FFT; large workspace
-    algo_3,            ///< `CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3`: not deterministic
-    winograd,          ///< not implemented by cuDNN (always reported unsupported)
+    algo_0,   ///< `CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0`: sums with atomics, not deterministic
+    algo_1,   ///< `CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1`: deterministic; PyTorch's default
+    fft,      ///< FFT; large workspace
+    algo_3,   ///< `CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3`: not deterministic
+    winograd, ///< not implemented by cuDNN (always reported unsupported)
     winograd_nonfused, ///< Winograd with separate transforms
     fft_tiling,        ///< tiled FFT; less workspace than `fft`
 };
@@ -84,13 +84,13 @@ enum class backward_filter_algorithm {
 
 /// @brief The pass whose algorithms @p Algorithm names.
 template <class Algorithm>
-    requires(std::is_same_v<Algorithm, convolution_algorithm> ||
-             std::is_same_v<Algorithm, backward_data_algorithm> ||
-             std::is_same_v<Algorithm, backward_filter_algorithm>)
-inline constexpr convolution_pass pass_of_algorithm =
-    std::is_same_v<Algorithm, convolution_algorithm>     ? convolution_pass::forward
-    : std::is_same_v<Algorithm, backward_data_algorithm> ? convolution_pass::backward_data
-                                                         : convolution_pass::backward_filter;
+requires(std::is_same_v<Algorithm, convolution_algorithm> ||
+         std::is_same_v<Algorithm, backward_data_algorithm> ||
+         std::is_same_v<Algorithm, backward_filter_algorithm>) inline constexpr convolution_pass
+    pass_of_algorithm = std::is_same_v<Algorithm, convolution_algorithm> ? convolution_pass::forward
+                        : std::is_same_v<Algorithm, backward_data_algorithm>
+                            ? convolution_pass::backward_data
+                            : convolution_pass::backward_filter;
 
 /// @brief What a convolution does after the convolution itself (inference epilogues,
 /// `cudnnConvolutionBiasActivationForward`). Forward plans only: the backward passes take the
@@ -112,8 +112,8 @@ enum class convolution_epilogue {
 /// epilogue unfused, in the three steps of PyTorch's unfused fallback
 /// (`raw_cudnn_convolution_add_relu_fallback_out`), and `explain()` says so and why.
 enum class epilogue_execution {
-    none,    ///< the problem has no epilogue (always so for the backward passes)
-    fused,   ///< in one call, `cudnnConvolutionBiasActivationForward`
+    none,  ///< the problem has no epilogue (always so for the backward passes)
+    fused, ///< in one call, `cudnnConvolutionBiasActivationForward`
     /// `cudnnConvolutionForward`, then `cudnnAddTensor` (bias), then `cudnnActivationForward`
     /// (ReLU), all on the handle's stream
     unfused,
@@ -134,12 +134,14 @@ enum class gradient_update {
 /// @brief A convolution's shapes, types and layout: what a plan of any pass is made for, and the
 /// key of the plan cache (with the pass and the options that change the choice). Plain data.
 struct convolution_problem {
-    std::vector<int> input{};        ///< N, C, spatial... (logical order, whatever the layout)
-    std::vector<int> filter{};       ///< K, C / groups, spatial...
-    convolution_geometry geometry{}; ///< padding, stride, dilation, groups, mode
-    data_type type = data_type::fp32;            ///< element type of every tensor of every pass
-    tensor_layout layout = tensor_layout::nchw;  ///< layout of input, filter and output (and their gradients)
-    convolution_epilogue epilogue = convolution_epilogue::none; ///< bias and ReLU, if any (forward only)
+    std::vector<int> input{};         ///< N, C, spatial... (logical order, whatever the layout)
+    std::vector<int> filter{};        ///< K, C / groups, spatial...
+    convolution_geometry geometry{};  ///< padding, stride, dilation, groups, mode
+    data_type type = data_type::fp32; ///< element type of every tensor of every pass
+    tensor_layout layout =
+        tensor_layout::nchw; ///< layout of input, filter and output (and their gradients)
+    convolution_epilogue epilogue =
+        convolution_epilogue::none; ///< bias and ReLU, if any (forward only)
 
     /// @brief Checks that the problem makes a convolution whose tensors cuDNN can index.
     /// @throws std::invalid_argument as `validate_convolution` (which includes an output of
@@ -221,14 +223,14 @@ struct convolution_options {
 template <class Algorithm>
 struct basic_algorithm_candidate {
     Algorithm algorithm = Algorithm{}; ///< the algorithm
-    std::string status{};          ///< cuDNN's status for it, e.g. `CUDNN_STATUS_SUCCESS`
+    std::string status{};              ///< cuDNN's status for it, e.g. `CUDNN_STATUS_SUCCESS`
     std::size_t workspace_bytes = 0;   ///< workspace it needs
     std::optional<double> time_ms{};   ///< measured time (exhaustive search only)
     bool deterministic = false;        ///< cuDNN marks it `CUDNN_DETERMINISTIC`
     math_type math = math_type::default_math; ///< the math type it runs with
-    bool rejected = false;             ///< excluded by the policy, the budget or cuDNN
-    bool chosen = false;               ///< the one the plan runs
-    std::string reason{};              ///< why rejected, or why a usable one was not chosen
+    bool rejected = false;                    ///< excluded by the policy, the budget or cuDNN
+    bool chosen = false;                      ///< the one the plan runs
+    std::string reason{};                     ///< why rejected, or why a usable one was not chosen
 };
 
 /// @brief A candidate of a forward plan.
@@ -245,7 +247,7 @@ struct basic_convolution_explanation {
     /// The pass this explains.
     static constexpr convolution_pass pass = pass_of_algorithm<Algorithm>;
 
-    std::string problem{};                    ///< `convolution_problem::to_string()`
+    std::string problem{};                                 ///< `convolution_problem::to_string()`
     algorithm_search search = algorithm_search::heuristic; ///< the policy
     bool deterministic_only = false;          ///< only deterministic algorithms were allowed
     bool allow_tf32 = false;                  ///< TF32 was allowed for FP32 data
@@ -262,7 +264,8 @@ struct basic_convolution_explanation {
     /// and for `bias` the rule that limits the fused call to `implicit_precomp_gemm`. Empty
     /// unless `execution` is `unfused` (always empty for the backward passes).
     std::string unfused_reason{};
-    std::vector<basic_algorithm_candidate<Algorithm>> candidates{}; ///< every candidate, in cuDNN's order
+    std::vector<basic_algorithm_candidate<Algorithm>>
+        candidates{}; ///< every candidate, in cuDNN's order
 
     /// @brief A readable report: the pass and the problem, the policy, the choice, then one line
     /// per candidate with its verdict.
@@ -351,8 +354,8 @@ namespace detail {
 /// @brief The size and kind of a buffer's element type, checked against a plan's data type.
 /// (The plans' buffer templates, inline in their headers, pass it to the compiled checks.)
 struct element_info {
-    std::size_t size{};  ///< `sizeof(T)`
-    bool is_float{};   ///< `T` is `float`
+    std::size_t size{}; ///< `sizeof(T)`
+    bool is_float{};    ///< `T` is `float`
 };
 
 /// @brief `element_info` of @p T.

@@ -101,7 +101,8 @@ public:
                  device_buffer<std::byte>& reserve)
     {
         check_sizes("gpu::dnn::dropout::forward", "x", x.size(), "y", y.size());
-        forward_raw(h, data_type_of<T>, x.size(), x.data(), y.data(), reserve.data(), reserve.size());
+        forward_raw(h, data_type_of<T>, x.size(), x.data(), y.data(), reserve.data(),
+                    reserve.size());
     }
 
     /// @brief dx = dy * mask / (1 - p) with the mask a forward wrote to @p reserve, on @p h's
@@ -152,7 +153,8 @@ public:
     ~dropout() = default;
 
 private:
-    dropout(float probability, std::uint64_t seed) noexcept : probability_(probability), seed_(seed) {}
+    dropout(float probability, std::uint64_t seed) noexcept : probability_(probability), seed_(seed)
+    {}
     static void check_sizes(const char* operation, const char* input_name, std::size_t input,
                             const char* output_name, std::size_t output);
     // The checks every call shares, then the descriptor of `elements` of `type`, rebuilt only
@@ -160,7 +162,8 @@ private:
     const tensor_descriptor& prepare(const char* operation, handle& h, data_type type,
                                      std::size_t elements, std::size_t reserve_size);
 
-    gpu::detail::unique_handle<cudnnDropoutDescriptor_t, detail::dropout_descriptor_deleter> descriptor_;
+    gpu::detail::unique_handle<cudnnDropoutDescriptor_t, detail::dropout_descriptor_deleter>
+        descriptor_;
     device_buffer<std::byte> states_;
     float probability_ = 0.0F;
     std::uint64_t seed_ = 0;

@@ -21,8 +21,8 @@ namespace gpu::dnn {
 /// @brief An element type that the wing's typed operations take: `float` (fp32), `__half`
 /// (fp16) or `__nv_bfloat16` (bf16).
 template <class T>
-concept dnn_element = std::is_same_v<T, float> || std::is_same_v<T, __half> ||
-                      std::is_same_v<T, __nv_bfloat16>;
+concept dnn_element =
+    std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
 /// @brief The `data_type` of the C++ element type @p T.
 template <dnn_element T>
@@ -36,9 +36,9 @@ namespace detail {
 /// elements the operation was planned for. The operations check a list of them before any
 /// cuDNN call, so that a mismatch is an `std::invalid_argument` naming both counts.
 struct buffer_check {
-    const char* name = "";  ///< its role, e.g. `dy`
-    std::size_t have = 0;   ///< the elements the buffer holds
-    std::size_t need = 0;   ///< the elements the plan needs
+    const char* name = ""; ///< its role, e.g. `dy`
+    std::size_t have = 0;  ///< the elements the buffer holds
+    std::size_t need = 0;  ///< the elements the plan needs
 };
 
 } // namespace detail

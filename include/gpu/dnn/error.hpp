@@ -33,7 +33,10 @@ public:
     using error::error;
 
     /// @brief The cuDNN status that was returned.
-    [[nodiscard]] cudnnStatus_t status() const noexcept { return static_cast<cudnnStatus_t>(code()); }
+    [[nodiscard]] cudnnStatus_t status() const noexcept
+    {
+        return static_cast<cudnnStatus_t>(code());
+    }
 };
 
 /// @brief The symbolic name of a cuDNN status, e.g. `CUDNN_STATUS_BAD_PARAM`.
@@ -97,12 +100,12 @@ namespace detail {
 /// given explicitly by tests (which must see, say, a version mismatch on a machine that has
 /// none).
 struct hint_facts {
-    bool gpu_available = false;      ///< `gpu::is_available()`
-    std::string unavailable_reason{};  ///< `gpu::unavailable_reason()` when no GPU is usable
-    version_info cudnn{};            ///< cuDNN compiled against, loaded, and its CUDA
-    cuda_version runtime{};          ///< the CUDA runtime loaded in this process
-    std::size_t free_bytes = 0;      ///< free memory of the current device, 0 when unknown
-    std::size_t total_bytes = 0;     ///< total memory of the current device, 0 when unknown
+    bool gpu_available = false;       ///< `gpu::is_available()`
+    std::string unavailable_reason{}; ///< `gpu::unavailable_reason()` when no GPU is usable
+    version_info cudnn{};             ///< cuDNN compiled against, loaded, and its CUDA
+    cuda_version runtime{};           ///< the CUDA runtime loaded in this process
+    std::size_t free_bytes = 0;       ///< free memory of the current device, 0 when unknown
+    std::size_t total_bytes = 0;      ///< total memory of the current device, 0 when unknown
 };
 
 /// @brief Reads the facts of this process. Never throws for "no GPU".
@@ -158,6 +161,6 @@ using dnn_error [[deprecated("use gpu::dnn::dnn_error")]] = dnn::dnn_error;
 /// @code
 /// GPU_CUDNN_CHECK(cudnnSetStream(handle.get(), stream.get()));
 /// @endcode
-#define GPU_CUDNN_CHECK(...)                                                                    \
-    ::gpu::detail::check<cudnnStatus_t>((__VA_ARGS__), #__VA_ARGS__,                            \
+#define GPU_CUDNN_CHECK(...)                                                                       \
+    ::gpu::detail::check<cudnnStatus_t>((__VA_ARGS__), #__VA_ARGS__,                               \
                                         ::std::source_location::current())

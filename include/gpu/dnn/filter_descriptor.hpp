@@ -25,7 +25,8 @@ namespace detail {
 struct filter_descriptor_deleter {
     void operator()(cudnnFilterDescriptor_t raw) const noexcept
     {
-        gpu::detail::report_destroy_failure("cudnnDestroyFilterDescriptor", cudnnDestroyFilterDescriptor(raw));
+        gpu::detail::report_destroy_failure("cudnnDestroyFilterDescriptor",
+                                            cudnnDestroyFilterDescriptor(raw));
     }
 };
 } // namespace detail

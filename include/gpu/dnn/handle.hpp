@@ -41,7 +41,10 @@ public:
     explicit handle(stream_ref stream);
 
     /// @brief Adopts a handle created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static handle from_native_handle(cudnnHandle_t raw) noexcept { return handle(adopt, raw); }
+    [[nodiscard]] static handle from_native_handle(cudnnHandle_t raw) noexcept
+    {
+        return handle(adopt, raw);
+    }
 
     /// @brief The raw handle, still owned (null after a move).
     [[nodiscard]] cudnnHandle_t get() const noexcept { return handle_.get(); }

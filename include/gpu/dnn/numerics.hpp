@@ -45,8 +45,10 @@ find_non_finite(const void* device_data, std::size_t count, data_type type, stre
 
 /// @brief The 0.1 host scan, now the core's `gpu::check_finite_on_host`.
 /// @deprecated use `gpu::check_finite_on_host(host, count, gpu::dnn::to_element_type(type))`
-[[deprecated("use gpu::check_finite_on_host with gpu::dnn::to_element_type")]] [[nodiscard]] inline gpu::non_finite_report
-find_non_finite_on_host(std::span<const std::byte> host, std::size_t count, data_type type)
+[[deprecated(
+    "use gpu::check_finite_on_host with gpu::dnn::to_element_type")]] [[nodiscard]] inline gpu::
+    non_finite_report
+    find_non_finite_on_host(std::span<const std::byte> host, std::size_t count, data_type type)
 {
     return gpu::check_finite_on_host(host, count, to_element_type(type));
 }

@@ -68,8 +68,10 @@ public:
                   const device_buffer<T>& x, device_buffer<T>& dx) const
     {
         check_buffers("gpu::dnn::pooling::backward", data_type_of<T>,
-                      {{"y", y.size(), output_elements_}, {"dy", dy.size(), output_elements_},
-                       {"x", x.size(), input_elements_}, {"dx", dx.size(), input_elements_}});
+                      {{"y", y.size(), output_elements_},
+                       {"dy", dy.size(), output_elements_},
+                       {"x", x.size(), input_elements_},
+                       {"dx", dx.size(), input_elements_}});
         backward_raw(h, y.data(), dy.data(), x.data(), dx.data());
     }
 

@@ -109,7 +109,8 @@ public:
     explicit pooling_descriptor(const pooling_geometry& geometry = {});
 
     /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static pooling_descriptor from_native_handle(cudnnPoolingDescriptor_t raw) noexcept
+    [[nodiscard]] static pooling_descriptor
+    from_native_handle(cudnnPoolingDescriptor_t raw) noexcept
     {
         return pooling_descriptor(adopt, raw);
     }
@@ -154,7 +155,8 @@ private:
     static constexpr adopt_tag adopt{};
     pooling_descriptor(adopt_tag, cudnnPoolingDescriptor_t raw) noexcept : handle_(raw) {}
 
-    gpu::detail::unique_handle<cudnnPoolingDescriptor_t, detail::pooling_descriptor_deleter> handle_;
+    gpu::detail::unique_handle<cudnnPoolingDescriptor_t, detail::pooling_descriptor_deleter>
+        handle_;
 };
 
 } // namespace gpu::dnn

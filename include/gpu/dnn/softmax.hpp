@@ -98,7 +98,8 @@ public:
                   device_buffer<T>& dx) const
     {
         check_buffers("gpu::dnn::softmax::backward", data_type_of<T>,
-                      {{"y", y.size(), elements_}, {"dy", dy.size(), elements_},
+                      {{"y", y.size(), elements_},
+                       {"dy", dy.size(), elements_},
                        {"dx", dx.size(), elements_}});
         backward_raw(h, y.data(), dy.data(), dx.data());
     }

@@ -39,7 +39,8 @@ namespace detail {
 struct tensor_descriptor_deleter {
     void operator()(cudnnTensorDescriptor_t raw) const noexcept
     {
-        gpu::detail::report_destroy_failure("cudnnDestroyTensorDescriptor", cudnnDestroyTensorDescriptor(raw));
+        gpu::detail::report_destroy_failure("cudnnDestroyTensorDescriptor",
+                                            cudnnDestroyTensorDescriptor(raw));
     }
 };
 } // namespace detail

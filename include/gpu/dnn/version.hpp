@@ -9,9 +9,9 @@ namespace gpu::dnn {
 
 /// @brief cuDNN versions: compiled against (headers) and loaded (shared library).
 struct version_info {
-    semantic_version compiled{}; ///< from `CUDNN_MAJOR` and friends
-    semantic_version loaded{};   ///< from `cudnnGetVersion()`
-    cuda_version loaded_for_cuda{};///< the CUDA runtime the loaded cuDNN was built with
+    semantic_version compiled{};    ///< from `CUDNN_MAJOR` and friends
+    semantic_version loaded{};      ///< from `cudnnGetVersion()`
+    cuda_version loaded_for_cuda{}; ///< the CUDA runtime the loaded cuDNN was built with
 
     /// @brief Whether the loaded cuDNN can serve code compiled against these headers:
     /// the same major version, and a minor version no older than the headers'.

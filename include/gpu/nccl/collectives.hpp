@@ -61,17 +61,17 @@ enum class operation { all_reduce, broadcast, all_gather, reduce_scatter };
 
 /// @brief One collective call as the templates hand it to the compiled part. Plain data.
 struct collective_call {
-    const char* function = nullptr;      ///< the public function, for messages
+    const char* function = nullptr;         ///< the public function, for messages
     operation kind = operation::all_reduce; ///< what to run
-    const void* send = nullptr;          ///< device address of the input (ignored in place)
-    void* recv = nullptr;                ///< device address of the output
-    std::size_t send_count = 0;          ///< elements of the input
-    std::size_t recv_count = 0;          ///< elements of the output
-    ncclDataType_t type = ncclFloat32;   ///< NCCL's element type
-    std::size_t element_size = 0;        ///< bytes per element
-    reduction op = reduction::sum;       ///< for `all_reduce` and `reduce_scatter`
-    int root = 0;                        ///< for `broadcast`
-    bool in_place = false;               ///< `recv` holds the input too, in NCCL's in-place layout
+    const void* send = nullptr;             ///< device address of the input (ignored in place)
+    void* recv = nullptr;                   ///< device address of the output
+    std::size_t send_count = 0;             ///< elements of the input
+    std::size_t recv_count = 0;             ///< elements of the output
+    ncclDataType_t type = ncclFloat32;      ///< NCCL's element type
+    std::size_t element_size = 0;           ///< bytes per element
+    reduction op = reduction::sum;          ///< for `all_reduce` and `reduce_scatter`
+    int root = 0;                           ///< for `broadcast`
+    bool in_place = false; ///< `recv` holds the input too, in NCCL's in-place layout
 };
 
 /// @brief The checks that need no communicator: null addresses with elements, equal counts of
@@ -132,8 +132,8 @@ template <element T>
 void all_reduce(const communicator& comm, std::span<const std::type_identity_t<T>> send,
                 std::span<T> recv, reduction op, stream_ref stream)
 {
-    detail::collective_call call = detail::make_call("gpu::nccl::all_reduce", detail::operation::all_reduce,
-                                                     send.data(), send.size(), recv);
+    detail::collective_call call = detail::make_call(
+        "gpu::nccl::all_reduce", detail::operation::all_reduce, send.data(), send.size(), recv);
     call.op = op;
     detail::run_collective(comm, call, stream);
 }
@@ -171,8 +171,8 @@ template <element T>
 void broadcast(const communicator& comm, std::span<const std::type_identity_t<T>> send,
                std::span<T> recv, int root, stream_ref stream)
 {
-    detail::collective_call call = detail::make_call("gpu::nccl::broadcast", detail::operation::broadcast,
-                                                     send.data(), send.size(), recv);
+    detail::collective_call call = detail::make_call(
+        "gpu::nccl::broadcast", detail::operation::broadcast, send.data(), send.size(), recv);
     call.root = root;
     detail::run_collective(comm, call, stream);
 }
@@ -211,8 +211,9 @@ template <element T>
 void all_gather(const communicator& comm, std::span<const std::type_identity_t<T>> send,
                 std::span<T> recv, stream_ref stream)
 {
-    detail::run_collective(comm, detail::make_call("gpu::nccl::all_gather", detail::operation::all_gather,
-                                                   send.data(), send.size(), recv),
+    detail::run_collective(comm,
+                           detail::make_call("gpu::nccl::all_gather", detail::operation::all_gather,
+                                             send.data(), send.size(), recv),
                            stream);
 }
 
@@ -222,8 +223,9 @@ void all_gather(const communicator& comm, std::span<const std::type_identity_t<T
 template <element T>
 void all_gather_in_place(const communicator& comm, std::span<T> data, stream_ref stream)
 {
-    detail::collective_call call = detail::make_call("gpu::nccl::all_gather_in_place", detail::operation::all_gather,
-                                                     static_cast<const T*>(nullptr), 0, data);
+    detail::collective_call call =
+        detail::make_call("gpu::nccl::all_gather_in_place", detail::operation::all_gather,
+                          static_cast<const T*>(nullptr), 0, data);
     call.in_place = true;
     detail::run_collective(comm, call, stream);
 }
@@ -254,8 +256,9 @@ template <element T>
 void reduce_scatter(const communicator& comm, std::span<const std::type_identity_t<T>> send,
                     std::span<T> recv, reduction op, stream_ref stream)
 {
-    detail::collective_call call = detail::make_call("gpu::nccl::reduce_scatter", detail::operation::reduce_scatter,
-                                                     send.data(), send.size(), recv);
+    detail::collective_call call =
+        detail::make_call("gpu::nccl::reduce_scatter", detail::operation::reduce_scatter,
+                          send.data(), send.size(), recv);
     call.op = op;
     detail::run_collective(comm, call, stream);
 }
@@ -265,11 +268,12 @@ void reduce_scatter(const communicator& comm, std::span<const std::type_identity
 /// unspecified. Capturable.
 /// @throws std::invalid_argument when `data.size()` is not a multiple of `comm.size()`
 template <element T>
-void reduce_scatter_in_place(const communicator& comm, std::span<T> data, reduction op, stream_ref stream)
+void reduce_scatter_in_place(const communicator& comm, std::span<T> data, reduction op,
+                             stream_ref stream)
 {
-    detail::collective_call call = detail::make_call("gpu::nccl::reduce_scatter_in_place",
-                                                     detail::operation::reduce_scatter,
-                                                     static_cast<const T*>(nullptr), 0, data);
+    detail::collective_call call =
+        detail::make_call("gpu::nccl::reduce_scatter_in_place", detail::operation::reduce_scatter,
+                          static_cast<const T*>(nullptr), 0, data);
     call.op = op;
     call.in_place = true;
     detail::run_collective(comm, call, stream);

@@ -60,12 +60,12 @@ namespace detail {
 /// @brief A communicator as `communicator` owns it: the handle and what never changes about it
 /// (read once, so that `rank()` makes no NCCL call). Plain data.
 struct communicator_record {
-    ncclComm_t comm = nullptr;                   ///< the handle
-    int rank = 0;                                ///< this rank
-    int size = 0;                                ///< the number of ranks
-    int device = -1;                             ///< the CUDA device of this rank
-    std::chrono::milliseconds timeout{};         ///< `communicator_options::timeout`
-    std::chrono::milliseconds close_timeout{};   ///< `communicator_options::close_timeout`
+    ncclComm_t comm = nullptr;                 ///< the handle
+    int rank = 0;                              ///< this rank
+    int size = 0;                              ///< the number of ranks
+    int device = -1;                           ///< the CUDA device of this rank
+    std::chrono::milliseconds timeout{};       ///< `communicator_options::timeout`
+    std::chrono::milliseconds close_timeout{}; ///< `communicator_options::close_timeout`
 
     /// @brief Records compare field by field.
     friend bool operator==(const communicator_record&, const communicator_record&) = default;
@@ -80,7 +80,10 @@ void close_communicator(const communicator_record& record) noexcept;
 /// @brief Closes through `close_communicator`.
 struct communicator_deleter {
     /// @brief Closes @p record's communicator.
-    void operator()(const communicator_record& record) const noexcept { close_communicator(record); }
+    void operator()(const communicator_record& record) const noexcept
+    {
+        close_communicator(record);
+    }
 };
 
 /// @brief Throws `std::invalid_argument` naming @p function, @p rank and @p size unless
@@ -141,14 +144,15 @@ public:
     /// @throws std::invalid_argument when @p devices is empty or names a device twice
     /// @throws gpu::cuda_error when a device cannot be made current (`cudaSetDevice`)
     /// @throws gpu::nccl::nccl_error as `init_rank`; every communicator made so far is aborted
-    [[nodiscard]] static std::vector<communicator> init_all(std::span<const gpu::device> devices,
-                                                            const communicator_options& options = {});
+    [[nodiscard]] static std::vector<communicator>
+    init_all(std::span<const gpu::device> devices, const communicator_options& options = {});
 
     /// @brief `init_all` over every visible device (`gpu::devices()`).
     /// @throws std::logic_error and gpu::nccl::nccl_error as `init_rank`, before the devices
     /// are listed
     /// @throws std::invalid_argument when no device is visible
-    [[nodiscard]] static std::vector<communicator> init_all(const communicator_options& options = {});
+    [[nodiscard]] static std::vector<communicator>
+    init_all(const communicator_options& options = {});
 
     /// @brief Adopts a communicator made elsewhere (e.g. by `ncclCommInitRank`, blocking or
     /// not): waits up to `options.timeout` while NCCL reports it in progress (a non-blocking
@@ -243,7 +247,8 @@ private:
     explicit communicator(const detail::communicator_record& owned) noexcept : handle_(owned) {}
     [[nodiscard]] detail::communicator_record record(const char* what) const;
     // Takes the records of the communicators of @p comms that are not empty, leaving all empty.
-    [[nodiscard]] static std::vector<detail::communicator_record> take_records(std::span<communicator> comms);
+    [[nodiscard]] static std::vector<detail::communicator_record>
+    take_records(std::span<communicator> comms);
 
     gpu::detail::unique_handle<detail::communicator_record, detail::communicator_deleter> handle_;
 };

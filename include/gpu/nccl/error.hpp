@@ -96,8 +96,9 @@ struct hint_facts {
 /// @brief Throws the `nccl_error` (status `ncclInvalidUsage`, no device) of @p function refusing
 /// to make a communicator because `NCCL_COMM_BLOCKING` is @p value, which NCCL would let
 /// override cudagap's non-blocking configuration. Makes no GPU call.
-[[noreturn]] void throw_blocking_forced(const char* function, std::string_view value,
-                                        std::source_location where = std::source_location::current());
+[[noreturn]] void
+throw_blocking_forced(const char* function, std::string_view value,
+                      std::source_location where = std::source_location::current());
 
 } // namespace detail
 } // namespace gpu::nccl
@@ -140,6 +141,6 @@ extern template void throw_error<ncclResult_t>(ncclResult_t, const char*, std::s
 /// @code
 /// GPU_NCCL_CHECK(ncclGroupStart());
 /// @endcode
-#define GPU_NCCL_CHECK(...)                                                                     \
-    ::gpu::detail::check<ncclResult_t>((__VA_ARGS__), #__VA_ARGS__,                             \
+#define GPU_NCCL_CHECK(...)                                                                        \
+    ::gpu::detail::check<ncclResult_t>((__VA_ARGS__), #__VA_ARGS__,                                \
                                        ::std::source_location::current())

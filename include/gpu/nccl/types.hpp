@@ -34,16 +34,11 @@ enum class reduction {
 [[nodiscard]] constexpr std::string_view to_string(reduction op) noexcept
 {
     switch (op) {
-    case reduction::sum:
-        return "sum";
-    case reduction::avg:
-        return "avg";
-    case reduction::max:
-        return "max";
-    case reduction::min:
-        return "min";
-    case reduction::product:
-        return "product";
+    case reduction::sum: return "sum";
+    case reduction::avg: return "avg";
+    case reduction::max: return "max";
+    case reduction::min: return "min";
+    case reduction::product: return "product";
     }
     return "unknown";
 }
@@ -51,18 +46,49 @@ enum class reduction {
 namespace detail {
 
 /// @brief The `ncclDataType_t` of an element type; specialised for the types NCCL moves.
-template <class T> struct data_type {};
+template <class T>
+struct data_type {};
 
-template <> struct data_type<std::int8_t> { static constexpr ncclDataType_t value = ncclInt8; };
-template <> struct data_type<std::uint8_t> { static constexpr ncclDataType_t value = ncclUint8; };
-template <> struct data_type<std::int32_t> { static constexpr ncclDataType_t value = ncclInt32; };
-template <> struct data_type<std::uint32_t> { static constexpr ncclDataType_t value = ncclUint32; };
-template <> struct data_type<std::int64_t> { static constexpr ncclDataType_t value = ncclInt64; };
-template <> struct data_type<std::uint64_t> { static constexpr ncclDataType_t value = ncclUint64; };
-template <> struct data_type<__half> { static constexpr ncclDataType_t value = ncclFloat16; };
-template <> struct data_type<float> { static constexpr ncclDataType_t value = ncclFloat32; };
-template <> struct data_type<double> { static constexpr ncclDataType_t value = ncclFloat64; };
-template <> struct data_type<__nv_bfloat16> { static constexpr ncclDataType_t value = ncclBfloat16; };
+template <>
+struct data_type<std::int8_t> {
+    static constexpr ncclDataType_t value = ncclInt8;
+};
+template <>
+struct data_type<std::uint8_t> {
+    static constexpr ncclDataType_t value = ncclUint8;
+};
+template <>
+struct data_type<std::int32_t> {
+    static constexpr ncclDataType_t value = ncclInt32;
+};
+template <>
+struct data_type<std::uint32_t> {
+    static constexpr ncclDataType_t value = ncclUint32;
+};
+template <>
+struct data_type<std::int64_t> {
+    static constexpr ncclDataType_t value = ncclInt64;
+};
+template <>
+struct data_type<std::uint64_t> {
+    static constexpr ncclDataType_t value = ncclUint64;
+};
+template <>
+struct data_type<__half> {
+    static constexpr ncclDataType_t value = ncclFloat16;
+};
+template <>
+struct data_type<float> {
+    static constexpr ncclDataType_t value = ncclFloat32;
+};
+template <>
+struct data_type<double> {
+    static constexpr ncclDataType_t value = ncclFloat64;
+};
+template <>
+struct data_type<__nv_bfloat16> {
+    static constexpr ncclDataType_t value = ncclBfloat16;
+};
 
 } // namespace detail
 
@@ -70,7 +96,10 @@ template <> struct data_type<__nv_bfloat16> { static constexpr ncclDataType_t va
 /// `std::int32_t`, `std::uint32_t`, `std::int64_t`, `std::uint64_t`, `__half`, `float`,
 /// `double` and `__nv_bfloat16`. Another type does not compile (no silent reinterpretation).
 template <class T>
-concept element = requires { detail::data_type<T>::value; };
+concept element = requires
+{
+    detail::data_type<T>::value;
+};
 
 /// @brief The `ncclDataType_t` of @p T, fixed at compile time.
 template <element T>

@@ -107,9 +107,9 @@ public:
     /// @throws std::filesystem::filesystem_error at once when the file cannot be looked for (a
     /// folder on the way that may not be searched, a loop of symbolic links: waiting would not
     /// help), or when it appeared but cannot be read
-    [[nodiscard]] static unique_id wait_for_file(
-        const std::filesystem::path& path, std::chrono::milliseconds timeout,
-        std::chrono::milliseconds poll_interval = std::chrono::milliseconds(20));
+    [[nodiscard]] static unique_id
+    wait_for_file(const std::filesystem::path& path, std::chrono::milliseconds timeout,
+                  std::chrono::milliseconds poll_interval = std::chrono::milliseconds(20));
 
     /// @brief The raw id, for NCCL's own calls.
     [[nodiscard]] const ncclUniqueId& get() const noexcept { return raw_; }

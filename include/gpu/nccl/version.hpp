@@ -13,10 +13,11 @@
 // ncclCommFinalize, ncclInProgress), on which every deadline of the wing rests, came in 2.14.
 // cmake/FindNCCL.cmake refuses an older NCCL with the same words; this catches another nccl.h
 // found first on the include path.
-static_assert(NCCL_VERSION_CODE >= 21400,
-              "cudagap's nccl wing needs NCCL 2.14 or newer (non-blocking communicators: "
-              "ncclConfig_t::blocking, ncclCommFinalize, ncclInProgress): the nccl.h found is older; "
-              "set NCCL_ROOT to a newer NCCL");
+static_assert(
+    NCCL_VERSION_CODE >= 21400,
+    "cudagap's nccl wing needs NCCL 2.14 or newer (non-blocking communicators: "
+    "ncclConfig_t::blocking, ncclCommFinalize, ncclInProgress): the nccl.h found is older; "
+    "set NCCL_ROOT to a newer NCCL");
 
 namespace gpu::nccl {
 

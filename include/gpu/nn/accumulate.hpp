@@ -28,7 +28,8 @@ namespace gpu::nn {
 /// @throws std::invalid_argument when @p from_type is FP64 or not a named type, or a pointer is
 /// null while @p count is not 0 (values named)
 /// @throws gpu::cuda_error when the kernel cannot run
-void accumulate(const void* from, element_type from_type, float* to, std::size_t count, stream_ref stream);
+void accumulate(const void* from, element_type from_type, float* to, std::size_t count,
+                stream_ref stream);
 
 /// @brief `to[i] += from[i]` as `accumulate` does, unless `*skip` is not 0 on the device when the
 /// kernel runs: the flag is read there, not on the host, so a captured step adds or skips at
@@ -41,14 +42,14 @@ void accumulate(const void* from, element_type from_type, float* to, std::size_t
 /// @endcode
 /// @throws std::invalid_argument as `accumulate`, or when @p skip is null
 /// @throws gpu::cuda_error when the kernel cannot run
-void accumulate_unless(const float* skip, const void* from, element_type from_type, float* to, std::size_t count,
-                       stream_ref stream);
+void accumulate_unless(const float* skip, const void* from, element_type from_type, float* to,
+                       std::size_t count, stream_ref stream);
 
 /// @brief `to[j] += Σᵢ from[i·cols + j]` for the @p rows x @p cols row-major matrix @p from of
 /// type @p from_type, on @p stream: the bias gradient of a batch of output gradients.
 /// @throws std::invalid_argument as `accumulate`, or when rows·cols overflows
 /// @throws gpu::cuda_error when the kernel cannot run
-void accumulate_column_sums(const void* from, element_type from_type, std::size_t rows, std::size_t cols,
-                            float* to, stream_ref stream);
+void accumulate_column_sums(const void* from, element_type from_type, std::size_t rows,
+                            std::size_t cols, float* to, stream_ref stream);
 
 } // namespace gpu::nn

@@ -35,9 +35,9 @@ struct adamw_options {
 /// @brief The optimizer's state for a checkpoint (PyTorch's `state_dict()["state"]`: `step`,
 /// `exp_avg`, `exp_avg_sq`), on the host. Plain data.
 struct adamw_state {
-    std::int64_t step = 0;            ///< steps taken (skipped steps not counted)
-    std::vector<float> exp_avg{};     ///< first moment, one per parameter
-    std::vector<float> exp_avg_sq{};  ///< second moment, one per parameter
+    std::int64_t step = 0;           ///< steps taken (skipped steps not counted)
+    std::vector<float> exp_avg{};    ///< first moment, one per parameter
+    std::vector<float> exp_avg_sq{}; ///< second moment, one per parameter
 };
 
 /// @brief AdamW (`torch.optim.AdamW(fused=True, capturable=True)`) over one flat FP32
@@ -156,8 +156,8 @@ private:
     adamw_options options_;
     device_buffer<float> exp_avg_;
     device_buffer<float> exp_avg_sq_;
-    device_buffer<std::int64_t> step_;   // steps taken
-    device_buffer<double> factors_;      // this step's lr / (1 - beta1^t), sqrt(1 - beta2^t)
+    device_buffer<std::int64_t> step_; // steps taken
+    device_buffer<double> factors_;    // this step's lr / (1 - beta1^t), sqrt(1 - beta2^t)
 };
 
 } // namespace gpu::nn

@@ -119,7 +119,7 @@ private:
     work_type work_;
     captured_step_options options_;
     graph_exec exec_;
-    bool ready_ = false;       // exec_ holds the current capture
+    bool ready_ = false; // exec_ holds the current capture
     int warmups_left_ = 0;
     std::size_t captures_ = 0;
     std::size_t eager_runs_ = 0;

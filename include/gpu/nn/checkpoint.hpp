@@ -73,7 +73,8 @@ struct training_state {
 /// Atomic (`write_safetensors`).
 /// @throws std::invalid_argument when @p values does not hold `store.total_elements()` values
 /// @throws std::filesystem::filesystem_error when the file cannot be written
-void write_parameters(const std::filesystem::path& path, const parameters& store, std::span<const float> values);
+void write_parameters(const std::filesystem::path& path, const parameters& store,
+                      std::span<const float> values);
 
 /// @brief Reads the model file @p path, checked against @p store: exactly its parameters, each
 /// `F32` of its shape. Returns a master buffer in the store's layout (padding zero). Host only.
@@ -83,7 +84,8 @@ void write_parameters(const std::filesystem::path& path, const parameters& store
 /// @throws format_error naming @p path: a corrupt file (see `read_safetensors`); field `tensors`
 /// when tensors are missing or unexpected (all listed); field of the tensor (`tensor 'fc1.weight'`)
 /// with the dtype and shape expected and found
-[[nodiscard]] std::vector<float> read_parameters(const std::filesystem::path& path, const parameters& store);
+[[nodiscard]] std::vector<float> read_parameters(const std::filesystem::path& path,
+                                                 const parameters& store);
 
 /// @brief Writes @p state as a training checkpoint: the optimizer file
 /// (`optimizer_state_path(path)`) and the model file @p path, with one new checkpoint id, each
@@ -94,7 +96,8 @@ void write_parameters(const std::filesystem::path& path, const parameters& store
 /// negative (values named), before any file is written
 /// @throws std::filesystem::filesystem_error when a file cannot be written; the files at @p path
 /// and beside it are then as they were
-void write_training_state(const std::filesystem::path& path, const parameters& store, const training_state& state);
+void write_training_state(const std::filesystem::path& path, const parameters& store,
+                          const training_state& state);
 
 /// @brief Reads a training checkpoint (the model file @p path and its optimizer file) checked
 /// against @p store. Host only.
@@ -104,7 +107,8 @@ void write_training_state(const std::filesystem::path& path, const parameters& s
 /// optimizer file's tensors are `exp_avg.<name>` and `exp_avg_sq.<name>`); field of
 /// the key (`__metadata__ 'step'`) for a missing or malformed step, scaler value or checkpoint id,
 /// and for ids that differ between the two files
-[[nodiscard]] training_state read_training_state(const std::filesystem::path& path, const parameters& store);
+[[nodiscard]] training_state read_training_state(const std::filesystem::path& path,
+                                                 const parameters& store);
 
 /// @brief Copies the master parameters to the host on @p stream, waits, and writes them as
 /// `write_parameters` does: the model file PyTorch loads. Not capturable.
@@ -126,8 +130,8 @@ void load_parameters(const std::filesystem::path& path, parameters& store, strea
 /// @throws std::logic_error when @p store is not allocated, @p optimizer or @p scaler is moved
 /// from, or @p stream is being captured
 /// @throws std::filesystem::filesystem_error, gpu::cuda_error as the steps it takes
-void save_training_state(const std::filesystem::path& path, const parameters& store, const adamw& optimizer,
-                         const grad_scaler& scaler, stream_ref stream);
+void save_training_state(const std::filesystem::path& path, const parameters& store,
+                         const adamw& optimizer, const grad_scaler& scaler, stream_ref stream);
 
 /// @brief Reads the training checkpoint @p path as `read_training_state` does and restores it on
 /// @p stream: the master buffer (and the working copy), AdamW's moments and step, the scaler's

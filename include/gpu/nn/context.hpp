@@ -45,8 +45,7 @@ public:
     context(stream_ref stream, blas::handle& blas, blas::lt_handle& lt, dnn::handle& dnn,
             parameters& params) noexcept
         : stream_(stream), blas_(&blas), lt_(&lt), dnn_(&dnn), params_(&params)
-    {
-    }
+    {}
 
     /// @brief Where every layer call runs.
     [[nodiscard]] stream_ref stream() const noexcept { return stream_; }
@@ -83,10 +82,16 @@ public:
     /// `allow_tf32` its `cudnn.allow_tf32`. The default is cuDNN's heuristic, no TF32.
     /// `synchronous_checks` and `check_numerics` synchronise after each pass, which a CUDA graph
     /// capture refuses: leave them off in a step meant to be captured.
-    [[nodiscard]] const dnn::convolution_options& convolution_options() const noexcept { return convolution_; }
+    [[nodiscard]] const dnn::convolution_options& convolution_options() const noexcept
+    {
+        return convolution_;
+    }
     /// @brief Sets how layers planned from now on choose their algorithms (planned layers keep
     /// their choice until planned again); e.g. `dnn::convolution_options::from_profile(p)`.
-    void set_convolution_options(const dnn::convolution_options& options) { convolution_ = options; }
+    void set_convolution_options(const dnn::convolution_options& options)
+    {
+        convolution_ = options;
+    }
 
 private:
     stream_ref stream_;

@@ -111,7 +111,8 @@ public:
     /// @throws std::invalid_argument for another number of dimensions, a dimension that is not
     /// positive or above 2^31 − 1, a channel count other than `in_channels`, or a padded input
     /// smaller than the kernel (values named)
-    [[nodiscard]] std::vector<std::int64_t> output_shape(const std::vector<std::int64_t>& input) const;
+    [[nodiscard]] std::vector<std::int64_t>
+    output_shape(const std::vector<std::int64_t>& input) const;
 
     /// @brief The forward plan of the current plan (its `explain()` says which algorithm runs
     /// and why, and whether the bias is fused); null before `plan`.
@@ -137,7 +138,8 @@ private:
     conv2d(const conv2d& other, sharing);
     tensor_spec do_plan(context& ctx, const tensor_spec& input) override;
     void do_forward(context& ctx, const tensor_ref& input, const tensor_ref& output) override;
-    void do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient) override;
+    void do_backward(context& ctx, const tensor_ref& output_gradient,
+                     const tensor_ref& input_gradient) override;
     void add_weight_gradient(context& ctx, const void* output_gradient);
     void add_bias_gradient(context& ctx, const void* output_gradient);
 
@@ -148,14 +150,15 @@ private:
     conv2d_options options_{};
     std::size_t weight_ = 0;
     std::optional<std::size_t> bias_;
-    dnn::convolution_problem problem_{};  // the planned problem, epilogue none (the backward's)
-    dnn::convolution_options planned_{};  // the options the plans were made with
+    dnn::convolution_problem problem_{}; // the planned problem, epilogue none (the backward's)
+    dnn::convolution_options planned_{}; // the options the plans were made with
     std::optional<dnn::convolution> forward_;
     std::optional<dnn::convolution_backward_data> data_;
     std::optional<dnn::convolution_backward_filter> filter_;
-    const void* saved_input_ = nullptr;   // x of the last forward (for dW)
-    device_buffer<std::byte> weight_scratch_; // dW in the compute type, before it is added (FP16/BF16)
-    device_buffer<std::byte> bias_scratch_;   // db likewise
+    const void* saved_input_ = nullptr; // x of the last forward (for dW)
+    device_buffer<std::byte>
+        weight_scratch_; // dW in the compute type, before it is added (FP16/BF16)
+    device_buffer<std::byte> bias_scratch_; // db likewise
 };
 
 } // namespace gpu::nn

@@ -30,11 +30,11 @@ namespace gpu::nn {
 /// @brief Where a batch comes from: a data set of u8 items and u8 labels on the device, and the
 /// order to read it in. Plain data; pointers to device memory.
 struct batch_source {
-    const std::uint8_t* pixels = nullptr;  ///< `count * item_elements` bytes, item by item
-    const std::uint8_t* labels = nullptr;  ///< `count` labels
-    const std::uint32_t* order = nullptr;  ///< `count` item numbers (a shuffle), or null: in order
-    std::uint64_t count = 0;               ///< the items, in [1, 2^32 − 1]
-    std::uint64_t item_elements = 0;       ///< elements per item (28 · 28 for MNIST), at least 1
+    const std::uint8_t* pixels = nullptr; ///< `count * item_elements` bytes, item by item
+    const std::uint8_t* labels = nullptr; ///< `count` labels
+    const std::uint32_t* order = nullptr; ///< `count` item numbers (a shuffle), or null: in order
+    std::uint64_t count = 0;              ///< the items, in [1, 2^32 − 1]
+    std::uint64_t item_elements = 0;      ///< elements per item (28 · 28 for MNIST), at least 1
 };
 
 /// @brief `(pixel / 255 − mean) / std`, PyTorch's `ToTensor()` then `Normalize(mean, std)`.
@@ -53,8 +53,8 @@ struct normalization {
 /// memory, @p count values): a permutation, each item once. Capturable.
 /// @throws std::invalid_argument when @p count is 0 or above 2^32 − 1, or @p order is null
 /// @throws gpu::cuda_error when the kernel cannot be launched
-void shuffle_order(std::uint32_t* order, std::uint64_t count, std::uint64_t seed, std::uint64_t epoch,
-                   stream_ref stream);
+void shuffle_order(std::uint32_t* order, std::uint64_t count, std::uint64_t seed,
+                   std::uint64_t epoch, stream_ref stream);
 
 /// @brief Builds batch `*batch_number` of @p source: row r is item
 /// `order[(*batch_number · batch + r) mod count]` (wrapping to the start: the last batch of an
@@ -73,7 +73,8 @@ void shuffle_order(std::uint32_t* order, std::uint64_t count, std::uint64_t seed
 /// @throws std::invalid_argument for a null pointer, a count or size out of range, a type other
 /// than FP32, FP16 and BF16, or a std that is not positive and finite (each named)
 /// @throws gpu::cuda_error when a kernel cannot be launched
-void gather_batch(const batch_source& source, std::int64_t batch, const normalization& norm, element_type type,
-                  void* output, std::int32_t* labels, std::uint32_t* batch_number, stream_ref stream);
+void gather_batch(const batch_source& source, std::int64_t batch, const normalization& norm,
+                  element_type type, void* output, std::int32_t* labels,
+                  std::uint32_t* batch_number, stream_ref stream);
 
 } // namespace gpu::nn

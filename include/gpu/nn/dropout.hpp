@@ -64,20 +64,24 @@ public:
     [[nodiscard]] const device_buffer<std::byte>& mask() const noexcept { return reserve_; }
     /// @brief cuDNN's dropout with its generator states (save `states()` to continue the
     /// sequence of masks elsewhere); null before the first plan, and for p = 0.
-    [[nodiscard]] const dnn::dropout* generator() const noexcept { return dropout_ ? &*dropout_ : nullptr; }
+    [[nodiscard]] const dnn::dropout* generator() const noexcept
+    {
+        return dropout_ ? &*dropout_ : nullptr;
+    }
 
 private:
     tensor_spec do_plan(context& ctx, const tensor_spec& input) override;
     void do_forward(context& ctx, const tensor_ref& input, const tensor_ref& output) override;
-    void do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient) override;
+    void do_backward(context& ctx, const tensor_ref& output_gradient,
+                     const tensor_ref& input_gradient) override;
 
     float probability_ = 0.5F;
     std::uint64_t seed_ = 0;
-    std::optional<dnn::dropout> dropout_;  // seeded once, kept across plans
-    device_buffer<std::byte> reserve_;     // the mask of the last training forward
+    std::optional<dnn::dropout> dropout_; // seeded once, kept across plans
+    device_buffer<std::byte> reserve_;    // the mask of the last training forward
     dnn::data_type type_ = dnn::data_type::fp32;
     std::size_t elements_ = 0;
-    std::size_t bytes_ = 0;                // of the input (and the output)
+    std::size_t bytes_ = 0; // of the input (and the output)
     bool dropped_ = false;
 };
 

@@ -40,12 +40,14 @@ public:
     /// of the others.
     /// @throws std::invalid_argument when @p input has no more than `start_dim` dimensions, or
     /// a dimension is not positive (values named)
-    [[nodiscard]] std::vector<std::int64_t> output_shape(const std::vector<std::int64_t>& input) const;
+    [[nodiscard]] std::vector<std::int64_t>
+    output_shape(const std::vector<std::int64_t>& input) const;
 
 private:
     tensor_spec do_plan(context& ctx, const tensor_spec& input) override;
     void do_forward(context& ctx, const tensor_ref& input, const tensor_ref& output) override;
-    void do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient) override;
+    void do_backward(context& ctx, const tensor_ref& output_gradient,
+                     const tensor_ref& input_gradient) override;
 
     int start_dim_;
 };

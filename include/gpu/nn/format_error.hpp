@@ -39,8 +39,7 @@ public:
     format_error(std::string file, std::string field, const std::string& problem)
         : std::runtime_error(file + ": " + field + ": " + problem), file_(std::move(file)),
           field_(std::move(field))
-    {
-    }
+    {}
 
     /// @brief The path read, or the label of the bytes parsed.
     [[nodiscard]] const std::string& file() const noexcept { return file_; }

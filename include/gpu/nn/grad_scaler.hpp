@@ -36,11 +36,13 @@ namespace gpu::nn {
 
 /// @brief The settings of a `grad_scaler`, with `torch.amp.GradScaler`'s names and defaults.
 struct grad_scaler_options {
-    float init_scale = 65536.0F;  ///< the first scale (2^16); finite and > 0
-    float growth_factor = 2.0F;   ///< the scale is multiplied by it after `growth_interval` good steps; finite and > 1
-    float backoff_factor = 0.5F;  ///< the scale is multiplied by it after a step with Inf/NaN; in (0, 1)
+    float init_scale = 65536.0F; ///< the first scale (2^16); finite and > 0
+    float growth_factor =
+        2.0F; ///< the scale is multiplied by it after `growth_interval` good steps; finite and > 1
+    float backoff_factor =
+        0.5F; ///< the scale is multiplied by it after a step with Inf/NaN; in (0, 1)
     std::int32_t growth_interval = 2000; ///< good steps in a row before the scale grows; >= 1
-    bool enabled = true;          ///< false: a scaler that does nothing and whose scale is 1
+    bool enabled = true;                 ///< false: a scaler that does nothing and whose scale is 1
 };
 
 /// @brief What a checkpoint keeps of a `grad_scaler` (PyTorch's `state_dict()`: `scale` and
@@ -133,7 +135,10 @@ public:
     /// @throws std::logic_error on a moved-from scaler
     void unscale(float* grads, std::size_t count, stream_ref stream);
     /// @brief `unscale` of a whole buffer.
-    void unscale(device_buffer<float>& grads, stream_ref stream) { unscale(grads.data(), grads.size(), stream); }
+    void unscale(device_buffer<float>& grads, stream_ref stream)
+    {
+        unscale(grads.data(), grads.size(), stream);
+    }
 
     /// @brief Sets the flag when any of @p count FP32 gradients at @p grads is Inf or NaN,
     /// leaving them as they are: the check GradScaler runs before a fused optimizer that unscales
@@ -142,7 +147,10 @@ public:
     /// @throws std::logic_error on a moved-from scaler
     void check(const float* grads, std::size_t count, stream_ref stream);
     /// @brief `check` of a whole buffer.
-    void check(const device_buffer<float>& grads, stream_ref stream) { check(grads.data(), grads.size(), stream); }
+    void check(const device_buffer<float>& grads, stream_ref stream)
+    {
+        check(grads.data(), grads.size(), stream);
+    }
 
     /// @brief Whether `unscale` ran since the last `update`: the gradients are then unscaled and
     /// an optimizer step must not divide them again (what `adamw::step` with a scaler asks).

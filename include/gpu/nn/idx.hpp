@@ -64,7 +64,7 @@ struct idx_images {
 
 /// @brief A data set: images and their labels, as many of each.
 struct idx_dataset {
-    idx_images images{};               ///< the images
+    idx_images images{};                ///< the images
     std::vector<std::uint8_t> labels{}; ///< one label per image
 };
 
@@ -86,14 +86,16 @@ inline constexpr std::uint64_t idx_default_max_bytes = std::uint64_t{1} << 34;
 ///   magic number whose first two bytes are not zero or whose type is unknown, dimensions whose
 ///   size overflows or passes @p max_bytes, data shorter or longer than the dimensions say,
 ///   corrupted gzip data (a bad checksum), or gzip in a build without zlib
-[[nodiscard]] idx_array read_idx(const std::filesystem::path& path, std::uint64_t max_bytes = idx_default_max_bytes);
+[[nodiscard]] idx_array read_idx(const std::filesystem::path& path,
+                                 std::uint64_t max_bytes = idx_default_max_bytes);
 
 /// @brief Reads an IDX file already in memory (@p bytes, raw or gzip-compressed).
 /// @param bytes the whole file
 /// @param source what errors call the bytes (a path, `<memory>`)
 /// @param max_bytes the most data the file may hold
 /// @throws format_error as `read_idx`, naming @p source
-[[nodiscard]] idx_array parse_idx(std::span<const std::byte> bytes, std::string_view source = "<memory>",
+[[nodiscard]] idx_array parse_idx(std::span<const std::byte> bytes,
+                                  std::string_view source = "<memory>",
                                   std::uint64_t max_bytes = idx_default_max_bytes);
 
 /// @brief Reads an images file: magic `0x00000803`, unsigned bytes [n, rows, cols].

@@ -77,15 +77,25 @@ public:
     /// @throws std::logic_error before a `forward` with the current plan, or when the current
     /// plan was made in inference mode
     /// @throws std::invalid_argument as `forward`
-    void backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient);
+    void backward(context& ctx, const tensor_ref& output_gradient,
+                  const tensor_ref& input_gradient);
 
     /// @brief The input spec of the current plan, if planned.
-    [[nodiscard]] const std::optional<tensor_spec>& planned_input() const noexcept { return input_; }
+    [[nodiscard]] const std::optional<tensor_spec>& planned_input() const noexcept
+    {
+        return input_;
+    }
     /// @brief The output spec of the current plan, if planned.
-    [[nodiscard]] const std::optional<tensor_spec>& planned_output() const noexcept { return output_; }
+    [[nodiscard]] const std::optional<tensor_spec>& planned_output() const noexcept
+    {
+        return output_;
+    }
     /// @brief Whether the current plan was made in inference mode (forward only); false when
     /// unplanned.
-    [[nodiscard]] bool planned_for_inference() const noexcept { return input_.has_value() && forward_only_; }
+    [[nodiscard]] bool planned_for_inference() const noexcept
+    {
+        return input_.has_value() && forward_only_;
+    }
 
 protected:
     /// @brief A layer with no parameters.

@@ -98,14 +98,16 @@ public:
     /// @brief The output shape for an input shape `[..., in_features]`: `[..., out_features]`.
     /// @throws std::invalid_argument for fewer than 2 dimensions, a non-positive dimension, or a
     /// last dimension other than `in_features` (values named)
-    [[nodiscard]] std::vector<std::int64_t> output_shape(const std::vector<std::int64_t>& input) const;
+    [[nodiscard]] std::vector<std::int64_t>
+    output_shape(const std::vector<std::int64_t>& input) const;
 
 private:
     struct sharing {};
     linear(const linear& other, sharing);
     tensor_spec do_plan(context& ctx, const tensor_spec& input) override;
     void do_forward(context& ctx, const tensor_ref& input, const tensor_ref& output) override;
-    void do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient) override;
+    void do_backward(context& ctx, const tensor_ref& output_gradient,
+                     const tensor_ref& input_gradient) override;
 
     std::string name_;
     std::int64_t in_ = 0;
@@ -113,9 +115,9 @@ private:
     linear_options options_{};
     std::size_t weight_ = 0;
     std::optional<std::size_t> bias_;
-    std::int64_t rows_ = 0;                  // the planned batch (product of leading dimensions)
-    const void* saved_input_ = nullptr;      // x of the last forward (for dW)
-    const void* saved_output_ = nullptr;     // y of the last forward (for the ReLU's gradient)
+    std::int64_t rows_ = 0;              // the planned batch (product of leading dimensions)
+    const void* saved_input_ = nullptr;  // x of the last forward (for dW)
+    const void* saved_output_ = nullptr; // y of the last forward (for the ReLU's gradient)
     bias_gradient_method resolved_ = bias_gradient_method::automatic;
     device_buffer<std::byte> relu_gradient_; // dz = dy·[y > 0], rows x out, compute type
     device_buffer<float> bias_scratch_;      // the epilogue's bias gradient, before it is added

@@ -50,7 +50,8 @@ public:
     /// @throws std::invalid_argument when a kernel extent or a stride is not positive, or a
     /// padding is negative or more than half its kernel extent (PyTorch's rule, so that no window
     /// lies in the padding alone); values named
-    max_pool2d(std::array<int, 2> kernel, std::array<int, 2> stride, std::array<int, 2> padding = {0, 0});
+    max_pool2d(std::array<int, 2> kernel, std::array<int, 2> stride,
+               std::array<int, 2> padding = {0, 0});
 
     /// @brief E.g. `max_pool2d(kernel [2, 2], stride [2, 2], padding [0, 0])`.
     [[nodiscard]] std::string describe() const override;
@@ -65,16 +66,21 @@ public:
     /// @brief The output shape for an input shape `[N, C, H, W]`.
     /// @throws std::invalid_argument for another number of dimensions, a dimension that is not
     /// positive or above 2^31 − 1, or a padded input smaller than the window (values named)
-    [[nodiscard]] std::vector<std::int64_t> output_shape(const std::vector<std::int64_t>& input) const;
+    [[nodiscard]] std::vector<std::int64_t>
+    output_shape(const std::vector<std::int64_t>& input) const;
 
     /// @brief The pooling plan of the current plan (its geometry says whether it is the
     /// deterministic mode); null before `plan`.
-    [[nodiscard]] const dnn::pooling* pooling_plan() const noexcept { return pooling_ ? &*pooling_ : nullptr; }
+    [[nodiscard]] const dnn::pooling* pooling_plan() const noexcept
+    {
+        return pooling_ ? &*pooling_ : nullptr;
+    }
 
 private:
     tensor_spec do_plan(context& ctx, const tensor_spec& input) override;
     void do_forward(context& ctx, const tensor_ref& input, const tensor_ref& output) override;
-    void do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient) override;
+    void do_backward(context& ctx, const tensor_ref& output_gradient,
+                     const tensor_ref& input_gradient) override;
 
     std::array<int, 2> kernel_{};
     std::array<int, 2> stride_{};

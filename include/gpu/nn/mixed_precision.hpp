@@ -66,17 +66,14 @@ enum class autocast_op {
 {
     switch (op) {
     case autocast_op::linear:
-    case autocast_op::conv2d:
-        return autocast_rule::compute_type;
+    case autocast_op::conv2d: return autocast_rule::compute_type;
     case autocast_op::softmax:
     case autocast_op::log_softmax:
-    case autocast_op::cross_entropy:
-        return autocast_rule::fp32;
+    case autocast_op::cross_entropy: return autocast_rule::fp32;
     case autocast_op::relu:
     case autocast_op::max_pool2d:
     case autocast_op::dropout:
-    case autocast_op::flatten:
-        break;
+    case autocast_op::flatten: break;
     }
     return autocast_rule::input_type;
 }
@@ -108,7 +105,10 @@ struct mixed_precision {
 
     /// @brief Whether gradients need loss scaling (`torch.cuda.amp.GradScaler`): only FP16, whose
     /// smallest normal value (6.1e-5) is where small gradients underflow.
-    [[nodiscard]] constexpr bool needs_loss_scaling() const noexcept { return compute == element_type::fp16; }
+    [[nodiscard]] constexpr bool needs_loss_scaling() const noexcept
+    {
+        return compute == element_type::fp16;
+    }
 
     /// @brief Policies compare by compute precision.
     friend constexpr bool operator==(const mixed_precision&, const mixed_precision&) = default;

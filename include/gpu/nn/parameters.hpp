@@ -65,9 +65,15 @@ struct initialization {
     double bound = 0.0; ///< for `uniform`: values lie in [-bound, bound]
 
     /// @brief All zeros.
-    [[nodiscard]] static constexpr initialization zeros() noexcept { return {initialization_kind::zeros, 0.0}; }
+    [[nodiscard]] static constexpr initialization zeros() noexcept
+    {
+        return {initialization_kind::zeros, 0.0};
+    }
     /// @brief All ones.
-    [[nodiscard]] static constexpr initialization ones() noexcept { return {initialization_kind::ones, 0.0}; }
+    [[nodiscard]] static constexpr initialization ones() noexcept
+    {
+        return {initialization_kind::ones, 0.0};
+    }
     /// @brief Uniform in [-bound, bound].
     /// @throws std::invalid_argument when @p bound is negative or not finite
     [[nodiscard]] static initialization uniform(double bound);
@@ -78,7 +84,8 @@ struct initialization {
     /// kernel height · kernel width` of a convolution
     /// @param a the negative slope of the rectifier the gain is computed for
     /// @throws std::invalid_argument when @p fan_in is not positive or @p a is not finite
-    [[nodiscard]] static initialization kaiming_uniform(std::int64_t fan_in, double a = 2.23606797749979);
+    [[nodiscard]] static initialization kaiming_uniform(std::int64_t fan_in,
+                                                        double a = 2.23606797749979);
     /// @brief The default bias of `nn.Linear` and `nn.Conv2d`: uniform in
     /// `[-1/sqrt(fan_in), 1/sqrt(fan_in)]`, zeros when @p fan_in is 0 (as PyTorch).
     /// @throws std::invalid_argument when @p fan_in is negative
@@ -99,12 +106,12 @@ struct parameter_info {
 
 /// @brief One parameter's place on the device: what layers, optimizers and checkpoints use.
 struct parameter_view {
-    float* master = nullptr;    ///< the FP32 master values, `count` of them
-    float* gradient = nullptr;  ///< the FP32 gradient, `count` elements
-    void* working = nullptr;    ///< the values in `working_type` (`master` itself for FP32)
+    float* master = nullptr;   ///< the FP32 master values, `count` of them
+    float* gradient = nullptr; ///< the FP32 gradient, `count` elements
+    void* working = nullptr;   ///< the values in `working_type` (`master` itself for FP32)
     element_type working_type = element_type::fp32; ///< the compute precision
-    std::size_t offset = 0;     ///< index of the first element in the flat buffers
-    std::size_t count = 0;      ///< elements
+    std::size_t offset = 0;                ///< index of the first element in the flat buffers
+    std::size_t count = 0;                 ///< elements
     std::span<const std::int64_t> shape{}; ///< the shape, held by the store
 };
 

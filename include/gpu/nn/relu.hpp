@@ -38,7 +38,8 @@ public:
 private:
     tensor_spec do_plan(context& ctx, const tensor_spec& input) override;
     void do_forward(context& ctx, const tensor_ref& input, const tensor_ref& output) override;
-    void do_backward(context& ctx, const tensor_ref& output_gradient, const tensor_ref& input_gradient) override;
+    void do_backward(context& ctx, const tensor_ref& output_gradient,
+                     const tensor_ref& input_gradient) override;
 
     std::optional<dnn::activation> activation_;
     const void* saved_input_ = nullptr;  // x of the last forward

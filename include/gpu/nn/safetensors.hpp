@@ -91,18 +91,31 @@ namespace detail {
 template <class T>
 constexpr std::optional<dtype> dtype_for() noexcept
 {
-    if constexpr (std::is_same_v<T, bool>) { return dtype::boolean; }
-    else if constexpr (std::is_same_v<T, std::uint8_t>) { return dtype::u8; }
-    else if constexpr (std::is_same_v<T, std::int8_t>) { return dtype::i8; }
-    else if constexpr (std::is_same_v<T, std::int16_t>) { return dtype::i16; }
-    else if constexpr (std::is_same_v<T, std::uint16_t>) { return dtype::u16; }
-    else if constexpr (std::is_same_v<T, std::int32_t>) { return dtype::i32; }
-    else if constexpr (std::is_same_v<T, std::uint32_t>) { return dtype::u32; }
-    else if constexpr (std::is_same_v<T, std::int64_t>) { return dtype::i64; }
-    else if constexpr (std::is_same_v<T, std::uint64_t>) { return dtype::u64; }
-    else if constexpr (std::is_same_v<T, float>) { return dtype::f32; }
-    else if constexpr (std::is_same_v<T, double>) { return dtype::f64; }
-    else { return std::nullopt; }
+    if constexpr (std::is_same_v<T, bool>) {
+        return dtype::boolean;
+    } else if constexpr (std::is_same_v<T, std::uint8_t>) {
+        return dtype::u8;
+    } else if constexpr (std::is_same_v<T, std::int8_t>) {
+        return dtype::i8;
+    } else if constexpr (std::is_same_v<T, std::int16_t>) {
+        return dtype::i16;
+    } else if constexpr (std::is_same_v<T, std::uint16_t>) {
+        return dtype::u16;
+    } else if constexpr (std::is_same_v<T, std::int32_t>) {
+        return dtype::i32;
+    } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+        return dtype::u32;
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+        return dtype::i64;
+    } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+        return dtype::u64;
+    } else if constexpr (std::is_same_v<T, float>) {
+        return dtype::f32;
+    } else if constexpr (std::is_same_v<T, double>) {
+        return dtype::f64;
+    } else {
+        return std::nullopt;
+    }
 }
 
 } // namespace detail
@@ -110,7 +123,8 @@ constexpr std::optional<dtype> dtype_for() noexcept
 /// @brief A C++ type whose values a checkpoint stores as they are: `bool`, the fixed-width
 /// integers, `float` and `double`.
 template <class T>
-concept checkpoint_value = detail::dtype_for<T>().has_value();
+concept checkpoint_value = detail::dtype_for<T>()
+.has_value();
 
 /// @brief The dtype that stores `T` (`dtype_of<float>` is `dtype::f32`).
 template <checkpoint_value T>
@@ -133,15 +147,17 @@ struct tensor_view {
 /// @p shape. The view refers to @p values, which must outlive it (a temporary container is
 /// refused at compile time). Sizes are checked when the tensor is written.
 template <std::ranges::contiguous_range Range>
-    requires checkpoint_value<std::remove_cv_t<std::ranges::range_value_t<Range>>> &&
-             (std::is_lvalue_reference_v<Range> || std::ranges::borrowed_range<Range>)
-[[nodiscard]] tensor_view make_tensor_view(std::string name, Range&& values, std::vector<std::size_t> shape)
+requires checkpoint_value<std::remove_cv_t<std::ranges::range_value_t<Range>>> &&
+    (std::is_lvalue_reference_v<Range> || std::ranges::borrowed_range<Range>)
+        [[nodiscard]] tensor_view
+    make_tensor_view(std::string name, Range&& values, std::vector<std::size_t> shape)
 {
     using value_type = std::remove_cv_t<std::ranges::range_value_t<Range>>;
-    return tensor_view{.name = std::move(name),
-                       .type = dtype_of<value_type>,
-                       .shape = std::move(shape),
-                       .data = std::as_bytes(std::span(std::ranges::data(values), std::ranges::size(values)))};
+    return tensor_view{
+        .name = std::move(name),
+        .type = dtype_of<value_type>,
+        .shape = std::move(shape),
+        .data = std::as_bytes(std::span(std::ranges::data(values), std::ranges::size(values)))};
 }
 
 /// @brief A checkpoint's `__metadata__`: free-form strings (safetensors allows nothing else
@@ -200,13 +216,14 @@ public:
     /// @throws std::invalid_argument when `sizeof(T)` differs from `element_size(type)`
     /// @throws format_error as `expect()`
     template <class T>
-        requires std::is_trivially_copyable_v<T> && (!std::is_same_v<T, bool>)
-    [[nodiscard]] std::vector<T> values(std::string_view name, dtype type,
-                                        const std::vector<std::size_t>& shape) const
+    requires std::is_trivially_copyable_v<T> &&(!std::is_same_v<T, bool>)
+        [[nodiscard]] std::vector<T> values(std::string_view name, dtype type,
+                                            const std::vector<std::size_t>& shape) const
     {
         if (sizeof(T) != element_size(type)) {
-            throw std::invalid_argument("gpu::nn::safetensors_file::values: a " + std::to_string(sizeof(T)) +
-                                        "-byte type cannot hold " + std::string(to_string(type)) + " elements");
+            throw std::invalid_argument("gpu::nn::safetensors_file::values: a " +
+                                        std::to_string(sizeof(T)) + "-byte type cannot hold " +
+                                        std::string(to_string(type)) + " elements");
         }
         const std::span<const std::byte> bytes = expect(name, type, shape).data;
         std::vector<T> out(bytes.size() / sizeof(T));
@@ -221,7 +238,8 @@ public:
     /// tensor reads as `bool` (any non-zero byte is true).
     /// @throws format_error as `expect()`
     template <checkpoint_value T>
-    [[nodiscard]] std::vector<T> values(std::string_view name, const std::vector<std::size_t>& shape) const
+    [[nodiscard]] std::vector<T> values(std::string_view name,
+                                        const std::vector<std::size_t>& shape) const
     {
         if constexpr (std::is_same_v<T, bool>) {
             const std::span<const std::byte> bytes = expect(name, dtype::boolean, shape).data;
@@ -248,9 +266,9 @@ private:
     }
 
     std::string source_;
-    std::vector<std::byte> bytes_;   // the whole file: the views point into it
+    std::vector<std::byte> bytes_; // the whole file: the views point into it
     safetensors_metadata metadata_;
-    std::vector<tensor_view> tensors_;                   // in data order
+    std::vector<tensor_view> tensors_;                      // in data order
     std::map<std::string, std::size_t, std::less<>> index_; // name -> position in tensors_
 };
 
@@ -260,8 +278,9 @@ private:
 ///   the format), repeated or not UTF-8, a dtype is not a named enumerator, a shape's size
 ///   overflows, or a tensor's data is not product(shape) * element_size bytes; when a metadata
 ///   string is not UTF-8; when the header would pass `safetensors_max_header_bytes`
-[[nodiscard]] std::vector<std::byte> serialize_safetensors(std::span<const tensor_view> tensors,
-                                                           const safetensors_metadata& metadata = {});
+[[nodiscard]] std::vector<std::byte>
+serialize_safetensors(std::span<const tensor_view> tensors,
+                      const safetensors_metadata& metadata = {});
 
 /// @brief Writes @p tensors and @p metadata to @p path as a safetensors file, atomically: into a
 /// new temporary file in the same folder, flushed to the disk (`fsync`), then renamed over
@@ -287,6 +306,7 @@ void write_safetensors(const std::filesystem::path& path, std::span<const tensor
 /// @param bytes the whole file, moved into the result (no copy)
 /// @param source what errors call the bytes (a path, a URL, `<memory>`)
 /// @throws format_error as `read_safetensors`, naming @p source
-[[nodiscard]] safetensors_file parse_safetensors(std::vector<std::byte> bytes, std::string source = "<memory>");
+[[nodiscard]] safetensors_file parse_safetensors(std::vector<std::byte> bytes,
+                                                 std::string source = "<memory>");
 
 } // namespace gpu::nn

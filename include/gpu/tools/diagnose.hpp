@@ -51,7 +51,8 @@ struct diagnostic {
 
 /// @brief The report of `gpu::diagnose()`: the checks in the order they ran.
 struct diagnosis {
-    std::vector<diagnostic> checks{}; ///< every check: CUDA's first, then the wings', then other platforms
+    std::vector<diagnostic>
+        checks{}; ///< every check: CUDA's first, then the wings', then other platforms
 
     /// @brief The first check called @p name, or null.
     [[nodiscard]] const diagnostic* find(std::string_view name) const noexcept;
@@ -66,7 +67,10 @@ struct diagnosis {
     [[nodiscard]] bool healthy(bool strict = false) const noexcept;
 
     /// @brief The process exit code for the report: 0 when `healthy(strict)`, 1 otherwise.
-    [[nodiscard]] int exit_code(bool strict = false) const noexcept { return healthy(strict) ? 0 : 1; }
+    [[nodiscard]] int exit_code(bool strict = false) const noexcept
+    {
+        return healthy(strict) ? 0 : 1;
+    }
 
     /// @brief The fixes to apply, most severe first, root causes only (a check whose
     /// `caused_by` names another failed check is left out), each fix once.

@@ -24,7 +24,10 @@
 namespace gpu {
 
 /// @brief `"ok"`, `"info"`, `"skipped"`, `"warning"` or `"error"`.
-inline void to_json(nlohmann::json& j, diagnostic_status status) { j = std::string(to_string(status)); }
+inline void to_json(nlohmann::json& j, diagnostic_status status)
+{
+    j = std::string(to_string(status));
+}
 
 /// @brief `{"name", "status", "detail", "fix", "caused_by"}`; empty fix and cause are null.
 inline void to_json(nlohmann::json& j, const diagnostic& check)
@@ -51,13 +54,17 @@ inline void to_json(nlohmann::json& j, const diagnosis& report)
 }
 
 /// @brief `"under 8 GB"`, ..., `"80 GB and more"`.
-inline void to_json(nlohmann::json& j, vram_tier tier) { j = std::string(to_string(tier)); }
+inline void to_json(nlohmann::json& j, vram_tier tier)
+{
+    j = std::string(to_string(tier));
+}
 
 /// @brief The advice as an object; an unknown capability is null.
 inline void to_json(nlohmann::json& j, const vram_advice& advice)
 {
     j = {{"total_bytes", advice.total_bytes},
-         {"compute_capability", advice.capability ? nlohmann::json(*advice.capability) : nlohmann::json(nullptr)},
+         {"compute_capability",
+          advice.capability ? nlohmann::json(*advice.capability) : nlohmann::json(nullptr)},
          {"tier", advice.tier},
          {"precision", advice.precision},
          {"batch_size", advice.batch_size},
@@ -81,7 +88,9 @@ inline void to_json(nlohmann::json& j, const vram_usage& usage)
 /// @brief `{"before", "after", "released_bytes"}`.
 inline void to_json(nlohmann::json& j, const vram_clear_result& result)
 {
-    j = {{"before", result.before}, {"after", result.after}, {"released_bytes", result.released_bytes()}};
+    j = {{"before", result.before},
+         {"after", result.after},
+         {"released_bytes", result.released_bytes()}};
 }
 
 } // namespace gpu

@@ -21,10 +21,11 @@ namespace gpu {
 
 /// @brief One file of a shared library found on the loader's search path.
 struct library_copy {
-    std::string path{};        ///< where it was found, e.g. `/usr/local/cuda/lib64/libcudnn.so.9`
+    std::string path{};          ///< where it was found, e.g. `/usr/local/cuda/lib64/libcudnn.so.9`
     std::string resolved_path{}; ///< the file it is after following links
-    std::string soname_version{};///< the version in the file name after `.so.`, e.g. `9` or `9.1.0`
-    bool loaded = false;       ///< this process has this file loaded
+    std::string
+        soname_version{}; ///< the version in the file name after `.so.`, e.g. `9` or `9.1.0`
+    bool loaded = false;  ///< this process has this file loaded
 
     /// @brief Copies compare equal field by field.
     friend bool operator==(const library_copy&, const library_copy&) = default;

@@ -55,11 +55,12 @@ struct vram_advice {
     std::size_t total_bytes = 0;                    ///< the memory the advice is for
     std::optional<compute_capability> capability{}; ///< the GPU's, when known
     vram_tier tier = vram_tier::under_8gb;          ///< the memory class
-    preferred_precision precision = preferred_precision::fp32; ///< element type for weights and activations
-    int batch_size = 1;                             ///< a starting batch size for training
-    bool gradient_checkpointing = false;            ///< recompute activations instead of storing them
-    bool allow_tf32 = false;                        ///< TF32 tensor cores for the FP32 math (Ampere+)
-    std::vector<std::string> notes{};               ///< why, and what else helps
+    preferred_precision precision =
+        preferred_precision::fp32;       ///< element type for weights and activations
+    int batch_size = 1;                  ///< a starting batch size for training
+    bool gradient_checkpointing = false; ///< recompute activations instead of storing them
+    bool allow_tf32 = false;             ///< TF32 tensor cores for the FP32 math (Ampere+)
+    std::vector<std::string> notes{};    ///< why, and what else helps
 
     /// @brief @p base with this advice's precision and TF32 setting applied (the rest kept).
     [[nodiscard]] profile apply_to(profile base) const;
@@ -81,16 +82,19 @@ struct vram_advice {
 /// @brief A snapshot of memory use on a device: the article's `monitor_vram()` with the three
 /// views kept apart (see docs/vram.md).
 struct vram_usage {
-    int device_id = -1;            ///< the device looked at
-    allocation_stats allocated{};  ///< held by this process's cudagap buffers (all devices)
-    pool_info pool{};              ///< the device's default pool: reserved, in use, cached
-    memory_info device_memory{};   ///< the driver's view: every process, the driver, the pools
+    int device_id = -1;           ///< the device looked at
+    allocation_stats allocated{}; ///< held by this process's cudagap buffers (all devices)
+    pool_info pool{};             ///< the device's default pool: reserved, in use, cached
+    memory_info device_memory{};  ///< the driver's view: every process, the driver, the pools
 
     /// The used fraction of device memory above which `warning()` speaks (the article's 0.9).
     static constexpr double high_usage_fraction = 0.9;
 
     /// @brief Whether the device is more than 90% full.
-    [[nodiscard]] bool high() const noexcept { return device_memory.used_fraction() > high_usage_fraction; }
+    [[nodiscard]] bool high() const noexcept
+    {
+        return device_memory.used_fraction() > high_usage_fraction;
+    }
 
     /// @brief The warning for a nearly full device, with what to do; empty when not `high()`.
     [[nodiscard]] std::string warning() const;
