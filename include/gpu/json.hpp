@@ -15,8 +15,9 @@
 /// @endcode
 #pragma once
 
+#include <gpu/allocation_stats.hpp>
 #include <gpu/device.hpp>
-#include <gpu/memory.hpp>
+#include <gpu/memory_pool.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/timing.hpp>
 #include <gpu/version.hpp>

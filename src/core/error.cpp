@@ -2,9 +2,10 @@
 // (section 5.5), turned into fixes that name the values involved.
 #include "capture_hints.hpp"
 
+#include <gpu/allocation_stats.hpp>
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
-#include <gpu/memory.hpp>
+#include <gpu/memory_pool.hpp>
 #include <gpu/version.hpp>
 
 #include <atomic>

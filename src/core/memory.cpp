@@ -1,6 +1,8 @@
 // Device allocation: stream-ordered where the device has memory pools, counted, with
 // out-of-memory errors that carry the numbers a user needs.
-#include <gpu/memory.hpp>
+#include <gpu/allocation_stats.hpp>
+#include <gpu/detail/allocation.hpp>
+#include <gpu/memory_pool.hpp>
 
 #include <array>
 #include <atomic>

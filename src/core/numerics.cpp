@@ -3,7 +3,7 @@
 // type, in the house format, whichever library produced the output.
 #include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
-#include <gpu/memory.hpp>
+#include <gpu/device_buffer.hpp>
 #include <gpu/numerics.hpp>
 
 #include "finite_bits.hpp"

@@ -17,11 +17,11 @@
 
 #include "convolution_selection.hpp"
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/dnn/convolution_descriptor.hpp>
 #include <gpu/dnn/filter_descriptor.hpp>
 #include <gpu/dnn/handle.hpp>
 #include <gpu/dnn/tensor_descriptor.hpp>
-#include <gpu/memory.hpp>
 
 #include <cudnn.h>
 

@@ -18,7 +18,8 @@
 #pragma once
 
 #include <gpu/blas/types.hpp>
-#include <gpu/memory.hpp>
+#include <gpu/detail/allocation.hpp>
+#include <gpu/device_buffer.hpp>
 #include <gpu/stream.hpp>
 
 #include <cstddef>

@@ -16,7 +16,7 @@
 #include <gpu/blas/error.hpp>
 #include <gpu/detail/unique_handle.hpp>
 #include <gpu/device.hpp>
-#include <gpu/memory.hpp>
+#include <gpu/device_buffer.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
 

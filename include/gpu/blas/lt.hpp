@@ -46,7 +46,7 @@
 #include <gpu/blas/matrix.hpp>
 #include <gpu/blas/types.hpp>
 #include <gpu/detail/unique_handle.hpp>
-#include <gpu/memory.hpp>
+#include <gpu/device_buffer.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
 

@@ -12,7 +12,7 @@
 
 #include <gpu/blas/matrix.hpp>
 #include <gpu/blas/types.hpp>
-#include <gpu/memory.hpp>
+#include <gpu/device_buffer.hpp>
 #include <gpu/numerics.hpp>
 #include <gpu/stream.hpp>
 

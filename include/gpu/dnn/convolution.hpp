@@ -18,6 +18,7 @@
 /// to PyTorch's `cudnn.benchmark`, `cudnn.deterministic` and `allow_tf32`.
 #pragma once
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/dnn/activation_descriptor.hpp>
 #include <gpu/dnn/convolution_descriptor.hpp>
 #include <gpu/dnn/convolution_planning.hpp> // problem, options, explanation, cache
@@ -25,7 +26,6 @@
 #include <gpu/dnn/handle.hpp>
 #include <gpu/dnn/tensor_descriptor.hpp>
 #include <gpu/dnn/types.hpp>
-#include <gpu/memory.hpp>
 #include <gpu/numerics.hpp> // what check_numerics throws
 
 #include <cudnn_cnn.h>

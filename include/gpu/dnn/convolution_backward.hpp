@@ -24,13 +24,13 @@
 /// docs/convolution.md ("Backward passes").
 #pragma once
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/dnn/convolution_descriptor.hpp>
 #include <gpu/dnn/convolution_planning.hpp> // problem, options, explanation, cache
 #include <gpu/dnn/filter_descriptor.hpp>
 #include <gpu/dnn/handle.hpp>
 #include <gpu/dnn/tensor_descriptor.hpp>
 #include <gpu/dnn/types.hpp>
-#include <gpu/memory.hpp>
 #include <gpu/numerics.hpp> // what check_numerics throws
 
 #include <cudnn_cnn.h>

@@ -14,12 +14,12 @@
 #pragma once
 
 #include <gpu/detail/unique_handle.hpp>
+#include <gpu/device_buffer.hpp>
 #include <gpu/dnn/element.hpp>
 #include <gpu/dnn/error.hpp>
 #include <gpu/dnn/handle.hpp>
 #include <gpu/dnn/tensor_descriptor.hpp>
 #include <gpu/dnn/types.hpp>
-#include <gpu/memory.hpp>
 
 #include <cudnn_ops.h>
 

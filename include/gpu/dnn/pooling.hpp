@@ -12,12 +12,12 @@
 /// See docs/dnn_ops.md for the PyTorch counterparts.
 #pragma once
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/dnn/element.hpp>
 #include <gpu/dnn/handle.hpp>
 #include <gpu/dnn/pooling_descriptor.hpp>
 #include <gpu/dnn/tensor_descriptor.hpp>
 #include <gpu/dnn/types.hpp>
-#include <gpu/memory.hpp>
 
 #include <cstddef>
 #include <initializer_list>

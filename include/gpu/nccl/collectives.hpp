@@ -40,7 +40,7 @@
 /// - Every rank replays the same graphs in the same order, as with eager collectives.
 #pragma once
 
-#include <gpu/memory.hpp>
+#include <gpu/device_buffer.hpp>
 #include <gpu/nccl/communicator.hpp>
 #include <gpu/nccl/types.hpp>
 #include <gpu/stream.hpp>

@@ -11,7 +11,7 @@
 /// @endcode
 #pragma once
 
-#include <gpu/memory.hpp>
+#include <gpu/device_buffer.hpp>
 #include <gpu/nn/grad_scaler.hpp>
 #include <gpu/stream.hpp>
 

@@ -38,9 +38,9 @@
 /// `H_out = (H + 2·padding_h − kernel_h) / stride_h + 1` (rounded down), likewise `W_out`.
 #pragma once
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/dnn/convolution.hpp>
 #include <gpu/dnn/convolution_backward.hpp>
-#include <gpu/memory.hpp>
 #include <gpu/nn/layer.hpp>
 #include <gpu/nn/parameters.hpp>
 

@@ -12,8 +12,8 @@
 /// @endcode
 #pragma once
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/element_type.hpp>
-#include <gpu/memory.hpp>
 #include <gpu/stream.hpp>
 
 #include <cstdint>

@@ -13,9 +13,9 @@
 /// input's type (`autocast_rule::input_type`). No parameters.
 #pragma once
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/dnn/dropout.hpp>
 #include <gpu/dnn/types.hpp>
-#include <gpu/memory.hpp>
 #include <gpu/nn/layer.hpp>
 
 #include <cstddef>

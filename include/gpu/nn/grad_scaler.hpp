@@ -24,8 +24,8 @@
 /// @endcode
 #pragma once
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/element_type.hpp>
-#include <gpu/memory.hpp>
 #include <gpu/stream.hpp>
 
 #include <cstddef>

@@ -35,7 +35,7 @@
 /// (`initialize` waits for its copy).
 #pragma once
 
-#include <gpu/memory.hpp>
+#include <gpu/device_buffer.hpp>
 #include <gpu/nn/mixed_precision.hpp>
 #include <gpu/stream.hpp>
 

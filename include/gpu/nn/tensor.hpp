@@ -9,9 +9,9 @@
 /// @endcode
 #pragma once
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/dnn/types.hpp>
 #include <gpu/element_type.hpp>
-#include <gpu/memory.hpp>
 #include <gpu/stream.hpp>
 
 #include <cstddef>

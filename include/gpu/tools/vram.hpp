@@ -18,8 +18,9 @@
 /// | 80 GB and more | >= 70 GiB | FP32 (TF32 where supported) | 64 | no |
 #pragma once
 
+#include <gpu/allocation_stats.hpp>
 #include <gpu/device.hpp>
-#include <gpu/memory.hpp>
+#include <gpu/memory_pool.hpp>
 #include <gpu/profile.hpp>
 
 #include <cstddef>

@@ -1,0 +1,216 @@
+/// @file device_buffer.hpp
+/// @brief `device_buffer<T>`: an owning, typed, stream-ordered array in device memory.
+#pragma once
+
+#include <gpu/detail/allocation.hpp>
+#include <gpu/detail/unique_handle.hpp>
+#include <gpu/error.hpp>
+#include <gpu/stream.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <source_location>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+namespace gpu {
+
+/// @brief An owning, typed, stream-ordered array in device memory. Move-only.
+///
+/// Allocated with `cudaMallocAsync` from the device's current memory pool (see `memory_pool`)
+/// where the device supports memory pools (every GPU CUDA 13 runs on, except some integrated
+/// ones), with plain `cudaMalloc` otherwise. The memory is uninitialised. Every buffer is made
+/// on a stream that the caller names (as RMM's `device_buffer` requires one): it is allocated
+/// and freed there, so it must not outlive that stream (or call `set_stream` first), and it is
+/// where cudagap's functions that take the buffer run unless told otherwise (see `stream_ref`
+/// for the whole rule). Freed memory goes back to the pool; whether the pool keeps it for reuse
+/// or returns it to the driver at the next synchronisation is the pool's release threshold,
+/// which you set (`memory_pool::set_release_threshold`); `trim_memory_pool` returns it now.
+///
+/// @tparam T a trivially copyable element type (`float`, `__half`, ...)
+template <class T>
+class device_buffer {
+    static_assert(std::is_trivially_copyable_v<T>, "device_buffer holds trivially copyable types");
+
+public:
+    /// @brief The element type.
+    using value_type = T;
+
+    /// @brief An empty buffer: no memory, size 0, and no stream of its own (`stream()` is the
+    /// legacy default stream, but nothing is ever queued for a buffer without elements).
+    device_buffer() noexcept = default;
+
+    /// @brief Allocates @p count elements on the current device, ordered on @p stream (also
+    /// when @p count is 0: the empty buffer still reports @p stream, so functions that default
+    /// to the buffer's stream use it). The stream is required: an allocation is stream-ordered
+    /// work, and none falls back to the legacy default stream unnamed.
+    /// @throws gpu::out_of_memory when the device cannot hold them, even after waiting once for
+    /// frees still pending on other streams and returning the pool's cached memory to the
+    /// device (the process can go on)
+    /// @throws std::invalid_argument when the byte count overflows
+    /// @throws gpu::cuda_error when CUDA is unavailable
+    explicit device_buffer(std::size_t count, stream_ref stream,
+                           std::source_location where = std::source_location::current())
+        : block_(detail::allocate(detail::checked_bytes("gpu::device_buffer", count, sizeof(T)),
+                                  stream, where))
+    {}
+
+    /// @brief Allocates a buffer the size of @p host on @p stream and copies it in there;
+    /// returns when the copy is complete.
+    [[nodiscard]] static device_buffer from_host(std::span<const T> host, stream_ref stream)
+    {
+        device_buffer buffer(host.size(), stream);
+        buffer.copy_from_host(host);
+        return buffer;
+    }
+
+    /// @brief The number of elements.
+    [[nodiscard]] std::size_t size() const noexcept { return block_.get().bytes / sizeof(T); }
+    /// @brief The number of bytes.
+    [[nodiscard]] std::size_t size_bytes() const noexcept { return block_.get().bytes; }
+    /// @brief Whether the buffer holds no elements.
+    [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+    /// @brief The device address (null when empty).
+    [[nodiscard]] T* data() noexcept { return static_cast<T*>(block_.get().pointer); }
+    /// @brief The device address (null when empty).
+    [[nodiscard]] const T* data() const noexcept
+    {
+        return static_cast<const T*>(block_.get().pointer);
+    }
+    /// @brief The raw device pointer, same as `data()`.
+    [[nodiscard]] T* get() noexcept { return data(); }
+    /// @brief The raw device pointer, same as `data()`: to const, as the buffer is const.
+    [[nodiscard]] const T* get() const noexcept { return data(); }
+    /// @brief The stream the buffer is ordered on and will be freed on; the stream cudagap's
+    /// functions that take this buffer run on unless they are given another one (see
+    /// `stream_ref`). The legacy default stream for a default-constructed or moved-from buffer,
+    /// which holds no elements, so no work is ever queued there for it.
+    [[nodiscard]] stream_ref stream() const noexcept { return stream_ref(block_.get().stream); }
+    /// @brief Whether the memory comes from the stream-ordered pool (`cudaMallocAsync`).
+    [[nodiscard]] bool is_pooled() const noexcept { return block_.get().pooled; }
+
+    /// @brief Orders the buffer's eventual free, and the work of functions that default to the
+    /// buffer's stream, on @p stream instead (the caller makes sure that the work using the
+    /// buffer on the old stream is ordered before).
+    void set_stream(stream_ref stream) noexcept
+    {
+        detail::allocation block = block_.release();
+        block.stream = stream.get();
+        block_.reset(block);
+    }
+
+    /// @brief Copies @p host into the buffer and waits for the copy.
+    /// @throws std::invalid_argument when the sizes differ (both are named)
+    void copy_from_host(std::span<const T> host)
+    {
+        copy_from_host_async(host, stream());
+        if (!empty()) {
+            stream().synchronize();
+        }
+    }
+
+    /// @brief Queues a copy of @p host into the buffer on @p stream. @p host must stay valid
+    /// and unchanged until the stream reaches the copy (use a `pinned_buffer` for overlap).
+    /// @throws std::invalid_argument when the sizes differ (both are named)
+    void copy_from_host_async(std::span<const T> host, stream_ref stream)
+    {
+        if (host.size() != size()) {
+            detail::throw_size_mismatch("device_buffer::copy_from_host", size(), host.size());
+        }
+        if (!host.empty()) {
+            GPU_CUDA_CHECK(cudaMemcpyAsync(data(), host.data(), size_bytes(),
+                                           cudaMemcpyHostToDevice, stream.get()));
+        }
+    }
+
+    /// @brief Copies the buffer into @p host and waits for the copy.
+    /// @throws std::invalid_argument when the sizes differ (both are named)
+    void copy_to_host(std::span<T> host) const
+    {
+        copy_to_host_async(host, stream());
+        if (!empty()) {
+            stream().synchronize();
+        }
+    }
+
+    /// @brief Queues a copy of the buffer into @p host on @p stream.
+    /// @throws std::invalid_argument when the sizes differ (both are named)
+    void copy_to_host_async(std::span<T> host, stream_ref stream) const
+    {
+        if (host.size() != size()) {
+            detail::throw_size_mismatch("device_buffer::copy_to_host", size(), host.size());
+        }
+        if (!host.empty()) {
+            GPU_CUDA_CHECK(cudaMemcpyAsync(host.data(), data(), size_bytes(),
+                                           cudaMemcpyDeviceToHost, stream.get()));
+        }
+    }
+
+    /// @brief The whole buffer as a new host vector (waits for the copy).
+    [[nodiscard]] std::vector<T> to_host() const
+    {
+        std::vector<T> host(size());
+        copy_to_host(host);
+        return host;
+    }
+
+    /// @brief Queues a device-to-device copy of @p source into this buffer on @p stream.
+    /// @throws std::invalid_argument when the sizes differ (both are named)
+    void copy_from_async(const device_buffer& source, stream_ref stream)
+    {
+        if (source.size() != size()) {
+            detail::throw_size_mismatch("device_buffer::copy_from", size(), source.size());
+        }
+        if (!empty()) {
+            GPU_CUDA_CHECK(cudaMemcpyAsync(data(), source.data(), size_bytes(),
+                                           cudaMemcpyDeviceToDevice, stream.get()));
+        }
+    }
+
+    /// @brief Queues setting every byte to zero on @p stream.
+    void fill_zero_async(stream_ref stream)
+    {
+        if (!empty()) {
+            GPU_CUDA_CHECK(cudaMemsetAsync(data(), 0, size_bytes(), stream.get()));
+        }
+    }
+
+    /// @brief Sets every byte to zero and waits.
+    void fill_zero()
+    {
+        fill_zero_async(stream());
+        if (!empty()) {
+            stream().synchronize();
+        }
+    }
+
+    /// @brief Gives up ownership of the memory and stops counting it. Free the pointer with
+    /// `cudaFreeAsync` (or `cudaFree`, which synchronises).
+    /// @post the buffer is empty.
+    [[nodiscard]] T* release() noexcept
+    {
+        const detail::allocation block = block_.release();
+        detail::forget_allocation(block);
+        return static_cast<T*>(block.pointer);
+    }
+
+    /// @brief Moving leaves the source empty.
+    /// @post `other.empty()` and `other.data() == nullptr`
+    device_buffer(device_buffer&& other) noexcept = default;
+    /// @brief Frees the owned memory and takes @p other's.
+    /// @post `other.empty()` and `other.data() == nullptr`
+    device_buffer& operator=(device_buffer&& other) noexcept = default;
+    device_buffer(const device_buffer&) = delete;
+    device_buffer& operator=(const device_buffer&) = delete;
+    /// @brief Frees the memory on its stream.
+    ~device_buffer() = default;
+
+private:
+    detail::unique_handle<detail::allocation, detail::allocation_deleter> block_;
+};
+
+} // namespace gpu
