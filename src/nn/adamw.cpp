@@ -1,6 +1,7 @@
 // gpu::nn::adamw: option and argument checks, state import and export, and the launch of the
 // fused step (adamw.cu).
 #include <gpu/detail/expects.hpp>
+#include <gpu/device_value.hpp>
 #include <gpu/nn/adamw.hpp>
 
 #include "math_kernels.hpp"

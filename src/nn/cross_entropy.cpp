@@ -1,6 +1,7 @@
 // gpu::nn::cross_entropy and gpu::nn::count_correct: argument checks (every size and pointer
 // before a launch), the record of bad labels, and the launches (cross_entropy.cu).
 #include <gpu/detail/expects.hpp>
+#include <gpu/device_value.hpp>
 #include <gpu/nn/cross_entropy.hpp>
 
 #include "math_kernels.hpp"

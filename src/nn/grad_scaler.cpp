@@ -1,6 +1,7 @@
 // gpu::nn::grad_scaler: its argument checks, the host-side record of what ran since the last
 // update, and the launches of its kernels (grad_scaler.cu).
 #include <gpu/detail/expects.hpp>
+#include <gpu/device_value.hpp>
 #include <gpu/nn/grad_scaler.hpp>
 
 #include "math_kernels.hpp"
