@@ -10,13 +10,14 @@ foreach(_header IN LISTS HEADERS)
   file(STRINGS "${_header}" _lines REGEX "^struct [a-z_0-9]+")
   foreach(_line IN LISTS _lines)
     string(REGEX REPLACE "^struct ([a-z_0-9]+).*" "\\1" _name "${_line}")
-    # Deleters, declarations (`struct x;`) and specialisations (`struct x<T> {`) fill nothing.
-    if(_name MATCHES "_deleter$" OR _line MATCHES "^struct [a-z_0-9]+ *[<;]")
+    # Deleters, declarations (`struct x;`), specialisations (`struct x<T> {`) and empty structs
+    # (a trait's primary template, `struct x {};`) fill nothing.
+    if(_name MATCHES "_deleter$" OR _line MATCHES "^struct [a-z_0-9]+ *([<;]|{};)")
       continue()
     endif()
     math(EXPR _count "${_count} + 1")
     # A class template's aggregate is filled as one of its specialisations: `::name<args>, `.
-    if(NOT _filled MATCHES "::${_name}(<[a-z_:]+>)?, ")
+    if(NOT _filled MATCHES "::${_name}(<[a-z_:]+>)?,[ \n]")
       list(APPEND _missing "${_header}: ${_name}")
     endif()
   endforeach()
