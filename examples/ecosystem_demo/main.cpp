@@ -466,11 +466,15 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
                     {"tflops", tflops},
                     {"speedup_over_fp32", fp32_ms / stats.median_ms},
                     {"relative_difference_from_fp32", difference},
-                    {"peak_tflops", info.peak_tflops ? json(*info.peak_tflops) : json(nullptr)},
+                    {"peak_tflops", info.peak ? json(info.peak->tflops) : json(nullptr)},
+                    {"peak_basis",
+                     info.peak ? json(std::string(to_string(info.peak->basis))) : json(nullptr)},
+                    {"peak_source", info.peak ? json(info.peak->source) : json(nullptr)},
                     {"skipped", nullptr}};
         say(" %-5s %8.3f ms %8.1f TFLOP/s", name.c_str(), stats.median_ms, tflops);
-        if (info.peak_tflops) {
-            say(" (%3.0f%% of ~%.0f peak)", 100.0 * tflops / *info.peak_tflops, *info.peak_tflops);
+        if (info.peak) {
+            say(" (%3.0f%% of %.0f peak, %s)", 100.0 * tflops / info.peak->tflops,
+                info.peak->tflops, info.peak->label().c_str());
         }
         say("  speedup %5.1fx  vs FP32 result %.1e\n", fp32_ms / stats.median_ms, difference);
         j["rows"].push_back(row);

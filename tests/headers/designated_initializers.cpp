@@ -122,6 +122,7 @@ namespace {
 [[maybe_unused]] void blas_aggregates()
 {
     CUDAGAP_FILL(gpu::blas::precision_info, which, note)
+    CUDAGAP_FILL(gpu::blas::peak_figure, tflops, source)
     CUDAGAP_FILL(gpu::blas::detail::hint_facts, gpu_available, cuda_error)
     CUDAGAP_FILL(gpu::blas::detail::gemm_call, plan, batched)
     CUDAGAP_FILL(gpu::blas::strided_batch, count, stride_c)
