@@ -59,8 +59,8 @@ std::string scientific(double value, const char* format)
 
 } // namespace
 
-accuracy check_gemm(std::span<const float> a, std::span<const float> b,
-                    std::span<const float> out, std::int64_t n, double budget)
+accuracy check_gemm(std::span<const float> a, std::span<const float> b, std::span<const float> out,
+                    std::int64_t n, double budget)
 {
     if (n < 1) {
         throw std::invalid_argument("check_gemm: n is " + std::to_string(n) + "; it must be >= 1");
@@ -70,7 +70,8 @@ accuracy check_gemm(std::span<const float> a, std::span<const float> b,
     check_size("out", out.size(), n);
     accuracy result;
     result.rows = n;
-    result.non_finite = std::count_if(out.begin(), out.end(), [](float v) { return !std::isfinite(v); });
+    result.non_finite =
+        std::count_if(out.begin(), out.end(), [](float v) { return !std::isfinite(v); });
     const auto width = static_cast<std::size_t>(n);
     std::vector<double> reference(width);
     double difference = 0.0;
@@ -125,8 +126,8 @@ std::string verdict::to_string() const
                basis + ")";
     }
     if (measured.non_finite > 0) {
-        return "WRONG: " + std::to_string(measured.non_finite) + " of the " + name +
-               " result's " + std::to_string(measured.rows * measured.rows) +
+        return "WRONG: " + std::to_string(measured.non_finite) + " of the " + name + " result's " +
+               std::to_string(measured.rows * measured.rows) +
                " elements are NaN or Inf (relative error " + error + ", bound " + limit + "; " +
                basis + ")";
     }

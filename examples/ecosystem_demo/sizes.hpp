@@ -14,8 +14,8 @@ inline constexpr int naive_size_cap = 500;
 
 /// One size of the CPU vs GPU multiply.
 struct size_plan {
-    int n = 0;        ///< the matrices are n x n
-    bool cpu = true;  ///< the CPU side is timed at this size
+    int n = 0;          ///< the matrices are n x n
+    bool cpu = true;    ///< the CPU side is timed at this size
     bool added = false; ///< not asked for: the naive loop's size, added so that it shows
 };
 
@@ -25,8 +25,8 @@ struct size_plan {
 inline std::vector<size_plan> plan_sizes(const std::vector<int>& sizes, bool naive)
 {
     std::vector<size_plan> plan;
-    const bool none_small = std::none_of(sizes.begin(), sizes.end(),
-                                         [](int n) { return n <= naive_size_cap; });
+    const bool none_small =
+        std::none_of(sizes.begin(), sizes.end(), [](int n) { return n <= naive_size_cap; });
     if (naive && none_small) {
         plan.push_back({naive_size_cap, true, true});
     }

@@ -166,8 +166,7 @@ TEST_CASE("the comparison finds a wrong element, a NaN, and an unwritten output"
                StartsWith("WRONG: 2304 of the FP16 result's 2304 elements are NaN or Inf"));
 }
 
-TEST_CASE("the comparison refuses sizes that do not match and an all-zero reference",
-          "[demo]")
+TEST_CASE("the comparison refuses sizes that do not match and an all-zero reference", "[demo]")
 {
     const product p = random_product(4, 1);
     CHECK_THROWS_WITH(demo::check_gemm(p.a, p.b, std::vector<float>(15), 4),
