@@ -111,7 +111,7 @@ namespace {
     CUDAGAP_FILL(gpu::diagnostic, name, caused_by)
     CUDAGAP_FILL(gpu::diagnosis, checks, checks)
     CUDAGAP_FILL(gpu::diagnose_options, search_path, tool_timeout)
-    CUDAGAP_FILL(gpu::library_copy, path, loaded)
+    CUDAGAP_FILL(gpu::library_copy, path, wheel)
     CUDAGAP_FILL(gpu::vram_advice, total_bytes, notes)
     CUDAGAP_FILL(gpu::vram_usage, device_id, device_memory)
     CUDAGAP_FILL(gpu::vram_clear_result, before, after)
