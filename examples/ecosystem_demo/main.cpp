@@ -7,6 +7,9 @@
 //      its algorithm;
 //   4. tensor cores: a 4096x4096 multiply in FP32, TF32, FP16 and BF16.
 //
+// Every GPU result is checked against a float64 reference computed on the CPU (accuracy.hpp) and
+// judged by its precision's bound; a result past it prints WRONG and the program exits 3.
+// Without a CPU BLAS the CPU side is a naive loop, timed at n <= 500 only (sizes.hpp).
 // Without a GPU the CPU column still runs and the GPU parts say why they were skipped.
 // --json prints the whole report as one JSON object; --profile picks a gpu::profile.
 #include <gpu/blas/capabilities.hpp>
@@ -24,10 +27,15 @@
 #include <gpu/dnn/version.hpp>
 #endif
 
+#include "accuracy.hpp"
+#include "sizes.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -52,6 +60,11 @@ cuDNN convolution and tensor cores, with warm-up, medians and FLOP/s.
   --profile NAME    development, production or testing (default: CUDAGAP_PROFILE, else none)
   --json            print the report as one JSON object (progress still goes to stderr)
   --help            print this text
+
+Each GPU result is checked against a float64 reference on the CPU (relative error under 1e-5
+in FP32, 1e-3 in TF32, 1e-2 in FP16 and BF16). Exit status: 0 when every result is correct
+(or there is no GPU), 1 when something failed, 2 for a bad command line, 3 when a GPU result
+is WRONG.
 )";
 
 struct options {
@@ -122,19 +135,6 @@ options parse(int argc, char* argv[])
         }
     }
     return opts;
-}
-
-// ‖x − reference‖ / ‖reference‖: how far a result is from another.
-double relative_difference(const std::vector<float>& x, const std::vector<float>& reference)
-{
-    double diff = 0.0;
-    double norm = 0.0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-        const double d = static_cast<double>(x[i]) - static_cast<double>(reference[i]);
-        diff += d * d;
-        norm += static_cast<double>(reference[i]) * reference[i];
-    }
-    return norm > 0.0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
 // The profile's checks that cudagap runs inside every GPU call the demo times (the development
@@ -251,29 +251,136 @@ json cpu_blas()
 {
     const gpu::host_blas::library_info blas = gpu::host_blas::library();
     const std::string warning = gpu::host_blas::kernel_warning();
+    const bool naive = blas.kind == gpu::host_blas::implementation::naive;
     say("CPU: %s\n", blas.to_string().c_str());
-    if (blas.kind == gpu::host_blas::implementation::naive) {
-        say("  (a naive triple loop, not a BLAS: the speedups below flatter the GPU)\n");
+    if (naive) {
+        say("  (a naive triple loop, not a BLAS: the speedups below flatter the GPU)\n"
+            "  The naive loop is timed at n <= %d only, as bench/gemm does: at under 1 GFLOP/s one "
+            "4000x4000\n  multiply takes about 9 minutes. For the CPU side at every size, install "
+            "OpenBLAS\n  (apt-get install libopenblas-dev, or scripts/bundle-deps --with-openblas) "
+            "and reconfigure.\n",
+            demo::naive_size_cap);
     }
     if (!warning.empty()) {
         say("  WARNING: %s\n", warning.c_str());
     }
-    return {{"name", blas.name}, {"kind", std::string(gpu::host_blas::to_string(blas.kind))},
-            {"core", blas.core}, {"threads", blas.threads},
-            {"path", blas.path}, {"warning", warning.empty() ? json(nullptr) : json(warning)}};
+    return {{"name", blas.name},
+            {"kind", std::string(gpu::host_blas::to_string(blas.kind))},
+            {"core", blas.core},
+            {"threads", blas.threads},
+            {"path", blas.path},
+            {"warning", warning.empty() ? json(nullptr) : json(warning)},
+            {"naive_size_cap", naive ? json(demo::naive_size_cap) : json(nullptr)}};
 }
 
-json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed)
+// A verdict as JSON.
+json to_json(const demo::verdict& v)
+{
+    return {{"precision", std::string(gpu::blas::to_string(v.which))},
+            {"relative_error", v.measured.relative_error},
+            {"bound", v.bound},
+            {"correct", v.correct},
+            {"non_finite", v.measured.non_finite},
+            {"rows_checked", v.measured.rows_checked},
+            {"rows", v.measured.rows},
+            {"reference", "float64 on the CPU"},
+            {"text", v.to_string()}};
+}
+
+// Checks @p result (n x n) against the float64 product of @p a and @p b, says the verdict (a
+// wrong one on stderr too, so that --json runs show it) and records it in @p verdicts.
+json judge_result(const std::string& what, gpu::blas::precision which, const std::vector<float>& a,
+                  const std::vector<float>& b, const std::vector<float>& result, int n,
+                  std::vector<demo::verdict>& verdicts)
+{
+    if (n >= 1024) {
+        progress("checking the " + what + " result against float64");
+    }
+    const demo::verdict v = demo::judge(which, demo::check_gemm(a, b, result, n));
+    say(" Check: %s\n", v.to_string().c_str());
+    if (!v.correct) {
+        std::fprintf(stderr, "cudagap-demo: %s: %s\n", what.c_str(), v.to_string().c_str());
+    }
+    verdicts.push_back(v);
+    return to_json(v);
+}
+
+// NaN in every element, so that one the GPU leaves unwritten fails the check.
+void poison(gpu::device_buffer<float>& buffer)
+{
+    buffer.copy_from_host(
+        std::vector<float>(buffer.size(), std::numeric_limits<float>::quiet_NaN()));
+}
+
+// The CPU side of one size: the timing, or why there is none.
+std::optional<gpu::statistics> time_cpu(const demo::size_plan& size, const std::vector<float>& a,
+                                        const std::vector<float>& b, std::vector<float>& c)
+{
+    const int n = size.n;
+    if (!size.cpu) {
+        say(" CPU: skipped (the naive loop is timed at n <= %d only)\n", demo::naive_size_cap);
+        return std::nullopt;
+    }
+    const auto view = [n](auto& storage) { return gpu::blas::row_major(storage, n, n); };
+    progress("CPU " + std::to_string(n) + "x" + std::to_string(n) + " multiply");
+    const gpu::statistics cpu = gpu::benchmark(
+        [&] { gpu::host_blas::gemm(view(std::as_const(a)), view(std::as_const(b)), view(c)); },
+        {.warmup = 1, .repetitions = 3, .min_time = 300ms, .max_repetitions = 20});
+    const double flops = 2.0 * n * static_cast<double>(n) * n;
+    say(" CPU: %10.2f ms %9.1f GFLOP/s  (median of %zu, spread %.0f%%)\n", cpu.median_ms,
+        gpu::gflops(flops, cpu.median_ms), cpu.count, 100 * cpu.relative_spread());
+    return cpu;
+}
+
+// The GPU side of one size: times gpu::blas::gemm on @p a and @p b, says the speedup over the
+// CPU timing (when there is one) and judges the result; all of it into @p row.
+void time_gpu(json& row, int n, const std::vector<float>& a, const std::vector<float>& b,
+              const std::optional<gpu::statistics>& cpu, gpu::blas::handle& handle,
+              gpu::stream_ref stream, gpu::blas::precision precision, bool checks_timed,
+              std::vector<demo::verdict>& verdicts)
+{
+    const auto view = [n](auto& storage) { return gpu::blas::row_major(storage, n, n); };
+    const double flops = 2.0 * n * static_cast<double>(n) * n;
+    progress("GPU " + std::to_string(n) + "x" + std::to_string(n) + " multiply");
+    const auto da = gpu::device_buffer<float>::from_host(a, stream);
+    const auto db = gpu::device_buffer<float>::from_host(b, stream);
+    gpu::device_buffer<float> dc(a.size(), stream);
+    poison(dc);
+    const int calls = n <= 1024 ? 20 : n <= 2048 ? 5 : 2;
+    const gpu::statistics gpu_stats =
+        gpu::benchmark(stream, [&] { gpu::blas::gemm(handle, view(da), view(db), view(dc)); },
+                       {.warmup = 3, .repetitions = 10, .calls_per_repetition = calls});
+    row["gpu"] = timing(gpu_stats, flops, checks_timed);
+    say(" CUDA: %9.3f ms %9.2f TFLOP/s (median of %zu x %d calls, spread %.0f%%)\n",
+        gpu_stats.median_ms, gpu::tflops(flops, gpu_stats.median_ms), gpu_stats.count, calls,
+        100 * gpu_stats.relative_spread());
+    if (cpu) {
+        row["speedup"] = cpu->median_ms / gpu_stats.median_ms;
+        say(" Speedup: %.1fx\n", cpu->median_ms / gpu_stats.median_ms);
+    } else {
+        say(" Speedup: n/a (no CPU timing at this size)\n");
+    }
+    row["accuracy"] =
+        judge_result("matmul " + std::to_string(n), precision, a, b, dc.to_host(), n, verdicts);
+}
+
+json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed,
+            std::vector<demo::verdict>& verdicts)
 {
     heading("Benchmark: CPU vs CUDA (Matrix Multiplication, FP32)");
     json j = {{"cpu_blas", cpu_blas()}, {"gpu_math", nullptr}, {"rows", json::array()}};
     const bool gpu_ok = gpu::is_available();
     std::optional<gpu::stream> stream;
     std::optional<gpu::blas::handle> handle;
+    // The profile's math mode decides the precision, and so the bound, of the GPU results.
+    gpu::blas::precision precision = gpu::blas::precision::fp32;
     if (gpu_ok) {
         stream.emplace();
         handle.emplace(profile, *stream);
         const std::string math(gpu::blas::compute_type_name<float>(handle->math()));
+        if (handle->math() == gpu::blas::math_mode::tf32) {
+            precision = gpu::blas::precision::tf32;
+        }
         j["gpu_math"] = math;
         say("GPU: %s, math mode %s (%s) from the %s profile\n",
             gpu::current_device().properties().name.c_str(),
@@ -284,9 +391,11 @@ json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed
     }
     say_timed_checks(profile, gpu_ok);
     const bool checks_timed = !timed_checks(profile).empty();
+    const bool naive = gpu::host_blas::library().kind == gpu::host_blas::implementation::naive;
     std::mt19937 engine(static_cast<std::uint32_t>(seed));
     std::uniform_real_distribution<float> dist(-1.0F, 1.0F);
-    for (const int n : opts.sizes) {
+    for (const demo::size_plan& size : demo::plan_sizes(opts.sizes, naive)) {
+        const int n = size.n;
         const auto count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
         const double flops = 2.0 * n * static_cast<double>(n) * n;
         std::vector<float> a(count), b(count), c(count);
@@ -294,38 +403,16 @@ json matmul(const options& opts, const gpu::profile& profile, std::uint64_t seed
             a[i] = dist(engine);
             b[i] = dist(engine);
         }
-        const auto view = [n](auto& storage) { return gpu::blas::row_major(storage, n, n); };
-
-        progress("CPU " + std::to_string(n) + "x" + std::to_string(n) + " multiply");
-        const gpu::statistics cpu = gpu::benchmark(
-            [&] { gpu::host_blas::gemm(view(std::as_const(a)), view(std::as_const(b)), view(c)); },
-            {.warmup = 1, .repetitions = 3, .min_time = 300ms, .max_repetitions = 20});
+        say(" %dx%d Matrix:%s\n", n, n, size.added ? " (the naive loop's size, added)" : "");
+        const std::optional<gpu::statistics> cpu = time_cpu(size, a, b, c);
         json row = {{"size", n},
-                    {"cpu", timing(cpu, flops, false)},
+                    {"added_for_the_naive_loop", size.added},
+                    {"cpu", cpu ? timing(*cpu, flops, false) : json(nullptr)},
                     {"gpu", nullptr},
                     {"speedup", nullptr},
-                    {"relative_difference", nullptr}};
-        say(" %dx%d Matrix:\n", n, n);
-        say(" CPU: %10.2f ms %9.1f GFLOP/s  (median of %zu, spread %.0f%%)\n", cpu.median_ms,
-            gpu::gflops(flops, cpu.median_ms), cpu.count, 100 * cpu.relative_spread());
+                    {"accuracy", nullptr}};
         if (gpu_ok) {
-            progress("GPU " + std::to_string(n) + "x" + std::to_string(n) + " multiply");
-            const auto da = gpu::device_buffer<float>::from_host(a, *stream);
-            const auto db = gpu::device_buffer<float>::from_host(b, *stream);
-            gpu::device_buffer<float> dc(count, *stream);
-            const int calls = n <= 1024 ? 20 : n <= 2048 ? 5 : 2;
-            const gpu::statistics gpu_stats = gpu::benchmark(
-                *stream, [&] { gpu::blas::gemm(*handle, view(da), view(db), view(dc)); },
-                {.warmup = 3, .repetitions = 10, .calls_per_repetition = calls});
-            const double difference = relative_difference(dc.to_host(), c);
-            row["gpu"] = timing(gpu_stats, flops, checks_timed);
-            row["speedup"] = cpu.median_ms / gpu_stats.median_ms;
-            row["relative_difference"] = difference;
-            say(" CUDA: %9.3f ms %9.2f TFLOP/s (median of %zu x %d calls, spread %.0f%%)\n",
-                gpu_stats.median_ms, gpu::tflops(flops, gpu_stats.median_ms), gpu_stats.count,
-                calls, 100 * gpu_stats.relative_spread());
-            say(" Speedup: %.1fx   (GPU result vs CPU result: %.1e relative difference)\n",
-                cpu.median_ms / gpu_stats.median_ms, difference);
+            time_gpu(row, n, a, b, cpu, *handle, *stream, precision, checks_timed, verdicts);
         } else {
             say(" CUDA: skipped (no usable GPU)\n");
         }
@@ -405,7 +492,69 @@ json convolution([[maybe_unused]] const gpu::profile& profile, [[maybe_unused]] 
 
 // --- 4. tensor cores ---------------------------------------------------------------------------
 
-json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_t seed)
+// What the rows of the tensor-core comparison share.
+struct tensor_bench {
+    const gpu::device_properties& props;
+    const gpu::profile& profile;
+    gpu::stream_ref stream;
+    gpu::device_buffer<float>& c; // the output of every precision (FP32)
+    int n;
+    std::vector<demo::verdict>& verdicts;
+    double fp32_ms = 0.0;
+    json rows = json::array();
+};
+
+// A peak with its basis, as the JSON rows give it.
+void add_peak(json& row, const std::optional<gpu::blas::peak_figure>& peak)
+{
+    row["peak_tflops"] = peak ? json(peak->tflops) : json(nullptr);
+    row["peak_basis"] = peak ? json(std::string(to_string(peak->basis))) : json(nullptr);
+    row["peak_source"] = peak ? json(peak->source) : json(nullptr);
+}
+
+// Times one precision and checks its result against the float64 product of the inputs it
+// multiplied (`in_a`, `in_b`: for FP16 and BF16 rounded, as the GPU saw them); `run` queues the
+// GEMM on the handle's stream.
+template <class Run>
+void tensor_row(tensor_bench& t, gpu::blas::precision which, const gpu::device_buffer<float>& in_a,
+                const gpu::device_buffer<float>& in_b, Run run)
+{
+    const gpu::blas::precision_info info = gpu::blas::precision_support(which, t.props);
+    const std::string name(gpu::blas::to_string(which));
+    if (which != gpu::blas::precision::fp32 && !info.tensor_cores) {
+        say(" %-5s skipped: %s\n", name.c_str(), info.note.c_str());
+        t.rows.push_back({{"precision", name}, {"skipped", info.note}});
+        return;
+    }
+    const std::string size = std::to_string(t.n) + "x" + std::to_string(t.n);
+    progress(name + " " + size + " multiply");
+    poison(t.c);
+    const gpu::statistics stats =
+        gpu::benchmark(t.stream, run, {.warmup = 3, .repetitions = 10, .calls_per_repetition = 5});
+    if (which == gpu::blas::precision::fp32) {
+        t.fp32_ms = stats.median_ms;
+    }
+    const double flops = 2.0 * t.n * static_cast<double>(t.n) * t.n;
+    const double tflops = gpu::tflops(flops, stats.median_ms);
+    json row = {{"precision", name},
+                {"timing", timing(stats, flops, !timed_checks(t.profile).empty())},
+                {"tflops", tflops},
+                {"speedup_over_fp32", t.fp32_ms / stats.median_ms},
+                {"skipped", nullptr}};
+    add_peak(row, info.peak);
+    say(" %-5s %8.3f ms %8.1f TFLOP/s", name.c_str(), stats.median_ms, tflops);
+    if (info.peak) {
+        say(" (%3.0f%% of %.0f peak, %s)", 100.0 * tflops / info.peak->tflops, info.peak->tflops,
+            info.peak->label().c_str());
+    }
+    say("  speedup %5.1fx\n", t.fp32_ms / stats.median_ms);
+    row["accuracy"] = judge_result(name + " " + size, which, in_a.to_host(), in_b.to_host(),
+                                   t.c.to_host(), t.n, t.verdicts);
+    t.rows.push_back(row);
+}
+
+json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_t seed,
+                  std::vector<demo::verdict>& verdicts)
 {
     heading("Demo: Tensor Cores (If Available)");
     if (!gpu::is_available()) {
@@ -414,11 +563,8 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
     }
     const gpu::device_properties props = gpu::current_device().properties();
     const int n = opts.tensor_size;
-    const double flops = 2.0 * n * static_cast<double>(n) * n;
-    json j = {{"size", n},
-              {"tensor_cores", props.capability.has_tensor_cores()},
-              {"rows", json::array()}};
-    if (props.capability.has_tensor_cores()) {
+    const bool tensor = props.capability.has_tensor_cores();
+    if (tensor) {
         say(" Tensor Cores available (%s, compute capability %s)\n",
             std::string(props.capability.architecture_name()).c_str(),
             props.capability.to_string().c_str());
@@ -440,60 +586,46 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
     say(" %dx%d Matrix Multiply (median of 10 samples of 5 calls):\n", n, n);
     say_timed_checks(profile, true);
 
-    std::vector<float> reference;
-    double fp32_ms = 0.0;
-    // Times one precision; `run` queues the GEMM on the handle's stream.
-    const auto measure = [&](gpu::blas::precision which, auto run) {
-        const gpu::blas::precision_info info = gpu::blas::precision_support(which, props);
-        const std::string name(gpu::blas::to_string(which));
-        if (which != gpu::blas::precision::fp32 && !info.tensor_cores) {
-            say(" %-5s skipped: %s\n", name.c_str(), info.note.c_str());
-            j["rows"].push_back({{"precision", name}, {"skipped", info.note}});
-            return;
-        }
-        progress(name + " " + std::to_string(n) + "x" + std::to_string(n) + " multiply");
-        const gpu::statistics stats = gpu::benchmark(
-            stream, run, {.warmup = 3, .repetitions = 10, .calls_per_repetition = 5});
-        const std::vector<float> result = c.to_host();
-        if (which == gpu::blas::precision::fp32) {
-            reference = result;
-            fp32_ms = stats.median_ms;
-        }
-        const double tflops = gpu::tflops(flops, stats.median_ms);
-        const double difference = relative_difference(result, reference);
-        json row = {{"precision", name},
-                    {"timing", timing(stats, flops, !timed_checks(profile).empty())},
-                    {"tflops", tflops},
-                    {"speedup_over_fp32", fp32_ms / stats.median_ms},
-                    {"relative_difference_from_fp32", difference},
-                    {"peak_tflops", info.peak_tflops ? json(*info.peak_tflops) : json(nullptr)},
-                    {"skipped", nullptr}};
-        say(" %-5s %8.3f ms %8.1f TFLOP/s", name.c_str(), stats.median_ms, tflops);
-        if (info.peak_tflops) {
-            say(" (%3.0f%% of ~%.0f peak)", 100.0 * tflops / *info.peak_tflops, *info.peak_tflops);
-        }
-        say("  speedup %5.1fx  vs FP32 result %.1e\n", fp32_ms / stats.median_ms, difference);
-        j["rows"].push_back(row);
-    };
+    tensor_bench t{props, profile, stream, c, n, verdicts};
     const auto sixteen_bit = [&](auto tag, gpu::blas::precision which) {
         using T = decltype(tag);
         const auto a16 = gpu::blas::converted<T>(a, stream);
         const auto b16 = gpu::blas::converted<T>(b, stream);
-        measure(which, [&] { gpu::blas::gemm(h, view(a16), view(b16), view(c)); });
+        tensor_row(t, which, gpu::blas::converted<float>(a16, stream),
+                   gpu::blas::converted<float>(b16, stream),
+                   [&] { gpu::blas::gemm(h, view(a16), view(b16), view(c)); });
+    };
+    const auto fp32_gemm = [&] {
+        gpu::blas::gemm(h, view(std::as_const(a)), view(std::as_const(b)), view(c));
     };
     h.set_math(gpu::blas::math_mode::default_math);
-    measure(gpu::blas::precision::fp32,
-            [&] { gpu::blas::gemm(h, view(std::as_const(a)), view(std::as_const(b)), view(c)); });
-    if (props.capability.has_tensor_cores()) {
+    tensor_row(t, gpu::blas::precision::fp32, a, b, fp32_gemm);
+    if (tensor) {
         h.set_math(gpu::blas::math_mode::tf32);
-        measure(gpu::blas::precision::tf32, [&] {
-            gpu::blas::gemm(h, view(std::as_const(a)), view(std::as_const(b)), view(c));
-        });
+        tensor_row(t, gpu::blas::precision::tf32, a, b, fp32_gemm);
         h.set_math(gpu::blas::math_mode::default_math);
         sixteen_bit(__half{}, gpu::blas::precision::fp16);
         sixteen_bit(__nv_bfloat16{}, gpu::blas::precision::bf16);
     }
-    return j;
+    return {{"size", n}, {"tensor_cores", tensor}, {"rows", t.rows}};
+}
+
+// The verdicts in the report: how many results were checked, whether all were correct, and the
+// wrong ones' lines (said once more at the end of the output).
+void summarize(json& report, const std::vector<demo::verdict>& verdicts)
+{
+    report["results_checked"] = verdicts.size();
+    report["results_correct"] = demo::exit_status(verdicts) == 0;
+    report["wrong_results"] = json::array();
+    for (const demo::verdict& v : verdicts) {
+        if (!v.correct) {
+            report["wrong_results"].push_back(v.to_string());
+        }
+    }
+    if (!report["wrong_results"].empty()) {
+        say("\n%zu GPU result(s) WRONG (the Check lines above): cudagap-demo exits %d.\n",
+            static_cast<std::size_t>(report["wrong_results"].size()), demo::exit_wrong_result);
+    }
 }
 
 } // namespace
@@ -530,9 +662,12 @@ int main(int argc, char* argv[])
         report["gpu_timings_note"] = note.empty() ? json(nullptr) : json(note);
         report["status"] = status();
         say("Profile: %s\n", profile.name.c_str());
-        report["matmul"] = matmul(opts, profile, seed);
+        std::vector<demo::verdict> verdicts;
+        report["matmul"] = matmul(opts, profile, seed, verdicts);
         report["convolution"] = convolution(profile, seed);
-        report["tensor_cores"] = tensor_cores(opts, profile, seed);
+        report["tensor_cores"] = tensor_cores(opts, profile, seed, verdicts);
+        const int status = demo::exit_status(verdicts);
+        summarize(report, verdicts);
         const std::string rule(60, '=');
         say("\n%s\nThis is the power of the CUDA ecosystem, measured: cuBLAS and cuDNN do the "
             "work;\n"
@@ -541,7 +676,7 @@ int main(int argc, char* argv[])
         if (opts.json) {
             std::cout << gpu::to_json_text(report) << '\n';
         }
-        return 0;
+        return status;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cudagap-demo: %s\n", e.what());
         return 1;

@@ -1,6 +1,10 @@
-// Which GEMM precisions run on tensor cores, and estimated peaks from public figures.
+// Which GEMM precisions run on tensor cores, and their dense peaks: NVIDIA's datasheet figures
+// for the GPUs listed here, estimates from architecture figures and the clock for the others.
 #include <gpu/blas/capabilities.hpp>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <cstdio>
 
 namespace gpu::blas {
@@ -23,6 +27,14 @@ namespace {
 int sm_of(compute_capability capability) noexcept
 {
     return capability.has_int_form() ? capability.as_int() : 0;
+}
+
+// A peak as people read it: whole TFLOP/s from 100 up (989), three digits below (19.5, 0.254).
+std::string rounded_tflops(double tflops)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, tflops >= 100.0 ? "%.0f" : "%.3g", tflops);
+    return text;
 }
 
 } // namespace
@@ -70,6 +82,127 @@ std::optional<double> estimated_peak_tflops(precision p, const device_properties
            1e12;
 }
 
+std::string_view to_string(peak_basis basis) noexcept
+{
+    return basis == peak_basis::datasheet ? "datasheet" : "estimated from the max SM clock";
+}
+
+std::string peak_figure::label() const
+{
+    return basis == peak_basis::datasheet ? source : std::string(blas::to_string(basis));
+}
+
+std::string peak_figure::to_string() const
+{
+    const std::string why = basis == peak_basis::datasheet || source.empty()
+                                ? label()
+                                : std::string(blas::to_string(basis)) + ": " + source;
+    return rounded_tflops(tflops) + " TFLOP/s (" + why + ")";
+}
+
+namespace {
+
+// One GPU model of a datasheet. Dense TFLOP/s by precision, in the order of `precision` (FP64,
+// FP32, TF32, FP16, BF16); 0 where the datasheet lists none (cudagap then estimates). FP64 is the
+// FP64 tensor-core figure where the GPU has them, as dense_flops_per_clock_per_sm counts it.
+struct datasheet_model {
+    const char* model;                     // as the datasheet names it
+    const char* name_has;                  // part of cudaDeviceProp::name (case does not matter)
+    std::array<const char*, 2> name_lacks; // parts the name must not have (nullptr: none)
+    int major;
+    int minor;
+    int sms;
+    std::array<double, 5> tflops;
+};
+
+// Sources: NVIDIA's product datasheets (nvidia.com/en-us/data-center/<model>). Figures starred
+// "with sparsity" there are halved; the others are dense already.
+// - H100 SXM and H200 SXM (same GH100 SMs and clocks): datasheets FP64 Tensor Core 67, FP32 67,
+//   TF32 989*, FP16 and BF16 1,979*. Taken to one decimal as the Hopper architecture whitepaper
+//   gives them dense (66.9, 66.9, 494.7, 989.4): 132 SMs x 4096 FLOP/clock x 1830 MHz = 989.4.
+// - H100 PCIe: datasheet 51, 51, 756*, 1,513*; whitepaper 51.2, 51.2, 378, 756 (114 SMs).
+// - H200 NVL: datasheet FP64 Tensor Core 60, FP32 60, TF32 835*, FP16 and BF16 1,671*.
+// - A100 (SXM and PCIe, 40 and 80 GB): datasheet FP64 Tensor Core 19.5, FP32 19.5, TF32 156,
+//   FP16 and BF16 312 (twice that with sparsity).
+// - A30: datasheet FP64 Tensor Core 10.3, FP32 10.3, TF32 82, FP16 and BF16 165.
+// - A10: datasheet FP32 31.2, TF32 62.5, FP16 and BF16 125 (no FP64 figure).
+// - L4: datasheet FP32 30.3, TF32 120*, FP16 and BF16 242* (no FP64 figure).
+// - L40S: datasheet FP32 91.6, TF32 366*, FP16 and BF16 733* (no FP64 figure).
+// - V100 SXM2, V100 PCIe, V100S PCIe: datasheets FP64 7.8 / 7 / 8.2, FP32 15.7 / 14 / 16.4,
+//   tensor (FP16) 125 / 112 / 130; no TF32 or BF16 hardware.
+// - T4: datasheet FP32 8.1, mixed-precision FP16/FP32 65 (no FP64 figure).
+// Others (H100 NVL, GH200, H800, GeForce and RTX cards, Blackwell) get the clock estimate,
+// labelled as one: cudagap has no datasheet figure for them that it could check here.
+constexpr std::array<datasheet_model, 13> datasheet_models{{
+    {"NVIDIA H200 SXM", "H200", {"NVL", "GH200"}, 9, 0, 132, {66.9, 66.9, 494.7, 989.4, 989.4}},
+    {"NVIDIA H200 NVL", "H200 NVL", {"GH200", nullptr}, 9, 0, 132, {60, 60, 417.5, 835.5, 835.5}},
+    {"NVIDIA H100 SXM", "H100", {"PCIE", "NVL"}, 9, 0, 132, {66.9, 66.9, 494.7, 989.4, 989.4}},
+    {"NVIDIA H100 PCIe", "H100 PCIE", {nullptr, nullptr}, 9, 0, 114, {51.2, 51.2, 378, 756, 756}},
+    {"NVIDIA A100", "A100", {nullptr, nullptr}, 8, 0, 108, {19.5, 19.5, 156, 312, 312}},
+    {"NVIDIA A30", "A30", {nullptr, nullptr}, 8, 0, 56, {10.3, 10.3, 82, 165, 165}},
+    {"NVIDIA A10", "A10", {nullptr, nullptr}, 8, 6, 72, {0, 31.2, 62.5, 125, 125}},
+    {"NVIDIA L4", "L4", {nullptr, nullptr}, 8, 9, 58, {0, 30.3, 60, 121, 121}},
+    {"NVIDIA L40S", "L40S", {nullptr, nullptr}, 8, 9, 142, {0, 91.6, 183, 366.5, 366.5}},
+    {"NVIDIA V100 SXM2", "V100-SXM2", {nullptr, nullptr}, 7, 0, 80, {7.8, 15.7, 0, 125, 0}},
+    {"NVIDIA V100 PCIe", "V100-PCIE", {nullptr, nullptr}, 7, 0, 80, {7, 14, 0, 112, 0}},
+    {"NVIDIA V100S PCIe", "V100S-PCIE", {nullptr, nullptr}, 7, 0, 80, {8.2, 16.4, 0, 130, 0}},
+    {"NVIDIA T4", "T4", {nullptr, nullptr}, 7, 5, 40, {0, 8.1, 0, 65, 0}},
+}};
+
+std::string upper(std::string_view text)
+{
+    std::string result(text);
+    std::transform(result.begin(), result.end(), result.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return result;
+}
+
+bool describes(const datasheet_model& model, const device_properties& device)
+{
+    if (device.capability.major != model.major || device.capability.minor != model.minor ||
+        device.multiprocessor_count != model.sms) {
+        return false;
+    }
+    const std::string name = upper(device.name);
+    return name.find(model.name_has) != std::string::npos &&
+           std::none_of(model.name_lacks.begin(), model.name_lacks.end(), [&](const char* part) {
+               return part != nullptr && name.find(part) != std::string::npos;
+           });
+}
+
+} // namespace
+
+std::optional<peak_figure> datasheet_peak(precision p, const device_properties& device)
+{
+    for (const datasheet_model& model : datasheet_models) {
+        if (!describes(model, device)) {
+            continue;
+        }
+        const double tflops = model.tflops[static_cast<std::size_t>(p)];
+        if (tflops <= 0.0) {
+            return std::nullopt;
+        }
+        return peak_figure{tflops, peak_basis::datasheet, std::string(model.model) + " datasheet"};
+    }
+    return std::nullopt;
+}
+
+std::optional<peak_figure> dense_peak(precision p, const device_properties& device)
+{
+    if (std::optional<peak_figure> published = datasheet_peak(p, device)) {
+        return published;
+    }
+    const std::optional<double> estimate = estimated_peak_tflops(p, device);
+    if (!estimate) {
+        return std::nullopt;
+    }
+    return peak_figure{*estimate, peak_basis::max_sm_clock,
+                       std::to_string(device.multiprocessor_count) + " SMs x " +
+                           std::to_string(dense_flops_per_clock_per_sm(p, device.capability)) +
+                           " FLOP/clock x " + std::to_string(device.clock_rate_khz / 1000) +
+                           " MHz"};
+}
+
 precision_info precision_support(precision p, const device_properties& device)
 {
     const compute_capability cc = device.capability;
@@ -109,15 +242,10 @@ precision_info precision_support(precision p, const device_properties& device)
         break;
     }
     // Without TF32 hardware, TF32 mode runs at FP32's speed.
-    info.peak_tflops =
-        estimated_peak_tflops(info.native || p != precision::tf32 ? p : precision::fp32, device);
-    if (info.peak_tflops) {
-        char text[96];
-        std::snprintf(text, sizeof text,
-                      *info.peak_tflops >= 100.0 ? " (about %.0f TFLOP/s dense peak, estimated)"
-                                                 : " (about %.3g TFLOP/s dense peak, estimated)",
-                      *info.peak_tflops);
-        info.note += text;
+    info.peak = dense_peak(info.native || p != precision::tf32 ? p : precision::fp32, device);
+    if (info.peak) {
+        info.note += " (about " + rounded_tflops(info.peak->tflops) + " TFLOP/s dense peak, " +
+                     info.peak->label() + ")";
     }
     return info;
 }

@@ -3,6 +3,7 @@
 // log-sum-exp (the row's maximum subtracted before exp), and no read outside the row: a label is
 // compared with [0, classes) before it is used as an index.
 #include "math_kernels.hpp"
+#include "update_rules.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -12,6 +13,8 @@
 namespace gpu::nn::detail::kernels {
 
 namespace {
+
+namespace rules = gpu::nn::detail::rules;
 
 constexpr unsigned full_warp = 0xffffffffU;
 constexpr int rows_threads = 256; // 8 rows at a time per block (backward, count)
@@ -87,11 +90,6 @@ __device__ inline void record_bad_label(unsigned long long* bad_label, long long
     atomicMin(bad_label, code);
 }
 
-__device__ inline bool label_in_range(int32_t label, int classes)
-{
-    return label >= 0 && label < classes;
-}
-
 template <class T>
 __global__ void forward_kernel(const T* logits, const int32_t* labels, long long batch, int classes,
                                float* loss, unsigned long long* bad_label)
@@ -107,7 +105,7 @@ __global__ void forward_kernel(const T* logits, const int32_t* labels, long long
         float sum = 0.0F;
         row_statistics(x, classes, lane, maximum, sum);
         const int32_t label = labels[row];
-        if (lane == 0 && label_in_range(label, classes)) {
+        if (lane == 0 && rules::label_in_range(label, classes)) {
             // log(sum exp(x - max)) + max - x[label], with the small difference taken first.
             total += logf(sum) - (load(x, label) - maximum);
         } else if (lane == 0) {
@@ -143,7 +141,7 @@ __global__ void backward_kernel(const T* logits, const int32_t* labels, long lon
         float sum = 0.0F;
         row_statistics(x, classes, lane, maximum, sum);
         const int32_t label = labels[row];
-        const bool good = label_in_range(label, classes);
+        const bool good = rules::label_in_range(label, classes);
         if (!good && lane == 0) {
             record_bad_label(bad_label, row, label);
         }
@@ -154,15 +152,6 @@ __global__ void backward_kernel(const T* logits, const int32_t* labels, long lon
             const float g = good ? (p - (j == label ? 1.0F : 0.0F)) * factor : NAN;
             store(dx, j, g);
         }
-    }
-}
-
-// Ties go to the lowest index, as torch.argmax; a NaN never compares greater, so never wins.
-__device__ inline void keep_best(float& best, int& best_index, float value, int index)
-{
-    if (value > best || (value == best && index < best_index)) {
-        best = value;
-        best_index = index;
     }
 }
 
@@ -181,16 +170,16 @@ __global__ void count_kernel(const T* logits, const int32_t* labels, long long b
          row < batch; row += warps) {
         const T* x = logits + row * classes;
         float best = -INFINITY;
-        int best_index = 0x7fffffff;
+        int32_t best_index = rules::argmax_none;
         for (int j = lane; j < classes; j += 32) {
-            keep_best(best, best_index, load(x, j), j);
+            rules::argmax_keep_best(best, best_index, load(x, j), j);
         }
         for (int offset = 16; offset > 0; offset >>= 1) {
             const float other = __shfl_xor_sync(full_warp, best, offset);
-            const int other_index = __shfl_xor_sync(full_warp, best_index, offset);
-            keep_best(best, best_index, other, other_index);
+            const int32_t other_index = __shfl_xor_sync(full_warp, best_index, offset);
+            rules::argmax_keep_best(best, best_index, other, other_index);
         }
-        if (lane == 0 && best_index == labels[row]) {
+        if (lane == 0 && rules::argmax_hits_label(best_index, labels[row], classes)) {
             atomicAdd(&block_correct, 1);
         }
     }

@@ -1,7 +1,7 @@
-// The per-element rules of the nn component's optimizer and loss scaler, written once: the
-// kernels (adamw.cu, grad_scaler.cu) run them on the device and the host tests
-// (tests/nn/test_update_rules.cpp) check them against PyTorch's documented algorithms, so a
-// wrong formula fails in CI without a GPU. Plain C++17 with no cudagap header, so that nvcc
+// The per-element rules of the nn component's optimizer, loss scaler and accuracy count, written
+// once: the kernels (adamw.cu, grad_scaler.cu, cross_entropy.cu) run them on the device and the
+// host tests (tests/nn/test_update_rules.cpp) check them against PyTorch's documented algorithms
+// and float64 references, so a wrong formula fails in CI without a GPU. Plain C++17 with no cudagap header, so that nvcc
 // compiles it in its default dialect.
 #pragma once
 
@@ -137,6 +137,37 @@ GPU_HOST_DEVICE inline void adamw_element(float& param, float grad, float& exp_a
     exp_avg_sq = h.beta2 * exp_avg_sq + h.one_minus_beta2 * grad * grad;
     const float denom = sqrtf(exp_avg_sq) / bias_correction2_sqrt + h.eps;
     param -= step_size * exp_avg / denom;
+}
+
+// --- count_correct: (logits.argmax(1) == labels).sum() ------------------------------------
+
+// Whether a label may be used as an index into a row of `classes` logits.
+GPU_HOST_DEVICE inline bool label_in_range(int32_t label, int32_t classes) noexcept
+{
+    return label >= 0 && label < classes;
+}
+
+// The index a row's argmax starts from: above every column, it is what a row keeps when no
+// logit wins (all of them NaN).
+constexpr int32_t argmax_none = 0x7fffffff;
+
+// One step of the argmax, over the elements of a lane and then over the warp's shuffles: ties go
+// to the lowest index, as torch.argmax; a NaN never compares greater, so it never wins.
+GPU_HOST_DEVICE inline void argmax_keep_best(float& best, int32_t& best_index, float value,
+                                             int32_t index) noexcept
+{
+    if (value > best || (value == best && index < best_index)) {
+        best = value;
+        best_index = index;
+    }
+}
+
+// Whether a row counts as correct: its label is in range and its argmax is the label. The range
+// comes first because argmax_none (a row of NaN) equals the label INT32_MAX.
+GPU_HOST_DEVICE inline bool argmax_hits_label(int32_t best_index, int32_t label,
+                                              int32_t classes) noexcept
+{
+    return label_in_range(label, classes) && best_index == label;
 }
 
 } // namespace gpu::nn::detail::rules

@@ -3,6 +3,7 @@
 #include <gpu/tools/library_copies.hpp>
 
 #include "checks.hpp"
+#include "python_wheels.hpp"
 #include "system_tools.hpp"
 #include "tool_parsers.hpp"
 
@@ -53,8 +54,10 @@ void add_ld_so_conf(std::vector<std::string>& folders, std::set<std::string>& se
 }
 
 // The loader's search order: LD_LIBRARY_PATH, then ld.so.cache (built from ld.so.conf), then the
-// system folders; the toolkit and cuDNN roots come last because builds pick copies there.
-std::vector<std::string> library_folders(const std::optional<std::string>& loaded)
+// system folders; the toolkit and cuDNN roots come last because builds pick copies there, and
+// after them the folders of NVIDIA's pip wheels, which only Python packages load (by path).
+std::vector<std::string> library_folders(const std::optional<std::string>& loaded,
+                                         const detail::wheel_folders& wheels)
 {
     std::vector<std::string> folders;
     std::set<std::string> seen;
@@ -73,6 +76,9 @@ std::vector<std::string> library_folders(const std::optional<std::string>& loade
             add_folder(folders, seen, root + "/lib64");
             add_folder(folders, seen, root + "/lib");
         }
+    }
+    for (const std::string& folder : wheels.folders) {
+        add_folder(folders, seen, folder);
     }
     if (loaded) {
         add_folder(folders, seen, fs::path(*loaded).parent_path().string());
@@ -103,7 +109,35 @@ std::string major_of(const std::string& version)
     return version.substr(0, version.find('.'));
 }
 
+// The wheel whose RECORD lists a copy (by the link's path or the file's), or empty.
+std::string wheel_of(const fs::path& link, const fs::path& resolved,
+                     const detail::wheel_folders& wheels)
+{
+    std::error_code ec;
+    const fs::path link_path = fs::weakly_canonical(link.parent_path(), ec) / link.filename();
+    for (const std::string& path : {link_path.string(), resolved.string()}) {
+        if (const auto known = wheels.wheel_of.find(path); known != wheels.wheel_of.end()) {
+            return known->second;
+        }
+    }
+    return {};
+}
+
 } // namespace
+
+std::string library_copy::describe() const
+{
+    std::string text = path;
+    if (from_wheel && wheel.empty()) {
+        text.append(" (in a pip wheel's folder)");
+    } else if (from_wheel) {
+        text.append(" (pip wheel ").append(wheel).append(")");
+    }
+    if (loaded) {
+        text.append(" (loaded)");
+    }
+    return text;
+}
 
 std::optional<std::string> loaded_library_path(std::string_view library)
 {
@@ -121,8 +155,14 @@ std::vector<library_copy> find_library_copies(std::string_view library)
     std::error_code ec;
     const std::string loaded_resolved =
         loaded ? fs::canonical(*loaded, ec).string() : std::string();
+    const detail::wheel_folders wheels = detail::python_wheel_folders(environment("PATH"));
+    std::set<std::string> wheel_folders;
+    for (const std::string& folder : wheels.folders) {
+        wheel_folders.insert(fs::canonical(folder, ec).string());
+    }
     std::vector<library_copy> copies;
-    for (const std::string& folder : library_folders(loaded)) {
+    for (const std::string& folder : library_folders(loaded, wheels)) {
+        const bool in_wheel_folder = wheel_folders.count(fs::canonical(folder, ec).string()) > 0;
         for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
             const std::string file_name = entry.path().filename().string();
             if (!soname_version(file_name, library)) {
@@ -151,8 +191,14 @@ std::vector<library_copy> find_library_copies(std::string_view library)
                 }
                 continue;
             }
-            copies.push_back({entry.path().string(), resolved.string(), version,
-                              resolved.string() == loaded_resolved});
+            library_copy copy;
+            copy.path = entry.path().string();
+            copy.resolved_path = resolved.string();
+            copy.soname_version = version;
+            copy.loaded = resolved.string() == loaded_resolved;
+            copy.from_wheel = in_wheel_folder;
+            copy.wheel = in_wheel_folder ? wheel_of(entry.path(), resolved, wheels) : "";
+            copies.push_back(std::move(copy));
         }
     }
     return copies;
@@ -164,6 +210,7 @@ diagnostic check_library_copies(std::string name, const std::vector<std::string>
     diagnostic check;
     check.name = std::move(name);
     check.status = diagnostic_status::ok;
+    bool from_wheels = false; // a duplicate comes from a pip wheel
     for (const std::string& library : libraries) {
         const std::vector<library_copy> copies = find_library_copies(library);
         if (!check.detail.empty()) {
@@ -186,7 +233,8 @@ diagnostic check_library_copies(std::string name, const std::vector<std::string>
                 check.detail += soname + ":";
             }
             for (const library_copy* copy : group) {
-                check.detail += " " + copy->path + (copy->loaded ? " (loaded)" : "");
+                check.detail.append(" ").append(copy->describe());
+                from_wheels = from_wheels || (group.size() > 1 && copy->from_wheel);
             }
             check.detail += "; ";
         }
@@ -200,6 +248,12 @@ diagnostic check_library_copies(std::string name, const std::vector<std::string>
         if (!root_variable.empty()) {
             check.fix += ", and set " + std::string(root_variable) +
                          " to the folder of the copy you keep when building";
+        }
+        if (from_wheels) {
+            check.fix += ". A copy from a pip wheel is the one PyTorch and other Python packages "
+                         "load by path: leave it installed, and keep its folder out of "
+                         "LD_LIBRARY_PATH so that other programs load the copy they were built "
+                         "against";
         }
     }
     return check;

@@ -111,7 +111,7 @@ namespace {
     CUDAGAP_FILL(gpu::diagnostic, name, caused_by)
     CUDAGAP_FILL(gpu::diagnosis, checks, checks)
     CUDAGAP_FILL(gpu::diagnose_options, search_path, tool_timeout)
-    CUDAGAP_FILL(gpu::library_copy, path, loaded)
+    CUDAGAP_FILL(gpu::library_copy, path, wheel)
     CUDAGAP_FILL(gpu::vram_advice, total_bytes, notes)
     CUDAGAP_FILL(gpu::vram_usage, device_id, device_memory)
     CUDAGAP_FILL(gpu::vram_clear_result, before, after)
@@ -122,6 +122,7 @@ namespace {
 [[maybe_unused]] void blas_aggregates()
 {
     CUDAGAP_FILL(gpu::blas::precision_info, which, note)
+    CUDAGAP_FILL(gpu::blas::peak_figure, tflops, source)
     CUDAGAP_FILL(gpu::blas::detail::hint_facts, gpu_available, cuda_error)
     CUDAGAP_FILL(gpu::blas::detail::gemm_call, plan, batched)
     CUDAGAP_FILL(gpu::blas::strided_batch, count, stride_c)

@@ -1,7 +1,8 @@
 // gpu/nn/cross_entropy.hpp. On the host: every check of the constructor and of count_correct
 // (before any launch). On a GPU: forward and backward against a float64 reference and against
 // central finite differences, the loss scale, FP16 and BF16 logits, bad labels (no read out of
-// bounds, NaN, the record), in-place backward, determinism, and count_correct.
+// bounds, NaN, the record), in-place backward, determinism, and count_correct (a row of NaN is
+// wrong whatever its label; its rule is also checked on the host in test_update_rules.cpp).
 #include <gpu/memory.hpp>
 #include <gpu/nn/cross_entropy.hpp>
 #include <gpu/stream.hpp>
@@ -410,4 +411,30 @@ TEST_CASE("count_correct counts argmax hits, first maximum on ties, NaN never wi
     gpu::nn::count_correct(half_logits.data(), element_type::fp16, half_labels.data(), batch, wide,
                            correct.data(), s);
     CHECK(correct.to_host()[0] == expected);
+}
+
+TEST_CASE("count_correct counts a row of NaN as wrong, even with the label INT32_MAX",
+          "[nn][cross_entropy][gpu]")
+{
+    // The kernel's argmax starts at INT32_MAX and NaN never replaces it: without the label's
+    // range check, that row matched its label.
+    gpu::stream s;
+    const int classes = 5;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> x(3 * classes, nan);
+    x[2 * classes + 3] = 1.0F; // row 2: argmax 3, a hit
+    const std::vector<std::int32_t> labels{std::numeric_limits<std::int32_t>::max(),
+                                           std::numeric_limits<std::int32_t>::min(), 3};
+    auto y = gpu::device_buffer<std::int32_t>::from_host(labels, s);
+    auto correct = gpu::device_buffer<int>::from_host(std::vector<int>{0}, s);
+    auto fp32 = gpu::device_buffer<float>::from_host(x, s);
+    gpu::nn::count_correct(fp32.data(), element_type::fp32, y.data(), 3, classes, correct.data(),
+                           s);
+    CHECK(correct.to_host()[0] == 1);
+    auto bf16 =
+        gpu::device_buffer<__nv_bfloat16>::from_host(gpu::test::narrowed<__nv_bfloat16>(x), s);
+    correct.fill_zero();
+    gpu::nn::count_correct(bf16.data(), element_type::bf16, y.data(), 3, classes, correct.data(),
+                           s);
+    CHECK(correct.to_host()[0] == 1);
 }

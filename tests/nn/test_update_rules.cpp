@@ -316,3 +316,102 @@ TEST_CASE("unscaling multiplies by the inverse scale and flags Inf and NaN", "[n
     CHECK_FALSE(rules::is_finite(std::numeric_limits<float>::infinity()));
     CHECK_FALSE(rules::is_finite(std::numeric_limits<float>::signaling_NaN()));
 }
+
+namespace {
+
+// One row of count_correct's kernel, driven as cross_entropy.cu drives the rules: 32 lanes take
+// the columns j = lane, lane + 32, ..., then a butterfly of shuffles (each lane combines with
+// lane ^ offset, offsets 16 to 1) leaves every lane with the row's argmax; lane 0 decides.
+bool kernel_counts(const std::vector<float>& row, std::int32_t label)
+{
+    constexpr int lanes = 32;
+    std::vector<float> best(lanes, -std::numeric_limits<float>::infinity());
+    std::vector<std::int32_t> index(lanes, rules::argmax_none);
+    const auto classes = static_cast<std::int32_t>(row.size());
+    for (int lane = 0; lane < lanes; ++lane) {
+        for (std::int32_t j = lane; j < classes; j += lanes) {
+            rules::argmax_keep_best(best[lane], index[lane], row[j], j);
+        }
+    }
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const std::vector<float> other_best = best;
+        const std::vector<std::int32_t> other_index = index;
+        for (int lane = 0; lane < lanes; ++lane) {
+            rules::argmax_keep_best(best[lane], index[lane], other_best[lane ^ offset],
+                                    other_index[lane ^ offset]);
+        }
+    }
+    return rules::argmax_hits_label(index[0], label, classes);
+}
+
+// The reference, in double: the first index of the largest value that is not NaN (no index
+// when every value is NaN), and a hit only for a label in [0, classes) that is that index.
+bool reference_counts(const std::vector<float>& row, std::int64_t label)
+{
+    std::int64_t argmax = -1;
+    double best = 0.0;
+    for (std::size_t j = 0; j < row.size(); ++j) {
+        const double value = row[j];
+        if (!std::isnan(value) && (argmax < 0 || value > best)) {
+            argmax = static_cast<std::int64_t>(j);
+            best = value;
+        }
+    }
+    return label >= 0 && label < static_cast<std::int64_t>(row.size()) && argmax == label;
+}
+
+} // namespace
+
+TEST_CASE("count_correct's rule: a row of NaN is wrong whatever its label, INT32_MAX included",
+          "[nn][cross_entropy]")
+{
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    constexpr std::int32_t int32_max = std::numeric_limits<std::int32_t>::max();
+    for (const std::size_t classes : {1U, 10U, 33U}) {
+        INFO("classes " << classes);
+        const std::vector<float> all_nan(classes, nan);
+        for (const std::int32_t label : {0, static_cast<std::int32_t>(classes) - 1, -1, int32_max,
+                                         std::numeric_limits<std::int32_t>::min()}) {
+            INFO("label " << label);
+            CHECK_FALSE(kernel_counts(all_nan, label));
+            CHECK_FALSE(reference_counts(all_nan, label));
+        }
+    }
+    // The sentinel itself is no index: no row, however its argmax falls, hits INT32_MAX.
+    CHECK_FALSE(rules::argmax_hits_label(rules::argmax_none, int32_max, int32_max));
+    CHECK(rules::argmax_hits_label(5, 5, 6));
+    CHECK_FALSE(rules::argmax_hits_label(6, 6, 6));
+    CHECK_FALSE(rules::label_in_range(-1, 6));
+    CHECK(rules::label_in_range(0, 1));
+}
+
+TEST_CASE("count_correct's rule agrees with a float64 argmax on random rows with NaN and ties",
+          "[nn][cross_entropy]")
+{
+    std::mt19937 engine(2024);
+    std::uniform_int_distribution<int> level(-3, 3); // few distinct values: many ties
+    std::uniform_int_distribution<int> percent(0, 99);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    int hits = 0;
+    for (const std::size_t classes : {1U, 2U, 31U, 32U, 33U, 70U}) {
+        for (int trial = 0; trial < 300; ++trial) {
+            std::vector<float> row(classes);
+            const int nan_share = trial % 4 == 3 ? 100 : 20 * (trial % 4); // 0, 20, 40, 100 %
+            for (float& value : row) {
+                const int p = percent(engine);
+                value = p < nan_share ? nan : p == 99 ? -inf : static_cast<float>(level(engine));
+            }
+            const auto c = static_cast<std::int32_t>(classes);
+            const std::int32_t candidates[] = {static_cast<std::int32_t>(trial % classes), -1, c,
+                                               std::numeric_limits<std::int32_t>::max()};
+            for (const std::int32_t label : candidates) {
+                INFO("classes " << classes << ", trial " << trial << ", label " << label);
+                const bool expected = reference_counts(row, label);
+                REQUIRE(kernel_counts(row, label) == expected);
+                hits += expected ? 1 : 0;
+            }
+        }
+    }
+    CHECK(hits > 100); // the comparison saw hits as well as misses
+}

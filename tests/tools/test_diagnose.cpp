@@ -581,6 +581,134 @@ TEST_CASE("library copies: one per file, duplicates of a version warn with the f
                ContainsSubstring("LD_LIBRARY_PATH") && ContainsSubstring("set FAKE_ROOT"));
 }
 
+namespace {
+
+// A Python environment with NVIDIA-style wheels, and a python3 on PATH that names it as the
+// real one does (`import nvidia; print(*nvidia.__path__)`): nvidia/cudagapfake/lib holds
+// libcudagapfake.so.3 of the wheel nvidia-cudagapfake-cu13 3.2.1, nvidia/cu13/lib (the CUDA 13
+// wheels' shared folder) holds libcudagapfake.so.4 of another wheel and libcudagapfake.so.5,
+// which no RECORD lists.
+struct fake_python_environment {
+    temporary_folder site;
+    temporary_folder bin;
+    std::optional<scoped_environment> path;
+
+    fake_python_environment()
+    {
+        const fs::path nvidia = site.path / "nvidia";
+        fs::create_directories(nvidia / "cudagapfake" / "lib");
+        fs::create_directories(nvidia / "cu13" / "lib");
+        fs::create_directories(nvidia / "cudagapfake" / "include");
+        std::ofstream(nvidia / "cudagapfake" / "lib" / "libcudagapfake.so.3") << "wheel copy";
+        std::ofstream(nvidia / "cu13" / "lib" / "libcudagapfake.so.4") << "cu13 copy";
+        std::ofstream(nvidia / "cu13" / "lib" / "libcudagapfake.so.5") << "listed nowhere";
+        record("nvidia_cudagapfake_cu13-3.2.1.dist-info",
+               "nvidia/cudagapfake/__init__.py,,\n"
+               "nvidia/cudagapfake/lib/libcudagapfake.so.3,sha256=abc,10\n");
+        record("nvidia_cudagapfake_four_cu13-4.0.0.dist-info",
+               "\"nvidia/cu13/lib/libcudagapfake.so.4\",sha256=def,9\n");
+        record("numpy-2.0.0.dist-info", "nvidia/cu13/lib/libcudagapfake.so.5,,\n"); // not NVIDIA's
+        // What python3 prints: the package folder, and lines that are no folder (skipped).
+        bin.tool("python3", "echo '" + nvidia.string() + "'\necho 'not a folder'\necho /no/such");
+        path.emplace("PATH", bin.path.string() + ":" + std::string(std::getenv("PATH")));
+    }
+
+    void record(const std::string& dist_info, const std::string& lines) const
+    {
+        fs::create_directories(site.path / dist_info);
+        std::ofstream(site.path / dist_info / "RECORD") << lines;
+    }
+};
+
+const gpu::library_copy* copy_named(const std::vector<gpu::library_copy>& copies,
+                                    const std::string& file)
+{
+    const auto found = std::find_if(copies.begin(), copies.end(), [&](const gpu::library_copy& c) {
+        return fs::path(c.path).filename() == file && c.from_wheel;
+    });
+    return found == copies.end() ? nullptr : &*found;
+}
+
+} // namespace
+
+TEST_CASE("library copies: NVIDIA's pip wheels in python3's environment are found and named",
+          "[diagnose]")
+{
+    const fake_python_environment python;
+    const temporary_folder loader;
+    loader.file("libcudagapfake.so.3", "the loader's copy");
+    const scoped_environment library_path("LD_LIBRARY_PATH", loader.path.string());
+
+    const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libcudagapfake");
+    INFO(copies.size() << " copies");
+    REQUIRE(copies.size() == 4);
+    CHECK_FALSE(copies[0].from_wheel); // the loader's folders come first
+    CHECK(copies[0].wheel.empty());
+    const gpu::library_copy* three = copy_named(copies, "libcudagapfake.so.3");
+    const gpu::library_copy* four = copy_named(copies, "libcudagapfake.so.4");
+    const gpu::library_copy* five = copy_named(copies, "libcudagapfake.so.5");
+    REQUIRE(three != nullptr);
+    REQUIRE(four != nullptr);
+    REQUIRE(five != nullptr);
+    CHECK(three->wheel == "nvidia-cudagapfake-cu13 3.2.1");
+    CHECK(four->wheel == "nvidia-cudagapfake-four-cu13 4.0.0");
+    CHECK(five->wheel.empty()); // numpy's RECORD is not read: only nvidia_* wheels are
+    CHECK(three->describe() ==
+          (python.site.path / "nvidia/cudagapfake/lib/libcudagapfake.so.3").string() +
+              " (pip wheel nvidia-cudagapfake-cu13 3.2.1)");
+    CHECK_THAT(five->describe(),
+               ContainsSubstring("libcudagapfake.so.5 (in a pip wheel's folder)"));
+
+    // The loader's copy and the wheel's are two copies of libcudagapfake.so.3: a warning that
+    // names the wheel, and a fix that says what a wheel's copy is for.
+    const gpu::diagnostic check =
+        gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    INFO(check.detail);
+    CHECK(check.status == gpu::diagnostic_status::warning);
+    CHECK_THAT(check.detail, ContainsSubstring("2 copies of libcudagapfake.so.3: " +
+                                               (loader.path / "libcudagapfake.so.3").string() +
+                                               " " + three->describe()) &&
+                                 ContainsSubstring("libcudagapfake.so.4: " + four->describe()));
+    CHECK_THAT(check.fix, ContainsSubstring("A copy from a pip wheel is the one PyTorch"));
+}
+
+TEST_CASE("library copies: a wheel folder on LD_LIBRARY_PATH counts once, as the wheel's",
+          "[diagnose]")
+{
+    const fake_python_environment python;
+    const fs::path wheel_lib = python.site.path / "nvidia" / "cudagapfake" / "lib";
+    const scoped_environment library_path("LD_LIBRARY_PATH", wheel_lib.string());
+    const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libcudagapfake");
+    REQUIRE(copies.size() == 3);
+    CHECK(copies[0].path == (wheel_lib / "libcudagapfake.so.3").string());
+    CHECK(copies[0].from_wheel);
+    CHECK(copies[0].wheel == "nvidia-cudagapfake-cu13 3.2.1");
+    const gpu::diagnostic check =
+        gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    CHECK(check.status == gpu::diagnostic_status::ok);
+    CHECK_THAT(check.fix, !ContainsSubstring("pip wheel"));
+}
+
+TEST_CASE("library copies: no python3, a failing one, or no NVIDIA wheel adds no copy",
+          "[diagnose]")
+{
+    const temporary_folder loader;
+    loader.file("libcudagapfake.so.3", "the loader's copy");
+    const scoped_environment library_path("LD_LIBRARY_PATH", loader.path.string());
+    const temporary_folder bin;
+    for (const char* script : {"exit 1", "echo 'ModuleNotFoundError' >&2", ""}) {
+        INFO("python3: '" << script << "'");
+        const temporary_folder fresh; // a new python3 path: no answer of another one is reused
+        fresh.tool("python3", script);
+        const scoped_environment path("PATH", fresh.path.string());
+        const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libcudagapfake");
+        REQUIRE(copies.size() == 1);
+        CHECK_FALSE(copies[0].from_wheel);
+    }
+    const scoped_environment no_python("PATH", bin.path.string()); // an empty folder
+    CHECK(gpu::find_library_copies("libcudagapfake").size() == 1);
+}
+
 TEST_CASE("the loaded copy of a library is found and marked", "[diagnose]")
 {
     const std::optional<std::string> libc = gpu::loaded_library_path("libc");

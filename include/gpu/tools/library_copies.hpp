@@ -1,11 +1,12 @@
 /// @file library_copies.hpp
-/// @brief Copies of a shared library on the dynamic loader's search path, and the diagnosis
-/// check that warns when a version has more than one: the usual cause of "built against one
-/// cuDNN, loaded another". Part of the tools component (`cudagap::tools`).
+/// @brief Copies of a shared library on the dynamic loader's search path and in the Python
+/// environment's NVIDIA wheels, and the diagnosis check that warns when a version has more than
+/// one: the usual cause of "built against one cuDNN, loaded another". Part of the tools
+/// component (`cudagap::tools`).
 ///
 /// @code
 /// for (const gpu::library_copy& copy : gpu::find_library_copies("libcudnn")) {
-///     std::printf("%s%s\n", copy.path.c_str(), copy.loaded ? " (loaded)" : "");
+///     std::printf("%s\n", copy.describe().c_str()); // path, pip wheel, loaded
 /// }
 /// @endcode
 #pragma once
@@ -26,6 +27,16 @@ struct library_copy {
     std::string
         soname_version{}; ///< the version in the file name after `.so.`, e.g. `9` or `9.1.0`
     bool loaded = false;  ///< this process has this file loaded
+    /// It lies in a library folder of NVIDIA's pip wheels in the Python environment (python3 on
+    /// `PATH`), such as `site-packages/nvidia/cudnn/lib`, which only Python packages load.
+    bool from_wheel = false;
+    /// The wheel that installed it, from its `.dist-info/RECORD`: its name and version, e.g.
+    /// `nvidia-cudnn-cu13 9.13.0.50`; empty outside wheel folders and for a file no RECORD lists.
+    std::string wheel{};
+
+    /// @brief The path and where it comes from: `/usr/lib/python3/site-packages/nvidia/cudnn/lib/
+    /// libcudnn.so.9 (pip wheel nvidia-cudnn-cu13 9.13.0.50) (loaded)`.
+    [[nodiscard]] std::string describe() const;
 
     /// @brief Copies compare equal field by field.
     friend bool operator==(const library_copy&, const library_copy&) = default;
@@ -34,8 +45,10 @@ struct library_copy {
 /// @brief The distinct files of the shared library @p library (e.g. `libcudnn`, matching
 /// `libcudnn.so` and `libcudnn.so.<version>`, not `libcudnn_ops.so`) on the dynamic loader's
 /// search path: `LD_LIBRARY_PATH`, the folders of `/etc/ld.so.conf`, the system library
-/// folders, the folders named by `CUDA_HOME`, `CUDA_PATH` and `CUDNN_ROOT`, and the folder of
-/// the copy this process has loaded. Links to the same file count once.
+/// folders, the folders named by `CUDA_HOME`, `CUDA_PATH` and `CUDNN_ROOT`, the folder of the
+/// copy this process has loaded, and the `lib` folders of NVIDIA's pip wheels in the Python
+/// environment (`python3` on `PATH` is asked where the `nvidia` package is, within 5 seconds;
+/// those copies have `from_wheel` set). Links to the same file count once.
 [[nodiscard]] std::vector<library_copy> find_library_copies(std::string_view library);
 
 /// @brief The file this process has loaded for @p library (e.g. `libcublas`), if any.
