@@ -38,25 +38,39 @@ def run(command, env=None, cwd=None, timeout=600):
                           cwd=cwd, timeout=timeout, check=False)
 
 
+def v2_row(**fields):
+    """A row of a version-2 report (made-up numbers: test data)."""
+    base = {"case": "1 MiB", "variant": "cudagap device_buffer", "math": "-", "cache": None,
+            "median_ms": 0.001, "min_ms": 0.0009, "max_ms": 0.002, "spread": 1.1,
+            "noise": 0.003, "max_noise": 0.005, "min_samples": 10, "stopped": "noise target",
+            "repetitions": 12, "calls_per_repetition": 100, "timing": "host clock",
+            "host_ms": None, "single_call": None, "graph": None, "clocks": None,
+            "tflops": None, "gbps": None, "peak_fraction": None, "note": ""}
+    base.update(fields)
+    return base
+
+
 def report(**overrides):
     """A well-formed benchmark report, as the harness writes it (made-up numbers: test data)."""
     base = {
-        "schema": "cudagap-bench/1", "benchmark": "alloc", "description": "test report",
+        "schema": "cudagap-bench/2", "benchmark": "alloc", "description": "test report",
         "quick": True,
         "environment": {"date_utc": "2025-01-01T00:00:00Z", "host": "h", "cudagap": "0.1.0",
                         "cuda_runtime": "13.0", "driver_cuda": "13.0", "driver_version": "580.1",
                         "gpu_available": True, "device": "Test GPU", "capability": "9.0",
                         "memory_bytes": 1 << 30, "max_sm_clock_mhz": 1980, "sm_clock_mhz": None,
-                        "peak_memory_bandwidth_gbps": 4800.0},
+                        "peak_memory_bandwidth_gbps": 4800.0, "l2_cache_bytes": 50 << 20,
+                        "clocks_checked": True, "clocks_note": ""},
+        "sampling": {"max_noise": 0.005, "min_samples": 10, "time_limit_s": 0.2,
+                     "flush_bytes": 100 << 20},
         "gpu_skipped": False, "skip_reason": "",
-        "rows": [{"case": "1 MiB", "variant": "cudagap device_buffer", "math": "-",
-                  "median_ms": 0.001, "min_ms": 0.0009, "max_ms": 0.002, "spread": 1.1,
-                  "repetitions": 5, "calls_per_repetition": 100, "timing": "host clock",
-                  "tflops": None, "gbps": None, "peak_fraction": None, "note": ""},
-                 {"case": "1 MiB", "variant": "cudaMalloc/cudaFree", "math": "-",
-                  "median_ms": 0.05, "min_ms": 0.04, "max_ms": 0.06, "spread": 0.4,
-                  "repetitions": 5, "calls_per_repetition": 100, "timing": "host clock",
-                  "tflops": None, "gbps": None, "peak_fraction": None, "note": ""}],
+        "rows": [v2_row(graph={"median_ms": 0.0008, "min_ms": 0.0007, "max_ms": 0.001,
+                               "noise": 0.04, "stopped": "time limit", "samples": 30,
+                               "calls_per_sample": 100, "host_ms": None},
+                        clocks={"flagged": False, "summary": "1980 MHz"}),
+                 v2_row(variant="cudaMalloc/cudaFree", median_ms=0.05, min_ms=0.04, max_ms=0.06,
+                        spread=0.4, noise=0.031, stopped="time limit", repetitions=40,
+                        clocks={"flagged": True, "summary": "FLAGGED: SW power cap"})],
         "ratios": [{"case": "1 MiB", "numerator": "cudaMalloc/cudaFree",
                     "denominator": "cudagap device_buffer", "value": 50.0, "note": ""},
                    {"case": "1 MiB", "numerator": "torch", "denominator": "cudagap device_buffer",
@@ -69,6 +83,18 @@ def report(**overrides):
     }
     base.update(overrides)
     return base
+
+
+def v1_report(**overrides):
+    """The same report in version 1 (what bench/train and bench/infer write): no sampling, noise,
+    cache, side timings or clocks."""
+    old = report(schema="cudagap-bench/1", **overrides)
+    del old["sampling"]
+    old["rows"] = [{k: v for k, v in row.items()
+                    if k not in ("cache", "noise", "max_noise", "min_samples", "stopped",
+                                 "host_ms", "single_call", "graph", "clocks")}
+                   for row in old["rows"]]
+    return old
 
 
 class CompareTorchTests(unittest.TestCase):
@@ -190,6 +216,30 @@ class ResultsTests(unittest.TestCase):
         result = self.results("check", self.write("good.json", report()))
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("well-formed report of 'alloc' (2 rows, 2 targets)", result.stdout)
+        # Version 1 is still read (bench/train and bench/infer write it).
+        result = self.results("check", self.write("old.json", v1_report()))
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_check_requires_version_2s_fields(self):
+        bad = report()
+        del bad["sampling"]
+        del bad["rows"][0]["stopped"]
+        bad["rows"][0]["cache"] = "lukewarm"
+        bad["rows"][0]["noise"] = "low"
+        bad["rows"][1]["graph"] = {"median_ms": 1.0, "min_ms": 2.0, "max_ms": 3.0, "samples": 0,
+                                   "calls_per_sample": 1, "stopped": "time limit"}
+        bad["rows"][1]["clocks"] = {"summary": "1980 MHz"}
+        result = self.results("check", self.write("bad2.json", bad))
+        self.assertEqual(result.returncode, 1)
+        for expected in ("the report has no 'sampling'", "row 0 has no 'stopped'",
+                         "row 0's cache is 'lukewarm'", "row 0's noise is not a number",
+                         "row 1's graph's min <= median <= max", "row 1's graph's samples is 0",
+                         "row 1's clocks has no 'flagged'"):
+            self.assertIn(expected, result.stderr)
+        stopped = report()
+        stopped["rows"][0]["stopped"] = "bored"
+        result = self.results("check", self.write("stop.json", stopped))
+        self.assertIn("row 0's stopped is 'bored'", result.stderr)
 
     def test_check_names_each_problem(self):
         bad = report()
@@ -267,7 +317,16 @@ class ResultsTests(unittest.TestCase):
         self.assertIn("| overhead | event record within 2% | **not measured** | - |", text)
         self.assertIn("GPU part skipped: no driver here", text)
         self.assertIn("| 1 MiB | cudaMalloc/cudaFree / cudagap device_buffer | 50.0 |", text)
-        self.assertIn("| 1 MiB | cudagap device_buffer | - | 1.000 µs |", text)
+        self.assertIn("| 1 MiB | cudagap device_buffer | - | - | 1.000 µs |", text)
+        # Version 2's columns: the noise (noisy when the limit came first), the graph beside the
+        # row, the clocks (a flagged row in bold) and the sampling line.
+        self.assertIn("| 0.30% | 12 × 100 |  | 800 ns (noisy: 4.00%) |", text)
+        self.assertIn("| noisy: 3.10% | 40 × 100 |", text)
+        self.assertIn("| **FLAGGED: SW power cap** |", text)
+        self.assertIn("Sampling: until the noise (relative standard deviation) is at most 0.5% "
+                      "after 10 samples, within 0.2 s per measurement; cold samples first write "
+                      "100 MiB (2x the L2); clocks read by NVML around each case (never changed). "
+                      "**1 row(s) flagged by their clocks**", text)
         self.assertIn("**unreadable report** `" + str(files[2]), text)
         merged = json.loads(merged_json.read_text())
         self.assertEqual([r["benchmark"] for r in merged["reports"]], ["alloc", "overhead"])
