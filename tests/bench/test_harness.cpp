@@ -745,6 +745,37 @@ TEST_CASE("the real compare_torch.py answers with JSON whether or not torch is i
     }
 }
 
+TEST_CASE("the real compare_torch.py on a stand-in torch: every series it writes becomes rows",
+          "[bench]")
+{
+    // The protocol between the two languages, end to end: the rule's flags the report hands
+    // over, the single-call, graph and cold series the script writes, the rows they make.
+    const scoped_env path("PYTHONPATH", CUDAGAP_FAKE_TORCH_DIR);
+    bench::report r = empty_report(parse({"--time-limit", "0.05", "--min-samples", "3"}));
+    std::vector<std::string> arguments{"gemm", "--sizes",       "64", "--precisions",
+                                       "fp16", "--calls",       "5",  "--single-call-sizes",
+                                       "64",   "--graph-sizes", "64", "--cold-sizes",
+                                       "64"};
+    const std::vector<std::string> rule = r.torch_rule_arguments();
+    arguments.insert(arguments.end(), rule.begin(), rule.end());
+    const bench::torch_run run = r.compare_torch(arguments);
+    INFO(run.reason);
+    REQUIRE(run.ok);
+    const bench::torch_case* c = run.find("64 fp16");
+    REQUIRE(c != nullptr);
+    CHECK(c->min_samples == 3);
+    CHECK(c->stopped != bench::stop_reason::fixed_count);
+    REQUIRE(c->graph.has_value());
+    CHECK(c->graph->calls_per_sample == 5);
+    REQUIRE(c->single_call.has_value());
+    r.add(c->to_measurement(bench::math_mode::fp16));
+    const std::optional<bench::measurement> cold = c->cold_measurement(bench::math_mode::fp16);
+    REQUIRE(cold.has_value());
+    r.add(*cold);
+    CHECK(r.rows().size() == 2);
+    CHECK(r.rows()[1].variant == "torch cold");
+}
+
 TEST_CASE("on a GPU the environment names the device, its clocks and bandwidth", "[bench][gpu]")
 {
     const bench::environment env = bench::environment::probe();

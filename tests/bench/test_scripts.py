@@ -139,6 +139,52 @@ class CompareTorchTests(unittest.TestCase):
         self.assertEqual([e["case"] for e in output["errors"]], ["64 bf16", "128 bf16"])
         self.assertIn("bfloat16 is not supported", output["errors"][0]["error"])
 
+    def test_the_stopping_rule_and_the_series_beside_a_case(self):
+        result = self.compare(
+            "gemm", "--sizes", "64,128", "--precisions", "fp32", "--warmup", "1",
+            "--single-call-sizes", "64", "--graph-sizes", "64", "--cold-sizes", "64",
+            "--max-noise", "0.5", "--min-samples", "5", "--time-limit", "0.05", "--calls", "7",
+            env={"FAKE_TORCH_LOG": "1"})
+        output = self.parse(result)
+        cases = {r["case"]: r for r in output["results"]}
+        small, large = cases["64 fp32"], cases["128 fp32"]
+        for series in (small, small["single_call"], small["graph"], small["cold"], large):
+            self.assertIn(series["stopped"], ("noise target", "time limit", "sample cap"))
+            self.assertLessEqual(series["min_ms"], series["median_ms"])
+            if series["stopped"] == "noise target":
+                self.assertGreaterEqual(series["repetitions"], 5)
+                self.assertLessEqual(series["noise"], 0.005)
+        self.assertEqual((small["max_noise"], small["min_samples"]), (0.005, 5))
+        self.assertEqual(small["calls_per_repetition"], 7)
+        self.assertEqual(small["graph"]["calls_per_repetition"], 7)  # the batch's calls, replayed
+        self.assertEqual(small["single_call"]["calls_per_repetition"], 1)
+        self.assertIn("host_ms", small["single_call"])
+        for key in ("single_call", "graph", "cold"):
+            self.assertNotIn(key, large)
+        # The flush: one buffer of twice the L2 (50 MiB here), written before each cold sample.
+        log = result.stderr
+        self.assertEqual(log.count("fake torch: empty (104857600,) uint8"), 1)
+        self.assertEqual(log.count("fake torch: fill_ (104857600,)"), small["cold"]["repetitions"])
+        self.assertEqual(log.count("fake torch: graph capture begins"), 1)
+        self.assertEqual(log.count("fake torch: graph replay"), small["graph"]["repetitions"] + 1)
+
+    def test_a_fixed_count_and_a_torch_without_the_l2_size(self):
+        output = self.parse(self.compare(
+            "conv", "--batch", "1", "--in-channels", "1", "--height", "4", "--width", "4",
+            "--out-channels", "1", "--kernel", "1", "--repetitions", "3", "--single-call",
+            "--graph", "--cold", env={"FAKE_TORCH_NO_L2": "1"}))
+        # The cold series cannot be sized: the case is an error, said so; nothing is guessed.
+        self.assertEqual(output["results"], [])
+        self.assertIn("L2_cache_size", output["errors"][0]["error"])
+        output = self.parse(self.compare(
+            "conv", "--batch", "1", "--in-channels", "1", "--height", "4", "--width", "4",
+            "--out-channels", "1", "--kernel", "1", "--repetitions", "3", "--single-call",
+            "--graph"))
+        first = output["results"][0]
+        self.assertEqual((first["repetitions"], first["stopped"]), (3, "fixed count"))
+        self.assertIsNone(first["max_noise"])
+        self.assertEqual(first["graph"]["repetitions"], 3)
+
     def test_conv_case_names_and_shapes(self):
         output = self.parse(self.compare(
             "conv", "--batch", "2", "--in-channels", "3", "--height", "8", "--width", "8",
@@ -188,7 +234,13 @@ class CompareTorchTests(unittest.TestCase):
     def test_bad_command_lines_exit_2(self):
         for args in (["gemm"], ["gemm", "--sizes", "0"], ["gemm", "--sizes", "64", "--precisions", "fp64"],
                      ["conv", "--batch", "1"], ["alloc", "--sizes", "x"], ["bogus"], ["allreduce"],
-                     ["alloc", "--sizes", "64", "--repetitions", "0"]):
+                     ["alloc", "--sizes", "64", "--repetitions", "0"],
+                     ["alloc", "--sizes", "64", "--max-noise", "0"],
+                     ["alloc", "--sizes", "64", "--max-noise", "nan"],
+                     ["alloc", "--sizes", "64", "--min-samples", "0"],
+                     ["alloc", "--sizes", "64", "--min-samples", "100001"],
+                     ["alloc", "--sizes", "64", "--time-limit", "-1"],
+                     ["gemm", "--sizes", "64", "--cold-sizes", "x"]):
             with self.subTest(args=args):
                 result = self.compare(*args)
                 self.assertEqual(result.returncode, 2, result.stdout)
