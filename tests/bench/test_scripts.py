@@ -1,8 +1,9 @@
 """Tests of the benchmark and GPU-check scripts: bench/compare_torch.py (with a fake torch, so
 its measuring path runs without PyTorch or a GPU), bench/harness/results.py (check, run-check,
-merge), bench/plot_results.py, scripts/bundle-deps, scripts/gpu-check (its command line, its
-plan, its output's layout, and real runs in no-GPU mode against an existing build) and its
-helpers in scripts/lib/gpu_check_tools.py.
+merge), bench/compare_results.py (on the two files in fixtures/), bench/plot_results.py,
+scripts/bundle-deps, scripts/gpu-check (its command line, its plan, its output's layout, and
+real runs in no-GPU mode against an existing build) and its helpers in
+scripts/lib/gpu_check_tools.py.
 
 ctest runs one class per test (tests/bench/CMakeLists.txt) with these in the environment:
 CUDAGAP_SOURCE_DIR, CUDAGAP_BUILD_DIR (a configured and built tree), CATCH2_CMAKE_DIR and
@@ -25,6 +26,8 @@ BUILD = Path(os.environ["CUDAGAP_BUILD_DIR"]) if os.environ.get("CUDAGAP_BUILD_D
 COMPARE_TORCH = SOURCE / "bench" / "compare_torch.py"
 RESULTS = SOURCE / "bench" / "harness" / "results.py"
 PLOT = SOURCE / "bench" / "plot_results.py"
+COMPARE_RESULTS = SOURCE / "bench" / "compare_results.py"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BUNDLE_DEPS = SOURCE / "scripts" / "bundle-deps"
 GPU_CHECK = SOURCE / "scripts" / "gpu-check"
 TOOLS = SOURCE / "scripts" / "lib" / "gpu_check_tools.py"
@@ -385,6 +388,80 @@ class ResultsTests(unittest.TestCase):
         self.assertEqual(len(merged["unreadable"]), 1)
         nothing = self.results("merge", "--out", self.dir / "none.md", files[2])
         self.assertEqual(nothing.returncode, 1)
+
+
+class CompareResultsTests(unittest.TestCase):
+    """bench/compare_results.py on two fixture files (made-up numbers: test data): the ratio of
+    each row both runs have, each side's noise, the verdict, the caveats, what only one has."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-compare-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def compare(self, *args):
+        return run([sys.executable, COMPARE_RESULTS, *args])
+
+    def row(self, text, *cells):
+        """The table line that starts with @cells, split into its cells."""
+        prefix = "| " + " | ".join(cells) + " |"
+        lines = [line for line in text.splitlines() if line.startswith(prefix)]
+        self.assertEqual(len(lines), 1, f"{prefix!r} in:\n{text}")
+        return [c.strip() for c in lines[0].strip("|").split("|")]
+
+    def test_the_fixture_files(self):
+        markdown = self.dir / "comparison.md"
+        result = self.compare(FIXTURES / "compare_before.json", FIXTURES / "compare_after.json",
+                              "--markdown", markdown)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = result.stdout
+        self.assertEqual(markdown.read_text(), text)
+        self.assertIn("6 compared: 2 within noise, 1 slower, 1 faster, 2 noise unknown.", text)
+        # 0.3% apart with 0.4% noise on each side: within noise.
+        self.assertEqual(self.row(text, "gemm", "1000 fp16", "cudagap", "median")[4:],
+                         ["10.000 µs", "10.030 µs", "1.003", "0.40%", "0.40%", "within noise"])
+        # 20% apart with 0.3% noise: slower.
+        self.assertEqual(self.row(text, "gemm", "1000 fp16", "raw cuBLAS", "median")[6:],
+                         ["1.200", "0.30%", "0.30%", "slower"])
+        # 1.2% apart on graphs of 1% and 2% noise: within the combined 2.2%.
+        self.assertEqual(self.row(text, "gemm", "1000 fp16", "cudagap", "graph")[9],
+                         "within noise")
+        # Faster, but the later run throttled: said beside the verdict.
+        self.assertEqual(self.row(text, "gemm", "4096 fp32", "cudagap", "median")[9],
+                         "faster (clocks flagged after)")
+        # A version-1 report has no noise: no claim either way.
+        self.assertEqual(self.row(text, "alloc", "1 MiB", "cudagap device_buffer", "median")[7:],
+                         ["-", "0.30%", "noise unknown"])
+        self.assertIn("noisy after", self.row(text, "alloc", "1 MiB", "cudaMalloc/cudaFree",
+                                              "median")[9])
+        self.assertIn("- only in before: gemm / 8192 fp32 / cudagap / median", text)
+        self.assertIn("- only in after: gemm / 1000 fp16 / cudagap / 1 call", text)
+        self.assertIn("- before: Test H200, driver 580.65.06", text)
+
+    def test_fail_on_slower_and_two_single_reports(self):
+        result = self.compare(FIXTURES / "compare_before.json", FIXTURES / "compare_after.json",
+                              "--fail-on-slower")
+        self.assertEqual(result.returncode, 1)
+        same = self.dir / "alloc.json"
+        same.write_text(json.dumps(report()))
+        result = self.compare(same, same, "--fail-on-slower")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("3 compared: 3 within noise, 0 slower, 0 faster, 0 noise unknown.",
+                      result.stdout)
+
+    def test_unreadable_files_exit_2(self):
+        broken = self.dir / "broken.json"
+        broken.write_text("{")
+        bad = self.dir / "bad.json"
+        bad.write_text(json.dumps(report(schema="other")))
+        for path, expected in ((broken, "cannot read it"), (bad, "not a benchmark report"),
+                               (self.dir / "missing.json", "cannot read it")):
+            with self.subTest(path=path):
+                result = self.compare(path, FIXTURES / "compare_after.json")
+                self.assertEqual(result.returncode, 2)
+                self.assertIn(expected, result.stderr)
+                self.assertEqual(result.stdout, "")
 
 
 class PlotTests(unittest.TestCase):
