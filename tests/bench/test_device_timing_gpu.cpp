@@ -1,7 +1,8 @@
-// bench/harness/device_timing.hpp on a GPU ([gpu]; scripts/gpu-check runs them): a cold sample
-// of a tiny GEMM is slower than a warm one, the flush is made once from the device's L2 and
-// reused, and a graph replay of 100 tiny GEMMs costs less host time than 100 launches (and
-// computes what they compute, against a float64 reference).
+// bench/harness/device_timing.hpp on a GPU ([gpu]: scripts/gpu-check runs them with the other
+// [gpu] tests, ctest label gpu): a cold sample of a tiny GEMM is slower than a warm one, the
+// flush is made once from the device's L2 and reused, and a graph replay of 100 tiny GEMMs costs
+// less host time than 100 launches (and computes what they compute, against a float64
+// reference).
 #include "device_timing.hpp"
 
 #include <gpu/blas/gemm.hpp>
@@ -67,11 +68,13 @@ struct tiny_gemm {
 
 } // namespace
 
-TEST_CASE("a cold sample of a tiny GEMM is slower than a warm one", "[bench][gpu]")
+// [serial]: the test runs alone, so that no other process's kernels evict the L2 between the
+// warm samples (that would make them cold too).
+TEST_CASE("a cold sample of a tiny GEMM is slower than a warm one", "[bench][gpu][serial]")
 {
     tiny_gemm gemm(256);
     bench::device_timer timer(gemm.stream,
-                              {.max_noise = 0.005, .min_samples = 20, .time_limit_s = 1.0});
+                              {.max_noise = 0.005, .min_samples = 20, .time_limit_s = 0.5});
     const std::array<bench::device_call, 1> works{[&] { gemm(); }};
     const bench::series warm = timer.single_calls(works, bench::cache_state::warm).front();
     CHECK(timer.flush() == nullptr); // a warm sampling makes no flush
