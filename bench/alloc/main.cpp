@@ -222,13 +222,7 @@ void time_pooled(bench::report& r, std::size_t bytes, gpu::stream_ref stream)
 // The torch rows; whether torch ran.
 bool add_torch_rows(bench::report& r)
 {
-    std::string size_list;
-    for (const std::size_t bytes : sizes) {
-        if (!size_list.empty()) {
-            size_list += ',';
-        }
-        size_list += std::to_string(bytes);
-    }
+    const std::string size_list = bench::comma_list(sizes);
     std::vector<std::string> arguments{
         "alloc",    "--sizes",     size_list,
         "--warmup", "3",           "--calls",

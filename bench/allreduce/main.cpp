@@ -278,13 +278,7 @@ void torch_part(bench::report& r, const timing_plan& plan, std::span<const std::
             " GPUs: it needs one process per GPU (torchrun), this benchmark runs them in one");
         return;
     }
-    std::string size_list;
-    for (const std::size_t bytes : sizes) {
-        if (!size_list.empty()) {
-            size_list += ',';
-        }
-        size_list += std::to_string(bytes);
-    }
+    const std::string size_list = bench::comma_list(sizes);
     std::vector<std::string> arguments{
         "allreduce", "--sizes",     size_list,
         "--warmup",  "3",           "--calls",

@@ -341,18 +341,6 @@ void gpu_case(bench::report& r, bench::device_timer& timer, int n, const precisi
     check_same_bits(r, name, n, ours, raw, c, c_raw, stream);
 }
 
-std::string size_list(const std::vector<int>& sizes)
-{
-    std::string text;
-    for (const int n : sizes) {
-        if (!text.empty()) {
-            text += ',';
-        }
-        text += std::to_string(n);
-    }
-    return text;
-}
-
 void add_torch_rows(bench::report& r, const gpu::device_properties& props)
 {
     const std::vector<int> sizes = gpu_sizes(r.settings());
@@ -360,7 +348,7 @@ void add_torch_rows(bench::report& r, const gpu::device_properties& props)
     std::copy_if(sizes.begin(), sizes.end(), std::back_inserter(small), small_size);
     std::vector<std::string> arguments{"gemm",
                                        "--sizes",
-                                       size_list(sizes),
+                                       bench::comma_list(sizes),
                                        "--precisions",
                                        "fp32,tf32,fp16,bf16",
                                        "--warmup",
@@ -370,9 +358,9 @@ void add_torch_rows(bench::report& r, const gpu::device_properties& props)
                                        "--target-ms",
                                        fixed(batch_target_ms(r.settings()), "%.1f"),
                                        "--single-call-sizes",
-                                       size_list(small),
+                                       bench::comma_list(small),
                                        "--graph-sizes",
-                                       size_list(small),
+                                       bench::comma_list(small),
                                        "--cold-sizes",
                                        std::to_string(sizes.front())};
     const std::vector<std::string> rule = r.torch_rule_arguments();

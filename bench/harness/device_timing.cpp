@@ -105,6 +105,19 @@ void l2_flush::flush()
 struct device_timer::events {
     event start;
     event stop;
+
+    // Runs `issue` between the two events on `stream`: device milliseconds per call; the host
+    // milliseconds per call it took to issue the work go to `host`.
+    template <class Issue>
+    double time(stream_ref stream, const Issue& issue, int calls, std::vector<double>& host)
+    {
+        start.record(stream);
+        const host_timer timer;
+        issue();
+        host.push_back(timer.elapsed().count() / calls);
+        stop.record(stream);
+        return elapsed(start, stop).count() / calls;
+    }
 };
 
 namespace {
@@ -126,10 +139,8 @@ int device_timer::calls_for(const device_call& work, double target_ms, int max_c
 {
     work();
     stream_.synchronize();
-    events_->start.record(stream_);
-    work();
-    events_->stop.record(stream_);
-    const double one = elapsed(events_->start, events_->stop).count();
+    std::vector<double> host;
+    const double one = events_->time(stream_, work, 1, host);
     if (!(one > 0.0)) {
         return max_calls;
     }
@@ -149,14 +160,14 @@ std::vector<series> device_timer::batch(std::span<const device_call> works, int 
     std::vector<take_sample> takes;
     for (std::size_t k = 0; k < works.size(); ++k) {
         takes.emplace_back([this, &works, &host, k, calls] {
-            events_->start.record(stream_);
-            const host_timer issue;
-            for (int call = 0; call < calls; ++call) {
-                works[k]();
-            }
-            host[k].push_back(issue.elapsed().count() / calls);
-            events_->stop.record(stream_);
-            return elapsed(events_->start, events_->stop).count() / calls;
+            return events_->time(
+                stream_,
+                [&] {
+                    for (int call = 0; call < calls; ++call) {
+                        works[k]();
+                    }
+                },
+                calls, host[k]);
         });
     }
     std::vector<series> out = sample_alternating(rule_, takes, calls);
@@ -185,12 +196,7 @@ std::vector<series> device_timer::single_calls(std::span<const device_call> work
             // The flush, and anything before, ends before the window opens: each sample starts
             // on an idle stream, cold or warm alike.
             stream_.synchronize();
-            events_->start.record(stream_);
-            const host_timer issue;
-            works[k]();
-            host[k].push_back(issue.elapsed().count());
-            events_->stop.record(stream_);
-            return elapsed(events_->start, events_->stop).count();
+            return events_->time(stream_, works[k], 1, host[k]);
         });
     }
     std::vector<series> out = sample_alternating(rule_, takes, 1);
@@ -218,12 +224,8 @@ std::vector<series> device_timer::graph(std::span<const device_call> works, int 
     std::vector<take_sample> takes;
     for (std::size_t k = 0; k < works.size(); ++k) {
         takes.emplace_back([this, &execs, &host, k, calls] {
-            events_->start.record(stream_);
-            const host_timer issue;
-            execs[k].launch(stream_);
-            host[k].push_back(issue.elapsed().count() / calls);
-            events_->stop.record(stream_);
-            return elapsed(events_->start, events_->stop).count() / calls;
+            return events_->time(
+                stream_, [&] { execs[k].launch(stream_); }, calls, host[k]);
         });
     }
     std::vector<series> out = sample_alternating(rule_, takes, calls);

@@ -466,4 +466,19 @@ struct suite {
 /// exactly (`64 MiB`, `1536 KiB`), else bytes (`100 B`).
 [[nodiscard]] std::string size_name(std::size_t bytes);
 
+/// @brief Numbers joined by commas, `1000,2000,4096`: how compare_torch.py's list flags
+/// (`--sizes` and the like) take them.
+template <class Range>
+[[nodiscard]] std::string comma_list(const Range& values)
+{
+    std::string text;
+    for (const auto& value : values) {
+        if (!text.empty()) {
+            text += ',';
+        }
+        text += std::to_string(value);
+    }
+    return text;
+}
+
 } // namespace gpu::bench

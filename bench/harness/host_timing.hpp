@@ -105,6 +105,22 @@ template <class Work>
     return calls > max_calls ? max_calls : static_cast<int>(calls);
 }
 
+/// @brief One host-clock sample of @p calls back-to-back calls of @p work, then @p between
+/// (untimed): milliseconds per call. @p work and @p between must outlive the sample.
+template <class Work, class Between>
+[[nodiscard]] take_sample host_batch(int calls, Work& work, Between& between)
+{
+    return [&work, &between, calls] {
+        const host_timer timer;
+        for (int call = 0; call < calls; ++call) {
+            work();
+        }
+        const double ms = timer.elapsed().count() / calls;
+        between();
+        return ms;
+    };
+}
+
 /// @brief Host-clock samples of batches of @p calls calls of @p work, stopped by @p rule:
 /// @p warmup calls first, untimed, then @p between after each sample, untimed (a
 /// synchronisation, so that a full launch queue never blocks the timed calls). Per call.
@@ -118,18 +134,7 @@ template <class Work, class Between>
         work();
     }
     between();
-    return sample_series(
-        rule,
-        [&] {
-            const host_timer timer;
-            for (int call = 0; call < calls; ++call) {
-                work();
-            }
-            const double ms = timer.elapsed().count() / calls;
-            between();
-            return ms;
-        },
-        calls);
+    return sample_series(rule, host_batch(calls, work, between), calls);
 }
 
 /// @brief `time_host` for two works in alternating samples (A B, B A, ...), until both have
@@ -145,18 +150,8 @@ template <class WorkA, class WorkB, class Between>
         work_b();
     }
     between();
-    const auto take = [&](auto& work) {
-        return take_sample([&] {
-            const host_timer timer;
-            for (int call = 0; call < calls; ++call) {
-                work();
-            }
-            const double ms = timer.elapsed().count() / calls;
-            between();
-            return ms;
-        });
-    };
-    const std::vector<take_sample> takes{take(work_a), take(work_b)};
+    const std::vector<take_sample> takes{host_batch(calls, work_a, between),
+                                         host_batch(calls, work_b, between)};
     const std::vector<series> out = sample_alternating(rule, takes, calls);
     return {out[0], out[1]};
 }

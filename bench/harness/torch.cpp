@@ -238,22 +238,20 @@ std::optional<measurement> torch_case::cold_measurement(math_mode math) const
     if (!cold) {
         return std::nullopt;
     }
-    measurement row;
-    row.case_name = case_name;
+    measurement row = to_measurement(math);
     row.variant = "torch cold";
-    row.math = math;
     row.cache = cache_state::cold;
     row.median_ms = cold->median_ms;
     row.min_ms = cold->min_ms;
     row.max_ms = cold->max_ms;
     row.repetitions = cold->samples;
-    row.calls_per_repetition = 1;
-    row.timing = "CUDA events";
+    row.calls_per_repetition = cold->calls_per_sample;
     row.noise = cold->noise;
     row.stopped = cold->stopped;
-    row.max_noise = max_noise;
     row.min_samples = cold->min_samples;
-    row.clocks = clocks;
+    row.host_ms = cold->host_ms;
+    row.single_call.reset();
+    row.graph.reset();
     return row;
 }
 

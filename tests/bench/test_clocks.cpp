@@ -4,6 +4,7 @@
 #include "clocks.hpp"
 
 #include "catch.hpp"
+#include <scoped_env.hpp>
 
 #include <dlfcn.h>
 
@@ -20,17 +21,7 @@ namespace bench = gpu::bench;
 
 namespace {
 
-// Sets an environment variable for the scope of a test.
-struct scoped_env {
-    std::string name;
-    scoped_env(std::string key, const std::string& value) : name(std::move(key))
-    {
-        setenv(name.c_str(), value.c_str(), 1);
-    }
-    ~scoped_env() { unsetenv(name.c_str()); }
-    scoped_env(const scoped_env&) = delete;
-    scoped_env& operator=(const scoped_env&) = delete;
-};
+using gpu::test::scoped_env;
 
 bench::clock_reading reading(int sm, std::uint64_t reasons = 0)
 {

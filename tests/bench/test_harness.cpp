@@ -6,6 +6,7 @@
 #include <gpu/device.hpp>
 
 #include "catch.hpp"
+#include <scoped_env.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -69,17 +70,7 @@ struct temp_dir {
     temp_dir& operator=(const temp_dir&) = delete;
 };
 
-// Sets an environment variable for the scope of a test.
-struct scoped_env {
-    std::string name;
-    scoped_env(std::string key, const std::string& value) : name(std::move(key))
-    {
-        setenv(name.c_str(), value.c_str(), 1);
-    }
-    ~scoped_env() { unsetenv(name.c_str()); }
-    scoped_env(const scoped_env&) = delete;
-    scoped_env& operator=(const scoped_env&) = delete;
-};
+using gpu::test::scoped_env;
 
 std::string write_script(const std::filesystem::path& folder, const std::string& body)
 {
