@@ -91,7 +91,7 @@ l2_flush::l2_flush(int l2_cache_bytes, std::unique_ptr<flush_target> target)
 
 l2_flush l2_flush::on_device(const device_properties& props, stream_ref stream)
 {
-    return l2_flush(props.l2_cache_bytes, std::make_unique<device_flush_target>(stream));
+    return for_device(props, std::make_unique<device_flush_target>(stream));
 }
 
 void l2_flush::flush()

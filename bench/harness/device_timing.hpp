@@ -28,6 +28,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpu::bench {
@@ -73,8 +74,17 @@ public:
     /// @throws std::invalid_argument as `flush_bytes`, or when @p target is null
     l2_flush(int l2_cache_bytes, std::unique_ptr<flush_target> target);
 
+    /// @brief A flush sized from the device properties @p props (twice their `l2_cache_bytes`),
+    /// allocated in @p target.
+    /// @throws as the constructor
+    [[nodiscard]] static l2_flush for_device(const device_properties& props,
+                                             std::unique_ptr<flush_target> target)
+    {
+        return l2_flush(props.l2_cache_bytes, std::move(target));
+    }
+
     /// @brief A flush on @p stream's device: a `gpu::device_buffer` written by
-    /// `cudaMemsetAsync` on @p stream, sized from @p props (its `l2_cache_bytes`).
+    /// `cudaMemsetAsync` on @p stream, sized from @p props (`for_device`).
     /// @throws std::invalid_argument as `flush_bytes`; gpu::cuda_error when the buffer cannot
     /// be allocated
     [[nodiscard]] static l2_flush on_device(const device_properties& props, stream_ref stream);

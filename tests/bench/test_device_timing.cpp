@@ -42,6 +42,20 @@ TEST_CASE("a flush writes twice the L2 the device properties report", "[bench]")
     CHECK(to_string(bench::cache_state::warm) == "warm");
 }
 
+TEST_CASE("the flush is sized from the device's properties", "[bench]")
+{
+    gpu::device_properties props;
+    props.l2_cache_bytes = 50 * 1024 * 1024;
+    auto target = std::make_unique<counting_target>();
+    const std::shared_ptr<counting_target::log> seen = target->seen;
+    const bench::l2_flush flush = bench::l2_flush::for_device(props, std::move(target));
+    CHECK(flush.bytes() == std::size_t{100} << 20);
+    CHECK(seen->allocations == std::vector<std::size_t>{std::size_t{100} << 20});
+    props.l2_cache_bytes = 0; // a device that reports none: no flush, said why
+    CHECK_THROWS_WITH(bench::l2_flush::for_device(props, std::make_unique<counting_target>()),
+                      ContainsSubstring("cannot be sized"));
+}
+
 TEST_CASE("the flush buffer is sized and allocated once, then reused by every flush", "[bench]")
 {
     auto target = std::make_unique<counting_target>();
