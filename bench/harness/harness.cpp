@@ -565,7 +565,10 @@ void report::print_header(std::ostream& out) const
     out << "sampling: until the noise (relative standard deviation) is at most "
         << printf_string("%g%%", 100.0 * rule_.max_noise) << " after " << rule_.min_samples
         << " samples, within " << printf_string("%g s", rule_.time_limit_s) << " per measurement";
-    if (env_.l2_cache_bytes > 0) {
+    const bool cold = std::any_of(rows_.begin(), rows_.end(), [](const measurement& row) {
+        return row.cache == cache_state::cold;
+    });
+    if (cold && env_.l2_cache_bytes > 0) {
         out << "; cold samples first write " << format_bytes(flush_bytes(env_.l2_cache_bytes))
             << " (2x the L2)";
     }

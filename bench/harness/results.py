@@ -344,7 +344,7 @@ def sampling_line(report):
     line = (f"Sampling: until the noise (relative standard deviation) is at most "
             f"{100 * sampling.get('max_noise', 0):g}% after {sampling.get('min_samples')} samples, "
             f"within {sampling.get('time_limit_s')} s per measurement")
-    if sampling.get("flush_bytes"):
+    if sampling.get("flush_bytes") and any(r.get("cache") == "cold" for r in report.get("rows", [])):
         line += f"; cold samples first write {sampling['flush_bytes'] / 2**20:.0f} MiB (2x the L2)"
     env = report.get("environment", {})
     if env.get("clocks_checked"):

@@ -391,6 +391,19 @@ TEST_CASE("a row from a series carries its noise, stop reason and the timings be
     CHECK_THROWS_WITH(r.add(bad), ContainsSubstring("noise of -0.1"));
     const nlohmann::json row = r.to_json().at("rows").at(0);
     CHECK(row.at("cache") == "cold");
+    // The header names the flush a cold sample writes, when the report has cold rows.
+    bench::environment env;
+    env.l2_cache_bytes = 50 << 20;
+    bench::report with_l2("unit", "l2", {}, env);
+    std::ostringstream warm_only;
+    with_l2.print(warm_only);
+    CHECK_THAT(warm_only.str(), !ContainsSubstring("cold samples"));
+    with_l2.add(m);
+    std::ostringstream printed;
+    with_l2.print(printed);
+    CHECK_THAT(printed.str(), ContainsSubstring("cold samples first write 100") &&
+                                  ContainsSubstring("(2x the L2)"));
+    CHECK(with_l2.to_json().at("sampling").at("flush_bytes") == 100 << 20);
     CHECK(row.at("stopped") == "time limit");
     CHECK(row.at("noise").get<double>() == Approx(*noisy.noise));
     CHECK(row.at("single_call").at("median_ms") == 0.5);

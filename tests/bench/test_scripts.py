@@ -67,7 +67,7 @@ def report(**overrides):
         "sampling": {"max_noise": 0.005, "min_samples": 10, "time_limit_s": 0.2,
                      "flush_bytes": 100 << 20},
         "gpu_skipped": False, "skip_reason": "",
-        "rows": [v2_row(graph={"median_ms": 0.0008, "min_ms": 0.0007, "max_ms": 0.001,
+        "rows": [v2_row(cache="cold", graph={"median_ms": 0.0008, "min_ms": 0.0007, "max_ms": 0.001,
                                "noise": 0.04, "stopped": "time limit", "samples": 30,
                                "calls_per_sample": 100, "host_ms": None},
                         clocks={"flagged": False, "summary": "1980 MHz"}),
@@ -372,7 +372,7 @@ class ResultsTests(unittest.TestCase):
         self.assertIn("| overhead | event record within 2% | **not measured** | - |", text)
         self.assertIn("GPU part skipped: no driver here", text)
         self.assertIn("| 1 MiB | cudaMalloc/cudaFree / cudagap device_buffer | 50.0 |", text)
-        self.assertIn("| 1 MiB | cudagap device_buffer | - | - | 1.000 µs |", text)
+        self.assertIn("| 1 MiB | cudagap device_buffer | - | cold | 1.000 µs |", text)
         # Version 2's columns: the noise (noisy when the limit came first), the graph beside the
         # row, the clocks (a flagged row in bold) and the sampling line.
         self.assertIn("| 0.30% | 12 × 100 |  | 800 ns (noisy: 4.00%) |", text)
