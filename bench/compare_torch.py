@@ -3,18 +3,26 @@
 
 The C++ benchmarks (bench/*/) run this script through the harness
 (gpu::bench::report::compare_torch) to put PyTorch beside cudagap in the same run, on the same
-sizes and settings, timed the same way: warm-up calls first, then repetitions of back-to-back
-calls timed with CUDA events (host clock for allocation, which is host work), median reported.
+sizes and settings, timed the same way and stopped by the same rule: warm-up calls first, then
+samples of back-to-back calls timed with CUDA events (host clock for allocation, which is host
+work) until their relative standard deviation is at most --max-noise after --min-samples, or
+--time-limit passes (nvbench's rule, as bench/harness/sampling.hpp applies it); the median per
+call is reported with the noise reached and why sampling stopped. Where asked, a case also gets
+single calls on an idle stream ("single_call"), the batch's calls captured once into a
+torch.cuda.CUDAGraph and replayed ("graph"), and single calls with the L2 flushed before each
+by a write of twice its size ("cold").
 
 Subcommands (see --help of each):
 
   gemm   torch.mm on square matrices (out= a preallocated result, like cudagap's GEMM)
            --sizes 1000,2000,4096 --precisions fp32,tf32,fp16,bf16
+           [--single-call-sizes 1000 --graph-sizes 1000 --cold-sizes 1000]
            fp32: torch.backends.cuda.matmul.allow_tf32 = False; tf32: True.
            case name: "<n> <precision>", e.g. "4096 fp16"
   conv   torch.nn.functional.conv2d, cudnn.benchmark = True, allow_tf32 off for fp32
            --batch 32 --in-channels 3 --height 224 --width 224 --out-channels 64 --kernel 3
            --padding 1 [--stride 1] --dtype fp32[,fp16] --layout nchw[,nhwc]
+           [--single-call] [--graph] [--cold]
            case name: "N<batch> C<in> <h>x<w> K<out> <k>x<k> pad<p> stride<s> <dtype> <layout>"
   alloc  torch.empty(bytes, dtype=uint8) then dropped, caching allocator warm
            --sizes 4096,1048576,67108864,430964736
@@ -24,13 +32,17 @@ Subcommands (see --help of each):
            --sizes 1048576,67108864 (bytes)
            case name: "<size> in-place", e.g. "64 MiB in-place"
 
-Common flags: --warmup N --repetitions N --calls N|auto (auto: enough calls for about
---target-ms per repetition, at most 10000).
+Common flags: --warmup N, --max-noise PCT (0.5), --min-samples N (10), --time-limit SECONDS
+(0.5) or --repetitions N (a fixed count instead), --calls N|auto (auto: enough calls for about
+--target-ms per sample, at most 10000).
 
 Output: one JSON object on stdout (everything else goes to stderr):
   {"ok": true, "torch": "<version>", "device": "<name>", "results": [
      {"case": "4096 fp16", "median_ms": x, "min_ms": x, "max_ms": x, "repetitions": n,
-      "calls_per_repetition": n, "timing": "CUDA events", ...fields of the case}, ...],
+      "calls_per_repetition": n, "timing": "CUDA events", "noise": x|null,
+      "stopped": "noise target"|"time limit"|"sample cap"|"fixed count", "max_noise": x|null,
+      "min_samples": n, "host_ms": x, "single_call"|"graph"|"cold": {the same timing fields},
+      ...fields of the case}, ...],
    "errors": [{"case": "...", "error": "..."}]}
 or {"ok": false, "reason": "<why>"} when torch cannot be imported or sees no CUDA device.
 Exit code 0 in both cases (a missing torch is a skip, not a failure); 2 for a bad command line.
@@ -38,6 +50,7 @@ Exit code 0 in both cases (a missing torch is a skip, not a failure); 2 for a ba
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -89,6 +102,28 @@ positive_int = int_at_least(1, "at least 1")
 non_negative_int = int_at_least(0, "0 or more")
 
 
+def sample_count(text):
+    value = positive_int(text)
+    if value > MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(f"'{text}' must be at most {MAX_SAMPLES}")
+    return value
+
+
+def positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}' must be a positive number")
+    return value
+
+
+def size_list(text):
+    """A comma-separated list of positive integers, or nothing ("")."""
+    return positive_int_list(text) if text.strip() else []
+
+
 def calls_value(text):
     return "auto" if text == "auto" else positive_int(text)
 
@@ -113,15 +148,29 @@ def build_parser():
 
     def common(p):
         p.add_argument("--warmup", type=non_negative_int, default=3, help="untimed calls first")
-        p.add_argument("--repetitions", type=positive_int, default=10, help="timed samples")
+        p.add_argument("--repetitions", type=positive_int, default=None,
+                       help="a fixed number of samples (default: stop by the noise rule)")
+        p.add_argument("--max-noise", type=positive_float, default=0.5,
+                       help="stop at this relative standard deviation, in percent (0.5)")
+        p.add_argument("--min-samples", type=sample_count, default=10,
+                       help="... after at least this many samples (10)")
+        p.add_argument("--time-limit", type=positive_float, default=0.5,
+                       help="... or after this many seconds per measurement (0.5)")
         p.add_argument("--calls", type=calls_value, default="auto",
                        help="back-to-back calls per sample, or 'auto' (default)")
         p.add_argument("--target-ms", type=float, default=20.0,
                        help="with --calls auto: about this long per sample")
+        p.set_defaults(flush=None)
 
     gemm = sub.add_parser("gemm", help="torch.mm on square matrices")
     gemm.add_argument("--sizes", type=positive_int_list, required=True)
     gemm.add_argument("--precisions", type=choice_list(PRECISIONS), default=["fp32"])
+    gemm.add_argument("--single-call-sizes", type=size_list, default=[],
+                      help="sizes that also get single calls (a 'single_call' series)")
+    gemm.add_argument("--graph-sizes", type=size_list, default=[],
+                      help="sizes that also get a torch.cuda.CUDAGraph replay ('graph')")
+    gemm.add_argument("--cold-sizes", type=size_list, default=[],
+                      help="sizes that also get cold single calls, the L2 flushed ('cold')")
     common(gemm)
 
     conv = sub.add_parser("conv", help="torch.nn.functional.conv2d, cudnn.benchmark on")
@@ -135,6 +184,9 @@ def build_parser():
     conv.add_argument("--stride", type=positive_int, default=1)
     conv.add_argument("--dtype", type=choice_list(CONV_DTYPES), default=["fp32"])
     conv.add_argument("--layout", type=choice_list(LAYOUTS), default=["nchw"])
+    conv.add_argument("--single-call", action="store_true", help="also single calls")
+    conv.add_argument("--graph", action="store_true", help="also a torch.cuda.CUDAGraph replay")
+    conv.add_argument("--cold", action="store_true", help="also cold single calls")
     common(conv)
 
     alloc = sub.add_parser("alloc", help="torch.empty + del with the caching allocator warm")
@@ -161,15 +213,55 @@ def load_torch():
     return torch, None
 
 
-def summary(samples, calls, timing):
-    return {
+STOPS = ("noise target", "time limit", "sample cap", "fixed count")
+MAX_SAMPLES = 100000  # the harness's sample cap (bench/harness/sampling.hpp)
+
+
+def relative_stddev(samples):
+    """Sample standard deviation over the mean; None for fewer than two samples or mean <= 0."""
+    if len(samples) < 2:
+        return None
+    mean = statistics.fmean(samples)
+    return statistics.stdev(samples) / mean if mean > 0 else None
+
+
+def sample(take, args):
+    """Samples from take() (milliseconds per call) as the harness stops them: --repetitions N is
+    a fixed count; otherwise until the relative standard deviation is at most --max-noise after
+    --min-samples, or --time-limit seconds have passed (nvbench's rule). (samples, why stopped)."""
+    if args.repetitions is not None:
+        return [take() for _ in range(args.repetitions)], "fixed count"
+    samples = []
+    start = time.perf_counter()
+    while True:
+        samples.append(take())
+        noise = relative_stddev(samples)
+        if (len(samples) >= max(args.min_samples, 2) and noise is not None
+                and noise <= args.max_noise / 100):
+            return samples, "noise target"
+        if time.perf_counter() - start >= args.time_limit:
+            return samples, "time limit"
+        if len(samples) >= MAX_SAMPLES:
+            return samples, "sample cap"
+
+
+def summary(samples, calls, timing, stopped, args, host=None):
+    fixed = stopped == "fixed count"
+    out = {
         "median_ms": statistics.median(samples),
         "min_ms": min(samples),
         "max_ms": max(samples),
         "repetitions": len(samples),
         "calls_per_repetition": calls,
         "timing": timing,
+        "noise": relative_stddev(samples),
+        "stopped": stopped,
+        "max_noise": None if fixed else args.max_noise / 100,
+        "min_samples": 0 if fixed else args.min_samples,
     }
+    if host:
+        out["host_ms"] = statistics.median(host)
+    return out
 
 
 def resolve_calls(args, one_call_ms):
@@ -180,27 +272,112 @@ def resolve_calls(args, one_call_ms):
     return max(1, min(10000, int(args.target_ms / one_call_ms)))
 
 
+class Timer:
+    """CUDA events around work on the current stream, and the host clock around its issue."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.stop = torch.cuda.Event(enable_timing=True)
+        self.host = []
+
+    def time(self, issue, calls):
+        """Runs issue() between the events: device ms per call; the host ms go to self.host."""
+        self.start.record()
+        begin = time.perf_counter()
+        issue()
+        self.host.append((time.perf_counter() - begin) * 1e3 / calls)
+        self.stop.record()
+        self.stop.synchronize()
+        return self.start.elapsed_time(self.stop) / calls
+
+
 def time_with_events(torch, fn, args):
-    """Warm-up, then CUDA events around back-to-back calls; per-call samples in ms."""
+    """Warm-up, then CUDA events around batches of back-to-back calls; per-call samples in ms.
+    Returns the summary and the calls per batch."""
     for _ in range(args.warmup):
         fn()
     torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    stop = torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    stop.record()
-    stop.synchronize()
-    calls = resolve_calls(args, start.elapsed_time(stop))
-    samples = []
-    for _ in range(args.repetitions):
-        start.record()
+    timer = Timer(torch)
+    calls = resolve_calls(args, timer.time(fn, 1))
+    timer.host.clear()
+
+    def batch():
         for _ in range(calls):
             fn()
-        stop.record()
-        stop.synchronize()
-        samples.append(start.elapsed_time(stop) / calls)
-    return summary(samples, calls, "CUDA events")
+
+    samples, stopped = sample(lambda: timer.time(batch, calls), args)
+    return summary(samples, calls, "CUDA events", stopped, args, timer.host), calls
+
+
+class L2Flush:
+    """A buffer of twice the device's L2, allocated once and written whole before each cold
+    sample (a different byte each time), as the harness's flush does."""
+
+    def __init__(self, torch):
+        l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()),
+                     "L2_cache_size", 0)
+        if not l2 or l2 <= 0:
+            raise RuntimeError("this torch does not report the device's L2 size "
+                               "(torch.cuda.get_device_properties().L2_cache_size), so a flush "
+                               "cannot be sized")
+        self.buffer = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+        self.flushes = 0
+
+    def flush(self):
+        self.buffer.fill_(self.flushes % 255 + 1)
+        self.flushes += 1
+
+
+def time_single_calls(torch, fn, args, flush=None):
+    """One call per sample on an idle stream (after the flush, when cold): the GPU time plus
+    what the GPU waits for the launch; device ms, with the host's issue time."""
+    fn()
+    timer = Timer(torch)
+
+    def take():
+        if flush is not None:
+            flush.flush()
+        torch.cuda.synchronize()  # the flush ends before the window opens
+        return timer.time(fn, 1)
+
+    samples, stopped = sample(take, args)
+    return summary(samples, 1, "CUDA events", stopped, args, timer.host)
+
+
+def time_graph(torch, fn, args, calls):
+    """`calls` calls captured once into a torch.cuda.CUDAGraph, each sample one replay; per call.
+    The warm-up before the capture runs on a side stream, as PyTorch asks."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(max(args.warmup, 1)):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    graph.replay()  # the warm-up replay
+    torch.cuda.synchronize()
+    timer = Timer(torch)
+    samples, stopped = sample(lambda: timer.time(graph.replay, calls), args)
+    return summary(samples, calls, "CUDA events", stopped, args, timer.host)
+
+
+def time_device_case(torch, fn, args, single=False, graph=False, cold=False):
+    """A case's batches, and beside them what was asked for: single calls ("single_call"), a
+    graph replay of the batch's calls ("graph"), cold single calls ("cold")."""
+    result, calls = time_with_events(torch, fn, args)
+    if single:
+        result["single_call"] = time_single_calls(torch, fn, args)
+    if graph:
+        result["graph"] = time_graph(torch, fn, args, calls)
+    if cold:
+        if args.flush is None:
+            args.flush = L2Flush(torch)
+        result["cold"] = time_single_calls(torch, fn, args, args.flush)
+    return result
 
 
 def time_with_host_clock(torch, fn, args):
@@ -213,14 +390,16 @@ def time_with_host_clock(torch, fn, args):
     fn()
     torch.cuda.synchronize()
     calls = resolve_calls(args, (time.perf_counter_ns() - begin) / 1e6)
-    samples = []
-    for _ in range(args.repetitions):
+
+    def take():
         begin = time.perf_counter_ns()
         for _ in range(calls):
             fn()
         torch.cuda.synchronize()
-        samples.append((time.perf_counter_ns() - begin) / 1e6 / calls)
-    return summary(samples, calls, "host clock")
+        return (time.perf_counter_ns() - begin) / 1e6 / calls
+
+    samples, stopped = sample(take, args)
+    return summary(samples, calls, "host clock", stopped, args)
 
 
 def run_gemm(torch, args):
@@ -234,7 +413,9 @@ def run_gemm(torch, args):
         a = torch.randn(n, n, device="cuda", dtype=dtypes[precision], generator=generator)
         b = torch.randn(n, n, device="cuda", dtype=dtypes[precision], generator=generator)
         c = torch.empty(n, n, device="cuda", dtype=dtypes[precision])
-        result = time_with_events(torch, lambda: torch.mm(a, b, out=c), args)
+        result = time_device_case(torch, lambda: torch.mm(a, b, out=c), args,
+                                  single=n in args.single_call_sizes, graph=n in args.graph_sizes,
+                                  cold=n in args.cold_sizes)
         result.update({"n": n, "precision": precision, "flops": 2.0 * n * n * n,
                        "allow_tf32": torch.backends.cuda.matmul.allow_tf32})
         return result
@@ -264,8 +445,9 @@ def run_conv(torch, args):
         with torch.inference_mode():
             # The first call plans (cudnn.benchmark's search); it stays out of the timing.
             y = conv2d(x, w, padding=args.padding, stride=args.stride)
-            result = time_with_events(
-                torch, lambda: conv2d(x, w, padding=args.padding, stride=args.stride), args)
+            result = time_device_case(
+                torch, lambda: conv2d(x, w, padding=args.padding, stride=args.stride), args,
+                single=args.single_call, graph=args.graph, cold=args.cold)
         out_h, out_w = y.shape[2], y.shape[3]
         flops = (2.0 * args.batch * args.out_channels * out_h * out_w *
                  args.in_channels * args.kernel * args.kernel)
@@ -314,7 +496,7 @@ def run_allreduce(torch, args):
 
             def measure(size):
                 tensor = torch.zeros(size // 4, dtype=torch.float32, device="cuda")
-                result = time_with_events(torch, lambda: dist.all_reduce(tensor), args)
+                result, _ = time_with_events(torch, lambda: dist.all_reduce(tensor), args)
                 result.update({"bytes": size, "ranks": 1, "backend": "nccl", "nccl": nccl})
                 return result
 

@@ -9,21 +9,27 @@
 //   malloc/free (host)               plain host memory, for scale (runs without a GPU)
 //
 // Allocation is host work, so every variant is timed with the host clock around back-to-back
-// pairs plus one synchronisation at the end of each repetition (compare_torch.py times
-// torch.empty the same way); the per-pair median of the repetitions is reported.
+// pairs plus one synchronisation at the end of each sample (compare_torch.py times torch.empty
+// the same way), the samples stopped when their noise reaches the target or the time limit
+// passes (nvbench's rule); the per-pair median is reported. cudagap's and the raw pooled pairs
+// alternate sample by sample, and each also runs captured into a CUDA graph (allocation and free
+// nodes) and replayed: the "graph" column.
 //
 // Targets (issue 6): the pooled pair at most 2 us at every size, and at least 10x faster than
 // cudaMalloc/cudaFree from 1 MiB up.
 #include "harness.hpp"
 
+#include <gpu/capture.hpp>
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
+#include <gpu/graph.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/stream.hpp>
 #include <gpu/timing.hpp>
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdio>
@@ -56,36 +62,48 @@ std::string speedup_target_name(std::size_t bytes)
     return "pooled >= 10x cudaMalloc @ " + bench::size_name(bytes);
 }
 
-struct timing_plan {
-    int repetitions;
-    double repetition_ms; // about this much host time per repetition
-};
-
-timing_plan plan_for(const bench::options& settings)
+// About this much host time per sample: long enough for the host clock, short enough for many
+// samples within the time limit.
+double sample_target_ms(const bench::options& settings)
 {
-    return settings.quick ? timing_plan{5, 2.0} : timing_plan{15, 10.0};
+    return settings.quick ? 2.0 : 5.0;
 }
 
-// Times `pair` (one allocate/free pair): back-to-back pairs, then `finish` (a synchronisation),
-// all inside the host-clock window; per-pair statistics.
+// One sample of `calls` pairs and the `finish` that ends them (a synchronisation), all inside
+// the host-clock window: what a caller pays. Milliseconds per pair.
 template <class Pair, class Finish>
-bench::measurement time_pairs(const timing_plan& plan, Pair&& pair, Finish&& finish)
+bench::take_sample pairs_sample(int calls, Pair& pair, Finish& finish)
 {
-    const int calls = bench::calibrate_calls(
-        [&] {
-            pair();
-            finish();
-        },
-        plan.repetition_ms, 3, 20000);
-    const auto batch = [&] {
+    return [&pair, &finish, calls] {
+        const gpu::host_timer timer;
         for (int i = 0; i < calls; ++i) {
             pair();
         }
         finish();
+        return timer.elapsed().count() / calls;
     };
-    const gpu::statistics stats =
-        gpu::benchmark(batch, {.warmup = 2, .repetitions = plan.repetitions});
-    return bench::measurement::from(bench::per_call(stats, calls), calls, "host clock");
+}
+
+// How many pairs fill a sample, after a warm-up.
+template <class Pair, class Finish>
+int pairs_per_sample(const bench::options& settings, Pair& pair, Finish& finish)
+{
+    return bench::calibrate_calls(
+        [&] {
+            pair();
+            finish();
+        },
+        sample_target_ms(settings), 3, 20000);
+}
+
+// Times `pair` alone: samples of back-to-back pairs and a `finish`, stopped by the rule.
+template <class Pair, class Finish>
+bench::measurement time_pairs(const bench::report& r, Pair&& pair, Finish&& finish)
+{
+    const int calls = pairs_per_sample(r.settings(), pair, finish);
+    const bench::series s =
+        bench::sample_series(r.rule(), pairs_sample(calls, pair, finish), calls);
+    return bench::measurement::from(s, "host clock");
 }
 
 void add_row(bench::report& r, bench::measurement m, std::size_t bytes, const char* variant,
@@ -99,14 +117,13 @@ void add_row(bench::report& r, bench::measurement m, std::size_t bytes, const ch
 
 void cpu_part(bench::report& r)
 {
-    const timing_plan plan = plan_for(r.settings());
     for (const std::size_t bytes : sizes) {
         r.run_case(bench::size_name(bytes) + " " + variant_host, [&] {
             // The volatile store keeps the compiler from eliding the malloc/free pair.
             void* volatile sink = nullptr;
             add_row(r,
                     time_pairs(
-                        plan,
+                        r,
                         [&] {
                             sink = std::malloc(bytes);
                             std::free(sink);
@@ -146,11 +163,88 @@ void set_targets(bench::report& r)
     }
 }
 
+// The pooled pairs, cudagap's and the raw one, in alternating samples; then the same pairs
+// captured into one CUDA graph each (allocation and free nodes) and replayed, each replay and
+// its synchronisation a sample.
+void time_pooled(bench::report& r, std::size_t bytes, gpu::stream_ref stream)
+{
+    const auto sync = [&] { stream.synchronize(); };
+    const auto ours = [&] { const gpu::device_buffer<std::byte> buffer(bytes, stream); };
+    const auto raw = [&] {
+        void* pointer = nullptr;
+        GPU_CUDA_CHECK(cudaMallocAsync(&pointer, bytes, stream.get()));
+        GPU_CUDA_CHECK(cudaFreeAsync(pointer, stream.get()));
+    };
+    const int calls = pairs_per_sample(r.settings(), ours, sync);
+    const std::vector<bench::take_sample> takes{pairs_sample(calls, ours, sync),
+                                                pairs_sample(calls, raw, sync)};
+    const std::vector<bench::series> pooled = bench::sample_alternating(r.rule(), takes, calls);
+    // At most 100 pairs a graph: each allocation node keeps its own virtual address range for
+    // the graph's lifetime (the physical memory is shared), 100 x 411 MiB of it at most.
+    const int graph_calls = std::min(calls, 100);
+    std::vector<bench::series> replayed;
+    try {
+        std::vector<gpu::graph_exec> execs;
+        for (const bench::device_call& pair : {bench::device_call(ours), bench::device_call(raw)}) {
+            execs.emplace_back(gpu::capture(stream, [&](gpu::stream_ref) {
+                for (int i = 0; i < graph_calls; ++i) {
+                    pair();
+                }
+            }));
+            execs.back().launch(stream); // the warm-up replay maps the graph's memory
+        }
+        sync();
+        const auto replay = [&](const gpu::graph_exec& exec) {
+            return bench::take_sample([&] {
+                const gpu::host_timer timer;
+                exec.launch(stream);
+                sync();
+                return timer.elapsed().count() / graph_calls;
+            });
+        };
+        const std::vector<bench::take_sample> graph_takes{replay(execs[0]), replay(execs[1])};
+        replayed = bench::sample_alternating(r.rule(), graph_takes, graph_calls);
+    } catch (const std::exception& e) {
+        r.add_error(bench::size_name(bytes) + " graph", e.what());
+    }
+    const std::array<const char*, 2> variants{variant_cudagap, variant_async};
+    const std::array<const char*, 2> notes{"stream-ordered, pool set to keep its memory",
+                                           "the raw calls device_buffer makes"};
+    for (std::size_t k = 0; k < 2; ++k) {
+        bench::measurement m = bench::measurement::from(pooled[k], "host clock");
+        if (!replayed.empty()) {
+            m.graph = bench::side_timing::from(replayed[k]);
+        }
+        add_row(r, std::move(m), bytes, variants[k], notes[k]);
+    }
+}
+
+// The torch rows; whether torch ran.
+bool add_torch_rows(bench::report& r)
+{
+    const std::string size_list = bench::comma_list(sizes);
+    std::vector<std::string> arguments{
+        "alloc",    "--sizes",     size_list,
+        "--warmup", "3",           "--calls",
+        "auto",     "--target-ms", std::to_string(sample_target_ms(r.settings()))};
+    const std::vector<std::string> rule = r.torch_rule_arguments();
+    arguments.insert(arguments.end(), rule.begin(), rule.end());
+    const bench::torch_run torch = r.compare_torch(arguments);
+    for (const std::size_t bytes : sizes) {
+        if (const bench::torch_case* c = torch.find(bench::size_name(bytes))) {
+            bench::measurement m = c->to_measurement(bench::math_mode::none, "host clock");
+            m.note = "torch.empty + del, caching allocator warm; no graph column: in a "
+                     "torch.cuda.CUDAGraph the tensor's memory is fixed at capture, no allocation "
+                     "is replayed";
+            r.add(std::move(m));
+        }
+    }
+    return torch.ok;
+}
+
 void gpu_part(bench::report& r)
 {
-    const timing_plan plan = plan_for(r.settings());
     gpu::stream stream(gpu::stream_flags::non_blocking);
-    const auto sync = [&] { stream.synchronize(); };
     // The pool keeps freed memory only when told to: set it here, as PyTorch's caching
     // allocator keeps its blocks, so that the pooled variants (ours and the raw cudaMallocAsync
     // pair, which use the same pool) measure reuse, not the driver mapping memory again after
@@ -164,13 +258,14 @@ void gpu_part(bench::report& r)
         r.add_note("device pool release threshold set to keep_all (cached like PyTorch's "
                    "allocator; CUDA's default is 0)");
     }
-
+    r.add_note("graph: the pairs of a sample captured into one CUDA graph (allocation and free "
+               "nodes, from the graph's own memory pool) and replayed, with its synchronisation");
     for (const std::size_t bytes : sizes) {
         const std::string name = bench::size_name(bytes);
         r.run_case(name + " " + variant_malloc, [&] {
             add_row(r,
                     time_pairs(
-                        plan,
+                        r,
                         [&] {
                             void* pointer = nullptr;
                             GPU_CUDA_CHECK(cudaMalloc(&pointer, bytes));
@@ -179,53 +274,18 @@ void gpu_part(bench::report& r)
                         [] {}),
                     bytes, variant_malloc);
         });
-        r.run_case(name + " " + variant_cudagap, [&] {
-            add_row(
-                r,
-                time_pairs(
-                    plan, [&] { const gpu::device_buffer<std::byte> buffer(bytes, stream); }, sync),
-                bytes, variant_cudagap, "stream-ordered, pool set to keep its memory");
-        });
-        r.run_case(name + " " + variant_async, [&] {
-            add_row(r,
-                    time_pairs(
-                        plan,
-                        [&] {
-                            void* pointer = nullptr;
-                            GPU_CUDA_CHECK(cudaMallocAsync(&pointer, bytes, stream.get()));
-                            GPU_CUDA_CHECK(cudaFreeAsync(pointer, stream.get()));
-                        },
-                        sync),
-                    bytes, variant_async, "the raw calls device_buffer makes");
-        });
+        r.run_case(name + " pooled", [&] { time_pooled(r, bytes, stream); });
     }
-
-    std::string size_list;
-    for (const std::size_t bytes : sizes) {
-        size_list += (size_list.empty() ? "" : ",") + std::to_string(bytes);
-    }
-    const bench::torch_run torch =
-        r.compare_torch({"alloc", "--sizes", size_list, "--warmup", "3", "--repetitions",
-                         std::to_string(plan.repetitions), "--calls", "auto", "--target-ms",
-                         std::to_string(plan.repetition_ms)});
-    for (const std::size_t bytes : sizes) {
-        if (const bench::torch_case* c = torch.find(bench::size_name(bytes))) {
-            bench::measurement m = c->to_measurement(bench::math_mode::none, "host clock");
-            m.note = "torch.empty + del, caching allocator warm";
-            r.add(std::move(m));
-        }
-    }
-
+    const bool torch = add_torch_rows(r);
     for (const std::size_t bytes : sizes) {
         const std::string name = bench::size_name(bytes);
         r.add_ratio(name, variant_malloc, variant_cudagap, "how much faster the pool is");
         r.add_ratio(name, variant_cudagap, variant_async, "the wrapper's cost over the raw pair");
-        if (torch.ok) {
+        if (torch) {
             r.add_ratio(name, variant_torch, variant_cudagap);
         }
     }
     set_targets(r);
-
     const gpu::pool_info pool = gpu::memory_pool_info(dev);
     if (pool.supported) {
         r.add_note("device pool after the run: " + gpu::format_bytes(pool.reserved_bytes) +

@@ -4,9 +4,10 @@
 // Ranks: one per visible GPU, all in this process (gpu::nccl::communicator::init_all for
 // cudagap, ncclCommInitAll for the raw side, each rank on its own stream; with two or more,
 // each step's calls are one NCCL group). Both sides use the same buffers and the same sums of
-// FP32 elements; their repetitions alternate, so that clock drift falls on both alike. Timing:
-// CUDA events on every rank's stream around a batch of back-to-back calls; the slowest rank's
-// time is the batch's.
+// FP32 elements; their samples alternate, so that clock drift falls on both alike, and stop when
+// their noise reaches the target or the time limit passes (nvbench's rule). Timing: CUDA events
+// on every rank's stream around a batch of back-to-back calls; the slowest rank's time is the
+// batch's.
 //
 // Cases, per size: `<size> out-of-place` (input and output apart) and `<size> in-place` (one
 // buffer, what torch.distributed.all_reduce does; torch is compared there). Figures, as
@@ -62,14 +63,14 @@ std::string case_name(std::size_t bytes, bool in_place)
     return bench::size_name(bytes) + (in_place ? " in-place" : " out-of-place");
 }
 
+// How many repetitions is the report's stopping rule's to decide (bench/harness/sampling.hpp).
 struct timing_plan {
-    int repetitions;
-    double repetition_ms; // about this much GPU time per repetition
+    double repetition_ms; // about this much GPU time per sample
 };
 
 timing_plan plan_for(const bench::options& settings)
 {
-    return settings.quick ? timing_plan{5, 5.0} : timing_plan{15, 20.0};
+    return settings.quick ? timing_plan{5.0} : timing_plan{20.0};
 }
 
 std::span<const std::size_t> sizes_for(const bench::options& settings)
@@ -208,8 +209,10 @@ struct pair_of_rows {
     bench::measurement raw;
 };
 
-// Both sides of one case, in alternating repetitions after a warm-up and a calibration.
-pair_of_rows measure_case(world& w, const timing_plan& plan, std::size_t bytes, bool in_place)
+// Both sides of one case, in alternating samples after a warm-up and a calibration, stopped by
+// the report's rule (noise target, minimum samples, time limit).
+pair_of_rows measure_case(bench::report& r, world& w, const timing_plan& plan, std::size_t bytes,
+                          bool in_place)
 {
     const std::size_t elements = bytes / sizeof(float);
     const auto ours = [&] { cudagap_step(w, elements, in_place); };
@@ -218,19 +221,11 @@ pair_of_rows measure_case(world& w, const timing_plan& plan, std::size_t bytes, 
     static_cast<void>(time_batch(w, 3, theirs));
     const double one = std::max(time_batch(w, 1, theirs), 1e-6);
     const int calls = std::clamp(static_cast<int>(plan.repetition_ms / one), 2, 2000);
-    std::vector<double> a;
-    std::vector<double> b;
-    for (int rep = 0; rep < plan.repetitions; ++rep) {
-        if (rep % 2 == 0) {
-            a.push_back(time_batch(w, calls, ours));
-            b.push_back(time_batch(w, calls, theirs));
-        } else {
-            b.push_back(time_batch(w, calls, theirs));
-            a.push_back(time_batch(w, calls, ours));
-        }
-    }
-    return {bench::measurement::from(gpu::summarize(a), calls),
-            bench::measurement::from(gpu::summarize(b), calls)};
+    const std::vector<bench::take_sample> takes{[&] { return time_batch(w, calls, ours); },
+                                                [&] { return time_batch(w, calls, theirs); }};
+    const std::vector<bench::series> s = bench::sample_alternating(r.rule(), takes, calls);
+    return {bench::measurement::from(s[0], "CUDA events", bench::cache_state::warm),
+            bench::measurement::from(s[1], "CUDA events", bench::cache_state::warm)};
 }
 
 // algbw into the row (gbps), busbw into its note.
@@ -283,17 +278,14 @@ void torch_part(bench::report& r, const timing_plan& plan, std::span<const std::
             " GPUs: it needs one process per GPU (torchrun), this benchmark runs them in one");
         return;
     }
-    std::string size_list;
-    for (const std::size_t bytes : sizes) {
-        if (!size_list.empty()) {
-            size_list += ',';
-        }
-        size_list += std::to_string(bytes);
-    }
-    const bench::torch_run torch =
-        r.compare_torch({"allreduce", "--sizes", size_list, "--warmup", "3", "--repetitions",
-                         std::to_string(plan.repetitions), "--calls", "auto", "--target-ms",
-                         std::to_string(plan.repetition_ms)});
+    const std::string size_list = bench::comma_list(sizes);
+    std::vector<std::string> arguments{
+        "allreduce", "--sizes",     size_list,
+        "--warmup",  "3",           "--calls",
+        "auto",      "--target-ms", std::to_string(plan.repetition_ms)};
+    const std::vector<std::string> rule = r.torch_rule_arguments();
+    arguments.insert(arguments.end(), rule.begin(), rule.end());
+    const bench::torch_run torch = r.compare_torch(arguments);
     for (const std::size_t bytes : sizes) {
         if (const bench::torch_case* c = torch.find(case_name(bytes, true))) {
             bench::measurement m = c->to_measurement(bench::math_mode::fp32);
@@ -325,7 +317,7 @@ void gpu_part(bench::report& r)
     for (const std::size_t bytes : sizes) {
         for (const bool in_place : {false, true}) {
             r.run_case(case_name(bytes, in_place), [&] {
-                pair_of_rows rows = measure_case(w, plan, bytes, in_place);
+                pair_of_rows rows = measure_case(r, w, plan, bytes, in_place);
                 describe_row(rows.cudagap, bytes, in_place, n, variant_cudagap);
                 describe_row(rows.raw, bytes, in_place, n, variant_raw);
                 r.add(std::move(rows.cudagap));

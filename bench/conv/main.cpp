@@ -13,7 +13,11 @@
 //
 // The problem is memory-bound: it reads 19 MB and writes 411 MB per FP32 batch for 5.5 GFLOP.
 // Every variant is timed with CUDA events around back-to-back calls after a warm-up (plans and
-// torch's search stay outside), median of the repetitions. A policy that cannot plan a case (no
+// torch's search stay outside), its samples stopped when their noise reaches the target or the
+// time limit passes (nvbench's rule); the median per call is quoted. The exhaustive plan, the raw
+// call and torch also get single calls ("1 call"), a CUDA graph replay of the batch ("graph";
+// torch.cuda.CUDAGraph for torch) and cold rows (single calls, the L2 flushed before each). A
+// policy that cannot plan a case (no
 // algorithm fits, or cuDNN fails the planning) loses its own row, with a note that says why; the
 // rest of the case and the exit status stand. Without a GPU the program explains the problem and
 // what it would compare, and exits 77.
@@ -134,31 +138,43 @@ bench::math_mode math_of(dnn::data_type type)
     return type == dnn::data_type::fp16 ? bench::math_mode::fp16 : bench::math_mode::fp32;
 }
 
-struct timing_plan {
-    int repetitions;
-    double repetition_ms;
-};
-
-timing_plan plan_for(const bench::options& settings)
+// The batch sample each calibration aims at: long enough for CUDA events to resolve well.
+double batch_target_ms(const bench::options& settings)
 {
-    return settings.quick ? timing_plan{5, 5.0} : timing_plan{15, 25.0};
+    return settings.quick ? 5.0 : 25.0;
 }
 
-// Times `work` (which queues device work on `stream`) with CUDA events: back-to-back calls for
-// about `repetition_ms` per repetition, after a warm-up; per-call statistics.
-template <class Work>
-bench::measurement time_device(const timing_plan& plan, gpu::stream_ref stream, Work&& work)
+// What one variant's timing comes to: its warm batch row and, for the exhaustive plan and the
+// raw call, the single calls and graph replay beside it and a cold row of single calls.
+struct variant_rows {
+    bench::measurement warm;
+    std::optional<bench::measurement> cold;
+};
+
+// Times `work` (which queues device work on the timer's stream): batches of back-to-back calls
+// for about the target time each, then, with `extras`, single calls warm and cold and the
+// batch's calls replayed from a CUDA graph.
+variant_rows time_work(bench::report& r, bench::device_timer& timer, const std::string& label,
+                       const bench::device_call& work, bool extras)
 {
-    const int calls = bench::calibrate_calls(
-        [&] {
-            work();
-            stream.synchronize();
-        },
-        plan.repetition_ms, 1, 10000);
-    const gpu::statistics stats = gpu::benchmark(
-        stream, work,
-        {.warmup = 3, .repetitions = plan.repetitions, .calls_per_repetition = calls});
-    return bench::measurement::from(stats, calls, "CUDA events");
+    const int calls = timer.calls_for(work, batch_target_ms(r.settings()));
+    const std::array<bench::device_call, 1> works{work};
+    variant_rows out{bench::measurement::from(timer.batch(works, calls).front(), "CUDA events",
+                                              bench::cache_state::warm),
+                     std::nullopt};
+    if (!extras) {
+        return out;
+    }
+    out.warm.single_call =
+        bench::side_timing::from(timer.single_calls(works, bench::cache_state::warm).front());
+    try {
+        out.warm.graph = bench::side_timing::from(timer.graph(works, calls).front());
+    } catch (const std::exception& e) {
+        r.add_error(label + " graph", e.what());
+    }
+    out.cold = bench::measurement::from(timer.single_calls(works, bench::cache_state::cold).front(),
+                                        "CUDA events", bench::cache_state::cold);
+    return out;
 }
 
 // ---- the part that needs no GPU: the problem, checked by cuDNN on the host -----------------
@@ -230,13 +246,15 @@ gpu::device_buffer<T> random_buffer(std::size_t count, std::uint32_t seed, gpu::
     return buffer;
 }
 
-double measure_copy(bench::report& r, const timing_plan& plan, gpu::stream_ref stream)
+double measure_copy(bench::report& r, bench::device_timer& timer, gpu::stream_ref stream)
 {
     gpu::device_buffer<std::byte> source(copy_bytes, stream);
     gpu::device_buffer<std::byte> target(copy_bytes, stream);
     source.fill_zero_async(stream);
     bench::measurement m =
-        time_device(plan, stream, [&] { target.copy_from_async(source, stream); });
+        time_work(
+            r, timer, copy_case, [&] { target.copy_from_async(source, stream); }, false)
+            .warm;
     m.case_name = copy_case;
     m.variant = copy_variant;
     // A copy reads and writes every byte.
@@ -280,10 +298,21 @@ void add_conv_row(bench::report& r, const conv_case& c, bench::measurement m,
 
 // Plans and times the case under each policy; a policy that cannot plan loses its own row (see
 // policy_plan.hpp). Returns the exhaustive plan, for the raw call, when it has one.
+// Adds the rows of one variant: the warm row and, when there is one, its cold row.
+void add_conv_rows(bench::report& r, const conv_case& c, variant_rows rows,
+                   const std::string& variant, const std::string& note, double copy_gbps)
+{
+    add_conv_row(r, c, std::move(rows.warm), variant, note, copy_gbps);
+    if (rows.cold) {
+        add_conv_row(r, c, std::move(*rows.cold), variant + " cold",
+                     note + ", single calls with the L2 flushed before each", copy_gbps);
+    }
+}
+
 template <class T>
-std::optional<dnn::convolution>
-time_policies(bench::report& r, const timing_plan& plan, const conv_case& c, dnn::handle& h,
-              gpu::stream_ref stream, case_data<T>& d, double copy_gbps)
+std::optional<dnn::convolution> time_policies(bench::report& r, bench::device_timer& timer,
+                                              const conv_case& c, dnn::handle& h, case_data<T>& d,
+                                              double copy_gbps)
 {
     std::optional<dnn::convolution> exhaustive;
     for (const dnn::algorithm_search policy : policies) {
@@ -300,11 +329,14 @@ time_policies(bench::report& r, const timing_plan& plan, const conv_case& c, dnn
             continue;
         }
         const dnn::convolution_explanation& e = planned->explain();
-        add_conv_row(r, c, time_device(plan, stream, [&] { planned->forward(h, d.x, d.w, d.y); }),
-                     variant_of(policy),
-                     std::string(dnn::to_string(e.algorithm)) + ", ws " +
-                         gpu::format_bytes(e.workspace_bytes),
-                     copy_gbps);
+        add_conv_rows(r, c,
+                      time_work(
+                          r, timer, d.name + " " + variant_of(policy),
+                          [&] { planned->forward(h, d.x, d.w, d.y); }, timed),
+                      variant_of(policy),
+                      std::string(dnn::to_string(e.algorithm)) + ", ws " +
+                          gpu::format_bytes(e.workspace_bytes),
+                      copy_gbps);
         r.add_note(
             d.name + ", " + std::string(gpu::dnn::to_string(policy)) + ": " +
             std::string(dnn::to_string(e.algorithm)) + " (math " +
@@ -326,7 +358,7 @@ time_policies(bench::report& r, const timing_plan& plan, const conv_case& c, dnn
 // then the wrapper's output against the raw call's: bit for bit when the algorithm is
 // deterministic, within rounding otherwise.
 template <class T>
-void compare_raw(bench::report& r, const timing_plan& plan, const conv_case& c, dnn::handle& h,
+void compare_raw(bench::report& r, bench::device_timer& timer, const conv_case& c, dnn::handle& h,
                  gpu::stream_ref stream, case_data<T>& d, dnn::convolution& exhaustive,
                  double copy_gbps)
 {
@@ -341,10 +373,10 @@ void compare_raw(bench::report& r, const timing_plan& plan, const conv_case& c, 
             exhaustive.native_algorithm(), workspace.data(), workspace.size(), &zero,
             exhaustive.output_descriptor().get(), y_raw.data()));
     };
-    add_conv_row(r, c, time_device(plan, stream, raw), raw_variant,
-                 std::string(dnn::to_string(exhaustive.algorithm())) +
-                     ", the exhaustive plan's call",
-                 copy_gbps);
+    add_conv_rows(r, c, time_work(r, timer, d.name + " " + raw_variant, raw, true), raw_variant,
+                  std::string(dnn::to_string(exhaustive.algorithm())) +
+                      ", the exhaustive plan's call",
+                  copy_gbps);
 
     exhaustive.forward(h, d.x, d.w, d.y);
     raw();
@@ -376,11 +408,11 @@ void compare_raw(bench::report& r, const timing_plan& plan, const conv_case& c, 
 }
 
 template <class T>
-void run_case(bench::report& r, const timing_plan& plan, const conv_case& c, dnn::handle& h,
+void run_case(bench::report& r, bench::device_timer& timer, const conv_case& c, dnn::handle& h,
               gpu::stream_ref stream, double copy_gbps)
 {
     case_data<T> d(c, stream);
-    std::optional<dnn::convolution> exhaustive = time_policies(r, plan, c, h, stream, d, copy_gbps);
+    std::optional<dnn::convolution> exhaustive = time_policies(r, timer, c, h, d, copy_gbps);
     if (!exhaustive) {
         r.add_note(bench::conv::lost_row_note(
             d.name, raw_variant,
@@ -388,7 +420,7 @@ void run_case(bench::report& r, const timing_plan& plan, const conv_case& c, dnn
             "has no plan (see its note)"));
         return;
     }
-    compare_raw(r, plan, c, h, stream, d, *exhaustive, copy_gbps);
+    compare_raw(r, timer, c, h, stream, d, *exhaustive, copy_gbps);
 }
 
 void set_targets(bench::report& r, double copy_gbps)
@@ -416,71 +448,85 @@ void set_targets(bench::report& r, double copy_gbps)
     }
 }
 
+// compare_torch.py's command line for case `c`: the same problem, timed the same ways.
+std::vector<std::string> torch_arguments(const bench::report& r, const conv_case& c)
+{
+    std::vector<std::string> arguments{"conv", "--dtype", std::string(dnn::to_string(c.type)),
+                                       "--layout", std::string(dnn::to_string(c.layout))};
+    for (const auto& [flag, value] :
+         {std::pair{"--batch", batch}, std::pair{"--in-channels", in_channels},
+          std::pair{"--height", image}, std::pair{"--width", image},
+          std::pair{"--out-channels", out_channels}, std::pair{"--kernel", kernel},
+          std::pair{"--padding", padding}, std::pair{"--warmup", 3}}) {
+        arguments.emplace_back(flag);
+        arguments.push_back(std::to_string(value));
+    }
+    for (const char* flag : {"--single-call", "--graph", "--cold"}) {
+        arguments.emplace_back(flag);
+    }
+    arguments.insert(arguments.end(), {"--calls", "auto", "--target-ms",
+                                       fixed(batch_target_ms(r.settings()), "%.1f")});
+    const std::vector<std::string> rule = r.torch_rule_arguments();
+    arguments.insert(arguments.end(), rule.begin(), rule.end());
+    return arguments;
+}
+
+void add_torch_rows(bench::report& r, double copy_gbps)
+{
+    for (const conv_case& c : cases) {
+        const std::vector<std::string> arguments = torch_arguments(r, c);
+        const bench::torch_run torch = r.compare_torch(arguments);
+        const bench::torch_case* t = torch.find(case_name(c));
+        if (t == nullptr) {
+            continue;
+        }
+        const dnn::convolution_problem p = problem_of(c);
+        bench::measurement m = t->to_measurement(math_of(c.type));
+        m.set_bytes(p.minimum_bytes(), copy_gbps);
+        m.note = fixed(batch / (m.median_ms / 1e3), "%.0f img/s") +
+                 ", conv2d, cudnn.benchmark = True, TF32 off" +
+                 (m.graph ? "; graph: torch.cuda.CUDAGraph" : "");
+        r.add(std::move(m));
+        if (std::optional<bench::measurement> cold = t->cold_measurement(math_of(c.type))) {
+            cold->set_bytes(p.minimum_bytes(), copy_gbps);
+            cold->note = "conv2d, single calls with the L2 flushed before each";
+            r.add(std::move(*cold));
+        }
+    }
+}
+
 void gpu_part(bench::report& r)
 {
-    const timing_plan plan = plan_for(r.settings());
     gpu::stream stream(gpu::stream_flags::non_blocking);
     dnn::handle h(stream);
     if (r.env().device_name.find("H200") == std::string::npos) {
         r.add_note("targets are set for an H200; this run is on " + r.env().device_name);
     }
-
+    r.add_note("rows: warm batches of back-to-back calls (the targets' figure); for the "
+               "exhaustive plan, the raw call and torch, 1 call: single calls on an idle stream, "
+               "graph: the batch's calls replayed from one CUDA graph, and cold rows: single "
+               "calls with the L2 flushed first");
+    // One timer for every case: its cold flush is sized once and reused.
+    bench::device_timer timer(stream, r.rule());
     double copy_gbps = 0.0;
-    if (!r.run_case(copy_case, [&] { copy_gbps = measure_copy(r, plan, stream); })) {
+    if (!r.run_case(copy_case, [&] { copy_gbps = measure_copy(r, timer, stream); })) {
         return;
     }
     r.run_case(case_name(cases[0]),
-               [&] { run_case<float>(r, plan, cases[0], h, stream, copy_gbps); });
+               [&] { run_case<float>(r, timer, cases[0], h, stream, copy_gbps); });
     r.run_case(case_name(cases[1]),
-               [&] { run_case<__half>(r, plan, cases[1], h, stream, copy_gbps); });
-
-    for (const conv_case& c : cases) {
-        const bench::torch_run torch = r.compare_torch({"conv",
-                                                        "--batch",
-                                                        std::to_string(batch),
-                                                        "--in-channels",
-                                                        std::to_string(in_channels),
-                                                        "--height",
-                                                        std::to_string(image),
-                                                        "--width",
-                                                        std::to_string(image),
-                                                        "--out-channels",
-                                                        std::to_string(out_channels),
-                                                        "--kernel",
-                                                        std::to_string(kernel),
-                                                        "--padding",
-                                                        std::to_string(padding),
-                                                        "--dtype",
-                                                        std::string(dnn::to_string(c.type)),
-                                                        "--layout",
-                                                        std::string(dnn::to_string(c.layout)),
-                                                        "--warmup",
-                                                        "3",
-                                                        "--repetitions",
-                                                        std::to_string(plan.repetitions),
-                                                        "--calls",
-                                                        "auto",
-                                                        "--target-ms",
-                                                        fixed(plan.repetition_ms, "%.1f")});
-        if (const bench::torch_case* t = torch.find(case_name(c))) {
-            bench::measurement m = t->to_measurement(math_of(c.type));
-            const dnn::convolution_problem p = problem_of(c);
-            m.set_bytes(p.minimum_bytes(), copy_gbps);
-            m.note = fixed(batch / (m.median_ms / 1e3), "%.0f img/s") +
-                     ", conv2d, cudnn.benchmark = True, TF32 off";
-            r.add(std::move(m));
-        }
-    }
+               [&] { run_case<__half>(r, timer, cases[1], h, stream, copy_gbps); });
+    add_torch_rows(r, copy_gbps);
 
     for (const conv_case& c : cases) {
         const std::string name = case_name(c);
-        r.add_ratio(name, variant_of(dnn::algorithm_search::heuristic),
-                    variant_of(dnn::algorithm_search::exhaustive),
+        const std::string exhaustive = variant_of(dnn::algorithm_search::exhaustive);
+        r.add_ratio(name, variant_of(dnn::algorithm_search::heuristic), exhaustive,
                     "what the exhaustive search buys over cuDNN's heuristic");
-        r.add_ratio(name, variant_of(dnn::algorithm_search::exhaustive), raw_variant,
-                    "the wrapper's cost over the raw call");
-        r.add_ratio(name, variant_of(dnn::algorithm_search::exhaustive), torch_variant,
-                    "against PyTorch with cudnn.benchmark");
+        r.add_ratio(name, exhaustive, raw_variant, "the wrapper's cost over the raw call");
+        r.add_ratio(name, exhaustive, torch_variant, "against PyTorch with cudnn.benchmark");
+        r.add_ratio(name, exhaustive + " cold", exhaustive,
+                    "a cold single call over the warm batch: the L2 and the launch together");
     }
     set_targets(r, copy_gbps);
 }

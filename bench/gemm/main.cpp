@@ -11,12 +11,16 @@
 //
 // at n = 1000, 2000, 4000, 4096 and 8192 (square), in FP32, TF32, FP16 and BF16 (FP32
 // accumulation, output in the input type like torch.mm). GPU variants are timed with CUDA events
-// around back-to-back calls after a warm-up, cudagap and raw cuBLAS in alternating repetitions
-// so that clock changes fall on both alike; the median per call is quoted with TFLOP/s and the
-// fraction of the dense peak (gpu::blas::dense_peak: NVIDIA's datasheet figure for the GPUs
-// cudagap lists, H200 included; for others an estimate from the maximum SM clock, which each row
-// and note labels as such). The CPU side is timed with the host clock. Without a GPU, the CPU
-// part runs and the program exits 77.
+// after a warm-up, cudagap and raw cuBLAS in alternating samples so that clock changes fall on
+// both alike, each sampling stopped when its noise reaches the target or its time limit passes
+// (nvbench's rule, bench/harness/sampling.hpp). A row is a warm batch of back-to-back calls (its
+// median per call is quoted, with TFLOP/s and the fraction of the dense peak: gpu::blas::dense_peak,
+// NVIDIA's datasheet figure for the GPUs cudagap lists, H200 included, for others an estimate from
+// the maximum SM clock, which each row and note labels as such); at n <= 2000 the row also carries single calls
+// ("1 call": the GPU time plus the launch the GPU waits for) and the batch replayed from one CUDA
+// graph ("graph"); at the smallest size, "cold" rows time single calls with the L2 flushed
+// before each. torch.mm is timed the same ways (torch.cuda.CUDAGraph for its graph). The CPU
+// side is timed with the host clock. Without a GPU, the CPU part runs and the program exits 77.
 //
 // Targets (issue 3, for an H200): cudagap within 2% of raw cuBLAS at n >= 4000 and 5% at 1000
 // and 2000; not slower than torch.mm beyond noise; at 4096, FP32 >= 70% of the FP32 peak, TF32
@@ -52,6 +56,8 @@ namespace blas = gpu::blas;
 const char* const cudagap_variant = "cudagap";
 const char* const raw_variant = "raw cuBLAS";
 const char* const torch_variant = "torch";
+const char* const cudagap_cold_variant = "cudagap cold";
+const char* const raw_cold_variant = "raw cuBLAS cold";
 
 struct precision_case {
     const char* name;          // as compare_torch.py names it: fp32, tf32, fp16, bf16
@@ -184,50 +190,21 @@ void cpu_part(bench::report& r)
 
 // ---- the GPU part ---------------------------------------------------------------------------
 
-struct timing_plan {
-    int repetitions;
-    double repetition_ms;
-};
-
-timing_plan plan_for(const bench::options& settings)
+// The batch sample each calibration aims at: long enough for CUDA events to resolve well.
+double batch_target_ms(const bench::options& settings)
 {
-    return settings.quick ? timing_plan{5, 10.0} : timing_plan{15, 25.0};
+    return settings.quick ? 2.0 : 10.0;
 }
 
-// Times two pieces of device work on `stream` with CUDA events in alternating repetitions
-// (A B, B A, A B, ...), each repetition `calls` back-to-back calls, after a warm-up of both.
-std::pair<gpu::statistics, gpu::statistics> time_paired(gpu::stream_ref stream, int repetitions,
-                                                        int calls, const auto& work_a,
-                                                        const auto& work_b)
+// Where the single-call and graph columns are measured: the small sizes, where a launch's host
+// cost is a visible share of the call.
+bool small_size(int n)
 {
-    for (int i = 0; i < 3; ++i) {
-        work_a();
-        work_b();
-    }
-    stream.synchronize();
-    gpu::event start;
-    gpu::event stop;
-    std::vector<double> a;
-    std::vector<double> b;
-    const auto sample = [&](const auto& work, std::vector<double>& into) {
-        start.record(stream);
-        for (int call = 0; call < calls; ++call) {
-            work();
-        }
-        stop.record(stream);
-        into.push_back(static_cast<double>(gpu::elapsed(start, stop).count()) / calls);
-    };
-    for (int rep = 0; rep < repetitions; ++rep) {
-        if (rep % 2 == 0) {
-            sample(work_a, a);
-            sample(work_b, b);
-        } else {
-            sample(work_b, b);
-            sample(work_a, a);
-        }
-    }
-    return {gpu::summarize(a), gpu::summarize(b)};
+    return n <= 2000;
 }
+
+// The most calls one graph holds (a graph of tiny GEMMs captures as many as the batch does).
+constexpr int max_graph_calls = 1000;
 
 template <class T>
 cudaDataType cuda_type()
@@ -241,8 +218,60 @@ cudaDataType cuda_type()
     }
 }
 
+// The wrapper makes the raw call: the results must be the same bits.
+template <class T, class Ours, class Raw>
+void check_same_bits(bench::report& r, const std::string& name, int n, const Ours& ours,
+                     const Raw& raw, const gpu::device_buffer<T>& c,
+                     const gpu::device_buffer<T>& c_raw, gpu::stream_ref stream)
+{
+    if (n > peak_size) {
+        return;
+    }
+    ours();
+    raw();
+    stream.synchronize();
+    const std::vector<T> x = c.to_host();
+    const std::vector<T> y = c_raw.to_host();
+    if (std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) != 0) {
+        r.add_error(name, "gpu::blas::gemm and the raw cublasGemmEx call disagree");
+    }
+}
+
+// The rows of one variant of a case: the warm batch, with its single calls and graph beside it.
+struct variant_timings {
+    bench::series batch;
+    std::optional<bench::series> single;
+    std::optional<bench::series> graph;
+};
+
+// Times cudagap and the raw call alike, in alternation: batches at every size, single calls and
+// graph replays at the small sizes, and cold single calls at the smallest size (separate rows).
+std::array<variant_timings, 2> time_variants(bench::report& r, bench::device_timer& timer,
+                                             const std::string& name, int n,
+                                             std::span<const bench::device_call, 2> works)
+{
+    const int calls = timer.calls_for(works[0], batch_target_ms(r.settings()));
+    const std::vector<bench::series> batch = timer.batch(works, calls);
+    std::array<variant_timings, 2> out{{{batch[0], {}, {}}, {batch[1], {}, {}}}};
+    if (!small_size(n)) {
+        return out;
+    }
+    const std::vector<bench::series> single = timer.single_calls(works, bench::cache_state::warm);
+    out[0].single = single[0];
+    out[1].single = single[1];
+    try {
+        const std::vector<bench::series> graph =
+            timer.graph(works, std::min(calls, max_graph_calls));
+        out[0].graph = graph[0];
+        out[1].graph = graph[1];
+    } catch (const std::exception& e) {
+        r.add_error(name + " graph", e.what());
+    }
+    return out;
+}
+
 template <class T>
-void gpu_case(bench::report& r, const timing_plan& plan, int n, const precision_case& p,
+void gpu_case(bench::report& r, bench::device_timer& timer, int n, const precision_case& p,
               blas::handle& h, gpu::stream_ref stream, const gpu::device_properties& props)
 {
     const std::string name = case_name(n, p);
@@ -270,65 +299,91 @@ void gpu_case(bench::report& r, const timing_plan& plan, int n, const precision_
                                       c_raw.data(), cuda_type<T>(), n, compute,
                                       CUBLAS_GEMM_DEFAULT));
     };
-
-    const int calls = bench::calibrate_calls(
-        [&] {
-            ours();
-            stream.synchronize();
-        },
-        plan.repetition_ms, 1, 10000);
-    const auto [ours_stats, raw_stats] = time_paired(stream, plan.repetitions, calls, ours, raw);
+    const std::array<bench::device_call, 2> works{ours, raw};
+    const std::array<variant_timings, 2> timed = time_variants(r, timer, name, n, works);
     const std::optional<blas::peak_figure> peak = blas::dense_peak(p.precision, props);
+    const double peak_tflops = peak ? peak->tflops : 0.0;
     const std::string compute_name(blas::compute_type_name<T>(h.math()));
-    const auto add_row = [&](const gpu::statistics& stats, const char* variant, std::string note) {
-        bench::measurement m = bench::measurement::from(stats, calls, "CUDA events");
+    const std::array<std::string, 2> notes{
+        "gpu::blas::gemm, math " + std::string(blas::to_string(h.math())) + ", " + compute_name,
+        "cublasGemmEx(N, N, B, A), " + compute_name + ", same handle"};
+    const std::array<const char*, 2> variants{cudagap_variant, raw_variant};
+    const std::array<const char*, 2> cold_variants{cudagap_cold_variant, raw_cold_variant};
+    for (std::size_t k = 0; k < 2; ++k) {
+        bench::measurement m =
+            bench::measurement::from(timed[k].batch, "CUDA events", bench::cache_state::warm);
+        if (timed[k].single) {
+            m.single_call = bench::side_timing::from(*timed[k].single);
+        }
+        if (timed[k].graph) {
+            m.graph = bench::side_timing::from(*timed[k].graph);
+        }
         m.case_name = name;
-        m.variant = variant;
+        m.variant = variants[k];
         m.math = p.math;
-        m.set_flops(flops_of(n), peak ? peak->tflops : 0.0);
-        m.note = std::move(note) + peak_note(peak);
+        m.set_flops(flops_of(n), peak_tflops);
+        m.note = notes[k] + peak_note(peak);
         r.add(std::move(m));
-    };
-    add_row(ours_stats, cudagap_variant,
-            "gpu::blas::gemm, math " + std::string(blas::to_string(h.math())) + ", " +
-                compute_name);
-    add_row(raw_stats, raw_variant, "cublasGemmEx(N, N, B, A), " + compute_name + ", same handle");
-
-    // The wrapper makes the raw call: the results must be the same bits.
-    if (n <= peak_size) {
-        ours();
-        raw();
-        stream.synchronize();
-        const std::vector<T> x = c.to_host();
-        const std::vector<T> y = c_raw.to_host();
-        if (std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) != 0) {
-            r.add_error(name, "gpu::blas::gemm and the raw cublasGemmEx call disagree");
+    }
+    if (n == gpu_sizes(r.settings()).front()) {
+        const std::vector<bench::series> cold = timer.single_calls(works, bench::cache_state::cold);
+        for (std::size_t k = 0; k < 2; ++k) {
+            bench::measurement m =
+                bench::measurement::from(cold[k], "CUDA events", bench::cache_state::cold);
+            m.case_name = name;
+            m.variant = cold_variants[k];
+            m.math = p.math;
+            m.set_flops(flops_of(n), peak_tflops);
+            m.note = "single calls, the L2 flushed before each" + peak_note(peak);
+            r.add(std::move(m));
         }
     }
+    check_same_bits(r, name, n, ours, raw, c, c_raw, stream);
 }
 
-void add_torch_rows(bench::report& r, const gpu::device_properties& props, const timing_plan& plan)
+void add_torch_rows(bench::report& r, const gpu::device_properties& props)
 {
-    std::string sizes;
-    for (const int n : gpu_sizes(r.settings())) {
-        if (!sizes.empty()) {
-            sizes += ',';
-        }
-        sizes += std::to_string(n);
-    }
-    const bench::torch_run torch =
-        r.compare_torch({"gemm", "--sizes", sizes, "--precisions", "fp32,tf32,fp16,bf16",
-                         "--warmup", "3", "--repetitions", std::to_string(plan.repetitions),
-                         "--calls", "auto", "--target-ms", fixed(plan.repetition_ms, "%.1f")});
-    for (const int n : gpu_sizes(r.settings())) {
+    const std::vector<int> sizes = gpu_sizes(r.settings());
+    std::vector<int> small;
+    std::copy_if(sizes.begin(), sizes.end(), std::back_inserter(small), small_size);
+    std::vector<std::string> arguments{"gemm",
+                                       "--sizes",
+                                       bench::comma_list(sizes),
+                                       "--precisions",
+                                       "fp32,tf32,fp16,bf16",
+                                       "--warmup",
+                                       "3",
+                                       "--calls",
+                                       "auto",
+                                       "--target-ms",
+                                       fixed(batch_target_ms(r.settings()), "%.1f"),
+                                       "--single-call-sizes",
+                                       bench::comma_list(small),
+                                       "--graph-sizes",
+                                       bench::comma_list(small),
+                                       "--cold-sizes",
+                                       std::to_string(sizes.front())};
+    const std::vector<std::string> rule = r.torch_rule_arguments();
+    arguments.insert(arguments.end(), rule.begin(), rule.end());
+    const bench::torch_run torch = r.compare_torch(arguments);
+    for (const int n : sizes) {
         for (const precision_case& p : precisions) {
-            if (const bench::torch_case* t = torch.find(case_name(n, p))) {
-                bench::measurement m = t->to_measurement(p.math);
-                const std::optional<blas::peak_figure> peak = blas::dense_peak(p.precision, props);
-                m.set_flops(flops_of(n), peak ? peak->tflops : 0.0);
-                m.note = std::string("torch.mm(out=c), allow_tf32 = ") +
-                         (p.math == bench::math_mode::tf32 ? "True" : "False") + peak_note(peak);
-                r.add(std::move(m));
+            const bench::torch_case* t = torch.find(case_name(n, p));
+            if (t == nullptr) {
+                continue;
+            }
+            const std::optional<blas::peak_figure> peak = blas::dense_peak(p.precision, props);
+            const double peak_tflops = peak ? peak->tflops : 0.0;
+            const std::string note = std::string("torch.mm(out=c), allow_tf32 = ") +
+                                     (p.math == bench::math_mode::tf32 ? "True" : "False");
+            bench::measurement m = t->to_measurement(p.math);
+            m.set_flops(flops_of(n), peak_tflops);
+            m.note = note + (m.graph ? "; graph: torch.cuda.CUDAGraph" : "") + peak_note(peak);
+            r.add(std::move(m));
+            if (std::optional<bench::measurement> cold = t->cold_measurement(p.math)) {
+                cold->set_flops(flops_of(n), peak_tflops);
+                cold->note = note + "; single calls, the L2 flushed before each" + peak_note(peak);
+                r.add(std::move(*cold));
             }
         }
     }
@@ -413,12 +468,8 @@ void set_targets(bench::report& r, const gpu::device_properties& props)
     }
 }
 
-void gpu_part(bench::report& r)
+void add_gpu_notes(bench::report& r, const blas::handle& h, const gpu::device_properties& props)
 {
-    const timing_plan plan = plan_for(r.settings());
-    const gpu::device_properties props = gpu::current_device().properties();
-    gpu::stream stream(gpu::stream_flags::non_blocking);
-    blas::handle h(stream);
     const blas::version_info v = blas::version();
     r.add_note("cuBLAS " + v.loaded.to_string() + " loaded (compiled against " +
                v.compiled.to_string() + "), workspace " +
@@ -435,22 +486,34 @@ void gpu_part(bench::report& r)
     if (r.env().device_name.find("H200") == std::string::npos) {
         r.add_note("targets are set for an H200; this run is on " + r.env().device_name);
     }
+    r.add_note("rows: warm batches of back-to-back calls (the targets' figure); 1 call: single "
+               "calls on an idle stream, warm; graph: the batch's calls replayed from one CUDA "
+               "graph; the cold rows: single calls with the L2 flushed first");
+}
 
+void gpu_part(bench::report& r)
+{
+    const gpu::device_properties props = gpu::current_device().properties();
+    gpu::stream stream(gpu::stream_flags::non_blocking);
+    blas::handle h(stream);
+    add_gpu_notes(r, h, props);
+    // One timer for every case: its cold flush is sized once and reused.
+    bench::device_timer timer(stream, r.rule());
     for (const int n : gpu_sizes(r.settings())) {
         for (const precision_case& p : precisions) {
             const std::string name = case_name(n, p);
             r.run_case(name, [&] {
                 if (p.math == bench::math_mode::fp16) {
-                    gpu_case<__half>(r, plan, n, p, h, stream, props);
+                    gpu_case<__half>(r, timer, n, p, h, stream, props);
                 } else if (p.math == bench::math_mode::bf16) {
-                    gpu_case<__nv_bfloat16>(r, plan, n, p, h, stream, props);
+                    gpu_case<__nv_bfloat16>(r, timer, n, p, h, stream, props);
                 } else {
-                    gpu_case<float>(r, plan, n, p, h, stream, props);
+                    gpu_case<float>(r, timer, n, p, h, stream, props);
                 }
             });
         }
     }
-    add_torch_rows(r, props, plan);
+    add_torch_rows(r, props);
 
     for (const int n : gpu_sizes(r.settings())) {
         for (const precision_case& p : precisions) {
@@ -458,6 +521,11 @@ void gpu_part(bench::report& r)
                         "the wrapper's cost over the raw call");
             r.add_ratio(case_name(n, p), cudagap_variant, torch_variant, "against torch.mm");
         }
+    }
+    for (const precision_case& p : precisions) {
+        const std::string name = case_name(gpu_sizes(r.settings()).front(), p);
+        r.add_ratio(name, cudagap_cold_variant, cudagap_variant,
+                    "a cold single call over the warm batch: the L2 and the launch together");
     }
     const std::vector<int> cpu = cpu_sizes(r.settings(), gpu::host_blas::library().kind);
     for (const int n : cpu) {

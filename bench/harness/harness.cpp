@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -42,6 +43,22 @@ void check_time(const char* field, double value, const measurement& row)
     }
 }
 
+void check_side(const side_timing& t, const measurement& row, const char* which)
+{
+    check_time(which, t.median_ms, row);
+    check_time(which, t.min_ms, row);
+    check_time(which, t.max_ms, row);
+    if (!(t.min_ms <= t.median_ms && t.median_ms <= t.max_ms) || t.samples < 1 ||
+        t.calls_per_sample < 1) {
+        throw std::invalid_argument(
+            "gpu::bench::report::add: the " + std::string(which) + " timing of '" + row.case_name +
+            "' / '" + row.variant + "' has min " + std::to_string(t.min_ms) + ", median " +
+            std::to_string(t.median_ms) + ", max " + std::to_string(t.max_ms) + " ms over " +
+            std::to_string(t.samples) + " samples of " + std::to_string(t.calls_per_sample) +
+            " calls; out of order or empty");
+    }
+}
+
 std::string format_ratio(double value)
 {
     return printf_string(value < 10.0 ? "%.3f" : "%.1f", value);
@@ -56,16 +73,6 @@ std::string format_throughput(const measurement& row)
         return printf_string(*row.gbps < 10.0 ? "%.2f GB/s" : "%.0f GB/s", *row.gbps);
     }
     return "";
-}
-
-nlohmann::json optional_json(const std::optional<double>& value)
-{
-    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-nlohmann::json optional_json(const std::optional<int>& value)
-{
-    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
 // One plain-text table: a header row, a rule, then the rows, columns padded to their widest.
@@ -131,6 +138,82 @@ std::string_view to_string(target_status status) noexcept
     return "?";
 }
 
+namespace {
+
+// The value of a flag that takes one: the next argument, or what follows its '='.
+std::string_view flag_value(std::span<const std::string_view> args, std::size_t& i,
+                            std::string_view flag, const char* what, const char* example)
+{
+    const std::string_view arg = args[i];
+    if (arg.size() > flag.size() && arg[flag.size()] == '=') {
+        const std::string_view value = arg.substr(flag.size() + 1);
+        if (!value.empty()) {
+            return value;
+        }
+    } else if (i + 1 < args.size() && !args[i + 1].empty() && !args[i + 1].starts_with("--")) {
+        return args[++i];
+    }
+    throw std::invalid_argument(std::string(flag) + " needs " + what + ", e.g. " + example);
+}
+
+bool is_flag(std::string_view arg, std::string_view flag)
+{
+    return arg == flag ||
+           (arg.starts_with(flag) && arg.size() > flag.size() && arg[flag.size()] == '=');
+}
+
+double positive_number(std::string_view flag, std::string_view text)
+{
+    double value = 0.0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
+        value <= 0.0) {
+        throw std::invalid_argument(std::string(flag) + " is '" + std::string(text) +
+                                    "'; it must be a positive number");
+    }
+    return value;
+}
+
+// A sample count: at least 1, at most the rule's sample cap.
+int sample_count(std::string_view flag, std::string_view text)
+{
+    int value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    const int cap = stopping_rule{}.max_samples;
+    if (error != std::errc() || end != text.data() + text.size() || value < 1 || value > cap) {
+        throw std::invalid_argument(std::string(flag) + " is '" + std::string(text) +
+                                    "'; it must be a whole number from 1 to " +
+                                    std::to_string(cap));
+    }
+    return value;
+}
+
+// A flag that takes a value, read into `parsed`; false when `arg` is none of them.
+bool parse_valued(std::span<const std::string_view> args, std::size_t& i, options& parsed)
+{
+    const std::string_view arg = args[i];
+    if (is_flag(arg, "--json")) {
+        parsed.json_path =
+            std::string(flag_value(args, i, "--json", "a file name", "--json alloc.json"));
+    } else if (is_flag(arg, "--max-noise")) {
+        parsed.max_noise =
+            positive_number("--max-noise",
+                            flag_value(args, i, "--max-noise", "a percentage", "--max-noise 0.5")) /
+            100.0;
+    } else if (is_flag(arg, "--min-samples")) {
+        parsed.min_samples = sample_count(
+            "--min-samples", flag_value(args, i, "--min-samples", "a count", "--min-samples 10"));
+    } else if (is_flag(arg, "--time-limit")) {
+        parsed.time_limit_s = positive_number(
+            "--time-limit", flag_value(args, i, "--time-limit", "seconds", "--time-limit 0.5"));
+    } else {
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
 options parse_options(std::span<const std::string_view> args)
 {
     options parsed;
@@ -144,33 +227,37 @@ options parse_options(std::span<const std::string_view> args)
             parsed.cpu_only = true;
         } else if (arg == "--help" || arg == "-h") {
             parsed.help = true;
-        } else if (arg == "--json") {
-            if (i + 1 >= args.size() || args[i + 1].empty() || args[i + 1].starts_with("--")) {
-                throw std::invalid_argument("--json needs a file name, e.g. --json alloc.json");
-            }
-            parsed.json_path = std::string(args[++i]);
-        } else if (arg.starts_with("--json=")) {
-            parsed.json_path = std::string(arg.substr(7));
-            if (parsed.json_path.empty()) {
-                throw std::invalid_argument("--json= needs a file name, e.g. --json=alloc.json");
-            }
-        } else {
+        } else if (!parse_valued(args, i, parsed)) {
             throw std::invalid_argument("unknown argument '" + std::string(arg) + "' (see --help)");
         }
     }
     return parsed;
 }
 
+stopping_rule options::rule() const
+{
+    stopping_rule r;
+    r.time_limit_s = quick ? 0.2 : 0.5;
+    r.max_noise = max_noise.value_or(r.max_noise);
+    r.min_samples = min_samples.value_or(r.min_samples);
+    r.time_limit_s = time_limit_s.value_or(r.time_limit_s);
+    return r;
+}
+
 std::string usage(std::string_view name, std::string_view description)
 {
     std::ostringstream text;
     text << "usage: cudagap-bench-" << name
-         << " [--quick] [--json FILE] [--no-torch] [--cpu-only]\n"
+         << " [--quick] [--json FILE] [--no-torch] [--cpu-only] [--max-noise PCT]\n"
+         << "       [--min-samples N] [--time-limit SECONDS]\n"
          << description << "\n\n"
-         << "  --quick      fewer sizes and repetitions (seconds instead of minutes)\n"
-         << "  --json FILE  also write the report as JSON to FILE\n"
-         << "  --no-torch   do not run the PyTorch side (bench/compare_torch.py)\n"
-         << "  --cpu-only   skip the GPU part even when a GPU is usable\n"
+         << "  --quick              fewer sizes and repetitions (seconds instead of minutes)\n"
+         << "  --json FILE          also write the report as JSON to FILE\n"
+         << "  --no-torch           do not run the PyTorch side (bench/compare_torch.py)\n"
+         << "  --cpu-only           skip the GPU part even when a GPU is usable\n"
+         << "  --max-noise PCT      stop sampling at this relative standard deviation (0.5)\n"
+         << "  --min-samples N      ... but not before N samples (10)\n"
+         << "  --time-limit SECONDS ... and within this time per measurement (0.5; 0.2 quick)\n"
          << "\nThe report goes to stdout, progress to stderr. Exit code: 0 when it ran (targets\n"
          << "are reported, not asserted), 77 when the GPU part was skipped for lack of a GPU,\n"
          << "1 when a case failed or the command line was wrong.\n";
@@ -179,14 +266,58 @@ std::string usage(std::string_view name, std::string_view description)
 
 measurement measurement::from(const statistics& stats, int calls_per_repetition, std::string timing)
 {
+    return from(series::of(stats, calls_per_repetition), std::move(timing));
+}
+
+measurement measurement::from(const series& s, std::string timing, std::optional<cache_state> cache)
+{
     measurement row;
-    row.median_ms = stats.median_ms;
-    row.min_ms = stats.min_ms;
-    row.max_ms = stats.max_ms;
-    row.repetitions = static_cast<int>(stats.count);
-    row.calls_per_repetition = calls_per_repetition;
+    row.median_ms = s.stats.median_ms;
+    row.min_ms = s.stats.min_ms;
+    row.max_ms = s.stats.max_ms;
+    row.repetitions = static_cast<int>(s.stats.count);
+    row.calls_per_repetition = s.calls_per_sample;
     row.timing = std::move(timing);
+    row.cache = cache;
+    row.noise = s.noise;
+    row.stopped = s.stopped;
+    row.max_noise = s.max_noise;
+    row.min_samples = s.min_samples;
+    row.host_ms = s.host_ms;
     return row;
+}
+
+std::string measurement::noise_text() const
+{
+    return noise_label(noise, stopped, static_cast<std::size_t>(std::max(repetitions, 0)),
+                       min_samples);
+}
+
+side_timing side_timing::from(const series& s)
+{
+    side_timing t;
+    t.median_ms = s.stats.median_ms;
+    t.min_ms = s.stats.min_ms;
+    t.max_ms = s.stats.max_ms;
+    t.noise = s.noise;
+    t.stopped = s.stopped;
+    t.min_samples = s.min_samples;
+    t.samples = static_cast<int>(s.stats.count);
+    t.calls_per_sample = s.calls_per_sample;
+    t.host_ms = s.host_ms;
+    return t;
+}
+
+std::string side_timing::label() const
+{
+    std::string text = format_time(median_ms);
+    if (stopped == stop_reason::time_limit || stopped == stop_reason::sample_cap) {
+        text += " (" +
+                noise_label(noise, stopped, static_cast<std::size_t>(std::max(samples, 0)),
+                            min_samples) +
+                ")";
+    }
+    return text;
 }
 
 void measurement::set_flops(double flops, double peak_tflops)
@@ -203,8 +334,44 @@ void measurement::set_bytes(double bytes, double peak_gbps)
 
 report::report(std::string name, std::string description, options settings, environment env)
     : name_(std::move(name)), description_(std::move(description)), settings_(std::move(settings)),
-      env_(std::move(env))
+      env_(std::move(env)), rule_(settings_.rule())
 {}
+
+std::vector<std::string> report::torch_rule_arguments() const
+{
+    return {"--max-noise",   printf_string("%g", 100.0 * rule_.max_noise),
+            "--min-samples", std::to_string(rule_.min_samples),
+            "--time-limit",  printf_string("%g", rule_.time_limit_s)};
+}
+
+void report::set_clock_source(std::function<clock_reading()> source)
+{
+    clocks_read_ = clocks_read_ || static_cast<bool>(source);
+    clock_source_ = std::move(source);
+}
+
+clock_reading report::read_clocks() const
+{
+    return clock_source_ ? clock_source_() : clock_reading{};
+}
+
+report::case_window report::open_case() const
+{
+    return {rows_.size(), read_clocks()};
+}
+
+void report::close_case(const case_window& window)
+{
+    if (!clock_source_ || window.first_row >= rows_.size()) {
+        return;
+    }
+    const clock_check check = check_clocks(window.before, read_clocks());
+    for (std::size_t i = window.first_row; i < rows_.size(); ++i) {
+        if (!rows_[i].clocks) {
+            rows_[i].clocks = check;
+        }
+    }
+}
 
 void report::add(measurement row)
 {
@@ -227,6 +394,16 @@ void report::add(measurement row)
                                     row.variant + "' has " + std::to_string(row.repetitions) +
                                     " repetitions of " + std::to_string(row.calls_per_repetition) +
                                     " calls; both must be at least 1");
+    }
+    if (row.noise && !(std::isfinite(*row.noise) && *row.noise >= 0.0)) {
+        throw std::invalid_argument("gpu::bench::report::add: '" + row.case_name + "' / '" +
+                                    row.variant + "' has a noise of " + std::to_string(*row.noise) +
+                                    "; it must be finite, >= 0");
+    }
+    for (const auto* side : {&row.single_call, &row.graph}) {
+        if (*side) {
+            check_side(**side, row, side == &row.graph ? "graph" : "single_call");
+        }
     }
     rows_.push_back(std::move(row));
 }
@@ -343,7 +520,14 @@ torch_run report::compare_torch(const std::vector<std::string>& arguments)
     } else {
         progress("running the PyTorch side: compare_torch.py " +
                  (arguments.empty() ? std::string() : arguments.front()));
+        const clock_reading before = read_clocks();
         result = run_compare_torch(arguments);
+        if (clock_source_) {
+            const clock_check check = check_clocks(before, read_clocks());
+            for (torch_case& c : result.cases) {
+                c.clocks = check;
+            }
+        }
     }
     if (result.ok) {
         add_note("PyTorch " + result.version + " on " + result.device);
@@ -353,7 +537,7 @@ torch_run report::compare_torch(const std::vector<std::string>& arguments)
     return result;
 }
 
-void report::print(std::ostream& out) const
+void report::print_header(std::ostream& out) const
 {
     out << "== cudagap benchmark: " << name_ << " ==\n" << description_ << '\n';
     out << "date " << env_.date_utc << "  host " << env_.host << " (" << env_.cpu_threads
@@ -365,8 +549,9 @@ void report::print(std::ostream& out) const
     if (!env_.device_name.empty()) {
         out << "device " << env_.device_name << ", compute capability " << env_.capability << ", "
             << env_.multiprocessors << " SMs, " << format_bytes(env_.memory_bytes)
-            << (env_.ecc_enabled ? " (ECC on)" : "") << ", SM clock max " << env_.max_sm_clock_mhz
-            << " MHz";
+            << (env_.ecc_enabled ? " (ECC on)" : "") << ", L2 "
+            << format_bytes(static_cast<std::size_t>(std::max(env_.l2_cache_bytes, 0)))
+            << ", SM clock max " << env_.max_sm_clock_mhz << " MHz";
         if (env_.sm_clock_mhz) {
             out << " (" << *env_.sm_clock_mhz << " MHz at start)";
         }
@@ -377,31 +562,57 @@ void report::print(std::ostream& out) const
         out << ", peak memory bandwidth " << printf_string("%.0f", env_.peak_memory_bandwidth_gbps)
             << " GB/s\n";
     }
+    out << "sampling: until the noise (relative standard deviation) is at most "
+        << printf_string("%g%%", 100.0 * rule_.max_noise) << " after " << rule_.min_samples
+        << " samples, within " << printf_string("%g s", rule_.time_limit_s) << " per measurement";
+    const bool cold = std::any_of(rows_.begin(), rows_.end(), [](const measurement& row) {
+        return row.cache == cache_state::cold;
+    });
+    if (cold && env_.l2_cache_bytes > 0) {
+        out << "; cold samples first write " << format_bytes(flush_bytes(env_.l2_cache_bytes))
+            << " (2x the L2)";
+    }
+    out << "; clocks "
+        << (clocks_read_
+                ? std::string("read by NVML around each case, never changed")
+                : "not checked" + (env_.clocks_note.empty() ? "" : ": " + env_.clocks_note))
+        << '\n';
     if (gpu_skipped_) {
         out << "GPU part skipped: " << env_.skip_reason << '\n';
     }
+}
 
-    out << '\n';
+void report::print_rows(std::ostream& out) const
+{
     if (rows_.empty()) {
         out << "  (no measurements)\n";
-    } else {
-        std::vector<std::vector<std::string>> cells;
-        cells.reserve(rows_.size());
-        for (const measurement& row : rows_) {
-            cells.push_back(
-                {row.case_name, row.variant, std::string(to_string(row.math)),
-                 format_time(row.median_ms), format_time(row.min_ms), format_time(row.max_ms),
-                 printf_string("%.1f%%", 100.0 * row.spread()),
-                 std::to_string(row.repetitions) + " x " + std::to_string(row.calls_per_repetition),
-                 format_throughput(row),
-                 row.peak_fraction ? printf_string("%.0f%%", 100.0 * *row.peak_fraction) : "",
-                 row.timing, row.note});
-        }
-        print_table(out,
-                    {"case", "variant", "math", "median", "min", "max", "spread", "reps x calls",
-                     "throughput", "of peak", "timing", "note"},
-                    cells);
+        return;
     }
+    std::vector<std::vector<std::string>> cells;
+    cells.reserve(rows_.size());
+    for (const measurement& row : rows_) {
+        cells.push_back(
+            {row.case_name, row.variant, std::string(to_string(row.math)),
+             row.cache ? std::string(to_string(*row.cache)) : "-", format_time(row.median_ms),
+             format_time(row.min_ms), format_time(row.max_ms), row.noise_text(),
+             std::to_string(row.repetitions) + " x " + std::to_string(row.calls_per_repetition),
+             row.single_call ? row.single_call->label() : "", row.graph ? row.graph->label() : "",
+             format_throughput(row),
+             row.peak_fraction ? printf_string("%.0f%%", 100.0 * *row.peak_fraction) : "",
+             row.clocks ? row.clocks->summary() : "-", row.timing, row.note});
+    }
+    print_table(out,
+                {"case", "variant", "math", "cache", "median", "min", "max", "noise",
+                 "samples x calls", "1 call", "graph", "throughput", "of peak", "clocks", "timing",
+                 "note"},
+                cells);
+}
+
+void report::print(std::ostream& out) const
+{
+    print_header(out);
+    out << '\n';
+    print_rows(out);
 
     if (!ratios_.empty()) {
         out << "\nratios (time of the first over time of the second; above 1: the second is "
@@ -439,76 +650,6 @@ void report::print(std::ostream& out) const
     out.flush();
 }
 
-nlohmann::json report::to_json() const
-{
-    nlohmann::json env{
-        {"date_utc", env_.date_utc},
-        {"host", env_.host},
-        {"cpu_threads", env_.cpu_threads},
-        {"cudagap", env_.cudagap_version},
-        {"cuda_runtime", env_.cuda_runtime},
-        {"driver_cuda", env_.driver_cuda},
-        {"driver_version", env_.driver_version},
-        {"gpu_available", env_.gpu_available},
-        {"device", env_.device_name},
-        {"capability", env_.capability},
-        {"multiprocessors", env_.multiprocessors},
-        {"memory_bytes", env_.memory_bytes},
-        {"max_sm_clock_mhz", env_.max_sm_clock_mhz},
-        {"max_memory_clock_mhz", env_.max_memory_clock_mhz},
-        {"sm_clock_mhz", optional_json(env_.sm_clock_mhz)},
-        {"memory_clock_mhz", optional_json(env_.memory_clock_mhz)},
-        {"peak_memory_bandwidth_gbps", env_.peak_memory_bandwidth_gbps},
-        {"ecc_enabled", env_.ecc_enabled},
-    };
-    nlohmann::json rows = nlohmann::json::array();
-    for (const measurement& row : rows_) {
-        rows.push_back({{"case", row.case_name},
-                        {"variant", row.variant},
-                        {"math", to_string(row.math)},
-                        {"median_ms", row.median_ms},
-                        {"min_ms", row.min_ms},
-                        {"max_ms", row.max_ms},
-                        {"spread", row.spread()},
-                        {"repetitions", row.repetitions},
-                        {"calls_per_repetition", row.calls_per_repetition},
-                        {"timing", row.timing},
-                        {"tflops", optional_json(row.tflops)},
-                        {"gbps", optional_json(row.gbps)},
-                        {"peak_fraction", optional_json(row.peak_fraction)},
-                        {"note", row.note}});
-    }
-    nlohmann::json ratios = nlohmann::json::array();
-    for (const ratio& r : ratios_) {
-        ratios.push_back({{"case", r.case_name},
-                          {"numerator", r.numerator},
-                          {"denominator", r.denominator},
-                          {"value", optional_json(r.value)},
-                          {"note", r.note}});
-    }
-    nlohmann::json targets = nlohmann::json::array();
-    for (const target& t : targets_) {
-        targets.push_back({{"name", t.name},
-                           {"requirement", t.requirement},
-                           {"status", to_string(t.status)},
-                           {"measured", t.measured},
-                           {"note", t.note}});
-    }
-    return {{"schema", "cudagap-bench/1"},
-            {"benchmark", name_},
-            {"description", description_},
-            {"quick", settings_.quick},
-            {"environment", env},
-            {"gpu_skipped", gpu_skipped_},
-            {"skip_reason", gpu_skipped_ ? env_.skip_reason : std::string()},
-            {"rows", rows},
-            {"ratios", ratios},
-            {"targets", targets},
-            {"notes", notes_},
-            {"errors", errors_},
-            {"exit_code", exit_code()}};
-}
-
 int report::exit_code() const noexcept
 {
     if (!errors_.empty()) {
@@ -516,6 +657,41 @@ int report::exit_code() const noexcept
     }
     return gpu_skipped_ ? skipped_exit_code : 0;
 }
+
+namespace {
+
+// The GPU part, with NVML reading the clocks around each case when it can.
+void run_gpu_part(report& r, const suite& benchmark)
+{
+    const clock_monitor nvml(r.env().pci_bus_id);
+    if (nvml.available()) {
+        r.set_clock_source([&nvml] { return nvml.read(); });
+    } else {
+        r.add_note("clocks not checked: " + nvml.unavailable_reason());
+    }
+    r.run_case("GPU part", [&] { benchmark.gpu(r); });
+    r.set_clock_source({});
+}
+
+// Writes the report to a temporary name, then renames it: a reader never sees half a report.
+bool write_json(const report& r, const std::string& path)
+{
+    const std::string temporary = path + ".tmp";
+    {
+        std::ofstream file(temporary);
+        // replace: a case name or an error message quoting bytes that are not UTF-8 (a path, a
+        // tool's output) must not make dump() throw and lose the whole report.
+        file << r.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+        file.close();
+        if (!file) {
+            std::remove(temporary.c_str());
+            return false;
+        }
+    }
+    return std::rename(temporary.c_str(), path.c_str()) == 0;
+}
+
+} // namespace
 
 int run(std::span<const std::string_view> args, const suite& benchmark, std::ostream& out)
 {
@@ -542,7 +718,7 @@ int run(std::span<const std::string_view> args, const suite& benchmark, std::ost
     }
     if (benchmark.gpu) {
         if (r.env().gpu_available) {
-            r.run_case("GPU part", [&] { benchmark.gpu(r); });
+            run_gpu_part(r, benchmark);
         } else {
             r.mark_gpu_skipped(r.env().skip_reason);
         }
@@ -550,12 +726,7 @@ int run(std::span<const std::string_view> args, const suite& benchmark, std::ost
     r.settle_targets();
     r.print(out);
     if (!settings.json_path.empty()) {
-        std::ofstream file(settings.json_path);
-        // replace: a case name or an error message quoting bytes that are not UTF-8 (a path, a
-        // tool's output) must not make dump() throw and lose the whole report.
-        file << r.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-        file.close();
-        if (!file) {
+        if (!write_json(r, settings.json_path)) {
             std::cerr << "cudagap-bench-" << benchmark.name
                       << ": could not write the JSON report to '" << settings.json_path << "'\n";
             return 1;

@@ -30,7 +30,17 @@
 /// Exit codes of `run`: 0 when the benchmark ran (targets are reported, never asserted), 77 when
 /// the GPU part was skipped for lack of a usable GPU (the CPU part still ran and printed), 1 when
 /// a case failed or the command line was wrong.
+///
+/// nvbench's conventions (bench/README.md, "How they measure"): sampling stops on noise within
+/// a time limit (sampling.hpp), device work is timed warm or cold, in batches, one call at a
+/// time and replayed from a CUDA graph (device_timing.hpp), and the clocks are read around
+/// every case (clocks.hpp); each row carries its sample count, noise, cache state and clocks.
 #pragma once
+
+#include "clocks.hpp"
+#include "device_timing.hpp"
+#include "host_timing.hpp"
+#include "sampling.hpp"
 
 #include <gpu/timing.hpp>
 
@@ -78,11 +88,20 @@ struct options {
     bool torch = true;       ///< `--no-torch` turns it off: skip the PyTorch comparison
     bool cpu_only = false;   ///< `--cpu-only`: skip the GPU part even when a GPU is usable
     bool help = false;       ///< `--help` was given: print the usage and run nothing
+    std::optional<double> max_noise{};    ///< `--max-noise PCT` (as a fraction here)
+    std::optional<int> min_samples{};     ///< `--min-samples N`
+    std::optional<double> time_limit_s{}; ///< `--time-limit SECONDS`, per measurement
+
+    /// @brief The stopping rule these flags ask for: a 0.5% target, 10 samples at least, and a
+    /// time limit of 0.5 s per measurement (0.2 s with `--quick`), each flag overriding its part.
+    [[nodiscard]] stopping_rule rule() const;
 };
 
 /// @brief Parses the common flags (`--quick`, `--json FILE`, `--no-torch`, `--cpu-only`,
-/// `--help`); @p args excludes the program name.
-/// @throws std::invalid_argument naming an unknown flag or a `--json` without a file
+/// `--max-noise PCT`, `--min-samples N`, `--time-limit SECONDS`, `--help`; a value may also
+/// follow an `=`); @p args excludes the program name.
+/// @throws std::invalid_argument naming an unknown flag, a flag without its value, or a value
+/// out of range (a noise target or a time limit that is not positive, fewer than 1 sample)
 [[nodiscard]] options parse_options(std::span<const std::string_view> args);
 
 /// @brief The usage text of a benchmark called @p name.
@@ -111,10 +130,33 @@ struct environment {
         memory_clock_mhz{}; ///< memory clock when the report started (NVML), if readable
     double peak_memory_bandwidth_gbps = 0; ///< theoretical, from clock and bus width
     bool ecc_enabled = false;              ///< error-correcting memory is on
+    int l2_cache_bytes = 0;                ///< the L2's size (a cold sample flushes twice that)
+    std::string pci_bus_id{};              ///< device 0's PCI bus id, how NVML finds it
+    std::string clocks_note{};             ///< why NVML cannot read the clocks; empty when it can
 
     /// @brief Reads the environment; @p cpu_only skips the GPU (with that as the reason).
     /// Never throws for a missing driver or GPU: that is what `skip_reason` is for.
     [[nodiscard]] static environment probe(bool cpu_only = false);
+};
+
+/// @brief A timing beside a row's own, per call: its single calls (beside a batch) or the same
+/// calls replayed from a CUDA graph.
+struct side_timing {
+    double median_ms = 0;                           ///< median time per call
+    double min_ms = 0;                              ///< fastest sample, per call
+    double max_ms = 0;                              ///< slowest sample, per call
+    std::optional<double> noise{};                  ///< relative standard deviation of the samples
+    stop_reason stopped = stop_reason::fixed_count; ///< why sampling stopped
+    int min_samples = 0;             ///< the rule's minimum sample count (0: fixed count)
+    int samples = 0;                 ///< samples taken
+    int calls_per_sample = 1;        ///< calls per sample (a graph's calls per replay)
+    std::optional<double> host_ms{}; ///< median host time per call issuing the work
+
+    /// @brief The timing of @p s.
+    [[nodiscard]] static side_timing from(const series& s);
+
+    /// @brief What a table prints: the median, and the noise when the sampling stopped noisy.
+    [[nodiscard]] std::string label() const;
 };
 
 /// @brief One row of a report: a case measured for one variant (e.g. "4096 fp16", "cudagap").
@@ -125,23 +167,41 @@ struct measurement {
     double median_ms = 0;                  ///< median time per call, the figure to quote
     double min_ms = 0;                     ///< fastest repetition, per call
     double max_ms = 0;                     ///< slowest repetition, per call
-    int repetitions = 0;                   ///< timed repetitions
-    int calls_per_repetition = 1;          ///< back-to-back calls per repetition
+    int repetitions = 0;                   ///< timed samples (the sample count)
+    int calls_per_repetition = 1;          ///< back-to-back calls per sample
     std::string timing{};                  ///< `CUDA events` or `host clock`
     std::optional<double> tflops{};        ///< achieved TFLOP/s at the median, when it applies
     std::optional<double> gbps{};          ///< achieved GB/s at the median, when it applies
     std::optional<double> peak_fraction{}; ///< throughput over the device's peak, when known
     std::string note{};                    ///< anything a reader must know about this row
+    std::optional<cache_state> cache{};    ///< warm or cold for device work; empty for host work
+    std::optional<double> noise{};         ///< relative standard deviation of the samples
+    stop_reason stopped = stop_reason::fixed_count; ///< why sampling stopped
+    std::optional<double> max_noise{}; ///< the noise target it was judged by (fixed count: none)
+    int min_samples = 0;               ///< the rule's minimum sample count (fixed count: 0)
+    std::optional<double> host_ms{};   ///< median host time per call issuing device work
+    std::optional<side_timing> single_call{}; ///< one call per sample, beside a batch
+    std::optional<side_timing> graph{};       ///< the same calls replayed from a CUDA graph
+    std::optional<clock_check> clocks{};      ///< the clocks around its case (NVML)
 
-    /// @brief A row with the times of @p stats (per call) and its repetition count.
+    /// @brief A row with the times of @p stats (per call) and its repetition count: a fixed
+    /// count, its noise from the samples.
     [[nodiscard]] static measurement from(const statistics& stats, int calls_per_repetition = 1,
                                           std::string timing = "CUDA events");
 
-    /// @brief `(max - min) / median`: how noisy the row is (0 for one repetition).
+    /// @brief A row with the times, noise and stop reason of @p s.
+    [[nodiscard]] static measurement from(const series& s, std::string timing,
+                                          std::optional<cache_state> cache = std::nullopt);
+
+    /// @brief `(max - min) / median`: how far apart the samples lie (0 for one repetition).
     [[nodiscard]] double spread() const noexcept
     {
         return median_ms > 0 ? (max_ms - min_ms) / median_ms : 0.0;
     }
+
+    /// @brief The noise as the table prints it (`noise_label`): `noisy: 3.1%` when the time
+    /// limit came first.
+    [[nodiscard]] std::string noise_text() const;
 
     /// @brief Sets `tflops` from @p flops per call and, when @p peak_tflops > 0, `peak_fraction`.
     /// @throws std::invalid_argument when the median is not positive
@@ -173,17 +233,29 @@ struct target {
 
 /// @brief What the PyTorch side (bench/compare_torch.py) measured for one case.
 struct torch_case {
-    std::string case_name{};      ///< as compare_torch.py names it, e.g. `4096 fp16`
-    double median_ms = 0;         ///< median time per call
-    double min_ms = 0;            ///< fastest repetition, per call
-    double max_ms = 0;            ///< slowest repetition, per call
-    int repetitions = 0;          ///< timed repetitions
-    int calls_per_repetition = 1; ///< calls per repetition
-    nlohmann::json fields{};      ///< the whole result object (size, precision, ... to match on)
+    std::string case_name{};       ///< as compare_torch.py names it, e.g. `4096 fp16`
+    double median_ms = 0;          ///< median time per call
+    double min_ms = 0;             ///< fastest repetition, per call
+    double max_ms = 0;             ///< slowest repetition, per call
+    int repetitions = 0;           ///< timed repetitions
+    int calls_per_repetition = 1;  ///< calls per repetition
+    std::optional<double> noise{}; ///< relative standard deviation
+    stop_reason stopped = stop_reason::fixed_count; ///< why its sampling stopped
+    std::optional<double> max_noise{};              ///< its noise target, if it had one
+    int min_samples = 0;                            ///< its minimum sample count
+    std::optional<side_timing> single_call{};       ///< one call per sample, when asked for
+    std::optional<side_timing> graph{};             ///< torch.cuda.CUDAGraph replays
+    std::optional<side_timing> cold{};              ///< single calls with the L2 flushed
+    std::optional<clock_check> clocks{};            ///< the clocks around the torch run
+    nlohmann::json fields{}; ///< the whole result object (size, precision, ... to match on)
 
-    /// @brief This case as a report row of variant `torch`.
+    /// @brief This case as a report row of variant `torch` (warm, with its single calls and
+    /// graph beside it).
     [[nodiscard]] measurement to_measurement(math_mode math,
                                              std::string timing = "CUDA events") const;
+
+    /// @brief The cold single calls as a row of variant `torch cold`; empty without them.
+    [[nodiscard]] std::optional<measurement> cold_measurement(math_mode math) const;
 };
 
 /// @brief The outcome of one run of bench/compare_torch.py.
@@ -223,6 +295,17 @@ public:
     [[nodiscard]] const options& settings() const noexcept { return settings_; }
     /// @brief Where it runs.
     [[nodiscard]] const environment& env() const noexcept { return env_; }
+    /// @brief The stopping rule of its measurements (`options::rule`).
+    [[nodiscard]] const stopping_rule& rule() const noexcept { return rule_; }
+
+    /// @brief The flags that give bench/compare_torch.py the same stopping rule:
+    /// `--max-noise PCT --min-samples N --time-limit SECONDS`.
+    [[nodiscard]] std::vector<std::string> torch_rule_arguments() const;
+
+    /// @brief Where `run_case` and `compare_torch` read the clocks (`run` sets NVML's for the
+    /// GPU part); empty: the clocks are not read and later rows carry none. The header says
+    /// whether a source was ever set.
+    void set_clock_source(std::function<clock_reading()> source);
 
     /// @brief Adds a row.
     /// @throws std::invalid_argument when the case or variant is empty, a time is negative or
@@ -273,21 +356,25 @@ public:
     [[nodiscard]] const std::vector<std::string>& errors() const noexcept { return errors_; }
 
     /// @brief Runs @p work, printing @p label as progress; an exception it throws becomes an
-    /// error of the report instead of ending the run.
+    /// error of the report instead of ending the run. The clocks are read before and after it,
+    /// and the rows it added that carry no clock check of their own get this one.
     /// @return whether @p work finished without throwing
     template <class Work>
     bool run_case(std::string_view label, Work&& work)
     {
         progress(label);
+        const case_window window = open_case();
+        bool finished = false;
         try {
             work();
-            return true;
+            finished = true;
         } catch (const std::exception& e) {
             add_error(std::string(label), e.what());
         } catch (...) {
             add_error(std::string(label), "an exception that is not a std::exception");
         }
-        return false;
+        close_case(window);
+        return finished;
     }
 
     /// @brief Prints `[bench <name>] <message>` on stderr.
@@ -304,26 +391,40 @@ public:
     void settle_targets();
 
     /// @brief Runs compare_torch.py with @p arguments unless `--no-torch` was given (then the
-    /// result says so), and adds a note with torch's version or why it did not run.
+    /// result says so), and adds a note with torch's version or why it did not run. The clocks
+    /// read before and after it are every case's `clocks`.
     [[nodiscard]] torch_run compare_torch(const std::vector<std::string>& arguments);
 
     /// @brief Prints the header, the table of rows, the ratios, the targets, the notes and the
     /// errors as plain text.
     void print(std::ostream& out) const;
 
-    /// @brief The report as JSON (schema `cudagap-bench/1`, described in bench/README.md).
+    /// @brief The report as JSON (schema `cudagap-bench/2`, described in bench/README.md).
     [[nodiscard]] nlohmann::json to_json() const;
 
     /// @brief 1 when a case failed, else 77 when the GPU part was skipped, else 0.
     [[nodiscard]] int exit_code() const noexcept;
 
 private:
+    struct case_window {
+        std::size_t first_row = 0;
+        clock_reading before{};
+    };
+    [[nodiscard]] case_window open_case() const;
+    void close_case(const case_window& window);
+    [[nodiscard]] clock_reading read_clocks() const;
+    void print_header(std::ostream& out) const;
+    void print_rows(std::ostream& out) const;
+    [[nodiscard]] nlohmann::json rows_json() const;
     target& find_target(std::string_view name);
 
     std::string name_{};
     std::string description_{};
     options settings_;
     environment env_;
+    stopping_rule rule_;
+    std::function<clock_reading()> clock_source_;
+    bool clocks_read_ = false; // a clock source was set at some point of the run
     std::vector<measurement> rows_;
     std::vector<ratio> ratios_;
     std::vector<target> targets_;
@@ -357,97 +458,6 @@ struct suite {
 /// @brief `run` for `main`: the arguments after the program name, printing on stdout.
 [[nodiscard]] int run(int argc, char** argv, const suite& benchmark);
 
-/// @brief Divides every sample of @p stats by @p calls: per-call times of batched work.
-/// @throws std::invalid_argument when @p calls < 1
-[[nodiscard]] statistics per_call(const statistics& stats, int calls);
-
-/// @brief Host-clock timing of batches: @p work runs `warmup` times untimed, then
-/// `repetitions` samples each time @p options.calls_per_repetition calls; @p between runs
-/// after each sample, untimed (a synchronisation, so that a full launch queue never blocks the
-/// timed calls). Returns per-call statistics.
-template <class Work, class Between>
-[[nodiscard]] statistics time_host(const benchmark_options& options, Work&& work, Between&& between)
-{
-    validate(options);
-    for (int i = 0; i < options.warmup; ++i) {
-        work();
-    }
-    between();
-    std::vector<double> samples;
-    samples.reserve(static_cast<std::size_t>(options.repetitions));
-    for (int r = 0; r < options.repetitions; ++r) {
-        const host_timer timer;
-        for (int call = 0; call < options.calls_per_repetition; ++call) {
-            work();
-        }
-        samples.push_back(timer.elapsed().count() / options.calls_per_repetition);
-        between();
-    }
-    return summarize(samples);
-}
-
-/// @brief Two host-clock measurements taken in alternation (A, B, A, B, ...), so that clock
-/// drift and background noise fall on both alike; used to compare a wrapper with the raw call.
-struct paired_statistics {
-    statistics a; ///< per-call statistics of the first work
-    statistics b; ///< per-call statistics of the second work
-};
-
-/// @brief Times @p work_a and @p work_b in alternating repetitions with the host clock (see
-/// `time_host` for @p between).
-template <class WorkA, class WorkB, class Between>
-[[nodiscard]] paired_statistics time_host_paired(const benchmark_options& options, WorkA&& work_a,
-                                                 WorkB&& work_b, Between&& between)
-{
-    validate(options);
-    for (int i = 0; i < options.warmup; ++i) {
-        work_a();
-        work_b();
-    }
-    between();
-    std::vector<double> a;
-    std::vector<double> b;
-    const auto sample = [&](auto& work, std::vector<double>& into) {
-        const host_timer timer;
-        for (int call = 0; call < options.calls_per_repetition; ++call) {
-            work();
-        }
-        into.push_back(timer.elapsed().count() / options.calls_per_repetition);
-        between();
-    };
-    for (int r = 0; r < options.repetitions; ++r) {
-        // Alternate which goes first, so neither always follows the other's synchronisation.
-        if (r % 2 == 0) {
-            sample(work_a, a);
-            sample(work_b, b);
-        } else {
-            sample(work_b, b);
-            sample(work_a, a);
-        }
-    }
-    return {summarize(a), summarize(b)};
-}
-
-/// @brief How many back-to-back calls of @p work fill about @p target_ms, from one timed call
-/// after one warm-up call, clamped to [@p min_calls, @p max_calls].
-template <class Work>
-[[nodiscard]] int calibrate_calls(Work&& work, double target_ms, int min_calls = 1,
-                                  int max_calls = 100000)
-{
-    work();
-    const host_timer timer;
-    work();
-    const double one = timer.elapsed().count();
-    if (!(one > 0.0)) {
-        return max_calls;
-    }
-    const double calls = target_ms / one;
-    if (calls < min_calls) {
-        return min_calls;
-    }
-    return calls > max_calls ? max_calls : static_cast<int>(calls);
-}
-
 /// @brief Formats a time in milliseconds for a table: `850 ns`, `1.234 us`, `12.35 ms`, `1.500 s`.
 [[nodiscard]] std::string format_time(double milliseconds);
 
@@ -455,5 +465,20 @@ template <class Work>
 /// two sides of a comparison must name a case alike): the largest of GiB, MiB, KiB that divides it
 /// exactly (`64 MiB`, `1536 KiB`), else bytes (`100 B`).
 [[nodiscard]] std::string size_name(std::size_t bytes);
+
+/// @brief Numbers joined by commas, `1000,2000,4096`: how compare_torch.py's list flags
+/// (`--sizes` and the like) take them.
+template <class Range>
+[[nodiscard]] std::string comma_list(const Range& values)
+{
+    std::string text;
+    for (const auto& value : values) {
+        if (!text.empty()) {
+            text += ',';
+        }
+        text += std::to_string(value);
+    }
+    return text;
+}
 
 } // namespace gpu::bench

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Checks and merges the JSON reports of cudagap's benchmarks (schema cudagap-bench/1, written
-by the harness in bench/harness with --json FILE).
+"""Checks and merges the JSON reports of cudagap's benchmarks (schema cudagap-bench/2, written
+by the harness in bench/harness with --json FILE; cudagap-bench/1, without the noise, cache,
+single-call, graph and clock fields, is still read: bench/train and bench/infer write it).
 
   results.py check FILE.json
       validates one report; exit 0 when it is well-formed, 1 with the problems otherwise.
@@ -30,30 +31,107 @@ import os
 import subprocess
 import sys
 
-SCHEMA = "cudagap-bench/1"
+SCHEMA = "cudagap-bench/2"
+SCHEMAS = ("cudagap-bench/1", SCHEMA)
 SKIP_EXIT_CODE = 77
 STATUSES = ("met", "not met", "not measured")
 MATHS = ("-", "FP32", "TF32", "FP16", "BF16")
+STOPS = ("noise target", "time limit", "sample cap", "fixed count")
+CACHES = (None, "warm", "cold")
+NUMBER = (int, float)
+MERGED_SCHEMA = "cudagap-bench-merged/1"
+
+
+class _Checker:
+    """Collects the problems of one report; `need` checks a field's presence and type."""
+
+    def __init__(self):
+        self.found = []
+
+    def need(self, obj, key, kinds, where):
+        if not isinstance(obj, dict) or key not in obj:
+            self.found.append(f"{where} has no '{key}'")
+            return None
+        value = obj[key]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in _tuple(kinds)):
+            self.found.append(f"{where}'s '{key}' is {type(value).__name__}, not {_names(kinds)}")
+            return None
+        return value
+
+    def optional_number(self, obj, key, where):
+        if isinstance(obj, dict) and obj.get(key) is not None and (
+                not isinstance(obj[key], NUMBER) or isinstance(obj[key], bool)):
+            self.found.append(f"{where}'s {key} is not a number or null")
+
+    def times(self, obj, where):
+        times = [self.need(obj, key, NUMBER, where) for key in ("min_ms", "median_ms", "max_ms")]
+        if None not in times:
+            if any(not math.isfinite(t) or t < 0 for t in times):
+                self.found.append(f"{where} has a negative or non-finite time: {times}")
+            elif not times[0] <= times[1] <= times[2]:
+                self.found.append(f"{where}'s min <= median <= max does not hold: {times}")
+
+    def counts(self, obj, keys, where):
+        for key in keys:
+            count = self.need(obj, key, int, where)
+            if count is not None and count < 1:
+                self.found.append(f"{where}'s {key} is {count}")
+
+    def row_v2(self, row, where):
+        """The fields version 2 adds to a row: noise, stop, cache, side timings, clocks."""
+        self.optional_number(row, "noise", where)
+        self.optional_number(row, "max_noise", where)
+        self.optional_number(row, "host_ms", where)
+        self.need(row, "min_samples", int, where)
+        stopped = self.need(row, "stopped", str, where)
+        if stopped is not None and stopped not in STOPS:
+            self.found.append(f"{where}'s stopped is {stopped!r}, not one of {', '.join(STOPS)}")
+        if isinstance(row, dict) and row.get("cache", "?") not in CACHES:
+            self.found.append(f"{where}'s cache is {row.get('cache', 'missing')!r}, "
+                              "not null, 'warm' or 'cold'")
+        for key in ("single_call", "graph"):
+            side = row.get(key, "?") if isinstance(row, dict) else None
+            if side is None:
+                continue
+            if not isinstance(side, dict):
+                self.found.append(f"{where}'s {key} is not an object or null")
+                continue
+            self.times(side, f"{where}'s {key}")
+            self.counts(side, ("samples", "calls_per_sample"), f"{where}'s {key}")
+            self.optional_number(side, "noise", f"{where}'s {key}")
+            self.need(side, "stopped", str, f"{where}'s {key}")
+        clocks = row.get("clocks", "?") if isinstance(row, dict) else None
+        if clocks is not None:
+            if not isinstance(clocks, dict):
+                self.found.append(f"{where}'s clocks is not an object or null")
+            else:
+                self.need(clocks, "flagged", bool, f"{where}'s clocks")
+                self.need(clocks, "summary", str, f"{where}'s clocks")
+
+    def row(self, row, where, v2):
+        for key in ("case", "variant", "timing", "note"):
+            self.need(row, key, str, where)
+        math_mode = self.need(row, "math", str, where)
+        if math_mode is not None and math_mode not in MATHS:
+            self.found.append(f"{where}'s math is {math_mode!r}, not one of {', '.join(MATHS)}")
+        self.times(row, where)
+        self.counts(row, ("repetitions", "calls_per_repetition"), where)
+        for key in ("tflops", "gbps", "peak_fraction"):
+            self.optional_number(row, key, where)
+        if v2:
+            self.row_v2(row, where)
 
 
 def problems_of(report):
     """Every way @report departs from the schema, as sentences (empty when it is well-formed)."""
-    found = []
-
-    def need(obj, key, kinds, where):
-        if not isinstance(obj, dict) or key not in obj:
-            found.append(f"{where} has no '{key}'")
-            return None
-        value = obj[key]
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in _tuple(kinds)):
-            found.append(f"{where}'s '{key}' is {type(value).__name__}, not {_names(kinds)}")
-            return None
-        return value
-
     if not isinstance(report, dict):
         return ["the report is not a JSON object"]
-    if report.get("schema") != SCHEMA:
+    check = _Checker()
+    need = check.need
+    found = check.found
+    if report.get("schema") not in SCHEMAS:
         found.append(f"schema is {report.get('schema')!r}, not {SCHEMA!r}")
+    v2 = report.get("schema") == SCHEMA
     need(report, "benchmark", str, "the report")
     need(report, "description", str, "the report")
     need(report, "quick", bool, "the report")
@@ -65,32 +143,19 @@ def problems_of(report):
         for key in ("date_utc", "host", "cudagap", "cuda_runtime", "driver_cuda", "device"):
             need(env, key, str, "the environment")
         need(env, "gpu_available", bool, "the environment")
-    rows = need(report, "rows", list, "the report") or []
-    for i, row in enumerate(rows):
-        where = f"row {i}"
-        for key in ("case", "variant", "timing", "note"):
-            need(row, key, str, where)
-        math_mode = need(row, "math", str, where)
-        if math_mode is not None and math_mode not in MATHS:
-            found.append(f"{where}'s math is {math_mode!r}, not one of {', '.join(MATHS)}")
-        times = [need(row, key, (int, float), where) for key in ("min_ms", "median_ms", "max_ms")]
-        if None not in times:
-            if any(not math.isfinite(t) or t < 0 for t in times):
-                found.append(f"{where} has a negative or non-finite time: {times}")
-            elif not times[0] <= times[1] <= times[2]:
-                found.append(f"{where}'s min <= median <= max does not hold: {times}")
-        for key in ("repetitions", "calls_per_repetition"):
-            count = need(row, key, int, where)
-            if count is not None and count < 1:
-                found.append(f"{where}'s {key} is {count}")
-        for key in ("tflops", "gbps", "peak_fraction"):
-            if isinstance(row, dict) and row.get(key) is not None and not isinstance(row[key], (int, float)):
-                found.append(f"{where}'s {key} is not a number or null")
+    if v2:
+        sampling = need(report, "sampling", dict, "the report")
+        if sampling is not None:
+            need(sampling, "max_noise", NUMBER, "the sampling")
+            need(sampling, "min_samples", int, "the sampling")
+            need(sampling, "time_limit_s", NUMBER, "the sampling")
+            check.optional_number(sampling, "flush_bytes", "the sampling")
+    for i, row in enumerate(need(report, "rows", list, "the report") or []):
+        check.row(row, f"row {i}", v2)
     for i, ratio in enumerate(need(report, "ratios", list, "the report") or []):
         for key in ("case", "numerator", "denominator", "note"):
             need(ratio, key, str, f"ratio {i}")
-        if isinstance(ratio, dict) and ratio.get("value") is not None and not isinstance(ratio["value"], (int, float)):
-            found.append(f"ratio {i}'s value is not a number or null")
+        check.optional_number(ratio, "value", f"ratio {i}")
     for i, target in enumerate(need(report, "targets", list, "the report") or []):
         for key in ("name", "requirement", "measured", "note"):
             need(target, key, str, f"target {i}")
@@ -215,6 +280,83 @@ def fmt_throughput(row):
     return ""
 
 
+def percent(fraction):
+    return f"{100 * fraction:.2f}%" if fraction < 0.1 else f"{100 * fraction:.1f}%"
+
+
+def noise_label(noise, stopped, samples, min_samples):
+    """The noise as the harness prints it: "0.31%", "noisy: 3.10%" when the time limit (or the
+    sample cap) came first, with "(4 of 10 samples)" below the minimum; "-" without a figure."""
+    text = "-" if noise is None else percent(noise)
+    if stopped in ("time limit", "sample cap"):
+        text = f"noisy: {text}"
+        if isinstance(samples, int) and isinstance(min_samples, int) and samples < min_samples:
+            text += f" ({samples} of {min_samples} samples)"
+    return text
+
+
+def row_noise(row):
+    if "stopped" not in row:  # a version-1 row: no noise was recorded
+        return "-"
+    return noise_label(row.get("noise"), row.get("stopped"), row.get("repetitions"),
+                       row.get("min_samples"))
+
+
+def side_label(side, min_samples=None):
+    """A timing beside a row's own (its single calls, its graph): the median, and the noise when
+    it stopped noisy; empty without one."""
+    if not side:
+        return ""
+    text = fmt_time(side.get("median_ms"))
+    if side.get("stopped") in ("time limit", "sample cap"):
+        text += f" ({noise_label(side.get('noise'), side.get('stopped'), side.get('samples'), min_samples)})"
+    return text
+
+
+def clocks_label(row):
+    clocks = row.get("clocks")
+    if not clocks:
+        return "-"
+    summary = clocks.get("summary", "?")
+    return f"**{summary}**" if clocks.get("flagged") else summary
+
+
+def rows_table(rows):
+    """The Markdown table of a report's rows, with version 2's columns ("-" for a version-1 row)."""
+    return table(["case", "variant", "math", "cache", "median", "min", "max", "noise",
+                  "samples × calls", "1 call", "graph", "throughput", "of peak", "clocks",
+                  "timing", "note"],
+                 [[r.get("case"), r.get("variant"), r.get("math"), r.get("cache") or "-",
+                   fmt_time(r.get("median_ms")), fmt_time(r.get("min_ms")),
+                   fmt_time(r.get("max_ms")), row_noise(r),
+                   f"{r.get('repetitions')} × {r.get('calls_per_repetition')}",
+                   side_label(r.get("single_call"), r.get("min_samples")),
+                   side_label(r.get("graph"), r.get("min_samples")), fmt_throughput(r),
+                   "" if r.get("peak_fraction") is None else f"{100 * r['peak_fraction']:.0f}%",
+                   clocks_label(r), r.get("timing", ""), r.get("note", "")] for r in rows])
+
+
+def sampling_line(report):
+    """How a version-2 report sampled, in one sentence; empty for version 1."""
+    sampling = report.get("sampling")
+    if not isinstance(sampling, dict):
+        return ""
+    line = (f"Sampling: until the noise (relative standard deviation) is at most "
+            f"{100 * sampling.get('max_noise', 0):g}% after {sampling.get('min_samples')} samples, "
+            f"within {sampling.get('time_limit_s')} s per measurement")
+    if sampling.get("flush_bytes") and any(r.get("cache") == "cold" for r in report.get("rows", [])):
+        line += f"; cold samples first write {sampling['flush_bytes'] / 2**20:.0f} MiB (2x the L2)"
+    env = report.get("environment", {})
+    if env.get("clocks_checked"):
+        line += "; clocks read by NVML around each case (never changed)"
+    elif "clocks_checked" in env:
+        line += "; clocks not checked" + (f": {env['clocks_note']}" if env.get("clocks_note") else "")
+    flagged = [r for r in report.get("rows", []) if (r.get("clocks") or {}).get("flagged")]
+    if flagged:
+        line += f". **{len(flagged)} row(s) flagged by their clocks** (fell or throttled)"
+    return line + "."
+
+
 def cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -274,16 +416,10 @@ def merge(reports, unreadable):
         if report.get("gpu_skipped"):
             lines += [f"GPU part skipped: {report.get('skip_reason', '')}", ""]
         rows = report.get("rows", [])
+        if sampling_line(report):
+            lines += [sampling_line(report), ""]
         if rows:
-            lines += table(["case", "variant", "math", "median", "min", "max", "spread",
-                            "reps × calls", "throughput", "of peak", "timing", "note"],
-                           [[r.get("case"), r.get("variant"), r.get("math"),
-                             fmt_time(r.get("median_ms")), fmt_time(r.get("min_ms")),
-                             fmt_time(r.get("max_ms")), f"{100 * r.get('spread', 0):.1f}%",
-                             f"{r.get('repetitions')} × {r.get('calls_per_repetition')}",
-                             fmt_throughput(r),
-                             "" if r.get("peak_fraction") is None else f"{100 * r['peak_fraction']:.0f}%",
-                             r.get("timing", ""), r.get("note", "")] for r in rows])
+            lines += rows_table(rows)
             lines.append("")
         else:
             lines += ["No measurements.", ""]
@@ -303,7 +439,7 @@ def merge(reports, unreadable):
             lines.append(f"- **error**: {error}")
         if report.get("notes") or report.get("errors"):
             lines.append("")
-    merged = {"schema": "cudagap-bench-merged/1",
+    merged = {"schema": MERGED_SCHEMA,
               "reports": [report for _, report in reports],
               "unreadable": [{"path": p, "why": w} for p, w in unreadable]}
     return "\n".join(lines).rstrip() + "\n", merged

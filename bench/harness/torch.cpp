@@ -132,6 +132,80 @@ int required_int(const nlohmann::json& object, const char* key, const char* wher
         ", not a whole number in the range of int");
 }
 
+stop_reason stop_reason_of(const nlohmann::json& object, const char* where)
+{
+    if (!object.contains("stopped")) {
+        return stop_reason::fixed_count;
+    }
+    const auto text = required<std::string>(object, "stopped", where);
+    for (const stop_reason r : {stop_reason::converged, stop_reason::time_limit,
+                                stop_reason::sample_cap, stop_reason::fixed_count}) {
+        if (text == to_string(r)) {
+            return r;
+        }
+    }
+    throw std::invalid_argument(
+        std::string("compare_torch.py output: ") + where + "'s \"stopped\" is '" + text +
+        "', not 'noise target', 'time limit', 'sample cap' or 'fixed count'");
+}
+
+// A number that may be null or absent.
+std::optional<double> optional_number(const nlohmann::json& object, const char* key,
+                                      const char* where)
+{
+    if (!object.contains(key) || object.at(key).is_null()) {
+        return std::nullopt;
+    }
+    return required<double>(object, key, where);
+}
+
+// A series beside the main one ("single_call", "graph", "cold"), or nothing.
+std::optional<side_timing> side_of(const nlohmann::json& item, const char* key, int min_samples)
+{
+    if (!item.contains(key) || item.at(key).is_null()) {
+        return std::nullopt;
+    }
+    const nlohmann::json& s = item.at(key);
+    if (!s.is_object()) {
+        throw std::invalid_argument(std::string("compare_torch.py output: a result's \"") + key +
+                                    "\" is not an object");
+    }
+    side_timing t;
+    t.median_ms = required<double>(s, "median_ms", key);
+    t.min_ms = required<double>(s, "min_ms", key);
+    t.max_ms = required<double>(s, "max_ms", key);
+    t.samples = required_int(s, "repetitions", key);
+    t.calls_per_sample = required_int(s, "calls_per_repetition", key);
+    t.noise = optional_number(s, "noise", key);
+    t.stopped = stop_reason_of(s, key);
+    t.min_samples = t.stopped == stop_reason::fixed_count ? 0 : min_samples;
+    t.host_ms = optional_number(s, "host_ms", key);
+    return t;
+}
+
+torch_case case_of(const nlohmann::json& item)
+{
+    torch_case c;
+    c.case_name = required<std::string>(item, "case", "a result");
+    c.median_ms = required<double>(item, "median_ms", "a result");
+    c.min_ms = required<double>(item, "min_ms", "a result");
+    c.max_ms = required<double>(item, "max_ms", "a result");
+    c.repetitions = required_int(item, "repetitions", "a result");
+    c.calls_per_repetition = required_int(item, "calls_per_repetition", "a result");
+    c.noise = optional_number(item, "noise", "a result");
+    c.stopped = stop_reason_of(item, "a result");
+    if (c.stopped != stop_reason::fixed_count) {
+        c.max_noise = optional_number(item, "max_noise", "a result");
+        c.min_samples =
+            item.contains("min_samples") ? required_int(item, "min_samples", "a result") : 0;
+    }
+    c.single_call = side_of(item, "single_call", c.min_samples);
+    c.graph = side_of(item, "graph", c.min_samples);
+    c.cold = side_of(item, "cold", c.min_samples);
+    c.fields = item;
+    return c;
+}
+
 } // namespace
 
 measurement torch_case::to_measurement(math_mode math, std::string timing) const
@@ -146,6 +220,38 @@ measurement torch_case::to_measurement(math_mode math, std::string timing) const
     row.repetitions = repetitions;
     row.calls_per_repetition = calls_per_repetition;
     row.timing = std::move(timing);
+    row.noise = noise;
+    row.stopped = stopped;
+    row.max_noise = max_noise;
+    row.min_samples = min_samples;
+    row.single_call = single_call;
+    row.graph = graph;
+    row.clocks = clocks;
+    if (row.timing == "CUDA events") {
+        row.cache = cache_state::warm;
+    }
+    return row;
+}
+
+std::optional<measurement> torch_case::cold_measurement(math_mode math) const
+{
+    if (!cold) {
+        return std::nullopt;
+    }
+    measurement row = to_measurement(math);
+    row.variant = "torch cold";
+    row.cache = cache_state::cold;
+    row.median_ms = cold->median_ms;
+    row.min_ms = cold->min_ms;
+    row.max_ms = cold->max_ms;
+    row.repetitions = cold->samples;
+    row.calls_per_repetition = cold->calls_per_sample;
+    row.noise = cold->noise;
+    row.stopped = cold->stopped;
+    row.min_samples = cold->min_samples;
+    row.host_ms = cold->host_ms;
+    row.single_call.reset();
+    row.graph.reset();
     return row;
 }
 
@@ -185,15 +291,7 @@ torch_run torch_run::parse(std::string_view text)
         throw std::invalid_argument("compare_torch.py output: \"results\" is not an array");
     }
     for (const nlohmann::json& item : results) {
-        torch_case c;
-        c.case_name = required<std::string>(item, "case", "a result");
-        c.median_ms = required<double>(item, "median_ms", "a result");
-        c.min_ms = required<double>(item, "min_ms", "a result");
-        c.max_ms = required<double>(item, "max_ms", "a result");
-        c.repetitions = required_int(item, "repetitions", "a result");
-        c.calls_per_repetition = required_int(item, "calls_per_repetition", "a result");
-        c.fields = item;
-        run.cases.push_back(std::move(c));
+        run.cases.push_back(case_of(item));
     }
     return run;
 }

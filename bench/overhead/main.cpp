@@ -7,15 +7,21 @@
 // the math, is what is timed: cudagap's side is plan_gemm's checks and that one cuBLAS call, the
 // handle's math and pointer modes coming from its own record).
 // The raw side checks its status too, as any careful caller must; the difference is what the
-// wrapper adds. Both sides run in alternating repetitions (A B B A ...) with the host clock
-// around a batch of back-to-back calls; the stream is synchronised between batches, outside
-// the timed window, so that a full launch queue never blocks a timed call.
+// wrapper adds. Both sides run in alternating samples (A B B A ...) with the host clock around a
+// batch of back-to-back calls (the row) and around single calls ("1 call"); the stream is
+// synchronised between samples, outside the timed window, so that a full launch queue never
+// blocks a timed call. Sampling stops when the noise reaches the target or the time limit passes
+// (nvbench's rule). The GEMM launches are also captured into a CUDA graph, the batch's calls in
+// one, and the replay's launch timed per call ("graph": what a graph takes off the host); an
+// event record or a stream query is not a graph node, so those two have no graph column.
 //
 // Target (issue 6): each wrapper within 2% or 0.5 us per call of the raw call.
 #include "harness.hpp"
 
+#include <gpu/capture.hpp>
 #include <gpu/error.hpp>
 #include <gpu/event.hpp>
+#include <gpu/graph.hpp>
 #include <gpu/stream.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/timing.hpp>
@@ -34,6 +40,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -50,14 +57,10 @@ const char* const target_event = "event record within 2% or 0.5 us of cudaEventR
 const char* const target_query = "stream query within 2% or 0.5 us of cudaStreamQuery";
 const char* const target_gemm = "GEMM launch within 2% or 0.5 us of cublasGemmEx";
 
-struct timing_plan {
-    int repetitions;
-    int calls; // per repetition
-};
-
-timing_plan plan_for(const bench::options& settings, int calls)
+// Calls per batch sample: enough that the host clock's own cost is a small share.
+int calls_for(const bench::options& settings, int calls)
 {
-    return settings.quick ? timing_plan{10, calls / 4} : timing_plan{60, calls};
+    return settings.quick ? calls / 4 : calls;
 }
 
 // The raw side's check: what a careful caller writes around a bare CUDA call, with cudagap's
@@ -70,32 +73,75 @@ void check(cudaError_t status, const char* api)
     }
 }
 
-// Measures one case: wrapper against raw, alternating; adds both rows, the ratio and the target.
+// What a case adds beside its batches: the two works replayed from a CUDA graph each, when
+// they can be captured.
+struct graph_pair {
+    gpu::graph_exec ours;
+    gpu::graph_exec theirs;
+    int calls = 0; // calls captured in each
+};
+
+// Measures one case: wrapper against raw, alternating, in batches (the row) and one call at a
+// time ("1 call"), and, given graphs of both, their replays ("graph"); adds both rows, the ratio
+// and the target.
 template <class Wrapper, class Raw>
 void compare(bench::report& r, const std::string& case_name, const char* target_name,
-             const char* raw_variant, const timing_plan& plan, Wrapper&& wrapper, Raw&& raw,
-             gpu::stream_ref stream)
+             const char* raw_variant, int calls, Wrapper&& wrapper, Raw&& raw,
+             gpu::stream_ref stream, const graph_pair* graphs = nullptr)
 {
-    const gpu::benchmark_options options{
-        .warmup = plan.calls, .repetitions = plan.repetitions, .calls_per_repetition = plan.calls};
-    const bench::paired_statistics p =
-        bench::time_host_paired(options, wrapper, raw, [&] { stream.synchronize(); });
-    bench::measurement ours = bench::measurement::from(p.a, plan.calls, "host clock");
-    ours.case_name = case_name;
-    ours.variant = "cudagap";
-    r.add(ours);
-    bench::measurement theirs = bench::measurement::from(p.b, plan.calls, "host clock");
-    theirs.case_name = case_name;
-    theirs.variant = raw_variant;
-    r.add(theirs);
+    const auto sync = [&] { stream.synchronize(); };
+    const std::array<bench::series, 2> batch =
+        bench::time_host_paired(r.rule(), calls, calls, wrapper, raw, sync);
+    const std::array<bench::series, 2> single =
+        bench::time_host_paired(r.rule(), 1, 1, wrapper, raw, sync);
+    std::optional<std::array<bench::series, 2>> replayed;
+    if (graphs != nullptr) {
+        const std::array<bench::series, 2> per_replay = bench::time_host_paired(
+            r.rule(), 1, 1, [&] { graphs->ours.launch(stream); },
+            [&] { graphs->theirs.launch(stream); }, sync);
+        replayed = {bench::per_call(per_replay[0], graphs->calls),
+                    bench::per_call(per_replay[1], graphs->calls)};
+    }
+    const std::array<const char*, 2> variants{"cudagap", raw_variant};
+    for (std::size_t k = 0; k < 2; ++k) {
+        bench::measurement m = bench::measurement::from(batch[k], "host clock");
+        m.case_name = case_name;
+        m.variant = variants[k];
+        m.single_call = bench::side_timing::from(single[k]);
+        if (replayed) {
+            m.graph = bench::side_timing::from((*replayed)[k]);
+        }
+        r.add(std::move(m));
+    }
     r.add_ratio(case_name, "cudagap", raw_variant, "the wrapper's cost over the raw call");
 
-    const double extra_ms = ours.median_ms - theirs.median_ms;
-    const double allowed_ms = std::max(tolerance_fraction * theirs.median_ms, tolerance_ms);
+    const double ours_ms = batch[0].stats.median_ms;
+    const double theirs_ms = batch[1].stats.median_ms;
+    const double extra_ms = ours_ms - theirs_ms;
+    const double allowed_ms = std::max(tolerance_fraction * theirs_ms, tolerance_ms);
     std::array<char, 96> measured{};
     std::snprintf(measured.data(), measured.size(), "%+.3f us (%+.1f%%) per call", extra_ms * 1e3,
-                  theirs.median_ms > 0 ? 100.0 * extra_ms / theirs.median_ms : 0.0);
+                  theirs_ms > 0 ? 100.0 * extra_ms / theirs_ms : 0.0);
     r.set_target(target_name, extra_ms <= allowed_ms, measured.data());
+}
+
+// `calls` calls of each work captured into a graph of its own, instantiated and warmed up.
+template <class Wrapper, class Raw>
+graph_pair capture_pair(int calls, Wrapper&& wrapper, Raw&& raw, gpu::stream_ref stream)
+{
+    const auto captured = [&](auto& work) {
+        gpu::graph_exec exec(gpu::capture(stream, [&](gpu::stream_ref) {
+            for (int call = 0; call < calls; ++call) {
+                work();
+            }
+        }));
+        exec.upload(stream);
+        exec.launch(stream);
+        return exec;
+    };
+    graph_pair out{captured(wrapper), captured(raw), calls};
+    stream.synchronize();
+    return out;
 }
 
 void gpu_part(bench::report& r)
@@ -110,7 +156,7 @@ void gpu_part(bench::report& r)
         GPU_CUDA_CHECK(cudaEventCreateWithFlags(&theirs, cudaEventDefault));
         const gpu::event theirs_owner = gpu::event::from_native_handle(theirs); // frees it
         compare(
-            r, "event record", target_event, "cudaEventRecord", plan_for(r.settings(), 2000),
+            r, "event record", target_event, "cudaEventRecord", calls_for(r.settings(), 2000),
             [&] { ours.record(stream); },
             [&] { check(cudaEventRecord(theirs, raw_stream), "cudaEventRecord"); }, stream);
     });
@@ -118,7 +164,7 @@ void gpu_part(bench::report& r)
     r.run_case("stream query", [&] {
         stream.synchronize(); // an idle stream: both sides get the same answer, quickly
         compare(
-            r, "stream query", target_query, "cudaStreamQuery", plan_for(r.settings(), 4000),
+            r, "stream query", target_query, "cudaStreamQuery", calls_for(r.settings(), 4000),
             [&] { static_cast<void>(stream.is_ready()); },
             [&] { check(cudaStreamQuery(raw_stream), "cudaStreamQuery"); }, stream);
     });
@@ -142,21 +188,23 @@ void gpu_part(bench::report& r)
         const int dim = static_cast<int>(n);
         // Taken once, as a program that calls cuBLAS directly would keep it.
         const cublasHandle_t raw_handle = h.get();
-        compare(
-            r, "GEMM launch FP32 64x64x64", target_gemm, "cublasGemmEx",
-            plan_for(r.settings(), 500), [&] { gpu::blas::gemm(h, a_view, b_view, c_view); },
-            [&] {
-                // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B first, as cudagap maps it.
-                const cublasStatus_t status = cublasGemmEx(
-                    raw_handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, b.data(),
-                    CUDA_R_32F, dim, a.data(), CUDA_R_32F, dim, &beta, c.data(), CUDA_R_32F, dim,
-                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-                if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
-                    throw std::runtime_error("cublasGemmEx failed with status " +
-                                             std::to_string(static_cast<int>(status)));
-                }
-            },
-            stream);
+        const auto ours = [&] { gpu::blas::gemm(h, a_view, b_view, c_view); };
+        const auto raw = [&] {
+            // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: B first, as cudagap maps it.
+            const cublasStatus_t status =
+                cublasGemmEx(raw_handle, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &alpha, b.data(),
+                             CUDA_R_32F, dim, a.data(), CUDA_R_32F, dim, &beta, c.data(),
+                             CUDA_R_32F, dim, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            if (status != CUBLAS_STATUS_SUCCESS) [[unlikely]] {
+                throw std::runtime_error("cublasGemmEx failed with status " +
+                                         std::to_string(static_cast<int>(status)));
+            }
+        };
+        const int calls = calls_for(r.settings(), 500);
+        // The batch's calls, captured once each: a replay is one launch for all of them.
+        const graph_pair graphs = capture_pair(calls, ours, raw, stream);
+        compare(r, "GEMM launch FP32 64x64x64", target_gemm, "cublasGemmEx", calls, ours, raw,
+                stream, &graphs);
     });
 #else
     r.set_target_not_measured(target_gemm,

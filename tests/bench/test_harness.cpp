@@ -6,6 +6,7 @@
 #include <gpu/device.hpp>
 
 #include "catch.hpp"
+#include <scoped_env.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -69,17 +70,7 @@ struct temp_dir {
     temp_dir& operator=(const temp_dir&) = delete;
 };
 
-// Sets an environment variable for the scope of a test.
-struct scoped_env {
-    std::string name;
-    scoped_env(std::string key, const std::string& value) : name(std::move(key))
-    {
-        setenv(name.c_str(), value.c_str(), 1);
-    }
-    ~scoped_env() { unsetenv(name.c_str()); }
-    scoped_env(const scoped_env&) = delete;
-    scoped_env& operator=(const scoped_env&) = delete;
-};
+using gpu::test::scoped_env;
 
 std::string write_script(const std::filesystem::path& folder, const std::string& body)
 {
@@ -110,9 +101,54 @@ TEST_CASE("the common flags parse, and bad ones are named", "[bench]")
     CHECK_THROWS_WITH(parse({"--json", "--quick"}), ContainsSubstring("--json needs a file name"));
     CHECK_THROWS_WITH(parse({"--json="}), ContainsSubstring("needs a file name"));
     CHECK_THROWS_WITH(parse({"--fast"}), ContainsSubstring("unknown argument '--fast'"));
+    CHECK_THROWS_WITH(parse({"--jsonx"}), ContainsSubstring("unknown argument '--jsonx'"));
     CHECK_THAT(bench::usage("alloc", "what it does"), ContainsSubstring("cudagap-bench-alloc") &&
                                                           ContainsSubstring("what it does") &&
                                                           ContainsSubstring("77"));
+}
+
+TEST_CASE("the stopping rule's flags: defaults for full and quick runs, overrides, bad values",
+          "[bench]")
+{
+    const bench::stopping_rule full = parse({}).rule();
+    CHECK(full.max_noise == 0.005);
+    CHECK(full.min_samples == 10);
+    CHECK(full.time_limit_s == 0.5);
+    CHECK(parse({"--quick"}).rule().time_limit_s == 0.2);
+    const bench::options set =
+        parse({"--max-noise", "1.5", "--min-samples=25", "--time-limit", "3", "--quick"});
+    CHECK(set.rule().max_noise == Approx(0.015));
+    CHECK(set.rule().min_samples == 25);
+    CHECK(set.rule().time_limit_s == 3.0);
+    CHECK(parse({"--max-noise=0.25"}).rule().max_noise == Approx(0.0025));
+    for (const std::vector<std::string_view>& bad :
+         {std::vector<std::string_view>{"--max-noise", "0"},
+          {"--max-noise", "-1"},
+          {"--max-noise", "x"},
+          {"--max-noise", "inf"},
+          {"--max-noise", "nan"},
+          {"--min-samples", "0"},
+          {"--min-samples", "2.5"},
+          {"--min-samples", "99999999999"},
+          {"--min-samples", "100001"},
+          {"--time-limit", "0"},
+          {"--time-limit", "1s"},
+          {"--time-limit"},
+          {"--max-noise", "--quick"},
+          {"--min-samples="}}) {
+        INFO(bad.front() << " " << (bad.size() > 1 ? bad[1] : ""));
+        CHECK_THROWS_AS(parse(bad), std::invalid_argument);
+    }
+    CHECK_THROWS_WITH(parse({"--time-limit", "0"}),
+                      ContainsSubstring("--time-limit is '0'; it must be a positive number"));
+    CHECK_THROWS_WITH(parse({"--min-samples"}), ContainsSubstring("--min-samples needs a count"));
+    CHECK_THAT(bench::usage("gemm", "x"),
+               ContainsSubstring("--max-noise PCT") && ContainsSubstring("--time-limit SECONDS"));
+
+    bench::report r = empty_report(parse({"--max-noise", "1", "--min-samples", "4"}));
+    CHECK(r.rule().max_noise == Approx(0.01));
+    CHECK(r.torch_rule_arguments() == std::vector<std::string>{"--max-noise", "1", "--min-samples",
+                                                               "4", "--time-limit", "0.5"});
 }
 
 TEST_CASE("sizes are named in the largest unit that divides them, as compare_torch.py names them",
@@ -245,6 +281,12 @@ TEST_CASE("the printed report has the header, an aligned table, ratios, targets,
                          ContainsSubstring("91.6 TFLOP/s") && ContainsSubstring("9%") &&
                          ContainsSubstring("5 x 1"));
     CHECK_THAT(text, ContainsSubstring("cudagap / raw cuBLAS") && ContainsSubstring("1.007"));
+    CHECK_THAT(text, ContainsSubstring("cache") && ContainsSubstring("noise") &&
+                         ContainsSubstring("samples x calls") && ContainsSubstring("1 call") &&
+                         ContainsSubstring("graph") && ContainsSubstring("clocks") &&
+                         ContainsSubstring("sampling: until the noise (relative standard "
+                                           "deviation) is at most 0.5% after 10 samples, "
+                                           "within 0.2 s per measurement"));
     CHECK_THAT(text, ContainsSubstring("met") && ContainsSubstring("within 2%") &&
                          ContainsSubstring("OpenBLAS threads: 2") &&
                          ContainsSubstring("errors (1)") &&
@@ -278,7 +320,7 @@ TEST_CASE("the JSON report carries every part, with nulls for what is unknown", 
     r.mark_gpu_skipped("no driver here");
     r.settle_targets();
     const nlohmann::json j = r.to_json();
-    CHECK(j.at("schema") == "cudagap-bench/1");
+    CHECK(j.at("schema") == "cudagap-bench/2");
     CHECK(j.at("benchmark") == "unit");
     CHECK(j.at("gpu_skipped") == true);
     CHECK(j.at("skip_reason") == "no driver here");
@@ -290,9 +332,134 @@ TEST_CASE("the JSON report carries every part, with nulls for what is unknown", 
     CHECK(first.at("spread") == Approx(1.5));
     CHECK(first.at("tflops").is_null());
     CHECK(first.at("math") == "-");
+    // Version 2's fields: the noise and why sampling stopped, the cache, the timings beside it,
+    // the clocks; null where this row has none.
+    CHECK(first.at("noise").is_null()); // made by hand, without samples
+    CHECK(first.at("stopped") == "fixed count");
+    CHECK(first.at("max_noise").is_null());
+    CHECK(first.at("cache").is_null());
+    CHECK(first.at("single_call").is_null());
+    CHECK(first.at("graph").is_null());
+    CHECK(first.at("clocks").is_null());
+    CHECK(first.at("host_ms").is_null());
+    CHECK(j.at("sampling").at("max_noise") == 0.005);
+    CHECK(j.at("sampling").at("min_samples") == 10);
+    CHECK(j.at("sampling").at("time_limit_s") == 0.5);
+    CHECK(j.at("sampling").at("flush_bytes").is_null()); // no device, no L2
+    CHECK(j.at("environment").at("clocks_checked") == false);
+    CHECK(j.at("environment").contains("l2_cache_bytes"));
     CHECK(j.at("ratios").at(0).at("value").is_null());
     CHECK(j.at("targets").at(0).at("status") == "not measured");
     CHECK(j.at("targets").at(0).at("note") == "GPU part skipped");
+}
+
+TEST_CASE("a row from a series carries its noise, stop reason and the timings beside it", "[bench]")
+{
+    const bench::stopping_rule rule{.max_noise = 0.005, .min_samples = 4, .time_limit_s = 1.0};
+    double t = 0.0;
+    const auto clock = [&t] { return t += 0.3; };
+    int n = 0;
+    // 10% noise: the time limit ends it after 4 rounds, above the target.
+    const bench::series noisy = bench::sample_series(
+        rule, [&] { return (n++ % 2 == 0) ? 1.1 : 0.9; }, 8, clock);
+    bench::measurement m = bench::measurement::from(noisy, "CUDA events", bench::cache_state::cold);
+    CHECK(m.repetitions == static_cast<int>(noisy.stats.count));
+    CHECK(m.calls_per_repetition == 8);
+    CHECK(m.cache == bench::cache_state::cold);
+    CHECK(m.stopped == bench::stop_reason::time_limit);
+    CHECK(*m.max_noise == 0.005);
+    CHECK_THAT(m.noise_text(), ContainsSubstring("noisy: 1"));
+    t = 0.0;
+    const bench::series quiet = bench::sample_series(
+        rule, [] { return 0.5; }, 100, clock);
+    m.single_call = bench::side_timing::from(quiet);
+    m.graph = bench::side_timing::from(noisy);
+    CHECK(m.single_call->label() == "500.000 us");
+    CHECK_THAT(m.graph->label(), ContainsSubstring("(noisy: "));
+    CHECK(m.single_call->calls_per_sample == 100);
+
+    bench::report r = empty_report();
+    m.case_name = "1000 fp16";
+    m.variant = "cudagap cold";
+    r.add(m);
+    bench::measurement bad = m;
+    bad.variant = "broken";
+    bad.graph->min_ms = 99.0;
+    CHECK_THROWS_WITH(r.add(bad), ContainsSubstring("the graph timing of '1000 fp16' / 'broken'"));
+    bad = m;
+    bad.noise = -0.1;
+    CHECK_THROWS_WITH(r.add(bad), ContainsSubstring("noise of -0.1"));
+    const nlohmann::json row = r.to_json().at("rows").at(0);
+    CHECK(row.at("cache") == "cold");
+    // The header names the flush a cold sample writes, when the report has cold rows.
+    bench::environment env;
+    env.l2_cache_bytes = 50 << 20;
+    bench::report with_l2("unit", "l2", {}, env);
+    std::ostringstream warm_only;
+    with_l2.print(warm_only);
+    CHECK_THAT(warm_only.str(), !ContainsSubstring("cold samples"));
+    with_l2.add(m);
+    std::ostringstream printed;
+    with_l2.print(printed);
+    CHECK_THAT(printed.str(), ContainsSubstring("cold samples first write 100") &&
+                                  ContainsSubstring("(2x the L2)"));
+    CHECK(with_l2.to_json().at("sampling").at("flush_bytes") == 100 << 20);
+    CHECK(row.at("stopped") == "time limit");
+    CHECK(row.at("noise").get<double>() == Approx(*noisy.noise));
+    CHECK(row.at("single_call").at("median_ms") == 0.5);
+    CHECK(row.at("single_call").at("stopped") == "noise target");
+    CHECK(row.at("single_call").at("calls_per_sample") == 100);
+    CHECK(row.at("graph").at("samples") == static_cast<int>(noisy.stats.count));
+}
+
+TEST_CASE("each case's rows get the clocks read around it, and a throttled one is flagged",
+          "[bench]")
+{
+    bench::report r = empty_report();
+    std::vector<bench::clock_reading> readings{
+        {1980, 2619, 0x1}, {1980, 2619, 0x0}, {1980, 2619, 0x0}, {1650, 2619, 0x4}};
+    std::size_t next = 0;
+    r.set_clock_source([&] { return readings.at(next++); });
+    r.run_case("steady", [&] { r.add(row("a", "cudagap", 1, 1, 1)); });
+    r.run_case("throttled", [&] {
+        r.add(row("b", "cudagap", 1, 1, 1));
+        r.add(row("b", "raw", 1, 1, 1));
+    });
+    CHECK(next == 4);
+    REQUIRE(r.rows().size() == 3);
+    REQUIRE(r.rows()[0].clocks.has_value());
+    CHECK_FALSE(r.rows()[0].clocks->flagged());
+    CHECK(r.rows()[1].clocks->flagged());
+    CHECK(r.rows()[2].clocks->summary() == "FLAGGED: SM 1980->1650 MHz, SW power cap");
+    // A case that throws still reads its clocks; the error is recorded.
+    readings = {{1980, 2619, 0}, {1980, 2619, 0}};
+    next = 0;
+    CHECK_FALSE(r.run_case("failing", [&] {
+        r.add(row("c", "cudagap", 1, 1, 1));
+        throw std::runtime_error("boom");
+    }));
+    CHECK(next == 2);
+    CHECK(r.rows()[3].clocks.has_value());
+    std::ostringstream out;
+    r.print(out);
+    CHECK_THAT(out.str(), ContainsSubstring("FLAGGED: SM 1980->1650 MHz, SW power cap") &&
+                              ContainsSubstring("clocks read by NVML around each case"));
+    const nlohmann::json j = r.to_json();
+    CHECK(j.at("environment").at("clocks_checked") == true);
+    const nlohmann::json& clocks = j.at("rows").at(1).at("clocks");
+    CHECK(clocks.at("flagged") == true);
+    CHECK(clocks.at("clock_fell") == true);
+    CHECK(clocks.at("sm_mhz_before") == 1980);
+    CHECK(clocks.at("sm_mhz_after") == 1650);
+    CHECK(clocks.at("throttle_reasons_after") == nlohmann::json::array({"SW power cap"}));
+
+    // Without a source no row carries clocks, and the header says they were not checked.
+    bench::report plain = empty_report();
+    plain.run_case("x", [&] { plain.add(row("x", "cudagap", 1, 1, 1)); });
+    CHECK_FALSE(plain.rows()[0].clocks.has_value());
+    std::ostringstream text;
+    plain.print(text);
+    CHECK_THAT(text.str(), ContainsSubstring("; clocks not checked"));
 }
 
 TEST_CASE("run: the CPU part always runs, the GPU part only with a GPU, failures go on", "[bench]")
@@ -423,6 +590,65 @@ TEST_CASE("compare_torch.py's output parses, and malformed output is named", "[b
                       ContainsSubstring("\"median_ms\" has the wrong type"));
 }
 
+TEST_CASE("compare_torch.py's noise, single calls, graph and cold series parse into rows",
+          "[bench]")
+{
+    const bench::torch_run run = bench::torch_run::parse(R"({"ok": true, "torch": "2.9", "device":
+        "H200", "results": [{"case": "1000 fp16", "median_ms": 0.02, "min_ms": 0.019,
+        "max_ms": 0.03, "repetitions": 40, "calls_per_repetition": 100, "noise": 0.004,
+        "stopped": "noise target", "max_noise": 0.005, "min_samples": 10,
+        "single_call": {"median_ms": 0.05, "min_ms": 0.04, "max_ms": 0.09, "repetitions": 200,
+                        "calls_per_repetition": 1, "noise": 0.031, "stopped": "time limit",
+                        "host_ms": 0.012},
+        "graph": {"median_ms": 0.018, "min_ms": 0.017, "max_ms": 0.02, "repetitions": 30,
+                  "calls_per_repetition": 100, "noise": 0.002, "stopped": "noise target"},
+        "cold": {"median_ms": 0.07, "min_ms": 0.06, "max_ms": 0.08, "repetitions": 25,
+                 "calls_per_repetition": 1, "noise": 0.01, "stopped": "time limit"}},
+        {"case": "4096 fp16", "median_ms": 1, "min_ms": 1, "max_ms": 1, "repetitions": 3,
+         "calls_per_repetition": 1}]})");
+    const bench::torch_case& c = run.cases.at(0);
+    CHECK(c.stopped == bench::stop_reason::converged);
+    CHECK(*c.noise == 0.004);
+    CHECK(c.min_samples == 10);
+    REQUIRE(c.single_call.has_value());
+    CHECK(c.single_call->stopped == bench::stop_reason::time_limit);
+    CHECK(*c.single_call->host_ms == 0.012);
+    CHECK(c.single_call->label() == "50.000 us (noisy: 3.10%)");
+    const bench::measurement warm = c.to_measurement(bench::math_mode::fp16);
+    CHECK(warm.cache == bench::cache_state::warm);
+    CHECK(warm.graph->calls_per_sample == 100);
+    CHECK(warm.noise_text() == "0.40%");
+    const std::optional<bench::measurement> cold = c.cold_measurement(bench::math_mode::fp16);
+    REQUIRE(cold.has_value());
+    CHECK(cold->variant == "torch cold");
+    CHECK(cold->cache == bench::cache_state::cold);
+    CHECK(cold->repetitions == 25);
+    CHECK(cold->noise_text() == "noisy: 1.00%");
+    // An older result without these fields: a fixed count, its noise unknown, no extra rows.
+    const bench::torch_case& old = run.cases.at(1);
+    CHECK(old.stopped == bench::stop_reason::fixed_count);
+    CHECK_FALSE(old.noise.has_value());
+    CHECK_FALSE(old.cold_measurement(bench::math_mode::fp16).has_value());
+    CHECK_FALSE(old.to_measurement(bench::math_mode::fp16).single_call.has_value());
+    bench::report r = empty_report();
+    r.add(warm);
+    r.add(*cold);
+    CHECK_NOTHROW(r.to_json());
+
+    CHECK_THROWS_WITH(bench::torch_run::parse(R"({"ok": true, "torch": "2", "device": "d",
+        "results": [{"case": "x", "median_ms": 1, "min_ms": 1, "max_ms": 1, "repetitions": 1,
+        "calls_per_repetition": 1, "stopped": "bored"}]})"),
+                      ContainsSubstring("'bored'"));
+    CHECK_THROWS_WITH(bench::torch_run::parse(R"({"ok": true, "torch": "2", "device": "d",
+        "results": [{"case": "x", "median_ms": 1, "min_ms": 1, "max_ms": 1, "repetitions": 1,
+        "calls_per_repetition": 1, "graph": [1]}]})"),
+                      ContainsSubstring("\"graph\" is not an object"));
+    CHECK_THROWS_WITH(bench::torch_run::parse(R"({"ok": true, "torch": "2", "device": "d",
+        "results": [{"case": "x", "median_ms": 1, "min_ms": 1, "max_ms": 1, "repetitions": 1,
+        "calls_per_repetition": 1, "cold": {"median_ms": 1}}]})"),
+                      ContainsSubstring("cold has no \"min_ms\""));
+}
+
 TEST_CASE("compare_torch.py's numbers are read exactly: out-of-range is invalid_argument",
           "[bench]")
 {
@@ -521,6 +747,37 @@ TEST_CASE("the real compare_torch.py answers with JSON whether or not torch is i
         CHECK_THAT(run.reason, ContainsSubstring("torch"));
         CHECK_THAT(r.notes()[0], ContainsSubstring("PyTorch rows missing: "));
     }
+}
+
+TEST_CASE("the real compare_torch.py on a stand-in torch: every series it writes becomes rows",
+          "[bench]")
+{
+    // The protocol between the two languages, end to end: the rule's flags the report hands
+    // over, the single-call, graph and cold series the script writes, the rows they make.
+    const scoped_env path("PYTHONPATH", CUDAGAP_FAKE_TORCH_DIR);
+    bench::report r = empty_report(parse({"--time-limit", "0.05", "--min-samples", "3"}));
+    std::vector<std::string> arguments{"gemm", "--sizes",       "64", "--precisions",
+                                       "fp16", "--calls",       "5",  "--single-call-sizes",
+                                       "64",   "--graph-sizes", "64", "--cold-sizes",
+                                       "64"};
+    const std::vector<std::string> rule = r.torch_rule_arguments();
+    arguments.insert(arguments.end(), rule.begin(), rule.end());
+    const bench::torch_run run = r.compare_torch(arguments);
+    INFO(run.reason);
+    REQUIRE(run.ok);
+    const bench::torch_case* c = run.find("64 fp16");
+    REQUIRE(c != nullptr);
+    CHECK(c->min_samples == 3);
+    CHECK(c->stopped != bench::stop_reason::fixed_count);
+    REQUIRE(c->graph.has_value());
+    CHECK(c->graph->calls_per_sample == 5);
+    REQUIRE(c->single_call.has_value());
+    r.add(c->to_measurement(bench::math_mode::fp16));
+    const std::optional<bench::measurement> cold = c->cold_measurement(bench::math_mode::fp16);
+    REQUIRE(cold.has_value());
+    r.add(*cold);
+    CHECK(r.rows().size() == 2);
+    CHECK(r.rows()[1].variant == "torch cold");
 }
 
 TEST_CASE("on a GPU the environment names the device, its clocks and bandwidth", "[bench][gpu]")

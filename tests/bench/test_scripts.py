@@ -1,8 +1,9 @@
 """Tests of the benchmark and GPU-check scripts: bench/compare_torch.py (with a fake torch, so
 its measuring path runs without PyTorch or a GPU), bench/harness/results.py (check, run-check,
-merge), bench/plot_results.py, scripts/bundle-deps, scripts/gpu-check (its command line, its
-plan, its output's layout, and real runs in no-GPU mode against an existing build) and its
-helpers in scripts/lib/gpu_check_tools.py.
+merge), bench/compare_results.py (on the two files in fixtures/), bench/plot_results.py,
+scripts/bundle-deps, scripts/gpu-check (its command line, its plan, its output's layout, and
+real runs in no-GPU mode against an existing build) and its helpers in
+scripts/lib/gpu_check_tools.py.
 
 ctest runs one class per test (tests/bench/CMakeLists.txt) with these in the environment:
 CUDAGAP_SOURCE_DIR, CUDAGAP_BUILD_DIR (a configured and built tree), CATCH2_CMAKE_DIR and
@@ -25,6 +26,8 @@ BUILD = Path(os.environ["CUDAGAP_BUILD_DIR"]) if os.environ.get("CUDAGAP_BUILD_D
 COMPARE_TORCH = SOURCE / "bench" / "compare_torch.py"
 RESULTS = SOURCE / "bench" / "harness" / "results.py"
 PLOT = SOURCE / "bench" / "plot_results.py"
+COMPARE_RESULTS = SOURCE / "bench" / "compare_results.py"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BUNDLE_DEPS = SOURCE / "scripts" / "bundle-deps"
 GPU_CHECK = SOURCE / "scripts" / "gpu-check"
 TOOLS = SOURCE / "scripts" / "lib" / "gpu_check_tools.py"
@@ -38,25 +41,39 @@ def run(command, env=None, cwd=None, timeout=600):
                           cwd=cwd, timeout=timeout, check=False)
 
 
+def v2_row(**fields):
+    """A row of a version-2 report (made-up numbers: test data)."""
+    base = {"case": "1 MiB", "variant": "cudagap device_buffer", "math": "-", "cache": None,
+            "median_ms": 0.001, "min_ms": 0.0009, "max_ms": 0.002, "spread": 1.1,
+            "noise": 0.003, "max_noise": 0.005, "min_samples": 10, "stopped": "noise target",
+            "repetitions": 12, "calls_per_repetition": 100, "timing": "host clock",
+            "host_ms": None, "single_call": None, "graph": None, "clocks": None,
+            "tflops": None, "gbps": None, "peak_fraction": None, "note": ""}
+    base.update(fields)
+    return base
+
+
 def report(**overrides):
     """A well-formed benchmark report, as the harness writes it (made-up numbers: test data)."""
     base = {
-        "schema": "cudagap-bench/1", "benchmark": "alloc", "description": "test report",
+        "schema": "cudagap-bench/2", "benchmark": "alloc", "description": "test report",
         "quick": True,
         "environment": {"date_utc": "2025-01-01T00:00:00Z", "host": "h", "cudagap": "0.1.0",
                         "cuda_runtime": "13.0", "driver_cuda": "13.0", "driver_version": "580.1",
                         "gpu_available": True, "device": "Test GPU", "capability": "9.0",
                         "memory_bytes": 1 << 30, "max_sm_clock_mhz": 1980, "sm_clock_mhz": None,
-                        "peak_memory_bandwidth_gbps": 4800.0},
+                        "peak_memory_bandwidth_gbps": 4800.0, "l2_cache_bytes": 50 << 20,
+                        "clocks_checked": True, "clocks_note": ""},
+        "sampling": {"max_noise": 0.005, "min_samples": 10, "time_limit_s": 0.2,
+                     "flush_bytes": 100 << 20},
         "gpu_skipped": False, "skip_reason": "",
-        "rows": [{"case": "1 MiB", "variant": "cudagap device_buffer", "math": "-",
-                  "median_ms": 0.001, "min_ms": 0.0009, "max_ms": 0.002, "spread": 1.1,
-                  "repetitions": 5, "calls_per_repetition": 100, "timing": "host clock",
-                  "tflops": None, "gbps": None, "peak_fraction": None, "note": ""},
-                 {"case": "1 MiB", "variant": "cudaMalloc/cudaFree", "math": "-",
-                  "median_ms": 0.05, "min_ms": 0.04, "max_ms": 0.06, "spread": 0.4,
-                  "repetitions": 5, "calls_per_repetition": 100, "timing": "host clock",
-                  "tflops": None, "gbps": None, "peak_fraction": None, "note": ""}],
+        "rows": [v2_row(cache="cold", graph={"median_ms": 0.0008, "min_ms": 0.0007, "max_ms": 0.001,
+                               "noise": 0.04, "stopped": "time limit", "samples": 30,
+                               "calls_per_sample": 100, "host_ms": None},
+                        clocks={"flagged": False, "summary": "1980 MHz"}),
+                 v2_row(variant="cudaMalloc/cudaFree", median_ms=0.05, min_ms=0.04, max_ms=0.06,
+                        spread=0.4, noise=0.031, stopped="time limit", repetitions=40,
+                        clocks={"flagged": True, "summary": "FLAGGED: SW power cap"})],
         "ratios": [{"case": "1 MiB", "numerator": "cudaMalloc/cudaFree",
                     "denominator": "cudagap device_buffer", "value": 50.0, "note": ""},
                    {"case": "1 MiB", "numerator": "torch", "denominator": "cudagap device_buffer",
@@ -69,6 +86,18 @@ def report(**overrides):
     }
     base.update(overrides)
     return base
+
+
+def v1_report(**overrides):
+    """The same report in version 1 (what bench/train and bench/infer write): no sampling, noise,
+    cache, side timings or clocks."""
+    old = report(schema="cudagap-bench/1", **overrides)
+    del old["sampling"]
+    old["rows"] = [{k: v for k, v in row.items()
+                    if k not in ("cache", "noise", "max_noise", "min_samples", "stopped",
+                                 "host_ms", "single_call", "graph", "clocks")}
+                   for row in old["rows"]]
+    return old
 
 
 class CompareTorchTests(unittest.TestCase):
@@ -112,6 +141,52 @@ class CompareTorchTests(unittest.TestCase):
         # The failing precision is reported per case, and the others still ran.
         self.assertEqual([e["case"] for e in output["errors"]], ["64 bf16", "128 bf16"])
         self.assertIn("bfloat16 is not supported", output["errors"][0]["error"])
+
+    def test_the_stopping_rule_and_the_series_beside_a_case(self):
+        result = self.compare(
+            "gemm", "--sizes", "64,128", "--precisions", "fp32", "--warmup", "1",
+            "--single-call-sizes", "64", "--graph-sizes", "64", "--cold-sizes", "64",
+            "--max-noise", "0.5", "--min-samples", "5", "--time-limit", "0.05", "--calls", "7",
+            env={"FAKE_TORCH_LOG": "1"})
+        output = self.parse(result)
+        cases = {r["case"]: r for r in output["results"]}
+        small, large = cases["64 fp32"], cases["128 fp32"]
+        for series in (small, small["single_call"], small["graph"], small["cold"], large):
+            self.assertIn(series["stopped"], ("noise target", "time limit", "sample cap"))
+            self.assertLessEqual(series["min_ms"], series["median_ms"])
+            if series["stopped"] == "noise target":
+                self.assertGreaterEqual(series["repetitions"], 5)
+                self.assertLessEqual(series["noise"], 0.005)
+        self.assertEqual((small["max_noise"], small["min_samples"]), (0.005, 5))
+        self.assertEqual(small["calls_per_repetition"], 7)
+        self.assertEqual(small["graph"]["calls_per_repetition"], 7)  # the batch's calls, replayed
+        self.assertEqual(small["single_call"]["calls_per_repetition"], 1)
+        self.assertIn("host_ms", small["single_call"])
+        for key in ("single_call", "graph", "cold"):
+            self.assertNotIn(key, large)
+        # The flush: one buffer of twice the L2 (50 MiB here), written before each cold sample.
+        log = result.stderr
+        self.assertEqual(log.count("fake torch: empty (104857600,) uint8"), 1)
+        self.assertEqual(log.count("fake torch: fill_ (104857600,)"), small["cold"]["repetitions"])
+        self.assertEqual(log.count("fake torch: graph capture begins"), 1)
+        self.assertEqual(log.count("fake torch: graph replay"), small["graph"]["repetitions"] + 1)
+
+    def test_a_fixed_count_and_a_torch_without_the_l2_size(self):
+        output = self.parse(self.compare(
+            "conv", "--batch", "1", "--in-channels", "1", "--height", "4", "--width", "4",
+            "--out-channels", "1", "--kernel", "1", "--repetitions", "3", "--single-call",
+            "--graph", "--cold", env={"FAKE_TORCH_NO_L2": "1"}))
+        # The cold series cannot be sized: the case is an error, said so; nothing is guessed.
+        self.assertEqual(output["results"], [])
+        self.assertIn("L2_cache_size", output["errors"][0]["error"])
+        output = self.parse(self.compare(
+            "conv", "--batch", "1", "--in-channels", "1", "--height", "4", "--width", "4",
+            "--out-channels", "1", "--kernel", "1", "--repetitions", "3", "--single-call",
+            "--graph"))
+        first = output["results"][0]
+        self.assertEqual((first["repetitions"], first["stopped"]), (3, "fixed count"))
+        self.assertIsNone(first["max_noise"])
+        self.assertEqual(first["graph"]["repetitions"], 3)
 
     def test_conv_case_names_and_shapes(self):
         output = self.parse(self.compare(
@@ -162,7 +237,13 @@ class CompareTorchTests(unittest.TestCase):
     def test_bad_command_lines_exit_2(self):
         for args in (["gemm"], ["gemm", "--sizes", "0"], ["gemm", "--sizes", "64", "--precisions", "fp64"],
                      ["conv", "--batch", "1"], ["alloc", "--sizes", "x"], ["bogus"], ["allreduce"],
-                     ["alloc", "--sizes", "64", "--repetitions", "0"]):
+                     ["alloc", "--sizes", "64", "--repetitions", "0"],
+                     ["alloc", "--sizes", "64", "--max-noise", "0"],
+                     ["alloc", "--sizes", "64", "--max-noise", "nan"],
+                     ["alloc", "--sizes", "64", "--min-samples", "0"],
+                     ["alloc", "--sizes", "64", "--min-samples", "100001"],
+                     ["alloc", "--sizes", "64", "--time-limit", "-1"],
+                     ["gemm", "--sizes", "64", "--cold-sizes", "x"]):
             with self.subTest(args=args):
                 result = self.compare(*args)
                 self.assertEqual(result.returncode, 2, result.stdout)
@@ -190,6 +271,30 @@ class ResultsTests(unittest.TestCase):
         result = self.results("check", self.write("good.json", report()))
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("well-formed report of 'alloc' (2 rows, 2 targets)", result.stdout)
+        # Version 1 is still read (bench/train and bench/infer write it).
+        result = self.results("check", self.write("old.json", v1_report()))
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_check_requires_version_2s_fields(self):
+        bad = report()
+        del bad["sampling"]
+        del bad["rows"][0]["stopped"]
+        bad["rows"][0]["cache"] = "lukewarm"
+        bad["rows"][0]["noise"] = "low"
+        bad["rows"][1]["graph"] = {"median_ms": 1.0, "min_ms": 2.0, "max_ms": 3.0, "samples": 0,
+                                   "calls_per_sample": 1, "stopped": "time limit"}
+        bad["rows"][1]["clocks"] = {"summary": "1980 MHz"}
+        result = self.results("check", self.write("bad2.json", bad))
+        self.assertEqual(result.returncode, 1)
+        for expected in ("the report has no 'sampling'", "row 0 has no 'stopped'",
+                         "row 0's cache is 'lukewarm'", "row 0's noise is not a number",
+                         "row 1's graph's min <= median <= max", "row 1's graph's samples is 0",
+                         "row 1's clocks has no 'flagged'"):
+            self.assertIn(expected, result.stderr)
+        stopped = report()
+        stopped["rows"][0]["stopped"] = "bored"
+        result = self.results("check", self.write("stop.json", stopped))
+        self.assertIn("row 0's stopped is 'bored'", result.stderr)
 
     def test_check_names_each_problem(self):
         bad = report()
@@ -267,13 +372,96 @@ class ResultsTests(unittest.TestCase):
         self.assertIn("| overhead | event record within 2% | **not measured** | - |", text)
         self.assertIn("GPU part skipped: no driver here", text)
         self.assertIn("| 1 MiB | cudaMalloc/cudaFree / cudagap device_buffer | 50.0 |", text)
-        self.assertIn("| 1 MiB | cudagap device_buffer | - | 1.000 µs |", text)
+        self.assertIn("| 1 MiB | cudagap device_buffer | - | cold | 1.000 µs |", text)
+        # Version 2's columns: the noise (noisy when the limit came first), the graph beside the
+        # row, the clocks (a flagged row in bold) and the sampling line.
+        self.assertIn("| 0.30% | 12 × 100 |  | 800 ns (noisy: 4.00%) |", text)
+        self.assertIn("| noisy: 3.10% | 40 × 100 |", text)
+        self.assertIn("| **FLAGGED: SW power cap** |", text)
+        self.assertIn("Sampling: until the noise (relative standard deviation) is at most 0.5% "
+                      "after 10 samples, within 0.2 s per measurement; cold samples first write "
+                      "100 MiB (2x the L2); clocks read by NVML around each case (never changed). "
+                      "**1 row(s) flagged by their clocks**", text)
         self.assertIn("**unreadable report** `" + str(files[2]), text)
         merged = json.loads(merged_json.read_text())
         self.assertEqual([r["benchmark"] for r in merged["reports"]], ["alloc", "overhead"])
         self.assertEqual(len(merged["unreadable"]), 1)
         nothing = self.results("merge", "--out", self.dir / "none.md", files[2])
         self.assertEqual(nothing.returncode, 1)
+
+
+class CompareResultsTests(unittest.TestCase):
+    """bench/compare_results.py on two fixture files (made-up numbers: test data): the ratio of
+    each row both runs have, each side's noise, the verdict, the caveats, what only one has."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-compare-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def compare(self, *args):
+        return run([sys.executable, COMPARE_RESULTS, *args])
+
+    def row(self, text, *cells):
+        """The table line that starts with @cells, split into its cells."""
+        prefix = "| " + " | ".join(cells) + " |"
+        lines = [line for line in text.splitlines() if line.startswith(prefix)]
+        self.assertEqual(len(lines), 1, f"{prefix!r} in:\n{text}")
+        return [c.strip() for c in lines[0].strip("|").split("|")]
+
+    def test_the_fixture_files(self):
+        markdown = self.dir / "comparison.md"
+        result = self.compare(FIXTURES / "compare_before.json", FIXTURES / "compare_after.json",
+                              "--markdown", markdown)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        text = result.stdout
+        self.assertEqual(markdown.read_text(), text)
+        self.assertIn("6 compared: 2 within noise, 1 slower, 1 faster, 2 noise unknown.", text)
+        # 0.3% apart with 0.4% noise on each side: within noise.
+        self.assertEqual(self.row(text, "gemm", "1000 fp16", "cudagap", "median")[4:],
+                         ["10.000 µs", "10.030 µs", "1.003", "0.40%", "0.40%", "within noise"])
+        # 20% apart with 0.3% noise: slower.
+        self.assertEqual(self.row(text, "gemm", "1000 fp16", "raw cuBLAS", "median")[6:],
+                         ["1.200", "0.30%", "0.30%", "slower"])
+        # 1.2% apart on graphs of 1% and 2% noise: within the combined 2.2%.
+        self.assertEqual(self.row(text, "gemm", "1000 fp16", "cudagap", "graph")[9],
+                         "within noise")
+        # Faster, but the later run throttled: said beside the verdict.
+        self.assertEqual(self.row(text, "gemm", "4096 fp32", "cudagap", "median")[9],
+                         "faster (clocks flagged after)")
+        # A version-1 report has no noise: no claim either way.
+        self.assertEqual(self.row(text, "alloc", "1 MiB", "cudagap device_buffer", "median")[7:],
+                         ["-", "0.30%", "noise unknown"])
+        self.assertIn("noisy after", self.row(text, "alloc", "1 MiB", "cudaMalloc/cudaFree",
+                                              "median")[9])
+        self.assertIn("- only in before: gemm / 8192 fp32 / cudagap / median", text)
+        self.assertIn("- only in after: gemm / 1000 fp16 / cudagap / 1 call", text)
+        self.assertIn("- before: Test H200, driver 580.65.06", text)
+
+    def test_fail_on_slower_and_two_single_reports(self):
+        result = self.compare(FIXTURES / "compare_before.json", FIXTURES / "compare_after.json",
+                              "--fail-on-slower")
+        self.assertEqual(result.returncode, 1)
+        same = self.dir / "alloc.json"
+        same.write_text(json.dumps(report()))
+        result = self.compare(same, same, "--fail-on-slower")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("3 compared: 3 within noise, 0 slower, 0 faster, 0 noise unknown.",
+                      result.stdout)
+
+    def test_unreadable_files_exit_2(self):
+        broken = self.dir / "broken.json"
+        broken.write_text("{")
+        bad = self.dir / "bad.json"
+        bad.write_text(json.dumps(report(schema="other")))
+        for path, expected in ((broken, "cannot read it"), (bad, "not a benchmark report"),
+                               (self.dir / "missing.json", "cannot read it")):
+            with self.subTest(path=path):
+                result = self.compare(path, FIXTURES / "compare_after.json")
+                self.assertEqual(result.returncode, 2)
+                self.assertIn(expected, result.stderr)
+                self.assertEqual(result.stdout, "")
 
 
 class PlotTests(unittest.TestCase):

@@ -10,6 +10,7 @@
 #include <gpu/version.hpp>
 
 #include "catch.hpp"
+#include <scoped_env.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -64,27 +65,7 @@ struct temporary_folder {
 };
 
 // Restores an environment variable at the end of a test.
-struct scoped_environment {
-    std::string name;
-    std::optional<std::string> saved;
-    scoped_environment(std::string variable, const std::string& value) : name(std::move(variable))
-    {
-        if (const char* old = std::getenv(name.c_str()); old != nullptr) {
-            saved = old;
-        }
-        ::setenv(name.c_str(), value.c_str(), 1);
-    }
-    ~scoped_environment()
-    {
-        if (saved) {
-            ::setenv(name.c_str(), saved->c_str(), 1);
-        } else {
-            ::unsetenv(name.c_str());
-        }
-    }
-    scoped_environment(const scoped_environment&) = delete;
-    scoped_environment& operator=(const scoped_environment&) = delete;
-};
+using scoped_environment = gpu::test::scoped_env;
 
 // A copy: callers pass temporaries.
 gpu::diagnostic require_check(const gpu::diagnosis& report, std::string_view name)

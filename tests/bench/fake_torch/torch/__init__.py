@@ -4,7 +4,9 @@ without PyTorch or a GPU. It times host work with the host clock; its numbers me
 
 FAKE_TORCH_NO_CUDA=1 makes torch.cuda.is_available() false; FAKE_TORCH_FAIL=<dtype> makes every
 operation on that dtype (e.g. bfloat16) raise, as an unsupported type would;
-FAKE_TORCH_NO_DISTRIBUTED=1 makes torch.distributed unavailable.
+FAKE_TORCH_NO_DISTRIBUTED=1 makes torch.distributed unavailable; FAKE_TORCH_NO_L2=1 makes the
+device properties lack L2_cache_size (an older torch); FAKE_TORCH_LOG=1 logs allocations, fills
+and graph captures and replays on stderr (what compare_torch.py's flush and graphs do).
 
 For bench/train/torch_train.py it also has a shape-checking model, optimiser, loss, scaler and
 compile (the training loop's control flow, the model's names and shapes, the report's fields),
@@ -27,6 +29,12 @@ class version:  # noqa: N801 (mirrors torch.version)
     cuda = "13.0"
 
 
+def _log(message):
+    if os.environ.get("FAKE_TORCH_LOG") == "1":
+        import sys  # noqa: PLC0415
+        print(f"fake torch: {message}", file=sys.stderr)
+
+
 def _fail_for(dtype):
     if dtype is not None and dtype == os.environ.get("FAKE_TORCH_FAIL"):
         raise RuntimeError(f"fake torch: {dtype} is not supported here")
@@ -40,6 +48,11 @@ class Tensor:
         self.shape = tuple(shape)
         self.dtype = dtype
         self.device = device
+
+    def fill_(self, value):
+        assert 0 <= value <= 255, value
+        _log(f"fill_ {self.shape} with {value}")
+        return self
 
     def contiguous(self, memory_format=None):
         assert memory_format in (None, channels_last)
@@ -181,6 +194,7 @@ def randn(*shape, device=None, dtype=None, generator=None):
 def empty(*shape, device=None, dtype=None):
     assert device == "cuda"
     _fail_for(dtype)
+    _log(f"empty {shape} {dtype}")
     return Tensor(shape, dtype)
 
 
@@ -364,7 +378,7 @@ class cuda:  # noqa: N801
 
     @staticmethod
     def synchronize():
-        pass
+        assert cuda._capturing is None, "synchronize during a graph capture"
 
     @staticmethod
     def current_device():
@@ -387,6 +401,53 @@ class cuda:  # noqa: N801
         @staticmethod
         def version():
             return (2, 28, 9)
+
+    @staticmethod
+    def get_device_properties(index):
+        assert index == 0
+        if os.environ.get("FAKE_TORCH_NO_L2") == "1":
+            return _Flags(name="Fake GPU")
+        return _Flags(name="Fake GPU", L2_cache_size=50 * 1024 * 1024)
+
+    class Stream:
+        def wait_stream(self, other):
+            assert isinstance(other, cuda.Stream)
+
+    _capturing = None
+
+    @staticmethod
+    def current_stream():
+        return cuda.Stream()
+
+    @staticmethod
+    def stream(s):
+        assert isinstance(s, cuda.Stream)
+        return _Context()
+
+    class CUDAGraph:
+        def __init__(self):
+            self.captured = False
+
+        def replay(self):
+            assert self.captured, "replay before capture"
+            _log("graph replay")
+
+    class graph:  # noqa: N801 (mirrors torch.cuda.graph, the capture context)
+        def __init__(self, g):
+            assert isinstance(g, cuda.CUDAGraph) and not g.captured
+            self.g = g
+
+        def __enter__(self):
+            assert cuda._capturing is None, "nested capture"
+            cuda._capturing = self.g
+            _log("graph capture begins")
+            return self
+
+        def __exit__(self, *exc):
+            cuda._capturing = None
+            self.g.captured = True
+            _log("graph capture ends")
+            return False
 
     class Event:
         def __init__(self, enable_timing=False):
