@@ -93,6 +93,17 @@ namespace {
     CUDAGAP_FILL(gpu::detail::allocation, pointer, pooled)
     CUDAGAP_FILL(gpu::detail::failure_context, call, device)
     CUDAGAP_FILL(gpu::detail::pinned_allocation, pointer, bytes)
+    CUDAGAP_FILL(gpu::detail::stream_argument, handle, handle)
+    CUDAGAP_FILL(gpu::detail::resource_vtable, allocate, equal)
+    // Property tags are empty: gpu::device_accessible, gpu::host_accessible, filled by {}.
+    [[maybe_unused]] const gpu::device_accessible device_tag{};
+    [[maybe_unused]] const gpu::host_accessible host_tag{};
+    CUDAGAP_FILL(gpu::memory_ledger_row, tag, measured_bytes)
+    CUDAGAP_FILL(gpu::device_memory_reading, known, graph_used_peak_bytes)
+    CUDAGAP_FILL(gpu::memory_ledger_snapshot, device, reading)
+    CUDAGAP_FILL(gpu::ledger_entry, bytes, tag)
+    CUDAGAP_FILL(gpu::detail::measured_record, ledger, id)
+    CUDAGAP_FILL(gpu::memory_event, time_ns, range)
     CUDAGAP_FILL(gpu::non_finite_report, elements, first_index)
     CUDAGAP_FILL(gpu::detail::strided_elements, batch, run_stride)
     CUDAGAP_FILL(gpu::profile, name, seed)
