@@ -80,14 +80,18 @@ struct memory_ledger_snapshot {
 };
 
 /// @brief The text an out-of-memory error adds, from a snapshot of the failing device: the top
-/// holders by tag with their share, the pools' reserved-but-unused bytes, the untracked bytes,
-/// and the fix of the largest holder (a tag's own fix, its category's, or "trim the pool" when
-/// the pools' cache is the largest). One line, without a trailing period.
+/// holders by tag with their share of the used memory, the pools' reserved-but-unused bytes,
+/// the untracked bytes, and the fix of the largest holder (a tag's own fix, its category's, or
+/// "trim the pool" when the pools' cache is the largest or alone holds the request), then the
+/// fix of the request's own tag when that is another. One line, without a trailing period.
 /// @param snapshot the device's ledger
 /// @param requested_bytes the allocation that failed (0: not known)
+/// @param request_tag the tag it was made under (the allocating thread's `current_memory_tag`),
+/// if known
 /// @param holders how many holders to name
 [[nodiscard]] std::string out_of_memory_holders(const memory_ledger_snapshot& snapshot,
                                                 std::size_t requested_bytes = 0,
+                                                std::optional<memory_tag> request_tag = {},
                                                 std::size_t holders = 3);
 
 /// @brief What the ledger knew of a pointer it was told was freed.

@@ -219,8 +219,10 @@ std::string memory_ledger_snapshot::to_text() const
     return text;
 }
 
-std::string out_of_memory_holders(const memory_ledger_snapshot& snapshot,
-                                  std::size_t requested_bytes, std::size_t holders)
+namespace {
+
+// The holders' part: "who holds device 0: a 1.00 GiB (40%), ...; the pools keep ...".
+std::string holders_text(const memory_ledger_snapshot& snapshot, std::size_t holders)
 {
     const device_memory_reading& r = snapshot.reading;
     const std::size_t used = r.known ? r.total_bytes - r.free_bytes : snapshot.tracked_bytes;
@@ -236,29 +238,53 @@ std::string out_of_memory_holders(const memory_ledger_snapshot& snapshot,
     if (named == 0) {
         text += "nothing the ledger tracks";
     }
+    if (r.known) {
+        text += "; the pools keep " + format_bytes(snapshot.pool_unused_bytes()) +
+                " reserved but unused; " + signed_bytes(snapshot.untracked_bytes().value_or(0)) +
+                " is not tracked";
+    }
+    return text;
+}
+
+// The fix of the largest holder: the pools' cache, memory outside cudagap, or a tag.
+std::string largest_fix(const memory_ledger_snapshot& snapshot, std::size_t requested_bytes,
+                        const memory_ledger_row*& largest)
+{
+    const bool known = snapshot.reading.known;
     const std::size_t cached = snapshot.pool_unused_bytes();
     const long long untracked = snapshot.untracked_bytes().value_or(0);
-    if (r.known) {
-        text += "; the pools keep " + format_bytes(cached) + " reserved but unused; " +
-                signed_bytes(untracked) + " is not tracked";
-    }
     const std::size_t top = snapshot.rows.empty() ? 0 : snapshot.rows.front().current_bytes;
-    if (r.known && cached > 0 && (cached >= top || cached >= requested_bytes) &&
+    largest = nullptr;
+    if (known && cached > 0 && (cached >= top || cached >= requested_bytes) &&
         static_cast<long long>(cached) >= untracked) {
-        return text + "; fix: trim the pool (gpu::trim_memory_pool returns its " +
-               format_bytes(cached) +
+        return "; fix: trim the pool (gpu::trim_memory_pool returns its " + format_bytes(cached) +
                " to the device; a lower gpu::memory_pool release threshold keeps less)";
     }
-    if (r.known && untracked > 0 && static_cast<std::size_t>(untracked) > top) {
-        return text + "; fix: most of the memory is held outside cudagap: by other processes "
-                      "(nvidia-smi lists them), the CUDA context or the libraries' own "
-                      "allocations; free it there, or use another GPU";
+    if (known && untracked > 0 && static_cast<std::size_t>(untracked) > top) {
+        return "; fix: most of the memory is held outside cudagap: by other processes "
+               "(nvidia-smi lists them), the CUDA context or the libraries' own allocations; "
+               "free it there, or use another GPU";
     }
     if (top == 0) {
-        return text;
+        return {};
     }
-    const memory_ledger_row& largest = snapshot.rows.front();
-    return text + "; fix for " + largest.name + ", the largest: " + largest.tag.fix();
+    largest = &snapshot.rows.front();
+    return "; fix for " + largest->name + ", the largest: " + largest->tag.fix();
+}
+
+} // namespace
+
+std::string out_of_memory_holders(const memory_ledger_snapshot& snapshot,
+                                  std::size_t requested_bytes,
+                                  std::optional<memory_tag> request_tag, std::size_t holders)
+{
+    const memory_ledger_row* largest = nullptr;
+    std::string text =
+        holders_text(snapshot, holders) + largest_fix(snapshot, requested_bytes, largest);
+    if (request_tag && (largest == nullptr || largest->tag != *request_tag)) {
+        text += "; the request was for " + request_tag->name() + ": " + request_tag->fix();
+    }
+    return text;
 }
 
 memory_ledger_snapshot memory_ledger::snapshot(device dev)

@@ -344,7 +344,7 @@ TEST_CASE("the out-of-memory advice names the top holders and the largest one's 
     CHECK_THAT(text, ContainsSubstring("is not tracked"));
     CHECK_THAT(text, ContainsSubstring("fix for test cuDNN plan workspace, the largest: lower "
                                        "cuDNN's workspace budget (the test's option)"));
-    CHECK_THAT(gpu::out_of_memory_holders(ledger.snapshot(0, r), 0, 4),
+    CHECK_THAT(gpu::out_of_memory_holders(ledger.snapshot(0, r), 0, std::nullopt, 4),
                ContainsSubstring("gradients"));
 }
 
@@ -375,4 +375,20 @@ TEST_CASE("the advice points outside cudagap when untracked memory is the larges
                            ContainsSubstring("lower the batch size"));
     CHECK_THAT(gpu::out_of_memory_holders(gpu::memory_ledger().snapshot(3, {})),
                ContainsSubstring("nothing the ledger tracks"));
+}
+
+TEST_CASE("the advice adds the request's own fix when another tag holds the most",
+          "[memory_ledger]")
+{
+    gpu::memory_ledger ledger;
+    ledger.record_allocation(0, address(1), std::size_t{2} << 30, params);
+    ledger.record_allocation(0, address(2), std::size_t{1} << 30, acts);
+    const gpu::memory_ledger_snapshot snap = ledger.snapshot(0, {});
+    const std::string text = gpu::out_of_memory_holders(snap, 1 << 30, acts);
+    CHECK_THAT(text, ContainsSubstring("fix for parameters, the largest: use a smaller model") &&
+                         ContainsSubstring("; the request was for activations: lower the batch "
+                                           "size"));
+    // The same tag is not advised twice.
+    const std::string same = gpu::out_of_memory_holders(snap, 1 << 30, params);
+    CHECK(same.find("the request was for") == std::string::npos);
 }
