@@ -94,6 +94,13 @@ struct memory_ledger_snapshot {
                                                 std::optional<memory_tag> request_tag = {},
                                                 std::size_t holders = 3);
 
+/// @brief `out_of_memory_holders` of the process's ledger on @p device, read now, for the
+/// allocation of @p requested_bytes under the calling thread's tag: the line an out-of-memory
+/// error's hint gains (the core's and the library wrappers'). Empty when it cannot be made
+/// (no host memory for it); never throws.
+[[nodiscard]] std::string out_of_memory_holders(int device,
+                                                std::size_t requested_bytes = 0) noexcept;
+
 /// @brief What the ledger knew of a pointer it was told was freed.
 struct ledger_entry {
     std::size_t bytes = 0; ///< the size recorded at allocation

@@ -318,6 +318,43 @@ using host_resource_ref = resource_ref<host_accessible>;
 namespace detail {
 template <class... P>
 inline constexpr bool is_resource_ref<resource_ref<P...>> = true;
+
+/// @brief Throws the `std::logic_error` of allocating from `no_resource()`.
+[[noreturn]] void throw_no_resource(std::size_t bytes);
+
+/// @brief The resource of an owner that holds nothing (empty, moved from): 0 bytes give a
+/// null pointer, anything more is a `std::logic_error`, and freeing frees nothing. So that an
+/// owner's record holds a `resource_ref`, not an optional one, and its empty state is
+/// `Handle{}` for `detail::unique_handle`.
+class null_resource {
+public:
+    /// @brief A null pointer for 0 bytes.
+    /// @throws std::logic_error for more
+    void* allocate(stream_ref, std::size_t bytes, std::size_t)
+    {
+        if (bytes != 0) {
+            throw_no_resource(bytes);
+        }
+        return nullptr;
+    }
+    /// @brief Frees nothing.
+    void deallocate(stream_ref, void*, std::size_t, std::size_t) noexcept {}
+    /// @brief All are equal.
+    friend bool operator==(const null_resource&, const null_resource&) noexcept = default;
+    /// @brief Stands in for device memory.
+    friend void get_property(const null_resource&, device_accessible) noexcept {}
+    /// @brief Stands in for host memory.
+    friend void get_property(const null_resource&, host_accessible) noexcept {}
+};
+
+/// @brief The one `null_resource`, stateless.
+inline null_resource null_resource_instance;
+
+/// @brief A reference to it, for the records of owners that hold nothing.
+[[nodiscard]] inline resource_ref<device_accessible, host_accessible> no_resource() noexcept
+{
+    return null_resource_instance;
+}
 } // namespace detail
 
 } // namespace gpu

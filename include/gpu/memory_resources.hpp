@@ -146,4 +146,9 @@ public:
 /// @throws gpu::cuda_error when CUDA cannot say whether @p dev has memory pools
 [[nodiscard]] device_resource_ref default_device_resource(gpu::device dev);
 
+/// @brief The resource pinned buffers allocate from unless told otherwise: a
+/// `gpu::ledger_resource` over `pinned_host_resource`, counted under `memory_ledger::host`.
+/// Made on first use, kept for the process; needs no device to be made.
+[[nodiscard]] host_resource_ref default_pinned_resource();
+
 } // namespace gpu

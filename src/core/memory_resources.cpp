@@ -34,6 +34,13 @@ void throw_foreign_bad_alloc(const std::bad_alloc& failure, std::size_t bytes)
                         bytes, 0, 0, -1, allocation_site_or(std::source_location::current()));
 }
 
+void throw_no_resource(std::size_t bytes)
+{
+    throw std::logic_error("gpu: " + std::to_string(bytes) +
+                           " bytes asked of no resource (an empty or moved-from owner's): "
+                           "give the owner a resource first");
+}
+
 void synchronize_before_free(stream_ref stream) noexcept
 {
     report_destroy_failure("cudaStreamSynchronize (before a synchronous resource frees)",
@@ -158,6 +165,14 @@ std::array<std::atomic<const device_resource_ref*>, memory_ledger::max_devices> 
 std::mutex default_stacks_mutex;
 
 } // namespace
+
+host_resource_ref default_pinned_resource()
+{
+    // Made once, never destroyed (pinned buffers freed during exit may still reach it).
+    static auto* const stack =
+        new ledger_resource<pinned_host_resource>(pinned_host_resource(), memory_ledger::host);
+    return *stack;
+}
 
 device_resource_ref default_device_resource(device dev)
 {

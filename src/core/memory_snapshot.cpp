@@ -287,6 +287,17 @@ std::string out_of_memory_holders(const memory_ledger_snapshot& snapshot,
     return text;
 }
 
+std::string out_of_memory_holders(int device, std::size_t requested_bytes) noexcept
+{
+    try {
+        return out_of_memory_holders(
+            memory_ledger::global().snapshot(device, read_device_memory(device)), requested_bytes,
+            current_memory_tag());
+    } catch (...) {
+        return {}; // the advice is a courtesy: the error itself must still be thrown
+    }
+}
+
 memory_ledger_snapshot memory_ledger::snapshot(device dev)
 {
     return global().snapshot(dev.id(), read_device_memory(dev.id()));

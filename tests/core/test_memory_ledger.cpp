@@ -392,3 +392,12 @@ TEST_CASE("the advice adds the request's own fix when another tag holds the most
     const std::string same = gpu::out_of_memory_holders(snap, 1 << 30, params);
     CHECK(same.find("the request was for") == std::string::npos);
 }
+
+TEST_CASE("the process's advice for a device never throws", "[memory_ledger]")
+{
+    // Without a driver the device is not read: the ledger's own view, under the thread's tag.
+    const gpu::memory_tag_scope scope(acts);
+    const std::string text = gpu::out_of_memory_holders(0, 1 << 20);
+    CHECK_THAT(text, ContainsSubstring("who holds device 0"));
+    CHECK(gpu::out_of_memory_holders(100).empty()); // a device the ledger does not count
+}

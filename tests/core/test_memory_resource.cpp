@@ -211,3 +211,17 @@ TEST_CASE("the stream argument converts to every stream parameter type", "[memor
     STATIC_REQUIRE_FALSE(std::is_convertible_v<gpu::detail::stream_argument, std::size_t>);
     STATIC_REQUIRE_FALSE(std::is_convertible_v<gpu::detail::stream_argument, void*>);
 }
+
+TEST_CASE("no_resource stands for an owner that holds nothing", "[memory_resource]")
+{
+    const gpu::device_resource_ref none = gpu::detail::no_resource();
+    CHECK(none.allocate(gpu::legacy_default_stream, 0) == nullptr);
+    CHECK_THROWS_WITH(none.allocate(gpu::legacy_default_stream, 16),
+                      ContainsSubstring("16 bytes asked of no resource"));
+    none.deallocate(gpu::legacy_default_stream, nullptr, 0);
+    CHECK(none == gpu::device_resource_ref(gpu::detail::no_resource()));
+    gpu::test::fake_resource fake;
+    CHECK(none != gpu::device_resource_ref(fake));
+    // What an owner's record compares with its empty state: trivially copyable, two pointers.
+    STATIC_REQUIRE(std::is_trivially_copyable_v<decltype(gpu::detail::no_resource())>);
+}

@@ -42,6 +42,19 @@ TEST_CASE("the pinned resource without a driver throws the CUDA error, not out_o
     }
 }
 
+TEST_CASE("the default pinned resource is one, counted as host memory", "[memory_resources]")
+{
+    const gpu::host_resource_ref pinned = gpu::default_pinned_resource();
+    CHECK(pinned == gpu::default_pinned_resource());
+    CHECK(pinned.allocate(gpu::legacy_default_stream, 0) == nullptr);
+    if (!gpu::devices().empty()) {
+        return; // the [gpu] cases allocate for real
+    }
+    const std::size_t refused = gpu::memory_ledger::global().refused_frees();
+    CHECK_THROWS_AS(pinned.allocate(gpu::legacy_default_stream, 64), gpu::cuda_error);
+    CHECK(gpu::memory_ledger::global().refused_frees() == refused);
+}
+
 TEST_CASE("cudagap's resources compare by what they allocate from", "[memory_resources][gpu]")
 {
     const gpu::device dev = gpu::current_device();
