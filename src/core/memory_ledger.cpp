@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
@@ -31,7 +32,7 @@ public:
     // Returns the entry that was live at @p key (replaced), if any.
     std::optional<slot> insert(const slot& entry)
     {
-        if ((used_ + 1) * 2 > slots_.size()) {
+        if ((used_ + 1) * 2 > capacity()) {
             grow();
         }
         for (std::size_t i = home(entry.key);; i = next(i)) {
@@ -73,31 +74,33 @@ public:
     }
 
 private:
+    // The capacity is a power of two, kept as its mask: no division on the hot path.
+    [[nodiscard]] std::size_t capacity() const noexcept { return slots_ ? mask_ + 1 : 0; }
     [[nodiscard]] std::size_t home(const void* key) const noexcept
     {
         auto x = reinterpret_cast<std::uintptr_t>(key);
         x ^= x >> 33;
         x *= 0xff51afd7ed558ccdULL;
         x ^= x >> 33;
-        return static_cast<std::size_t>(x) & (slots_.size() - 1);
+        return static_cast<std::size_t>(x) & mask_;
     }
-    [[nodiscard]] std::size_t next(std::size_t i) const noexcept
-    {
-        return (i + 1) & (slots_.size() - 1);
-    }
+    [[nodiscard]] std::size_t next(std::size_t i) const noexcept { return (i + 1) & mask_; }
     void grow()
     {
-        std::vector<slot> old(std::max<std::size_t>(64, slots_.size() * 2));
-        old.swap(slots_);
+        const std::size_t old_capacity = capacity();
+        const std::size_t new_capacity = std::max<std::size_t>(64, old_capacity * 2);
+        std::unique_ptr<slot[]> old = std::exchange(slots_, std::make_unique<slot[]>(new_capacity));
+        mask_ = new_capacity - 1;
         used_ = 0;
-        for (const slot& entry : old) {
-            if (entry.key != nullptr) {
-                static_cast<void>(insert(entry));
+        for (std::size_t i = 0; i < old_capacity; ++i) {
+            if (old[i].key != nullptr) {
+                static_cast<void>(insert(old[i]));
             }
         }
     }
 
-    std::vector<slot> slots_;
+    std::unique_ptr<slot[]> slots_;
+    std::size_t mask_ = 0;
     std::size_t used_ = 0;
 };
 
