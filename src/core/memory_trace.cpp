@@ -221,8 +221,10 @@ std::string memory_trace_json(std::span<const memory_event> events, std::size_t 
         append_metadata(out, "thread_name", pid_of(device), thread + 1,
                         "thread " + std::to_string(thread));
     }
-    out += "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
-           "\"args\":{\"sort_index\":0}}\n],\n";
+    if (out.ends_with(",\n")) {
+        out.erase(out.size() - 2, 1); // the last entry takes no comma
+    }
+    out += "],\n";
     out += "\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"writer\":\"cudagap memory trace\","
            "\"cudagap\":\"" +
            library_version().to_string() + "\",\"events\":" + std::to_string(events.size()) +
