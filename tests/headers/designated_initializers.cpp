@@ -95,9 +95,6 @@ namespace {
     CUDAGAP_FILL(gpu::detail::pinned_allocation, pointer, bytes)
     CUDAGAP_FILL(gpu::detail::stream_argument, handle, handle)
     CUDAGAP_FILL(gpu::detail::resource_vtable, allocate, equal)
-    // Property tags are empty: gpu::device_accessible, gpu::host_accessible, filled by {}.
-    [[maybe_unused]] const gpu::device_accessible device_tag{};
-    [[maybe_unused]] const gpu::host_accessible host_tag{};
     CUDAGAP_FILL(gpu::memory_ledger_row, tag, measured_bytes)
     CUDAGAP_FILL(gpu::device_memory_reading, known, graph_used_peak_bytes)
     CUDAGAP_FILL(gpu::memory_ledger_snapshot, device, reading)
