@@ -8,6 +8,10 @@
 //   torch                            torch.empty + del through PyTorch's caching allocator
 //   malloc/free (host)               plain host memory, for scale (runs without a GPU)
 //
+// And the ledger's cost (host only): a 4 KiB allocate/free pair through a host resource, then
+// through gpu::ledger_resource over the same resource, directly and behind the resource_ref
+// device_buffer will store (issue 22: the ledger at most 50 ns more a pair).
+//
 // Allocation is host work, so every variant is timed with the host clock around back-to-back
 // pairs plus one synchronisation at the end of each sample (compare_torch.py times torch.empty
 // the same way), the samples stopped when their noise reaches the target or the time limit
@@ -23,6 +27,7 @@
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
 #include <gpu/graph.hpp>
+#include <gpu/ledger_resource.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/stream.hpp>
 #include <gpu/timing.hpp>
@@ -115,6 +120,67 @@ void add_row(bench::report& r, bench::measurement m, std::size_t bytes, const ch
     r.add(std::move(m));
 }
 
+// The ledger's overhead, on the host: the same malloc/free pair bare and recorded. The ledger is
+// the process's (what every default resource records in), on device 0, under the thread's tag.
+const char* const variant_untracked = "host resource, untracked";
+const char* const variant_ledger = "host resource + ledger";
+const char* const variant_ledger_ref = "host resource + ledger, by resource_ref";
+const char* const ledger_target = "ledger overhead <= 50 ns a pair";
+constexpr double ledger_target_ns = 50.0;
+constexpr std::size_t ledger_bytes = std::size_t{4} << 10;
+
+struct host_heap {
+    void* allocate(gpu::stream_ref, std::size_t bytes, std::size_t) { return std::malloc(bytes); }
+    void deallocate(gpu::stream_ref, void* p, std::size_t, std::size_t) noexcept { std::free(p); }
+    friend bool operator==(const host_heap&, const host_heap&) = default;
+};
+
+void ledger_row(bench::report& r, const std::string& name, const char* variant, auto& resource,
+                const char* note)
+{
+    r.run_case(name + " " + variant, [&] {
+        bench::measurement m = time_pairs(
+            r,
+            [&] {
+                void* volatile p = resource.allocate(gpu::legacy_default_stream, ledger_bytes,
+                                                     gpu::default_alignment);
+                resource.deallocate(gpu::legacy_default_stream, p, ledger_bytes,
+                                    gpu::default_alignment);
+            },
+            [] {});
+        m.case_name = name;
+        m.variant = variant;
+        m.note = note;
+        r.add(std::move(m));
+    });
+}
+
+void ledger_part(bench::report& r)
+{
+    const std::string name = "ledger " + bench::size_name(ledger_bytes);
+    host_heap heap;
+    gpu::ledger_resource<host_heap> recorded(heap, 0);
+    // What device_buffer will do: the stack behind a resource_ref, one indirect call a step.
+    const gpu::resource_ref<> by_ref = recorded;
+    ledger_row(r, name, variant_untracked, heap, "malloc/free behind the resource interface");
+    ledger_row(r, name, variant_ledger, recorded,
+               "gpu::ledger_resource over the same resource (global ledger)");
+    ledger_row(r, name, variant_ledger_ref, by_ref,
+               "the same, through the 16-byte reference device_buffer stores");
+    r.add_ratio(name, variant_ledger, variant_untracked, "the ledger's cost over the bare pair");
+    r.add_ratio(name, variant_ledger_ref, variant_ledger, "the reference's indirect calls");
+    const bench::measurement* bare = r.find(name, variant_untracked);
+    const bench::measurement* ledger = r.find(name, variant_ledger);
+    if (bare == nullptr || ledger == nullptr) {
+        r.set_target_not_measured(ledger_target, "a ledger case failed (see the errors)");
+        return;
+    }
+    const double overhead_ns = (ledger->median_ms - bare->median_ms) * 1e6;
+    std::array<char, 32> text{};
+    std::snprintf(text.data(), text.size(), "%.1f ns", overhead_ns);
+    r.set_target(ledger_target, overhead_ns <= ledger_target_ns, text.data());
+}
+
 void cpu_part(bench::report& r)
 {
     for (const std::size_t bytes : sizes) {
@@ -132,6 +198,7 @@ void cpu_part(bench::report& r)
                     bytes, variant_host, "for scale: no GPU involved");
         });
     }
+    ledger_part(r);
 }
 
 void set_targets(bench::report& r)
@@ -312,6 +379,8 @@ int main(int argc, char** argv)
                                  "cudaMalloc/cudaFree pair at least 10x the pooled pair's median"});
         }
     }
+    s.targets.push_back({ledger_target, "median pair through gpu::ledger_resource at most 50 ns "
+                                        "above the same pair untracked (host, 4 KiB)"});
     s.cpu = cpu_part;
     s.gpu = gpu_part;
     return bench::run(argc, argv, s);

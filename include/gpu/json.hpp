@@ -1,6 +1,6 @@
 /// @file json.hpp
-/// @brief JSON for the core's reports (versions, device properties, profiles, memory, timing
-/// statistics) through nlohmann-json, for scripts and plots. The tools' reports (diagnosis,
+/// @brief JSON for the core's reports (versions, device properties, profiles, memory and its
+/// ledger, timing statistics) through nlohmann-json, for scripts and plots. The tools' reports (diagnosis,
 /// VRAM advice and usage) have theirs in `<gpu/tools/json.hpp>`.
 ///
 /// A component of its own (`cudagap::json`, `find_package(cudagap COMPONENTS json)`), header
@@ -17,6 +17,7 @@
 
 #include <gpu/allocation_stats.hpp>
 #include <gpu/device.hpp>
+#include <gpu/memory_ledger.hpp>
 #include <gpu/memory_pool.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/timing.hpp>
@@ -24,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace gpu {
@@ -124,6 +126,41 @@ inline void to_json(nlohmann::json& j, const memory_info& memory)
          {"total_bytes", memory.total_bytes},
          {"used_bytes", memory.used_bytes()},
          {"used_fraction", memory.used_fraction()}};
+}
+
+/// @brief `{"tag", "category", "current_bytes", "peak_bytes", "live_allocations",
+/// "total_allocations", "measured_bytes"}`.
+inline void to_json(nlohmann::json& j, const memory_ledger_row& row)
+{
+    j = {{"tag", row.name},
+         {"category", std::string(to_string(row.category))},
+         {"current_bytes", row.current_bytes},
+         {"peak_bytes", row.peak_bytes},
+         {"live_allocations", row.live_allocations},
+         {"total_allocations", row.total_allocations},
+         {"measured_bytes", row.measured_bytes}};
+}
+
+/// @brief The ledger's table of a device: its rows, the tracked totals, and the device's lines
+/// (`device_read` false, with the `reason`, and nulls, where the device was not read).
+inline void to_json(nlohmann::json& j, const memory_ledger_snapshot& snapshot)
+{
+    const device_memory_reading& r = snapshot.reading;
+    const auto when_read = [&](auto value) {
+        return r.known ? nlohmann::json(value) : nlohmann::json(nullptr);
+    };
+    const std::optional<long long> untracked = snapshot.untracked_bytes();
+    j = {{"device", snapshot.device},
+         {"rows", snapshot.rows},
+         {"tracked_bytes", snapshot.tracked_bytes},
+         {"tracked_peak_bytes", snapshot.tracked_peak_bytes},
+         {"refused_frees", snapshot.refused_frees},
+         {"device_read", r.known},
+         {"reason", r.known ? nlohmann::json(nullptr) : nlohmann::json(r.reason)},
+         {"total_bytes", when_read(r.total_bytes)},
+         {"used_bytes", when_read(r.total_bytes - r.free_bytes)},
+         {"pool_unused_bytes", when_read(snapshot.pool_unused_bytes())},
+         {"untracked_bytes", untracked ? nlohmann::json(*untracked) : nlohmann::json(nullptr)}};
 }
 
 /// @brief The statistics in milliseconds, with `relative_spread` and the samples.

@@ -51,3 +51,34 @@ TEST_CASE("JSON text stays valid when a report holds bytes that are not UTF-8", 
     CHECK(nlohmann::json::parse(gpu::to_json_text(j)).at("name") == "\xEF\xBF\xBD\xEF\xBF\xBD");
     CHECK(gpu::to_json_text(nlohmann::json{{"a", 1}}, -1) == "{\"a\":1}");
 }
+
+TEST_CASE("a ledger snapshot becomes JSON, with nulls for what the device did not say", "[json]")
+{
+    gpu::memory_ledger ledger;
+    int a = 0;
+    ledger.record_allocation(0, &a, 4096,
+                             gpu::memory_tag::standard(gpu::memory_category::gradients));
+    gpu::device_memory_reading read;
+    read.known = true;
+    read.total_bytes = 100000;
+    read.free_bytes = 60000;
+    read.pool_reserved_bytes = 10000;
+    read.pool_used_bytes = 4096;
+    const nlohmann::json j = round_trip(ledger.snapshot(0, read));
+    CHECK(j.at("device") == 0);
+    REQUIRE(j.at("rows").size() == 1);
+    CHECK(j.at("rows")[0].at("tag") == "gradients");
+    CHECK(j.at("rows")[0].at("category") == "gradients");
+    CHECK(j.at("rows")[0].at("current_bytes") == 4096);
+    CHECK(j.at("rows")[0].at("total_allocations") == 1);
+    CHECK(j.at("tracked_bytes") == 4096);
+    CHECK(j.at("used_bytes") == 40000);
+    CHECK(j.at("pool_unused_bytes") == 5904);
+    CHECK(j.at("untracked_bytes") == 40000 - 4096 - 5904);
+    CHECK(j.at("reason").is_null());
+
+    const nlohmann::json unread = round_trip(ledger.snapshot(0, {}));
+    CHECK(unread.at("device_read") == false);
+    CHECK(unread.at("untracked_bytes").is_null());
+    CHECK(unread.at("total_bytes").is_null());
+}
