@@ -1055,7 +1055,8 @@ class GpuCheckPlanTests(unittest.TestCase):
                       prepared.stdout + prepared.stderr)
         self.assertIn("\nlimit=540\n", (SOURCE / "scripts" / "rehearse-gpu-run").read_text())
         usage = run([GPU_CHECK, "--help"]).stdout
-        self.assertIn("(default 400)", usage)
+        self.assertIn("(default 400: the limit less 140 s)", usage)
+        self.assertIn("--limit SECONDS   the time its caller really gives it (default 540", usage)
         self.assertIn("gemm 30/90 s, conv 45/90, train 45/100, infer 45/90, allreduce 30/60", usage)
 
 
