@@ -10,7 +10,8 @@
 #                   and cudaFree made through the toolkit's libcudart (12 s)
 #   the rest        LD_LIBRARY_PATH, free disk and memory (instant)
 #
-# Needs (set by scripts/gpu-check): work, lib, python, toolkit, sanitizer, have_gpu, root.
+# Needs (set by scripts/gpu-check): work, lib, python, toolkit, sanitizer, have_gpu, root,
+# skip_sanitizer, host_library_path.
 
 probe_limit=15
 
@@ -44,6 +45,7 @@ probe_sanitizer() {
   local cudart answer rc
   if [[ -z "$sanitizer" ]]; then echo "- compute-sanitizer: not installed"; return; fi
   if ((!have_gpu)); then echo "- compute-sanitizer: $sanitizer (not tried: no GPU)"; return; fi
+  if ((skip_sanitizer)); then echo "- compute-sanitizer: $sanitizer (not tried: --skip-sanitizer)"; return; fi
   cudart="$(ls "$toolkit"/lib64/libcudart.so.[0-9]* "$toolkit"/lib/libcudart.so.[0-9]* 2>/dev/null | head -1)"
   if [[ -z "$python" || -z "$cudart" ]]; then
     echo "- compute-sanitizer: $sanitizer (not tried: $([[ -z "$python" ]] && echo "no python3" || echo "no libcudart in $toolkit"))"
@@ -69,7 +71,8 @@ sys.exit(status or cudart.cudaFree(pointer))' "$cudart" 2>&1)"
 }
 
 probe_resources() {
-  echo "- LD_LIBRARY_PATH: ${LD_LIBRARY_PATH:-(not set)}"
+  # As the host gave it (gpu-check adds .deps/lib for OpenBLAS, and later the build's folders).
+  echo "- LD_LIBRARY_PATH: ${host_library_path:-(not set)}"
   echo "- free disk: $(df -Pk "$root" 2>/dev/null | awk 'NR == 2 { printf "%.1f GiB on %s", $4 / 1048576, $6 }')"
   echo "- memory: $(awk '/^MemAvailable:/ { a = $2 } /^MemTotal:/ { t = $2 } END { printf "%.1f GiB available of %.1f GiB", a / 1048576, t / 1048576 }' /proc/meminfo 2>/dev/null)"
   echo "- CPU cores: $(nproc 2>/dev/null)"
