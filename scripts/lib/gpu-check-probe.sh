@@ -51,13 +51,12 @@ probe_sanitizer() {
     echo "- compute-sanitizer: $sanitizer (not tried: $([[ -z "$python" ]] && echo "no python3" || echo "no libcudart in $toolkit"))"
     return
   fi
-  answer="$(timeout --kill-after=1 12 "$sanitizer" --tool memcheck --error-exitcode 99 "$python" -c '
-import ctypes, sys
-cudart = ctypes.CDLL(sys.argv[1])
-pointer = ctypes.c_void_p()
-status = cudart.cudaMalloc(ctypes.byref(pointer), ctypes.c_size_t(256))
-print("cudaMalloc:", status)
-sys.exit(status or cudart.cudaFree(pointer))' "$cudart" 2>&1)"
+  # (One line of Python: the sanitizer's own log then shows the whole command.)
+  local code='import ctypes, sys; c = ctypes.CDLL(sys.argv[1]); p = ctypes.c_void_p()'
+  code+='; s = c.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256)); print("cudaMalloc:", s)'
+  code+='; sys.exit(s or c.cudaFree(p))'
+  answer="$(timeout --kill-after=1 12 "$sanitizer" --tool memcheck --error-exitcode 99 "$python" -c "$code" \
+    "$cudart" 2>&1)"
   rc=$?
   if grep -q "Device not supported" <<< "$answer"; then
     echo "- compute-sanitizer: $sanitizer REFUSES the device: $(grep -m1 'Device not supported' <<< "$answer" | sed 's/^=* *//')"
