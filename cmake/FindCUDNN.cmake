@@ -12,9 +12,9 @@
 # 2. The CUDA toolkit's folders (``CUDAToolkit_INCLUDE_DIRS`` and its library folder), where
 #    NVIDIA's tarball and the toolkit's packages put it.
 # 3. NVIDIA's Python wheel (``pip install nvidia-cudnn-cu13``, also what PyTorch ships):
-#    ``<site-packages>/nvidia/cudnn/{include,lib}``, found by asking ``python3`` for the
-#    ``nvidia.cudnn`` package's folder (skipped when ``CUDNN_ROOT`` is given or
-#    ``CUDNN_SKIP_PYTHON_WHEEL`` is set).
+#    ``<site-packages>/nvidia/cudnn/{include,lib}``, found in the site-packages of
+#    ``python3`` (``CudagapNvidiaWheels.cmake``, installed beside this file; skipped when
+#    ``CUDNN_ROOT`` is given or ``CUDNN_SKIP_PYTHON_WHEEL`` is set).
 # 4. The system folders (Debian's ``libcudnn9-dev-cuda-13`` installs into ``/usr``).
 #
 # Result variables:
@@ -34,21 +34,12 @@ foreach(_root IN ITEMS "${CUDNN_ROOT}" "$ENV{CUDNN_ROOT}")
   endif()
 endforeach()
 
-# The wheel: ask python3 where the nvidia.cudnn package lives. Skipped when CUDNN_ROOT is given.
+# The wheel: <site-packages>/nvidia/cudnn of python3's environment (CudagapNvidiaWheels.cmake,
+# the one search of NVIDIA's wheels). Skipped when CUDNN_ROOT is given.
+set(_cudnn_wheel_hints)
 if(NOT _cudnn_hints AND NOT CUDNN_SKIP_PYTHON_WHEEL)
-  find_program(_cudnn_python NAMES python3 python)
-  if(_cudnn_python)
-    execute_process(
-      COMMAND "${_cudnn_python}" -c
-              "import nvidia.cudnn as m; print(list(m.__path__)[0])"
-      OUTPUT_VARIABLE _cudnn_wheel_dir
-      OUTPUT_STRIP_TRAILING_WHITESPACE
-      ERROR_QUIET
-      RESULT_VARIABLE _cudnn_wheel_result)
-    if(_cudnn_wheel_result EQUAL 0 AND IS_DIRECTORY "${_cudnn_wheel_dir}")
-      list(APPEND _cudnn_wheel_hints "${_cudnn_wheel_dir}")
-    endif()
-  endif()
+  include("${CMAKE_CURRENT_LIST_DIR}/CudagapNvidiaWheels.cmake")
+  cudagap_nvidia_wheel_dirs(_cudnn_wheel_hints cudnn)
 endif()
 
 find_path(CUDNN_INCLUDE_DIR

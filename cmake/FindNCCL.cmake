@@ -11,9 +11,9 @@
 # 2. The CUDA toolkit's folders (``CUDAToolkit_INCLUDE_DIRS`` and its library folder), where
 #    NVIDIA's packages of NCCL for a toolkit put it.
 # 3. NVIDIA's Python wheel (``pip install nvidia-nccl-cu13``, also what PyTorch ships):
-#    ``<site-packages>/nvidia/nccl/{include,lib}``, found by asking ``python3`` for the
-#    ``nvidia.nccl`` package's folder (skipped when ``NCCL_ROOT`` is given or
-#    ``NCCL_SKIP_PYTHON_WHEEL`` is set).
+#    ``<site-packages>/nvidia/nccl/{include,lib}``, found in the site-packages of
+#    ``python3`` (``CudagapNvidiaWheels.cmake``, installed beside this file; skipped when
+#    ``NCCL_ROOT`` is given or ``NCCL_SKIP_PYTHON_WHEEL`` is set).
 # 4. The system folders (Debian's ``libnccl-dev`` installs into ``/usr``).
 #
 # Result variables:
@@ -40,21 +40,12 @@ foreach(_root IN ITEMS "${NCCL_ROOT}" "$ENV{NCCL_ROOT}")
   endif()
 endforeach()
 
-# The wheel: ask python3 where the nvidia.nccl package lives. Skipped when NCCL_ROOT is given.
+# The wheel: <site-packages>/nvidia/nccl of python3's environment (CudagapNvidiaWheels.cmake,
+# the one search of NVIDIA's wheels). Skipped when NCCL_ROOT is given.
 set(_nccl_wheel_hints)
 if(NOT _nccl_hints AND NOT NCCL_SKIP_PYTHON_WHEEL)
-  find_program(_nccl_python NAMES python3 python)
-  if(_nccl_python)
-    execute_process(
-      COMMAND "${_nccl_python}" -c "import nvidia.nccl as m; print(list(m.__path__)[0])"
-      OUTPUT_VARIABLE _nccl_wheel_dir
-      OUTPUT_STRIP_TRAILING_WHITESPACE
-      ERROR_QUIET
-      RESULT_VARIABLE _nccl_wheel_result)
-    if(_nccl_wheel_result EQUAL 0 AND IS_DIRECTORY "${_nccl_wheel_dir}")
-      list(APPEND _nccl_wheel_hints "${_nccl_wheel_dir}")
-    endif()
-  endif()
+  include("${CMAKE_CURRENT_LIST_DIR}/CudagapNvidiaWheels.cmake")
+  cudagap_nvidia_wheel_dirs(_nccl_wheel_hints nccl)
 endif()
 
 find_path(NCCL_INCLUDE_DIR

@@ -187,7 +187,12 @@ plan_describe() {
   ((${#plan_order[@]})) || { echo "  time plan          no optional step"; return 0; }
   echo "  time plan          the optional steps share what is left of the ${budget}s budget after the tests;"
   echo "                     slots quick/full in s:$line"
-  echo "                     the benchmarks' quick slots (${benches}s) are all kept when the tests end by $((budget - benches))s,"
-  echo "                     with the sanitizer's ($((all - benches))s) by $((budget - all))s; spare time goes to full runs in"
+  if ((benches > budget)); then  # a small --limit: not even the quick runs all fit
+    echo "                     the benchmarks' quick slots (${benches}s) are more than the ${budget}s budget: the first"
+    echo "                     that fit in what the tests leave run, the others are SKIP; spare time goes to full runs in"
+  else
+    echo "                     the benchmarks' quick slots (${benches}s) are all kept when the tests end by $((budget - benches))s,"
+    echo "                     with the sanitizer's ($((all - benches))s) by $((budget - all))s; spare time goes to full runs in"
+  fi
   echo "                     this order: ${plan_upgrade_order[*]}"
 }

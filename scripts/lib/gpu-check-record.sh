@@ -89,6 +89,11 @@ summary_markdown() { # exit code, verdict
   if [[ -n "$cut_note" ]]; then
     echo "Cut to their first and last parts to fit what comes back: $cut_note."
   fi
+  # What the probe found (scripts/lib/gpu-check-probe.sh), from the first summary on.
+  if [[ -f "$work/probe.md" ]]; then
+    echo
+    cat "$work/probe.md"
+  fi
 }
 
 # write_summary <exit code> <verdict>: summary.md and summary.json, each written under a

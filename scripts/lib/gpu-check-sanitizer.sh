@@ -154,10 +154,10 @@ sanitize() {
 # verdict is kept: a later call with other tools does not probe again).
 sanitizer_probed=""
 sanitizer_steps() {
-  local tool tools=()
+  local tool chosen=()  # (not "tools": that is gpu_check_tools.py, which record packs with)
   # --skip-sanitizer: none of them, whatever --only selects.
-  ((skip_sanitizer)) || for tool in "$@"; do selected "sanitizer-$tool" && tools+=("$tool"); done
-  if ((${#tools[@]} == 0)); then
+  ((skip_sanitizer)) || for tool in "$@"; do selected "sanitizer-$tool" && chosen+=("$tool"); done
+  if ((${#chosen[@]} == 0)); then
     if ((skip_sanitizer)) && [[ -z "$sanitizer_probed" ]]; then
       record sanitizer SKIP 0 "--skip-sanitizer"; sanitizer_probed=skipped
     fi
@@ -172,16 +172,16 @@ sanitizer_steps() {
   fi
   if [[ -z "$sanitizer_probed" ]]; then
     # The probe takes its few seconds from the slot of the first tool that has one.
-    while ((${#tools[@]})); do
-      plan_take "sanitizer-${tools[0]}"
+    while ((${#chosen[@]})); do
+      plan_take "sanitizer-${chosen[0]}"
       [[ "$slot_mode" != skip ]] && break
-      record "sanitizer-${tools[0]}" SKIP 0 "$slot_note"
-      tools=("${tools[@]:1}")
+      record "sanitizer-${chosen[0]}" SKIP 0 "$slot_note"
+      chosen=("${chosen[@]:1}")
     done
-    ((${#tools[@]})) || { sanitizer_probed=no; return 0; }
+    ((${#chosen[@]})) || { sanitizer_probed=no; return 0; }
     if sanitizer_probe "$slot_seconds"; then sanitizer_probed=yes; else sanitizer_probed=refused; fi
   fi
-  for tool in "${tools[@]}"; do
+  for tool in "${chosen[@]}"; do
     case "$sanitizer_probed" in
       yes) sanitize_tool "$tool" ;;
       refused) record "sanitizer-$tool" SKIP 0 "$sanitizer_refused" ;;

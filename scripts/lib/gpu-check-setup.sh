@@ -61,9 +61,10 @@ find_gpu() {
   elif ! command -v nvidia-smi >/dev/null 2>&1; then
     no_gpu_reason="nvidia-smi is not installed (no NVIDIA driver)"
   else
-    gpu_names="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || true)"
+    # (Under a timeout: a driver in a bad state can hang nvidia-smi, and the run with it.)
+    gpu_names="$(timeout --kill-after=1 10 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || true)"
     gpu_count="$(printf '%s' "$gpu_names" | grep -c . || true)"
-    ((gpu_count > 0)) || no_gpu_reason="nvidia-smi lists no GPU ($(nvidia-smi -L 2>&1 | head -1))"
+    ((gpu_count > 0)) || no_gpu_reason="nvidia-smi lists no GPU ($(timeout --kill-after=1 10 nvidia-smi -L 2>&1 | head -1))"
   fi
   have_gpu=0
   [[ -z "$no_gpu_reason" ]] && have_gpu=1
@@ -71,7 +72,7 @@ find_gpu() {
   archs="${CMAKE_CUDA_ARCHITECTURES:-}"
   arch_note="from CMAKE_CUDA_ARCHITECTURES"
   if [[ -z "$archs" ]] && ((have_gpu)); then
-    archs="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' |
+    archs="$(timeout --kill-after=1 10 nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' |
       grep -E '^[0-9]+$' | sort -u | paste -sd';' - || true)"
     arch_note="the local GPU's"
   fi
@@ -113,6 +114,21 @@ find_bundle() {
       package_args+=("-DBLA_VENDOR=OpenBLAS")
     fi
   fi
+  return 0
+}
+
+# The Fashion-MNIST files bench/train, bench/infer and the tests read: CUDAGAP_FASHION_MNIST_DIR
+# when set, else the subset prepare-gpu-run carries in .deps/, else Debian's package. Sets
+# data_source (empty when none has the training images).
+find_data() {
+  local dir
+  data_source=""
+  for dir in "${CUDAGAP_FASHION_MNIST_DIR:-}" "$deps/fashion-mnist-subset" /usr/share/datasets/fashion-mnist; do
+    [[ -n "$dir" ]] || continue
+    if [[ -f "$dir/train-images-idx3-ubyte.gz" || -f "$dir/train-images-idx3-ubyte" ]]; then
+      data_source="$dir"; return 0
+    fi
+  done
   return 0
 }
 
@@ -162,7 +178,8 @@ find_package(nlohmann_json 3.2 QUIET)
 message(STATUS "probe: Catch2=${Catch2_FOUND}|${Catch2_VERSION}|${Catch2_DIR}")
 message(STATUS "probe: nlohmann_json=${nlohmann_json_FOUND}|${nlohmann_json_VERSION}|${nlohmann_json_DIR}")
 EOF
-  output="$(timeout 60 cmake -S "$probe" -B "$probe/build" "${package_args[@]}" 2>&1)"
+  # The build's generator: a host with Ninja may have no make, CMake's default.
+  output="$(timeout 60 cmake -S "$probe" -B "$probe/build" -G "$generator" "${package_args[@]}" 2>&1)"
   printf '%s\n' "$output" | grep 'probe:' | sed 's/^-- probe: /found /'
   local fix="run scripts/prepare-gpu-run where they are installed and carry .deps (run(..., carry=[\".deps\"]))"
   printf '%s' "$output" | grep -q 'probe: Catch2=1|' ||
@@ -184,6 +201,7 @@ preflight() {
       check_packages
     fi
     echo "dependency bundle: $deps_note"
+    echo "Fashion-MNIST: ${data_source:-none (bench/train and bench/infer will measure nothing)}"
     [[ -f "$deps/lib/libopenblas.so.0" ]] && echo "bundled OpenBLAS loads here: $( ((openblas_loads)) && echo yes || echo no)"
     printf 'missing: %s\n' "${missing[@]}"
   } > "$log" 2>&1
@@ -195,6 +213,7 @@ preflight() {
   note="python3 $("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
   ((python_torch)) && note+=" with torch" || note+=" (no torch)"
   note+=", .deps: $( [[ -d "$deps" ]] && echo yes || echo no)"
+  note+=", Fashion-MNIST: ${data_source:-NONE}"
   if [[ -f "$deps/lib/libopenblas.so.0" ]] && ((!openblas_loads)); then
     note+="; the bundled OpenBLAS does not load here (see logs/preflight.log): the CPU baseline may be a naive loop"
   fi
@@ -217,7 +236,7 @@ write_environment() {
     echo "LD_LIBRARY_PATH: ${LD_LIBRARY_PATH:-}"
     echo
     if command -v nvidia-smi >/dev/null 2>&1; then
-      nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,clocks.max.sm,clocks.sm,ecc.mode.current --format=csv 2>&1
+      timeout --kill-after=1 10 nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,clocks.max.sm,clocks.sm,ecc.mode.current --format=csv 2>&1
       echo
     fi
     [[ -n "$nvcc" ]] && "$nvcc" --version 2>&1 | tail -2

@@ -89,6 +89,7 @@ configure_step() {
     fi
   fi
   ((clean)) && rm -rf "$build"
+  data_step
   run_logged configure "$(min 240 "$(required_left 150 60)")" cmake "${configure_args[@]}"
   if ((last_rc != 0)); then
     record configure FAIL "$last_seconds" "$(grep -m1 -A2 'CMake Error' "$work/logs/configure.log" | tail -1 | sed 's/^ *//' | cut -c1-160)"
@@ -102,15 +103,53 @@ configure_step() {
   # ... and a missing NCCL the nccl wing's [gpu] tests and bench/allreduce.
   ((have_gpu)) && [[ "$note" == *"NO NCCL"* ]] && status=FAIL
   record configure "$status" "$last_seconds" "$note"
-  # cuDNN from NVIDIA's wheel loads its engine libraries by name at run time: let the loader
-  # find them next to the libcudnn.so.9 that CMake linked.
-  cudnn_library="$(sed -n 's/^CUDNN_LIBRARY:[A-Z]*=//p' "$build/CMakeCache.txt")"
-  if [[ "$cudnn_library" == */nvidia/cudnn/* ]]; then
-    LD_LIBRARY_PATH="$(dirname "$cudnn_library")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    export LD_LIBRARY_PATH
-    say "cuDNN from the Python wheel: $(dirname "$cudnn_library") added to LD_LIBRARY_PATH"
-  fi
+  libraries_first
   return 0
+}
+
+# The build's programs and tests run with the libraries it was configured with: their folders go
+# first on LD_LIBRARY_PATH, ahead of whatever the host had there (a PyTorch host's LD_LIBRARY_PATH
+# may name its wheels' other cudart, cuBLAS and cuDNN, which would win over the programs'
+# RUNPATH). cuDNN from a wheel also loads its engine libraries by name at run time, from there.
+libraries_first() {
+  local folders
+  folders="$("$python" "$lib/gpu_check_probe.py" folders "$build" 2>/dev/null)"
+  [[ -n "$folders" ]] || return 0
+  LD_LIBRARY_PATH="$folders${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LD_LIBRARY_PATH
+  say "the build's libraries first on LD_LIBRARY_PATH: $folders"
+}
+
+# Which cudart, cuBLAS, cuRAND, cuDNN and NCCL each built program loads (ldd), against the copies
+# the build linked: a program that would load another copy is a FAIL, with the host's
+# LD_LIBRARY_PATH (the probe and logs/environment.log have it too).
+loader_step() {
+  local summary
+  run_logged loader 60 "$python" "$lib/gpu_check_probe.py" loader "$build"
+  summary="$(sed -n 's/^summary: //p' "$work/logs/loader.log" | cut -c1-400)"
+  if ((last_rc == 0)); then
+    record loader PASS "$last_seconds" "${summary:-no program}; LD_LIBRARY_PATH was '${host_library_path}' on arrival, the build's folders are first now"
+  else
+    record loader FAIL "$last_seconds" "$(grep -m1 '^wrong: ' "$work/logs/loader.log" | sed 's/^wrong: //' | cut -c1-200); see logs/loader.log"
+  fi
+}
+
+# The Fashion-MNIST files the tests and bench/train and bench/infer read, uncompressed: a host
+# without zlib's headers builds a cudagap::nn that reads no .gz, and python3 unpacks the subset
+# in a second. Into the build folder (the bundle in .deps/ stays as it travelled); the configure
+# is told where (CUDAGAP_FASHION_MNIST_DIR), and so are the benchmarks (data_dir).
+data_step() {
+  data_dir=""
+  if [[ -z "$data_source" ]]; then
+    say "no Fashion-MNIST subset (.deps/fashion-mnist-subset, /usr/share/datasets/fashion-mnist or CUDAGAP_FASHION_MNIST_DIR)"
+    return 0
+  fi
+  if "$python" "$tools" unpack-data "$data_source" "$build/fashion-mnist" > "$work/logs/data.log" 2>&1; then
+    data_dir="$build/fashion-mnist"
+    configure_args+=("-DCUDAGAP_FASHION_MNIST_DIR=$data_dir")
+  else
+    say "could not unpack $data_source (logs/data.log)"
+  fi
 }
 
 build_step() {
@@ -234,13 +273,12 @@ bench_step() {
 }
 
 # bench/train's arguments under a limit of <seconds> (and <--quick> when so): the Fashion-MNIST
-# subset prepare-gpu-run carries, 3 epochs on its 20,000 training images (cudagap twice, torch
+# subset prepare-gpu-run carries (unpacked by data_step), 3 epochs on its 20,000 training images (cudagap twice, torch
 # eager, the checkpoint's evaluation: about 30 s on an H200), then torch.compile when 60 s are
 # still left (its first compilation takes 30-60 s); --budget stops it 5 s before the limit.
 # --quick: 2 epochs on 2,000 images, no torch.compile.
 train_flags() {
-  local data="$deps/fashion-mnist-subset"
-  [[ -f "$data/t10k-images-idx3-ubyte.gz" ]] && printf '%s\n' --data "$data"
+  [[ -n "${data_dir:-}" ]] && printf '%s\n' --data "$data_dir"
   printf '%s\n' --budget "$(($1 > 10 ? $1 - 5 : $1))"
   if [[ "$2" == --quick ]]; then
     printf '%s\n' --compile-modes none
@@ -255,8 +293,7 @@ train_flags() {
 # (it compiles and captures one graph per batch size); a full run times 500 requests per batch
 # size and part, --quick 100. It also checks cudagap's logits against ONNX Runtime's (a target).
 infer_flags() {
-  local data="$deps/fashion-mnist-subset"
-  [[ -f "$data/t10k-images-idx3-ubyte.gz" ]] && printf '%s\n' --data "$data"
+  [[ -n "${data_dir:-}" ]] && printf '%s\n' --data "$data_dir"
   printf '%s\n' --budget "$(($1 > 10 ? $1 - 5 : $1))" --test-limit 2000 --compile-seconds 40
   [[ "$2" == --quick ]] || printf '%s\n' --requests 500 --max-seconds 4
 }
@@ -294,10 +331,30 @@ if origin.get("exporter") == "bench/infer/onnx_twin.py":
 PY
 }
 
+# Whether a benchmark report has a measured row (bench/train without its data set exits 0 with
+# every part "not measured").
+measured_rows() {
+  [[ -f "$1" ]] && "$python" -c 'import json, sys; sys.exit(not json.load(open(sys.argv[1])).get("rows"))' "$1" 2>/dev/null
+}
+
+# The report's first "not measured" note, or why there is no report.
+not_measured_note() {
+  [[ -f "$1" ]] || { echo "no report"; return; }
+  "$python" -c '
+import json, sys
+notes = [n for n in json.load(open(sys.argv[1])).get("notes", []) if "not measured" in n]
+print((notes[0] if notes else "no rows")[:160])' "$1" 2>&1 | head -1
+}
+
 bench_verdict() { # name limit cap note
   local name="$1" limit="$2" cap="$3" note="$4" log="$work/logs/bench-$1.log"
   case "$last_rc" in
-    0) record "bench-$name" PASS "$last_seconds" "$note" ;;
+    0)
+      if ((have_gpu)) && ! measured_rows "$work/bench/$name.json"; then
+        record "bench-$name" FAIL "$last_seconds" "measured nothing on a GPU host: $(not_measured_note "$work/bench/$name.json")"
+      else
+        record "bench-$name" PASS "$last_seconds" "$note"
+      fi ;;
     77)
       if ((have_gpu)); then
         record "bench-$name" FAIL "$last_seconds" "GPU part skipped on a GPU host: $(grep -m1 'GPU part skipped' "$log" | cut -c1-140)"

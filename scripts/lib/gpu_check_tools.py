@@ -52,6 +52,7 @@ import io
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -249,6 +250,54 @@ def command_data_subset(args):
     return 0
 
 
+def command_unpack_data(args):
+    """The four Fashion-MNIST IDX files of @args.source, uncompressed, in @args.dest (each under a
+    temporary name, then renamed); a file already there and newer than its source is kept."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "train"))
+    import torch_train  # noqa: PLC0415 (bench/train's IDX file names; no torch is imported)
+
+    dest = Path(args.dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for stem in torch_train.FILES.values():
+        try:
+            source = Path(torch_train.idx_path(args.source, stem))
+        except torch_train.DataError as error:
+            print(f"unpack-data: {error}", file=sys.stderr)
+            return 1
+        target = dest / stem
+        if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+            print(f"{target}: kept")
+            continue
+        partial = dest / f".{stem}.partial"
+        opener = gzip.open if source.name.endswith(".gz") else open
+        with opener(source, "rb") as reading, open(partial, "wb") as writing:
+            shutil.copyfileobj(reading, writing, 1 << 20)
+        partial.replace(target)
+        print(f"{target}: {target.stat().st_size / MIB:.1f} MiB from {source}")
+    return 0
+
+
+def command_stand_in_data(args):
+    """A stand-in for Fashion-MNIST in @args.dest: the four .gz IDX files with @args.train and
+    @args.test 28x28 images, each a band whose place is its label (0-9 in turn), so that they
+    compress to almost nothing. For rehearsing the data's path where the data set is absent:
+    its images are not clothes, and accuracies on them mean nothing."""
+    dest = Path(args.dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for prefix, count in (("train", args.train), ("t10k", args.test)):
+        labels = bytes(i % 10 for i in range(count))
+        image = {label: bytes(255 if 2 * label <= row < 2 * label + 8 else 0
+                              for row in range(28) for _ in range(28)) for label in range(10)}
+        pixels = b"".join(image[label] for label in labels)
+        for stem, dims, payload in ((f"{prefix}-images-idx3-ubyte", (count, 28, 28), pixels),
+                                    (f"{prefix}-labels-idx1-ubyte", (count,), labels)):
+            header = bytes([0, 0, 0x08, len(dims)]) + struct.pack(f">{len(dims)}I", *dims)
+            with gzip.open(dest / f"{stem}.gz", "wb", compresslevel=6) as stream:
+                stream.write(header + payload)
+            print(f"{dest / stem}.gz: {count} items")
+    return 0
+
+
 def ctest_commands(build):
     """{test name: its add_test line's command and arguments, as text} of every CTestTestfile.cmake
     in @build: where ctest cannot resolve a test's program yet (not built), its JSON has no
@@ -320,6 +369,13 @@ def main(argv=None):
     subset.add_argument("dest")
     subset.add_argument("--train", type=int, default=20000)
     subset.add_argument("--test", type=int, default=10000)
+    unpack = sub.add_parser("unpack-data", help="Fashion-MNIST's IDX files, uncompressed")
+    unpack.add_argument("source")
+    unpack.add_argument("dest")
+    stand_in = sub.add_parser("stand-in-data", help="a stand-in for Fashion-MNIST, for rehearsals")
+    stand_in.add_argument("dest")
+    stand_in.add_argument("--train", type=int, default=2000)
+    stand_in.add_argument("--test", type=int, default=1000)
     programs = sub.add_parser("ctest-programs", help="the files of a build that ctest entries run")
     programs.add_argument("build")
     programs.add_argument("labels")
@@ -330,7 +386,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     handlers = {"pack": command_pack, "check-out": command_check_out, "size": command_size,
                 "summary-json": command_summary_json, "data-subset": command_data_subset,
-                "ctest-programs": command_ctest_programs}
+                "ctest-programs": command_ctest_programs, "unpack-data": command_unpack_data,
+                "stand-in-data": command_stand_in_data}
     return handlers[args.command](args)
 
 

@@ -707,7 +707,7 @@ class GpuCheckTests(unittest.TestCase):
         self.assertEqual(order[:7], ["bench-gemm", "bench-conv", "bench-train", "bench-infer", "bench-allreduce",
                                      "bench-alloc", "bench-overhead"])
         self.assertEqual(len(order), len(set(order)))
-        self.assertIn("mode        quick, budget 400s (hard end 520s)", result.stdout)
+        self.assertIn("mode        quick, budget 400s (hard end 520s of the 540s limit)", result.stdout)
         self.assertNotIn("time plan", result.stdout)  # without a GPU the CPU parts run within the hard end
         self.assertFalse((self.dir / "out").exists())  # nothing was run or written
         env_out = run([GPU_CHECK, "--dry-run"], env={"OUT": str(self.dir / "from-env")})
@@ -736,6 +736,67 @@ class GpuCheckTests(unittest.TestCase):
         self.assertNotIn("configure", steps_of(out))
         self.assertIn("MISSING what the run needs", (out / "summary.md").read_text())
         self.assertIn("gpu-check-files/logs/preflight.log", archive_members(out))
+
+    def test_the_probe_comes_first_and_ends_within_15_s(self):
+        """The probe is the first step, bounded even when nvidia-smi hangs, and summary.md has
+        what it found although the run stops at the preflight (nothing is built)."""
+        tools = self.dir / "bin"
+        tools.mkdir()
+        # It hangs only for the probe's question (the clocks), so that the run gets that far.
+        (tools / "nvidia-smi").write_text('#!/bin/sh\ncase "$*" in *clocks.max.mem*) sleep 30 ;; '
+                                          '*compute_cap*) echo 9.0 ;; *) echo "NVIDIA H200" ;; esac\n')
+        (tools / "nvidia-smi").chmod(0o755)
+        out = self.dir / "out"
+        result = run([GPU_CHECK, "--out", out, "--build-dir", self.dir / "build"],
+                     env={"PATH": f"{tools}:{os.environ['PATH']}", "CUDAToolkit_ROOT": str(self.dir / "no-toolkit"),
+                          "LD_LIBRARY_PATH": str(self.dir / "elsewhere")}, timeout=120)
+        self.assertEqual(result.returncode, 4, result.stdout + result.stderr)
+        steps = json.loads((out / "summary.json").read_text())["steps"]
+        self.assertEqual([step["step"] for step in steps[:2]], ["probe", "preflight"])
+        self.assertLessEqual(steps[0]["seconds"], 15)
+        summary = (out / "summary.md").read_text()
+        for expected in ("## The host, as the probe found it", "- GPU: nvidia-smi gave no answer within 5 s",
+                         f"- LD_LIBRARY_PATH: {self.dir / 'elsewhere'}", "- cuBLAS: header ", "- cuRAND: header ",
+                         "- cuDNN: header ", "- NCCL: header ", "- zlib: header ", "- NVIDIA wheel folders: ",
+                         "- compute-sanitizer: ", "- free disk: ", "- memory: ", f"- python3 ", "torch ", "numpy "):
+            self.assertIn(expected, summary)
+        self.assertIn("gpu-check-files/logs/probe.log", archive_members(out))
+
+    def test_the_limit_fits_the_plan_to_the_time_there_is(self):
+        for args, expected in ((["--limit", "300"], "budget 160s (hard end 280s of the 300s limit)"),
+                               (["--limit", "300", "--budget", "500"], "budget 260s (hard end 280s of the 300s limit)"),
+                               (["--budget", "100"], "budget 100s (hard end 220s of the 540s limit)")):
+            with self.subTest(args=args):
+                plan = run([GPU_CHECK, "--dry-run", "--no-gpu", *args])
+                self.assertEqual(plan.returncode, 0, plan.stderr)
+                self.assertIn(expected, plan.stdout)
+        for bad in (["--limit", "30"], ["--limit", "x"], ["--cmake-arg", "nodash"]):
+            with self.subTest(args=bad):
+                self.assertEqual(run([GPU_CHECK, "--dry-run", *bad]).returncode, 2)
+        extra = run([GPU_CHECK, "--dry-run", "--no-gpu", "--cmake-arg", "-DCMAKE_DISABLE_FIND_PACKAGE_ZLIB=TRUE"])
+        self.assertIn("-DCMAKE_DISABLE_FIND_PACKAGE_ZLIB=TRUE", extra.stdout)
+
+    def test_a_benchmark_that_measured_nothing_fails_on_a_gpu_host(self):
+        """bench/train without its data set exits 0 with every part "not measured": a FAIL on a
+        GPU host, a PASS without a GPU (where its CPU part is all there is)."""
+        steps = SOURCE / "scripts" / "lib" / "gpu-check-steps.sh"
+        (self.dir / "bench").mkdir()
+        report = self.dir / "bench" / "train.json"
+
+        def verdict(have_gpu):
+            script = (f'source "{steps}"; python="{sys.executable}"; work="{self.dir}"; have_gpu={have_gpu}; '
+                      'last_rc=0; last_seconds=3; budget=400; '
+                      'record() { printf "%s|%s|%s\n" "$1" "$2" "$4"; }; bench_verdict train 100 45 "the note"')
+            return run(["bash", "-c", script]).stdout.strip()
+
+        why = "cudagap-train --graph: not measured: /x/train-images-idx3-ubyte[.gz] is missing"
+        report.write_text(json.dumps({"rows": [], "notes": [why, "settings: data /x"]}))
+        self.assertEqual(verdict(1), f"bench-train|FAIL|measured nothing on a GPU host: {why}")
+        self.assertEqual(verdict(0), "bench-train|PASS|the note")
+        report.write_text(json.dumps({"rows": [{"case": "2 epochs"}], "notes": []}))
+        self.assertEqual(verdict(1), "bench-train|PASS|the note")
+        report.unlink()
+        self.assertEqual(verdict(1), "bench-train|FAIL|measured nothing on a GPU host: no report")
 
     @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
     def test_no_gpu_run_on_an_existing_build(self):
@@ -822,7 +883,10 @@ class GpuCheckTests(unittest.TestCase):
         probes = [c for c in recorded if "cudagap_gpu_probe" in c]
         self.assertEqual(len(probes), 1)
         self.assertTrue(probes[0].endswith("cudagap_gpu_probe --exercise"), probes[0])
-        memchecks = [c for c in recorded if "--tool memcheck" in c and "cudagap_gpu_probe" not in c]
+        # The host probe's call first: memcheck over python3's cudaMalloc (no suite).
+        self.assertIn("import ctypes", recorded[0], recorded)
+        memchecks = [c for c in recorded if "--tool memcheck" in c and "cudagap_gpu_probe" not in c
+                     and "import ctypes" not in c]
         suites = sorted(Path(c.split(" --require-gpu")[0].split()[-1]).name for c in memchecks)
         self.assertEqual(suites, sorted(f"cudagap_{s}_tests" for s in ("core", "blas")
                                         if (BUILD / "tests" / s / f"cudagap_{s}_tests").exists()))
@@ -992,11 +1056,12 @@ class GpuCheckPlanTests(unittest.TestCase):
                       "alloc 20/45 overhead 20/45 memcheck 45/150 racecheck 20/90 initcheck 20/90", plan.stdout)
         # The call prepare-gpu-run prints and the rehearsal's limit are that 540 s.
         prepared = run([SOURCE / "scripts" / "prepare-gpu-run", "--check-only"])
-        self.assertIn('run(command="scripts/gpu-check", carry=[".deps"], timeout_s=540)', prepared.stdout,
+        self.assertIn('run(command="scripts/gpu-check --limit 540", carry=[".deps"], timeout_s=540)', prepared.stdout,
                       prepared.stdout + prepared.stderr)
         self.assertIn("\nlimit=540\n", (SOURCE / "scripts" / "rehearse-gpu-run").read_text())
         usage = run([GPU_CHECK, "--help"]).stdout
-        self.assertIn("(default 400)", usage)
+        self.assertIn("(default 400: the limit less 140 s)", usage)
+        self.assertIn("--limit SECONDS   the time its caller really gives it (default 540", usage)
         self.assertIn("gemm 30/90 s, conv 45/90, train 45/100, infer 45/90, allreduce 30/60", usage)
 
 
@@ -1094,6 +1159,47 @@ class GpuCheckToolsTests(unittest.TestCase):
 
     def tools(self, *args):
         return run([sys.executable, TOOLS, *args])
+
+    def test_unpack_data_gives_the_raw_files_once(self):
+        stand_in = self.dir / "stand-in"
+        made = self.tools("stand-in-data", stand_in, "--train", "30", "--test", "20")
+        self.assertEqual(made.returncode, 0, made.stderr)
+        self.assertEqual(sorted(p.name for p in stand_in.iterdir()),
+                         sorted(f"{stem}.gz" for stem in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                                          "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")))
+        raw = self.dir / "raw"
+        first = self.tools("unpack-data", stand_in, raw)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        images = (raw / "train-images-idx3-ubyte").read_bytes()
+        self.assertEqual(images[:8], bytes([0, 0, 8, 3, 0, 0, 0, 30]))
+        self.assertEqual(len(images), 16 + 30 * 28 * 28)
+        self.assertEqual(len((raw / "t10k-labels-idx1-ubyte").read_bytes()), 8 + 20)
+        self.assertEqual(self.tools("unpack-data", stand_in, raw).stdout.count(": kept"), 4)
+        missing = self.tools("unpack-data", self.dir / "nothing", self.dir / "out")
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn("is missing", missing.stderr)
+
+    @unittest.skipIf(BUILD is None, "CUDAGAP_BUILD_DIR is not set")
+    def test_the_loader_step_names_a_shadowing_copy(self):
+        """gpu_check_probe.py loader: every program loads the copies the build linked; a folder
+        on LD_LIBRARY_PATH with another libcudart is named, unless the build's folders come first."""
+        probe = SOURCE / "scripts" / "lib" / "gpu_check_probe.py"
+        loader = [sys.executable, probe, "loader", BUILD]
+        clean = run(loader, env={"LD_LIBRARY_PATH": ""})
+        self.assertEqual(clean.returncode, 0, clean.stdout + clean.stderr)
+        self.assertRegex(clean.stdout, r"libcudart\.so\.[0-9]+ => /")
+        folders = run([sys.executable, probe, "folders", BUILD]).stdout.strip()
+        cudart = next(Path(folder) / name for folder in folders.split(":") for name in os.listdir(folder)
+                      if re.fullmatch(r"libcudart\.so\.[0-9]+", name))
+        shadow = self.dir / "shadow"
+        shadow.mkdir()
+        shutil.copy(cudart, shadow)
+        shadowed = run(loader, env={"LD_LIBRARY_PATH": str(shadow)})
+        self.assertEqual(shadowed.returncode, 1, shadowed.stdout)
+        self.assertIn(f"{cudart.name} => {shadow / cudart.name} (", shadowed.stdout)
+        self.assertIn("NOT the copy the build linked", shadowed.stdout)
+        first = run(loader, env={"LD_LIBRARY_PATH": f"{folders}:{shadow}"})
+        self.assertEqual(first.returncode, 0, first.stdout)
 
     def test_pack_cuts_huge_files_and_says_so(self):
         work = self.dir / "gpu-check-files"

@@ -6,6 +6,8 @@
 # -D CONFIGURE_ARGS=<joined by '|'> -D INSTALL_FROM=<cudagap build dir> -D INSTALL_PREFIX=<dir>
 # blas also needs -D TOOLKIT_INCLUDE_DIR=... -D TOOLKIT_LIBRARY_DIR=... -D TOOLKIT_VERSION=...
 # -D MAKE_PROGRAM=<the generator's build tool>
+include("${CMAKE_CURRENT_LIST_DIR}/fake_cuda_layouts.cmake")
+
 string(REPLACE "|" ";" CONFIGURE_ARGS "${CONFIGURE_ARGS}")
 file(REMOVE_RECURSE "${BINARY_DIR}" "${INSTALL_PREFIX}")
 execute_process(COMMAND "${CMAKE_COMMAND}" --install "${INSTALL_FROM}" --prefix "${INSTALL_PREFIX}"
@@ -22,25 +24,10 @@ elseif(COMPONENT STREQUAL "nccl")
   list(APPEND CONFIGURE_ARGS -DCMAKE_DISABLE_FIND_PACKAGE_NCCL=TRUE)
   set(expected_reason "nccl: NCCL was not found: set NCCL_ROOT to the folder holding include/nccl.h and lib/libnccl.so, or install NVIDIA's wheel (pip install nvidia-nccl-cu13)")
 elseif(COMPONENT STREQUAL "blas")
-  # A CUDA Toolkit without cuBLAS and cuRAND, as a minimal install or a container image with
-  # only the runtime has: the real toolkit's headers and libraries, linked one by one, minus
-  # cublas* and curand*, and its version in version.txt, the file FindCUDAToolkit takes for a
-  # toolkit root when there is no nvcc. FindCUDAToolkit must not find the real libraries some
-  # other way: no PATH-derived or system prefixes, no CUDA_PATH.
+  # A CUDA Toolkit without cuBLAS and cuRAND (fake_cuda_layouts.cmake). FindCUDAToolkit must not
+  # find the real libraries some other way: no PATH-derived or system prefixes, no CUDA_PATH.
   set(toolkit "${BINARY_DIR}/toolkit-without-cublas")
-  file(MAKE_DIRECTORY "${toolkit}/bin" "${toolkit}/include" "${toolkit}/lib64")
-  file(WRITE "${toolkit}/version.txt" "CUDA Version ${TOOLKIT_VERSION}\n")
-  foreach(pair IN ITEMS "include|${TOOLKIT_INCLUDE_DIR}" "lib64|${TOOLKIT_LIBRARY_DIR}")
-    string(REPLACE "|" ";" pair "${pair}")
-    list(GET pair 0 folder)
-    list(GET pair 1 real)
-    file(GLOB entries RELATIVE "${real}" "${real}/*")
-    foreach(entry IN LISTS entries)
-      if(NOT entry MATCHES "^(lib)?(cublas|curand)")
-        file(CREATE_LINK "${real}/${entry}" "${toolkit}/${folder}/${entry}" SYMBOLIC)
-      endif()
-    endforeach()
-  endforeach()
+  make_toolkit_without_cublas("${toolkit}")
   list(FILTER CONFIGURE_ARGS EXCLUDE REGEX "^-DCUDAToolkit_ROOT=")
   # (With those searches off, the build tool must be named: CMake would look for it on PATH.)
   list(APPEND CONFIGURE_ARGS "-DCUDAToolkit_ROOT=${toolkit}" -DCMAKE_FIND_USE_SYSTEM_ENVIRONMENT_PATH=OFF
