@@ -145,7 +145,7 @@ TEST_CASE("an out-of-range priority is rejected, not clamped", "[stream][gpu]")
 {
     const gpu::stream_priority_range range = gpu::stream_priorities();
     CHECK_THROWS_WITH(gpu::stream(gpu::stream_flags::blocking, range.greatest - 1),
-                      ContainsSubstring("outside this device's range"));
+                      ContainsSubstring("outside device "));
     CHECK_THROWS_AS(gpu::stream(gpu::stream_flags::blocking, range.least + 1),
                     std::invalid_argument);
 }
