@@ -216,6 +216,19 @@ struct stream_priority_range {
 }
 
 namespace detail {
+/// @brief @p stream's device, or -1 when CUDA cannot say (no driver, no such stream), for the
+/// constructors of library handles, whose own create call must be the one that fails without a
+/// driver (it carries the library's diagnosis). Never throws; leaves no CUDA error behind.
+[[nodiscard]] inline int device_or_unknown(stream_ref stream) noexcept
+{
+    int id = -1;
+    if (cudaStreamGetDevice(stream.get(), &id) != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        return -1;
+    }
+    return id;
+}
+
 /// @brief Destroys a CUDA stream; failures are reported, never thrown.
 struct stream_deleter {
     void operator()(cudaStream_t handle) const noexcept

@@ -118,7 +118,7 @@ TEST_CASE("a handle is created with its options, which read back from cuBLAS", "
     blas::handle h(stream, {.math = blas::math_mode::tf32, .atomics = blas::atomics_mode::allowed});
     REQUIRE(h.get() != nullptr);
     CHECK(h.stream() == stream.ref());
-    CHECK(h.device() == gpu::current_device().id());
+    CHECK(h.device() == gpu::current_device());
     CHECK(h.math() == blas::math_mode::tf32);
     CHECK(h.atomics() == blas::atomics_mode::allowed);
     CHECK(h.workspace_size() ==
