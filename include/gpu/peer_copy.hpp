@@ -32,9 +32,8 @@ void copy_peer_async(device_buffer<T>& destination, const device_buffer<T>& sour
     if (destination.empty()) {
         return;
     }
-    GPU_CUDA_CHECK(cudaMemcpyPeerAsync(destination.data(), destination.device().id(),
-                                       source.data(), source.device().id(), source.size_bytes(),
-                                       stream.get()));
+    GPU_CUDA_CHECK(cudaMemcpyPeerAsync(destination.data(), destination.device().id(), source.data(),
+                                       source.device().id(), source.size_bytes(), stream.get()));
 }
 
 } // namespace gpu
