@@ -90,8 +90,9 @@ public:
     /// on the stream waits for it to return (`cudaLaunchHostFunc`, run with the stream's device
     /// current).
     ///
-    /// The callable is moved to the heap and owned until it has run (see `<gpu/host_function.hpp>`):
-    /// outside a capture it runs once and is destroyed; inside a capture the graph keeps it, and
+    /// The callable is moved to the heap and owned until it has run (`<gpu/host_function.hpp>`
+    /// says who owns it when): outside a capture it runs once and is destroyed; inside a
+    /// capture the graph keeps it, and
     /// every replay of an executable graph made from it calls the same callable again (so it must
     /// be callable many times, and concurrently when two executable graphs of one capture run
     /// at once), until the last of them is destroyed. It runs on a CUDA thread: it must not

@@ -1,5 +1,6 @@
 // The out-of-line part of streams: creation on a named or the current device, which validates
-// the priority and names the request in its errors. Every other stream operation is a one-call wrapper, inline in stream.hpp.
+// the priority and names the request in its errors. Every other stream operation is a one-call
+// wrapper, inline in stream.hpp.
 #include <gpu/stream.hpp>
 
 #include <stdexcept>

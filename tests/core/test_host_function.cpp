@@ -98,8 +98,8 @@ TEST_CASE("an exception escaping a host function is caught, counted and never re
 TEST_CASE("a host function takes no arguments, and the callable is moved, not copied",
           "[host_function]")
 {
-    STATIC_REQUIRE(std::is_nothrow_invocable_v<decltype(&gpu::detail::run_host_callback_once),
-                                               void*>);
+    STATIC_REQUIRE(
+        std::is_nothrow_invocable_v<decltype(&gpu::detail::run_host_callback_once), void*>);
     auto unique = std::make_unique<int>(7);
     int seen = 0;
     auto move_only = [value = std::move(unique), &seen] { seen = *value; };
@@ -167,9 +167,8 @@ TEST_CASE("a captured host function runs at every replay and is kept by the grap
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
     const probe p;
-    gpu::graph g = gpu::capture(s, [&](gpu::stream_ref captured) {
-        captured.launch_host_func(p.callable());
-    });
+    gpu::graph g =
+        gpu::capture(s, [&](gpu::stream_ref captured) { captured.launch_host_func(p.callable()); });
     CHECK(*p.calls == 0);
     {
         gpu::graph_exec exec(g);

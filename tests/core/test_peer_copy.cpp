@@ -19,7 +19,8 @@ TEST_CASE("a pool referred to without its device says so, and with one it record
           "[memory][device]")
 {
     auto* fake = reinterpret_cast<cudaMemPool_t>(std::uintptr_t{0x1000});
-    CHECK_THROWS_WITH(gpu::memory_pool(fake).device(), ContainsSubstring("memory_pool(pool, device)"));
+    CHECK_THROWS_WITH(gpu::memory_pool(fake).device(),
+                      ContainsSubstring("memory_pool(pool, device)"));
     const gpu::memory_pool named(fake, gpu::detail::device_from_cuda(2));
     CHECK(named.device().id() == 2);
     CHECK(named == gpu::memory_pool(fake)); // one pool, however it is referred to
@@ -64,8 +65,8 @@ TEST_CASE("copy_peer_async checks sizes and copies between buffers", "[memory][d
     const auto from = gpu::device_buffer<float>::from_host(values, s);
     gpu::device_buffer<float> to(values.size(), s);
     gpu::device_buffer<float> shorter(values.size() - 1, s);
-    CHECK_THROWS_WITH(gpu::copy_peer_async(shorter, from, s), ContainsSubstring("999") &&
-                                                                  ContainsSubstring("1000"));
+    CHECK_THROWS_WITH(gpu::copy_peer_async(shorter, from, s),
+                      ContainsSubstring("999") && ContainsSubstring("1000"));
     gpu::copy_peer_async(to, from, s); // one device is two ends of a peer copy too
     CHECK(to.to_host() == values);
 }
