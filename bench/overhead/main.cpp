@@ -2,7 +2,10 @@
 // they make, over many calls in one run.
 //
 // Cases: event record (gpu::event::record vs cudaEventRecord), stream query
-// (gpu::stream::is_ready vs cudaStreamQuery) and a GEMM launch (gpu::blas::gemm vs the
+// (gpu::stream::is_ready vs cudaStreamQuery), a scoped_device round trip (switch to a device
+// and back, against the cudaGetDevice/cudaSetDevice pair written by hand: to the current device,
+// what every operation on an object of the current device pays, and to another device where
+// there are two) and a GEMM launch (gpu::blas::gemm vs the
 // cublasGemmEx call it makes, FP32 64x64x64 on one handle and stream, so that the launch, not
 // the math, is what is timed: cudagap's side is plan_gemm's checks and that one cuBLAS call, the
 // handle's math and pointer modes coming from its own record).
@@ -19,6 +22,7 @@
 #include "harness.hpp"
 
 #include <gpu/capture.hpp>
+#include <gpu/device.hpp>
 #include <gpu/error.hpp>
 #include <gpu/event.hpp>
 #include <gpu/graph.hpp>
@@ -56,6 +60,8 @@ const char* const requirement =
 const char* const target_event = "event record within 2% or 0.5 us of cudaEventRecord";
 const char* const target_query = "stream query within 2% or 0.5 us of cudaStreamQuery";
 const char* const target_gemm = "GEMM launch within 2% or 0.5 us of cublasGemmEx";
+const char* const target_device =
+    "scoped_device round trip within 2% or 0.5 us of cudaGetDevice/cudaSetDevice by hand";
 
 // Calls per batch sample: enough that the host clock's own cost is a small share.
 int calls_for(const bench::options& settings, int calls)
@@ -144,6 +150,42 @@ graph_pair capture_pair(int calls, Wrapper&& wrapper, Raw&& raw, gpu::stream_ref
     return out;
 }
 
+// The hand-written switch cudagap's operations would otherwise repeat: save the current device,
+// switch when it differs, switch back.
+void switch_by_hand(int target)
+{
+    int previous = -1;
+    check(cudaGetDevice(&previous), "cudaGetDevice");
+    if (previous != target) {
+        check(cudaSetDevice(target), "cudaSetDevice");
+    }
+    int now = -1;
+    check(cudaGetDevice(&now), "cudaGetDevice");
+    if (now != previous) {
+        check(cudaSetDevice(previous), "cudaSetDevice");
+    }
+}
+
+// gpu::scoped_device to the current device (what an operation on an object of the current
+// device pays) and, with two GPUs, to the other one and back, each against the same by hand.
+void compare_device_round_trips(bench::report& r, gpu::stream_ref stream)
+{
+    const gpu::device here = gpu::current_device();
+    const int calls = calls_for(r.settings(), 4000);
+    compare(
+        r, "scoped_device round trip (same device)", target_device, "cudaGetDevice by hand", calls,
+        [&] { const gpu::scoped_device on(here); }, [&] { switch_by_hand(here.id()); }, stream);
+    if (gpu::device_count() < 2) {
+        return; // the target is judged on the same-device row alone
+    }
+    const gpu::device other((here.id() + 1) % gpu::device_count());
+    const int other_id = other.id();
+    compare(
+        r, "scoped_device round trip (another device)", target_device, "cudaSetDevice by hand",
+        calls, [&] { const gpu::scoped_device on(other); }, [&] { switch_by_hand(other_id); },
+        stream);
+}
+
 void gpu_part(bench::report& r)
 {
     gpu::stream stream(gpu::stream_flags::non_blocking);
@@ -168,6 +210,8 @@ void gpu_part(bench::report& r)
             [&] { static_cast<void>(stream.is_ready()); },
             [&] { check(cudaStreamQuery(raw_stream), "cudaStreamQuery"); }, stream);
     });
+
+    r.run_case("scoped_device round trip", [&] { compare_device_round_trips(r, stream); });
 
 #if CUDAGAP_BENCH_HAS_BLAS
     r.run_case("GEMM launch", [&] {
@@ -219,9 +263,11 @@ int main(int argc, char** argv)
     bench::suite s;
     s.name = "overhead";
     s.description = "host cost per call of cudagap's wrappers vs the raw calls they make "
-                    "(event record, stream query, GEMM launch)";
-    s.targets = {
-        {target_event, requirement}, {target_query, requirement}, {target_gemm, requirement}};
+                    "(event record, stream query, scoped_device round trip, GEMM launch)";
+    s.targets = {{target_event, requirement},
+                 {target_query, requirement},
+                 {target_device, requirement},
+                 {target_gemm, requirement}};
     s.gpu = gpu_part;
     return bench::run(argc, argv, s);
 }

@@ -11,6 +11,7 @@
 #include <compare>
 #include <cstddef>
 #include <limits>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -173,6 +174,14 @@ struct memory_info {
     }
 };
 
+class device;
+
+namespace detail {
+/// @brief The device CUDA itself named (from `cudaGetDevice`, `cudaStreamGetDevice` or a
+/// recorded ordinal): no range check, so no `cudaGetDeviceCount` on the hot path.
+[[nodiscard]] device device_from_cuda(int id) noexcept;
+} // namespace detail
+
 /// @brief A CUDA device, by ordinal. A cheap value type; it owns nothing.
 class device {
 public:
@@ -207,10 +216,27 @@ public:
     /// @brief Waits until all work on this device has finished (`cudaDeviceSynchronize` on it).
     void synchronize() const;
 
+    /// @brief Whether kernels and copies on this device can read and write @p peer's memory
+    /// directly (`cudaDeviceCanAccessPeer`); false for the device itself, which needs no peer
+    /// access. Asking enables nothing: see `enable_peer_access`.
+    /// @throws gpu::cuda_error when CUDA is unavailable
+    [[nodiscard]] bool can_access_peer(device peer) const;
+
+    /// @brief Lets this device's kernels and copies reach @p peer's memory directly
+    /// (`cudaDeviceEnablePeerAccess`, run with this device current and the caller's device
+    /// restored after). Idempotent: a peer already enabled is not an error (CUDA's sticky
+    /// `cudaErrorPeerAccessAlreadyEnabled` is cleared). Access is one-way: enable it on both
+    /// devices for both directions.
+    /// @throws std::invalid_argument when @p peer is this device, or when `can_access_peer` is
+    /// false (both devices named)
+    /// @throws gpu::cuda_error when CUDA refuses for another reason
+    void enable_peer_access(device peer) const;
+
     /// @brief Devices are equal when their ordinals are.
     friend bool operator==(const device&, const device&) = default;
 
 private:
+    friend device detail::device_from_cuda(int id) noexcept;
     struct unchecked {};
     device(int id, unchecked) noexcept : id_(id) {}
     int id_;
@@ -225,19 +251,54 @@ private:
     return device::current();
 }
 
+namespace detail {
+inline device device_from_cuda(int id) noexcept
+{
+    return device(id, device::unchecked{});
+}
+
+/// @brief Throws `std::invalid_argument` naming @p operation and both objects' devices.
+[[noreturn]] void throw_device_mismatch(const char* operation, const char* first, int first_device,
+                                        const char* second, int second_device);
+
+/// @brief Refuses two objects that must be on one device and are not (`throw_device_mismatch`).
+inline void require_same_device(const char* operation, const char* first, int first_device,
+                                const char* second, int second_device)
+{
+    if (first_device != second_device) {
+        throw_device_mismatch(operation, first, first_device, second, second_device);
+    }
+}
+} // namespace detail
+
 /// @brief Makes @p dev the current device for the lifetime of the guard, then restores the
 /// device that was current before.
+///
+/// The one way cudagap changes the current device (never a bare `cudaSetDevice`): every
+/// operation that CUDA ties to a device (creating a stream, event or library handle, recording,
+/// allocating, freeing, trimming, memsets) runs inside one, on the device its object recorded,
+/// so that the caller's current device is the same after the call as before. It costs one
+/// `cudaGetDevice` when the device is already current (bench/overhead measures the round trip).
 class scoped_device {
 public:
     /// @brief Saves the current device and switches to @p dev.
+    /// @throws gpu::cuda_error when CUDA is unavailable or @p dev cannot be made current
     explicit scoped_device(device dev);
+    /// @brief The same without throwing, for destructors and error paths: a failure to read or
+    /// switch the device is kept in `status()` and nothing is restored at the end.
+    scoped_device(device dev, std::nothrow_t) noexcept;
     /// @brief Switches back to the device saved at construction (errors are reported, not thrown).
     ~scoped_device();
     scoped_device(const scoped_device&) = delete;
     scoped_device& operator=(const scoped_device&) = delete;
 
+    /// @brief `cudaSuccess` when @p dev is current; otherwise why the guard could not switch
+    /// (always `cudaSuccess` for the throwing constructor).
+    [[nodiscard]] cudaError_t status() const noexcept { return status_; }
+
 private:
-    int previous_;
+    int previous_ = -1; ///< -1: nothing to restore
+    cudaError_t status_ = cudaSuccess;
 };
 
 inline memory_info device::memory() const

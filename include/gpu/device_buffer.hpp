@@ -4,6 +4,7 @@
 
 #include <gpu/detail/allocation.hpp>
 #include <gpu/detail/unique_handle.hpp>
+#include <gpu/device.hpp>
 #include <gpu/error.hpp>
 #include <gpu/stream.hpp>
 
@@ -44,7 +45,8 @@ public:
     /// legacy default stream, but nothing is ever queued for a buffer without elements).
     device_buffer() noexcept = default;
 
-    /// @brief Allocates @p count elements on the current device, ordered on @p stream (also
+    /// @brief Allocates @p count elements on @p stream's device (whatever device is current;
+    /// the caller's stays current), ordered on @p stream (also
     /// when @p count is 0: the empty buffer still reports @p stream, so functions that default
     /// to the buffer's stream use it). The stream is required: an allocation is stream-ordered
     /// work, and none falls back to the legacy default stream unnamed.
@@ -92,6 +94,14 @@ public:
     [[nodiscard]] stream_ref stream() const noexcept { return stream_ref(block_.get().stream); }
     /// @brief Whether the memory comes from the stream-ordered pool (`cudaMallocAsync`).
     [[nodiscard]] bool is_pooled() const noexcept { return block_.get().pooled; }
+    /// @brief The device the memory lives on (recorded at allocation). A buffer without elements
+    /// has no memory: its stream's device, as CUDA says (`stream_ref::device`).
+    /// @throws gpu::cuda_error only for a buffer without elements when CUDA cannot say
+    [[nodiscard]] gpu::device device() const
+    {
+        const int recorded = block_.get().device;
+        return recorded >= 0 ? detail::device_from_cuda(recorded) : stream().device();
+    }
 
     /// @brief Orders the buffer's eventual free, and the work of functions that default to the
     /// buffer's stream, on @p stream instead (the caller makes sure that the work using the
@@ -171,10 +181,12 @@ public:
         }
     }
 
-    /// @brief Queues setting every byte to zero on @p stream.
+    /// @brief Queues setting every byte to zero on @p stream, with the buffer's device current
+    /// (the caller's is restored).
     void fill_zero_async(stream_ref stream)
     {
         if (!empty()) {
+            const scoped_device on(device());
             GPU_CUDA_CHECK(cudaMemsetAsync(data(), 0, size_bytes(), stream.get()));
         }
     }

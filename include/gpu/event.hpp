@@ -4,6 +4,7 @@
 
 #include <gpu/detail/expects.hpp>
 #include <gpu/detail/unique_handle.hpp>
+#include <gpu/device.hpp>
 #include <gpu/error.hpp>
 #include <gpu/stream.hpp>
 
@@ -44,10 +45,21 @@ class event_operations {
 public:
     /// @brief Captures the work queued on @p stream so far; the event completes after it
     /// (`cudaEventRecord`). Recording is stream-ordered work: the stream is always named.
+    ///
+    /// CUDA records an event only on a stream of the event's own device. An `event` knows its
+    /// device and refuses another device's stream before the call, naming both; an `event_ref`
+    /// does not know it (CUDA cannot say), and CUDA's own error comes back instead.
     /// @throws std::logic_error on a moved-from `event` or an `event_ref` to no event
+    /// @throws std::invalid_argument when an `event` of one device is recorded on a stream of
+    /// another (both devices named)
     void record(stream_ref stream) const
     {
         const cudaEvent_t handle = native("gpu::event::record");
+        const int own = static_cast<const Self&>(*this).known_device();
+        if (own >= 0) {
+            detail::require_same_device("gpu::event::record", "the event", own, "the stream",
+                                        stream.device().id());
+        }
         GPU_CUDA_CHECK(cudaEventRecord(handle, stream.get()));
     }
 
@@ -104,6 +116,10 @@ public:
     }
 
 private:
+    friend class event_operations<event_ref>;
+    // A reference does not know its event's device, and CUDA has no query for it.
+    [[nodiscard]] static constexpr int known_device() noexcept { return -1; }
+
     cudaEvent_t handle_ = nullptr;
 };
 
@@ -130,25 +146,51 @@ struct event_deleter {
 };
 } // namespace detail
 
-/// @brief An owning CUDA event. Move-only.
+/// @brief An owning CUDA event on the device it was made for, which it records. Move-only.
 ///
 /// Every operation of `event_ref` works on it too (both derive from `event_operations`), and an
-/// `event` converts to an `event_ref` wherever one is taken.
+/// `event` converts to an `event_ref` wherever one is taken. Recording refuses a stream of
+/// another device; synchronising, querying and being waited on by any device's stream work
+/// whatever device is current (CUDA allows them across devices).
 class event : public event_operations<event> {
 public:
-    /// @brief Creates an event on the current device (`cudaEventCreateWithFlags`).
+    /// @brief Creates an event on the current device (`cudaEventCreateWithFlags`), and records
+    /// that device.
     /// @throws gpu::cuda_error when CUDA is unavailable
-    explicit event(event_flags flags = event_flags::timing)
+    explicit event(event_flags flags = event_flags::timing) : event(device::current(), flags) {}
+
+    /// @brief Creates an event on @p dev, whatever device is current (made with @p dev current,
+    /// and the caller's device restored).
+    /// @throws gpu::cuda_error when CUDA is unavailable
+    explicit event(gpu::device dev, event_flags flags = event_flags::timing) : device_(dev.id())
     {
+        const scoped_device on(dev);
         cudaEvent_t handle = nullptr;
         GPU_CUDA_CHECK(cudaEventCreateWithFlags(&handle, static_cast<unsigned>(flags)));
         handle_.reset(handle);
     }
 
-    /// @brief Adopts an event created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static event from_native_handle(cudaEvent_t handle) noexcept
+    /// @brief Adopts an event created elsewhere on @p dev; it will be destroyed with this object.
+    /// (CUDA cannot say an event's device, so the caller does.)
+    [[nodiscard]] static event from_native_handle(cudaEvent_t handle, gpu::device dev) noexcept
     {
-        return event(adopt, handle);
+        return event(adopt, handle, dev.id());
+    }
+
+    /// @brief Adopts an event created elsewhere on the current device (or a null handle, the
+    /// moved-from state); it will be destroyed with this object.
+    /// @throws gpu::cuda_error when @p handle is not null and CUDA is unavailable
+    [[nodiscard]] static event from_native_handle(cudaEvent_t handle)
+    {
+        return event(adopt, handle, handle == nullptr ? -1 : device::current().id());
+    }
+
+    /// @brief The device the event was made on (recorded, no CUDA call).
+    /// @throws std::logic_error on a moved-from or released event
+    [[nodiscard]] gpu::device device() const
+    {
+        static_cast<void>(ref());
+        return detail::device_from_cuda(device_);
     }
 
     /// @brief A non-owning reference.
@@ -192,9 +234,13 @@ public:
 private:
     struct adopt_tag {};
     static constexpr adopt_tag adopt{};
-    event(adopt_tag, cudaEvent_t handle) noexcept : handle_(handle) {}
+    event(adopt_tag, cudaEvent_t handle, int device) noexcept : handle_(handle), device_(device) {}
+
+    friend class event_operations<event>;
+    [[nodiscard]] int known_device() const noexcept { return device_; }
 
     detail::unique_handle<cudaEvent_t, detail::event_deleter> handle_;
+    int device_ = -1; ///< the device it was made on; a plain value, so moving copies it
 };
 
 /// @brief The time between two recorded timing events; waits for @p stop to complete.

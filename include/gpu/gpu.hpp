@@ -11,8 +11,10 @@
 #include <gpu/error.hpp>
 #include <gpu/event.hpp>
 #include <gpu/graph.hpp>
+#include <gpu/host_function.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
+#include <gpu/peer_copy.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>
 #include <gpu/timing.hpp>

@@ -68,7 +68,9 @@ public:
     /// @brief A release threshold that keeps every freed byte in the pool until it is trimmed.
     static constexpr std::size_t keep_all = std::numeric_limits<std::size_t>::max();
 
-    /// @brief Refers to a pool created elsewhere (`cudaMemPoolCreate`, a library's pool).
+    /// @brief Refers to a pool created elsewhere (`cudaMemPoolCreate`, a library's pool) whose
+    /// device is not known here (CUDA cannot say a pool's device): `device()` refuses, and
+    /// `trim_to` runs on the current device. Prefer the constructor that names the device.
     /// @throws std::invalid_argument when @p pool is null
     explicit memory_pool(cudaMemPool_t pool) : handle_(pool)
     {
@@ -77,25 +79,41 @@ public:
         }
     }
 
+    /// @brief Refers to a pool of @p dev created elsewhere; records @p dev.
+    /// @throws std::invalid_argument when @p pool is null
+    memory_pool(cudaMemPool_t pool, gpu::device dev) : memory_pool(pool) { device_ = dev.id(); }
+
+    /// @brief The device whose memory the pool holds.
+    /// @throws std::logic_error for a pool referred to without its device
+    [[nodiscard]] gpu::device device() const
+    {
+        if (device_ < 0) {
+            throw std::logic_error("gpu::memory_pool::device: this reference was made from a raw "
+                                   "cudaMemPool_t without its device (CUDA cannot say a pool's "
+                                   "device): make it with memory_pool(pool, device)");
+        }
+        return detail::device_from_cuda(device_);
+    }
+
     /// @brief The pool `cudaMallocAsync`, and so `device_buffer`, draws from on @p dev
     /// (`cudaDeviceGetMemPool`).
     /// @throws gpu::cuda_error when CUDA is unavailable or @p dev has no memory pools
     /// (`device_properties::memory_pools_supported`)
-    [[nodiscard]] static memory_pool current(device dev)
+    [[nodiscard]] static memory_pool current(gpu::device dev)
     {
         cudaMemPool_t pool = nullptr;
         GPU_CUDA_CHECK(cudaDeviceGetMemPool(&pool, dev.id()));
-        return memory_pool(pool);
+        return memory_pool(pool, dev);
     }
 
     /// @brief The device's default pool (`cudaDeviceGetDefaultMemPool`); the same as `current`
     /// unless `cudaDeviceSetMemPool` chose another.
     /// @throws gpu::cuda_error when CUDA is unavailable or @p dev has no memory pools
-    [[nodiscard]] static memory_pool device_default(device dev)
+    [[nodiscard]] static memory_pool device_default(gpu::device dev)
     {
         cudaMemPool_t pool = nullptr;
         GPU_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, dev.id()));
-        return memory_pool(pool);
+        return memory_pool(pool, dev);
     }
 
     /// @brief The raw handle.
@@ -119,9 +137,15 @@ public:
 
     /// @brief Returns unused memory to the driver until the pool holds at most @p keep_bytes
     /// (`cudaMemPoolTrimTo`). Blocks whose `cudaFreeAsync` the host has not yet seen complete
-    /// still count as used: synchronise first, or call `trim_memory_pool`, which does.
+    /// still count as used: synchronise first, or call `trim_memory_pool`, which does. Runs
+    /// with the pool's device current (when known), and restores the caller's.
     void trim_to(std::size_t keep_bytes) const
     {
+        if (device_ < 0) {
+            GPU_CUDA_CHECK(cudaMemPoolTrimTo(handle_, keep_bytes));
+            return;
+        }
+        const scoped_device on(device());
         GPU_CUDA_CHECK(cudaMemPoolTrimTo(handle_, keep_bytes));
     }
 
@@ -157,7 +181,7 @@ public:
         return {true, reserved_bytes(), used_bytes(), reserved_peak_bytes(), release_threshold()};
     }
 
-    /// @brief References are equal when they name the same pool.
+    /// @brief References are equal when they name the same pool (a pool has one device).
     friend bool operator==(memory_pool a, memory_pool b) noexcept { return a.handle_ == b.handle_; }
 
 private:
@@ -170,6 +194,7 @@ private:
     }
 
     cudaMemPool_t handle_;
+    int device_ = -1; ///< -1: referred to without its device
 };
 
 /// @brief Reads the default memory pool of @p dev (`memory_pool::device_default(dev).info()`).

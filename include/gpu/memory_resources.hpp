@@ -61,7 +61,8 @@ public:
     /// @brief The pool given, or nothing for "the device's current pool".
     [[nodiscard]] std::optional<memory_pool> pool() const
     {
-        return pool_ == nullptr ? std::nullopt : std::optional<memory_pool>(memory_pool(pool_));
+        return pool_ == nullptr ? std::nullopt
+                                : std::optional<memory_pool>(memory_pool(pool_, device_));
     }
 
     /// @brief Equal when they allocate from the same pool (or both from the current pool of the

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <gpu/detail/unique_handle.hpp>
+#include <gpu/device.hpp>
 #include <gpu/error.hpp>
+#include <gpu/host_function.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -17,6 +19,9 @@ class event_ref;
 class stream_ref;
 
 /// @brief How a new stream synchronises with the legacy default stream.
+///
+/// `gpu::stream` defaults to `blocking`, CUDA's own default, where CCCL's `cuda::stream` makes
+/// every stream non-blocking; docs/architecture.md ("Stream flags") says why.
 enum class stream_flags : unsigned {
     blocking = cudaStreamDefault,         ///< waits for and is waited on by the default stream
     non_blocking = cudaStreamNonBlocking, ///< runs concurrently with the default stream
@@ -81,6 +86,34 @@ public:
         return static_cast<stream_flags>(value & cudaStreamNonBlocking);
     }
 
+    /// @brief Queues a call of @p callable on the host after the work queued so far; later work
+    /// on the stream waits for it to return (`cudaLaunchHostFunc`, run with the stream's device
+    /// current).
+    ///
+    /// The callable is moved to the heap and owned until it has run (`<gpu/host_function.hpp>`
+    /// says who owns it when): outside a capture it runs once and is destroyed; inside a
+    /// capture the graph keeps it, and
+    /// every replay of an executable graph made from it calls the same callable again (so it must
+    /// be callable many times, and concurrently when two executable graphs of one capture run
+    /// at once), until the last of them is destroyed. It runs on a CUDA thread: it must not
+    /// call CUDA (CUDA forbids it and may deadlock), nor must its destructor. An exception that
+    /// escapes it is caught there and reported (stderr, the first time, with its `what()`;
+    /// counted in `gpu::host_function_exceptions()`): it never crosses into CUDA's C code.
+    /// @param callable anything callable with no arguments (a lambda, a function object)
+    /// @param where the caller's source location, for errors
+    /// @throws std::logic_error on a moved-from or released `stream`
+    /// @throws gpu::cuda_error when CUDA refuses (the callable is then destroyed unrun)
+    template <class F>
+    void launch_host_func(F&& callable,
+                          std::source_location where = std::source_location::current()) const
+    {
+        const cudaStream_t handle = native();
+        std::unique_ptr<detail::host_callback> callback =
+            detail::make_host_callback(std::forward<F>(callable));
+        const scoped_device on(static_cast<const Self&>(*this).device());
+        detail::launch_host_callback(handle, std::move(callback), where);
+    }
+
 protected:
     /// @brief Only as a base of `stream_ref` and `stream`.
     constexpr stream_operations() noexcept = default;
@@ -132,6 +165,17 @@ public:
     /// @brief Itself (what `stream_operations` and generic code ask every stream type for).
     [[nodiscard]] constexpr stream_ref ref() const noexcept { return *this; }
 
+    /// @brief The device the stream belongs to, as CUDA says (`cudaStreamGetDevice`: a reference
+    /// to a stream made elsewhere records nothing). For the legacy default stream, the device
+    /// current on the calling thread: each device has its own.
+    /// @throws gpu::cuda_error when CUDA is unavailable or the handle names no stream
+    [[nodiscard]] gpu::device device() const
+    {
+        int id = -1;
+        GPU_CUDA_CHECK(cudaStreamGetDevice(handle_, &id));
+        return detail::device_from_cuda(id);
+    }
+
     /// @brief References are equal when they name the same stream.
     friend constexpr bool operator==(stream_ref a, stream_ref b) noexcept
     {
@@ -163,7 +207,29 @@ struct stream_priority_range {
     return range;
 }
 
+/// @brief The priorities a new `stream` may have on @p dev (asked with @p dev current; the
+/// caller's device is restored).
+/// @throws gpu::cuda_error when CUDA is unavailable
+[[nodiscard]] inline stream_priority_range stream_priorities(device dev)
+{
+    const scoped_device on(dev);
+    return stream_priorities();
+}
+
 namespace detail {
+/// @brief @p stream's device, or -1 when CUDA cannot say (no driver, no such stream), for the
+/// constructors of library handles, whose own create call must be the one that fails without a
+/// driver (it carries the library's diagnosis). Never throws; leaves no CUDA error behind.
+[[nodiscard]] inline int device_or_unknown(stream_ref stream) noexcept
+{
+    int id = -1;
+    if (cudaStreamGetDevice(stream.get(), &id) != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        return -1;
+    }
+    return id;
+}
+
 /// @brief Destroys a CUDA stream; failures are reported, never thrown.
 struct stream_deleter {
     void operator()(cudaStream_t handle) const noexcept
@@ -173,13 +239,16 @@ struct stream_deleter {
 };
 } // namespace detail
 
-/// @brief An owning CUDA stream on the device that was current when it was created. Move-only.
+/// @brief An owning CUDA stream on the device it was made for, which it records. Move-only.
 ///
 /// Every operation of `stream_ref` works on it too (both derive from `stream_operations`), and a
-/// `stream` converts to a `stream_ref` wherever one is taken.
+/// `stream` converts to a `stream_ref` wherever one is taken. Synchronising, querying and
+/// waiting on an event work whatever device is current (CUDA allows them across devices); the
+/// operations that CUDA ties to the stream's device (`launch_host_func`; allocations and
+/// memsets ordered on it) switch to that device through `gpu::scoped_device` and back.
 class stream : public stream_operations<stream> {
 public:
-    /// @brief Creates a stream on the current device.
+    /// @brief Creates a stream on the current device (the device is recorded: see `device()`).
     /// @param flags whether it synchronises with the legacy default stream
     /// @param priority a value in `stream_priorities()`; 0 is the default priority
     /// @param where the caller's source location, for errors
@@ -191,10 +260,35 @@ public:
     explicit stream(stream_flags flags = stream_flags::blocking, int priority = 0,
                     std::source_location where = std::source_location::current());
 
-    /// @brief Adopts a stream created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static stream from_native_handle(cudaStream_t handle) noexcept
+    /// @brief Creates a stream on @p dev, whatever device is current (it is made with @p dev
+    /// current, and the caller's current device is restored).
+    /// @param dev the device the stream belongs to (`device()` after)
+    /// @param flags whether it synchronises with @p dev's legacy default stream
+    /// @param priority a value in `stream_priorities(dev)`; 0 is the default priority
+    /// @param where the caller's source location, for errors
+    /// @throws gpu::cuda_error as the other constructor, its `api()` naming the request
+    /// @throws std::invalid_argument when @p priority is outside `stream_priorities(dev)`
+    stream(gpu::device dev, stream_flags flags = stream_flags::blocking, int priority = 0,
+           std::source_location where = std::source_location::current());
+
+    /// @brief Adopts a stream created elsewhere; it will be destroyed with this object. Its
+    /// device is asked of CUDA (`cudaStreamGetDevice`) and recorded.
+    /// @throws gpu::cuda_error when @p handle is not null and CUDA cannot say its device
+    [[nodiscard]] static stream from_native_handle(cudaStream_t handle)
     {
-        return stream(adopt, handle);
+        int id = -1;
+        if (handle != nullptr) {
+            GPU_CUDA_CHECK(cudaStreamGetDevice(handle, &id));
+        }
+        return stream(adopt, handle, id);
+    }
+
+    /// @brief The device the stream was made on (recorded, no CUDA call).
+    /// @throws std::logic_error on a moved-from or released stream
+    [[nodiscard]] gpu::device device() const
+    {
+        static_cast<void>(ref());
+        return detail::device_from_cuda(device_);
     }
 
     /// @brief A non-owning reference, to pass to functions.
@@ -239,9 +333,14 @@ public:
 private:
     struct adopt_tag {};
     static constexpr adopt_tag adopt{};
-    stream(adopt_tag, cudaStream_t handle) noexcept : handle_(handle) {}
+    stream(adopt_tag, cudaStream_t handle, int device) noexcept : handle_(handle), device_(device)
+    {}
+    // Makes the stream on device @p device (current or not) and returns it, owned.
+    [[nodiscard]] static cudaStream_t create(int device, stream_flags flags, int priority,
+                                             std::source_location where);
 
     detail::unique_handle<cudaStream_t, detail::stream_deleter> handle_;
+    int device_ = -1; ///< the device it was made on; a plain value, so moving copies it
 };
 
 template <class Self>

@@ -118,7 +118,7 @@ void check_output_finite(const handle& h, const gemm_call& call, math_mode mode,
         throw gpu::numerics_error(std::string(function) + " (" +
                                       describe_call(call, compute_type_name(call.input, mode)) +
                                       ")",
-                                  report, h.device());
+                                  report, h.device().id());
     }
 }
 
@@ -153,6 +153,9 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
     gpu::detail::refuse_while_capturing(h.stream(), function, h.synchronous_checks(),
                                         h.check_numerics());
     const math_mode mode = gemm_math(h.math_);
+    // cuBLAS runs a handle's work on the device current at the call: the handle's, here, and
+    // the caller's again after (the numerics check's kernel is launched there too).
+    const scoped_device on(h.device());
     enqueue_gemm(h.get(), call, mode);
     if (h.synchronous_checks()) {
         // Report a failure of the work itself here, at the call that queued it.

@@ -8,6 +8,8 @@
 
 #include <cublas_v2.h>
 
+#include <optional>
+
 #include <stdexcept>
 #include <string>
 
@@ -61,11 +63,20 @@ void cublas_handle_deleter::operator()(cublasHandle_t handle) const noexcept
 
 handle::handle(stream_ref stream, const handle_options& options)
 {
-    // cublasCreate comes first: without a driver or GPU it is what fails, with the hint.
+    // The handle belongs to its stream's device: made there, whatever is current (the caller's
+    // device comes back with the guard). cublasCreate is the first call that can fail: without a
+    // driver or GPU it is what fails, with the hint.
+    device_ = gpu::detail::device_or_unknown(stream);
+    std::optional<scoped_device> on;
+    if (device_ >= 0) {
+        on.emplace(gpu::detail::device_from_cuda(device_));
+    }
     cublasHandle_t raw = nullptr;
     GPU_CUBLAS_CHECK(cublasCreate(&raw));
     handle_.reset(raw);
-    GPU_CUDA_CHECK(cudaGetDevice(&device_));
+    if (device_ < 0) {
+        device_ = gpu::device::current().id();
+    }
     GPU_CUBLAS_CHECK(cublasSetStream(raw, stream.get()));
     stream_ = stream;
     set_math(options.math);
@@ -83,7 +94,8 @@ handle::handle(const gpu::profile& profile, stream_ref stream)
 handle::handle(adopt_tag, cublasHandle_t raw, stream_ref stream) : handle_(raw), stream_(stream)
 {
     if (raw != nullptr) {
-        GPU_CUDA_CHECK(cudaGetDevice(&device_));
+        // cuBLAS cannot say a handle's device: it is taken to be the stream's.
+        device_ = stream.device().id();
         GPU_CUBLAS_CHECK(cublasSetStream(raw, stream.get()));
         refresh_settings();
     }
@@ -116,6 +128,12 @@ cublasHandle_t handle::release() noexcept
     return handle_.release();
 }
 
+gpu::device handle::device() const
+{
+    require_handle("gpu::blas::handle::device");
+    return gpu::detail::device_from_cuda(device_);
+}
+
 void handle::require_handle(const char* function) const
 {
     GPU_EXPECTS(handle_, std::logic_error, function,
@@ -125,12 +143,14 @@ void handle::require_handle(const char* function) const
 void handle::rebind(stream_ref stream)
 {
     require_handle("gpu::blas::handle::set_stream");
+    gpu::detail::require_same_device("gpu::blas::handle::set_stream", "the handle", device_,
+                                     "the stream", stream.device().id());
     if (!workspace_.empty() && stream != stream_) {
         gpu::detail::refuse_joining_a_capture(stream_, stream, "gpu::blas::handle::set_stream");
         // One workspace serves every stream: the new stream waits for what the old one has
         // queued, so cuBLAS never uses the workspace from two streams at once, and the buffer's
         // free moves to the new stream.
-        const event done(event_flags::disable_timing);
+        const event done(device(), event_flags::disable_timing);
         done.record(stream_);
         stream.wait(done);
         workspace_.set_stream(stream);

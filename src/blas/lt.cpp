@@ -11,6 +11,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <source_location>
 #include <stdexcept>
 #include <string>
@@ -389,6 +390,8 @@ void run_lt(lt_handle& h, const lt_call& call, const char* function)
         throw_no_algorithm(p, plan.refusal);
     }
     const descriptors& d = plan.described;
+    // cuBLASLt runs on the device current at the call: the handle's, and the caller's after.
+    const scoped_device on(h.device());
     if (uses_vector(p.epilogue)) {
         set_vector(d.operation.get(), call.vector);
     }
@@ -418,10 +421,20 @@ lt_handle::lt_handle(stream_ref stream, const lt_handle_options& options)
       allow_tf32_(options.allow_tf32)
 {
     // cublasLtCreate comes first: without a driver or GPU it is what fails, with the hint.
+    // Made on the stream's device, whatever is current (the guard restores the caller's).
+    // cublasLtCreate is the first call that can fail: without a driver or GPU it is what fails,
+    // with the hint.
+    device_ = gpu::detail::device_or_unknown(stream);
+    std::optional<scoped_device> on;
+    if (device_ >= 0) {
+        on.emplace(gpu::detail::device_from_cuda(device_));
+    }
     cublasLtHandle_t raw = nullptr;
     GPU_CUBLAS_CHECK(cublasLtCreate(&raw));
     handle_.reset(raw);
-    GPU_CUDA_CHECK(cudaGetDevice(&device_));
+    if (device_ < 0) {
+        device_ = gpu::device::current().id();
+    }
     workspace_ =
         device_buffer<std::byte>(options.workspace_bytes.value_or(recommended_workspace_bytes(
                                      gpu::device(device_).capability())),
@@ -434,7 +447,8 @@ lt_handle::lt_handle(adopt_tag, cublasLtHandle_t raw, stream_ref stream,
       allow_tf32_(options.allow_tf32)
 {
     if (raw != nullptr) {
-        GPU_CUDA_CHECK(cudaGetDevice(&device_));
+        // cuBLASLt cannot say a handle's device: it is taken to be the stream's.
+        device_ = stream.device().id();
         workspace_ =
             device_buffer<std::byte>(options.workspace_bytes.value_or(recommended_workspace_bytes(
                                          gpu::device(device_).capability())),
@@ -459,6 +473,12 @@ cublasLtHandle_t lt_handle::release() noexcept
     return handle_.release();
 }
 
+gpu::device lt_handle::device() const
+{
+    require_handle("gpu::blas::lt_handle::device");
+    return gpu::detail::device_from_cuda(device_);
+}
+
 void lt_handle::require_handle(const char* function) const
 {
     GPU_EXPECTS(handle_, std::logic_error, function,
@@ -471,11 +491,13 @@ void lt_handle::set_stream(stream_ref stream)
     if (stream == stream_) {
         return;
     }
+    gpu::detail::require_same_device("gpu::blas::lt_handle::set_stream", "the handle", device_,
+                                     "the stream", stream.device().id());
     if (!workspace_.empty()) {
         gpu::detail::refuse_joining_a_capture(stream_, stream, "gpu::blas::lt_handle::set_stream");
         // One workspace serves every stream: the new stream waits for what the old one queued,
         // so two matmuls never use it at once, and the buffer's free moves to the new stream.
-        const event done(event_flags::disable_timing);
+        const event done(device(), event_flags::disable_timing);
         done.record(stream_);
         stream.wait(done);
         workspace_.set_stream(stream);

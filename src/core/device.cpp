@@ -154,6 +154,45 @@ compute_capability device::capability() const
                       "cudaDeviceGetAttribute(cudaDevAttrComputeCapabilityMinor)")};
 }
 
+bool device::can_access_peer(device peer) const
+{
+    if (peer == *this) {
+        return false;
+    }
+    int can = 0;
+    GPU_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, id_, peer.id()));
+    return can != 0;
+}
+
+void device::enable_peer_access(device peer) const
+{
+    GPU_EXPECTS(peer != *this, std::invalid_argument, "gpu::device::enable_peer_access: device ",
+                id_, " is its own peer; a device reaches its own memory without peer access");
+    GPU_EXPECTS(can_access_peer(peer), std::invalid_argument,
+                "gpu::device::enable_peer_access: device ", id_, " cannot reach device ", peer.id(),
+                " directly (cudaDeviceCanAccessPeer says no: no NVLink or PCIe peer path); copy "
+                "through the host, or with cudaMemcpyPeerAsync, which stages when it must");
+    const scoped_device on(*this);
+    const cudaError_t status = cudaDeviceEnablePeerAccess(peer.id(), 0);
+    if (status == cudaErrorPeerAccessAlreadyEnabled) {
+        static_cast<void>(cudaGetLastError()); // CUDA keeps it as the last error: not ours
+        return;
+    }
+    GPU_CUDA_CHECK(status);
+}
+
+namespace detail {
+void throw_device_mismatch(const char* operation, const char* first, int first_device,
+                           const char* second, int second_device)
+{
+    throw std::invalid_argument(std::string(operation) + ": " + first + " belongs to device " +
+                                std::to_string(first_device) + " and " + second + " to device " +
+                                std::to_string(second_device) +
+                                "; CUDA needs both on one device here: make them on the same "
+                                "device (gpu::stream(device), gpu::event(device))");
+}
+} // namespace detail
+
 std::vector<device> devices()
 {
     std::vector<device> all;
@@ -172,8 +211,25 @@ scoped_device::scoped_device(device dev) : previous_(device::current().id())
     }
 }
 
+scoped_device::scoped_device(device dev, std::nothrow_t) noexcept
+{
+    int previous = -1;
+    status_ = cudaGetDevice(&previous);
+    if (status_ == cudaSuccess && previous != dev.id()) {
+        status_ = cudaSetDevice(dev.id());
+    }
+    if (status_ != cudaSuccess) {
+        static_cast<void>(cudaGetLastError()); // the caller decides; no error left behind
+        return;
+    }
+    previous_ = previous;
+}
+
 scoped_device::~scoped_device()
 {
+    if (previous_ < 0) {
+        return;
+    }
     int now = -1;
     if (cudaGetDevice(&now) == cudaSuccess && now == previous_) {
         return;

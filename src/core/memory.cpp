@@ -75,25 +75,13 @@ bool release_cached_memory(stream_ref stream, int device)
         return false;
     }
     // cudaMallocAsync takes from the current pool of the stream's device (the default pool
-    // unless cudaDeviceSetMemPool chose another), so that is the pool to trim.
-    int pool_device = device;
-    if (cudaStreamGetDevice(stream.get(), &pool_device) != cudaSuccess) {
-        static_cast<void>(cudaGetLastError());
-        pool_device = device;
-    }
+    // unless cudaDeviceSetMemPool chose another): @p device, which allocate made current.
     cudaMemPool_t pool = nullptr;
     // Frees queued with cudaFreeAsync count as outstanding for cudaMemPoolTrimTo until the host
     // has observed their completion, so synchronise first.
-    const bool switch_device = pool_device != device;
-    cudaError_t synced = cudaErrorInvalidDevice;
-    const bool ok = (!switch_device || cudaSetDevice(pool_device) == cudaSuccess) &&
-                    (synced = cudaDeviceSynchronize()) == cudaSuccess &&
-                    cudaDeviceGetMemPool(&pool, pool_device) == cudaSuccess &&
+    const cudaError_t synced = cudaDeviceSynchronize();
+    const bool ok = synced == cudaSuccess && cudaDeviceGetMemPool(&pool, device) == cudaSuccess &&
                     cudaMemPoolTrimTo(pool, 0) == cudaSuccess;
-    if (switch_device && cudaSetDevice(device) != cudaSuccess) {
-        static_cast<void>(cudaGetLastError());
-        return false;
-    }
     if (gpu::is_sticky(synced)) {
         detail::throw_error(synced, "cudaDeviceSynchronize (before retrying an allocation)",
                             std::source_location::current());
@@ -139,6 +127,7 @@ void trim_memory_pool(device dev, std::size_t keep_bytes)
         return;
     }
     // Frees queued with cudaFreeAsync return to the pool only when the stream reaches them.
+    // Both calls run on dev (scoped_device inside each) and leave the caller's device current.
     dev.synchronize();
     memory_pool::device_default(dev).trim_to(keep_bytes);
 }
@@ -148,10 +137,15 @@ namespace detail {
 allocation allocate(std::size_t bytes, stream_ref stream, std::source_location where)
 {
     if (bytes == 0) {
-        return {nullptr, 0, stream.get(), false};
+        return {nullptr, 0, stream.get(), false, -1};
     }
+    // The stream's device, not the current one: cudaMallocAsync allocates there whatever is
+    // current, and the pool decision, the plain cudaMalloc and the retry must agree with it.
     int device = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice(&device)", where);
+    check(cudaStreamGetDevice(stream.get(), &device), "cudaStreamGetDevice(stream, &device)",
+          where);
+    const scoped_device on(detail::device_from_cuda(device), std::nothrow);
+    check(on.status(), "cudaSetDevice (to the stream's device, to allocate there)", where);
     const bool pooled = uses_pool(device);
     void* pointer = nullptr;
     cudaError_t status =
@@ -168,7 +162,7 @@ allocation allocate(std::size_t bytes, stream_ref stream, std::source_location w
     }
     check(status, api, where);
     count_allocation(bytes);
-    return {pointer, bytes, stream.get(), pooled};
+    return {pointer, bytes, stream.get(), pooled, device};
 }
 
 void deallocate(const allocation& block) noexcept
@@ -177,6 +171,8 @@ void deallocate(const allocation& block) noexcept
         return;
     }
     count_free(block.bytes);
+    // On the device it came from, whatever the caller made current since.
+    const scoped_device on(detail::device_from_cuda(block.device), std::nothrow);
     if (block.pooled) {
         report_destroy_failure("cudaFreeAsync", cudaFreeAsync(block.pointer, block.stream));
     } else {

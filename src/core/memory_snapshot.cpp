@@ -1,5 +1,6 @@
 // The ledger's snapshot: reading the device's numbers, the table as text, and the
 // out-of-memory advice made from it.
+#include <gpu/device.hpp>
 #include <gpu/error.hpp>
 #include <gpu/memory_ledger.hpp>
 
@@ -17,24 +18,13 @@ namespace {
 // throwing: a snapshot is also taken while an out-of-memory error is being built.
 class reader {
 public:
-    explicit reader(int device) noexcept : device_(device)
+    explicit reader(int device) noexcept : on_(detail::device_from_cuda(device), std::nothrow)
     {
-        const cudaError_t got = cudaGetDevice(&previous_);
-        if (got != cudaSuccess) {
-            previous_ = -1;
-            check("cudaGetDevice", got);
-        } else if (previous_ != device_) {
-            check("cudaSetDevice", cudaSetDevice(device_));
-        }
+        check("cudaGetDevice/cudaSetDevice (making the device being read current)", on_.status());
     }
     reader(const reader&) = delete;
     reader& operator=(const reader&) = delete;
-    ~reader()
-    {
-        if (previous_ >= 0 && previous_ != device_) {
-            static_cast<void>(cudaSetDevice(previous_));
-        }
-    }
+    ~reader() = default;
 
     bool ok() const noexcept { return reason_.empty(); }
     const std::string& reason() const noexcept { return reason_; }
@@ -63,9 +53,8 @@ private:
         }
     }
 
-    int device_;
-    int previous_ = -1;
     std::string reason_;
+    scoped_device on_; // restores the caller's device when the reader goes
 };
 
 std::size_t graph_attribute(int device, cudaGraphMemAttributeType which, reader& r)

@@ -40,25 +40,17 @@ bool synchronize_and_trim::operator()(stream_ref stream) const
         static_cast<void>(cudaGetLastError());
         return false; // synchronising would invalidate the capture
     }
-    int previous = -1;
-    if (cudaGetDevice(&previous) != cudaSuccess) {
-        static_cast<void>(cudaGetLastError());
-        return false;
-    }
+    // On the resource's device; the caller's current device comes back with the guard.
     const int id = device_.id();
-    const bool switched = previous != id;
+    const scoped_device on(device_, std::nothrow);
     cudaMemPool_t pool = pool_;
     cudaError_t synced = cudaErrorInvalidDevice;
     // Frees queued with cudaFreeAsync count as used for cudaMemPoolTrimTo until the host has
     // seen them complete: synchronise first.
-    const bool ok = (!switched || cudaSetDevice(id) == cudaSuccess) &&
+    const bool ok = on.status() == cudaSuccess &&
                     (synced = cudaDeviceSynchronize()) == cudaSuccess &&
                     (pool != nullptr || cudaDeviceGetMemPool(&pool, id) == cudaSuccess) &&
                     cudaMemPoolTrimTo(pool, 0) == cudaSuccess;
-    if (switched) {
-        detail::report_destroy_failure("cudaSetDevice (restoring the device after a trim)",
-                                       cudaSetDevice(previous));
-    }
     if (is_sticky(synced)) {
         detail::throw_error(synced, "cudaDeviceSynchronize (before retrying an allocation)",
                             std::source_location::current());

@@ -1,5 +1,6 @@
-// The out-of-line part of streams: creation, which validates the priority and names the request
-// in its errors. Every other stream operation is a one-call wrapper, inline in stream.hpp.
+// The out-of-line part of streams: creation on a named or the current device, which validates
+// the priority and names the request in its errors. Every other stream operation is a one-call
+// wrapper, inline in stream.hpp.
 #include <gpu/stream.hpp>
 
 #include <stdexcept>
@@ -25,6 +26,30 @@ namespace {
 
 stream::stream(stream_flags flags, int priority, std::source_location where)
 {
+    int current = -1;
+    const cudaError_t got = cudaGetDevice(&current);
+    if (got != cudaSuccess) {
+        throw_creation_error(got, flags, priority, "cudaGetDevice", where);
+    }
+    handle_.reset(create(current, flags, priority, where));
+    device_ = current;
+}
+
+stream::stream(gpu::device dev, stream_flags flags, int priority, std::source_location where)
+{
+    handle_.reset(create(dev.id(), flags, priority, where));
+    device_ = dev.id();
+}
+
+cudaStream_t stream::create(int device, stream_flags flags, int priority,
+                            std::source_location where)
+{
+    // A stream belongs to the device current when it is made, and the priority range is that
+    // device's: both run with it current, and the caller's device comes back after.
+    const scoped_device on(detail::device_from_cuda(device), std::nothrow);
+    if (on.status() != cudaSuccess) {
+        throw_creation_error(on.status(), flags, priority, "cudaSetDevice", where);
+    }
     // CUDA clamps an out-of-range priority silently; say so instead.
     stream_priority_range range;
     const cudaError_t queried = cudaDeviceGetStreamPriorityRange(&range.least, &range.greatest);
@@ -33,7 +58,7 @@ stream::stream(stream_flags flags, int priority, std::source_location where)
     }
     if (priority > range.least || priority < range.greatest) {
         throw std::invalid_argument("gpu::stream: priority " + std::to_string(priority) +
-                                    " is outside this device's range [" +
+                                    " is outside device " + std::to_string(device) + "'s range [" +
                                     std::to_string(range.greatest) + " (highest), " +
                                     std::to_string(range.least) + " (lowest)]");
     }
@@ -43,7 +68,7 @@ stream::stream(stream_flags flags, int priority, std::source_location where)
     if (created != cudaSuccess) {
         throw_creation_error(created, flags, priority, "cudaStreamCreateWithPriority", where);
     }
-    handle_.reset(handle);
+    return handle;
 }
 
 } // namespace gpu

@@ -169,9 +169,10 @@ void convolution::plan(handle& h, const convolution_problem& problem,
     const detail::pass_view view{h, input_, filter_, output_, convolution_};
     detail::planning_buffers buffers(x, w, y);
     fused_operands fused{bias_, activation_};
-    explanation_ = detail::cached_or_searched<convolution_algorithm>(
-        problem, options, detail::current_device(),
-        [&] { return search_forward(view, buffers, fused, problem, options); });
+    explanation_ =
+        detail::cached_or_searched<convolution_algorithm>(problem, options, h.device().id(), [&] {
+            return search_forward(view, buffers, fused, problem, options);
+        });
     // explain() and workspace_bytes() report what the forward is given (the raw-call comparison
     // in bench/conv sizes its own workspace from it).
     workspace_ = detail::plan_workspace(view, explanation_);
@@ -199,6 +200,8 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
     // The checks synchronise after the call: refused before it is queued, not breaking a capture.
     gpu::detail::refuse_while_capturing(stream, "gpu::dnn::convolution::forward",
                                         options_.synchronous_checks, options_.check_numerics);
+    // cuDNN runs a handle's work on the device current at the call: the handle's, here.
+    const scoped_device on(h.device());
     detail::follow_stream(workspace_, stream);
     const detail::pass_view view{h, input_, filter_, output_, convolution_};
     const bool has_epilogue = problem_.epilogue != convolution_epilogue::none;

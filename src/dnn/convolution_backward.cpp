@@ -131,6 +131,8 @@ void backward_plan<Algorithm>::run(handle& h, const void* first, const void* sec
     // The checks synchronise after the call: refused before it is queued, not breaking a capture.
     gpu::detail::refuse_while_capturing(stream, pass::run, options.synchronous_checks,
                                         options.check_numerics);
+    // cuDNN runs a handle's work on the device current at the call: the handle's, here.
+    const scoped_device on(h.device());
     follow_stream(workspace, stream);
     const pass_view view{h, input, filter, output, convolution};
     check_pass_status(run_plain(view, explanation.algorithm, first, second, out, workspace, update),

@@ -497,16 +497,9 @@ basic_convolution_explanation<Algorithm>
 plan_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
            const convolution_options& options)
 {
-    return cached_or_searched<Algorithm>(problem, options, current_device(), [&] {
+    return cached_or_searched<Algorithm>(problem, options, view.h.device().id(), [&] {
         return search_plain<Algorithm>(view, buffers, problem, options);
     });
-}
-
-int current_device()
-{
-    int device = -1;
-    GPU_CUDA_CHECK(cudaGetDevice(&device));
-    return device;
 }
 
 template <class Algorithm>

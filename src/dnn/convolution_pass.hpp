@@ -166,9 +166,6 @@ template <class Algorithm>
 plan_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
            const convolution_options& options);
 
-// The CUDA device planning runs on.
-[[nodiscard]] int current_device();
-
 // Runs the pass's plain call with the workspace given: out = result (overwrite) or
 // out += result (accumulate).
 template <class Algorithm>

@@ -359,7 +359,10 @@ start_result start_all(std::vector<ncclComm_t>& comms, std::vector<ncclConfig_t>
     gpu::detail::check(ncclGroupStart(), "ncclGroupStart", std::source_location::current());
     for (std::size_t i = 0; i < devices.size(); ++i) {
         result.rank = i;
-        result.cuda = cudaSetDevice(devices[i].id());
+        // NCCL takes rank i's device from the current device when the call is made; the guard
+        // restores the caller's device after each.
+        const gpu::scoped_device on(devices[i], std::nothrow);
+        result.cuda = on.status();
         if (result.cuda != cudaSuccess) {
             break;
         }

@@ -46,7 +46,19 @@ diagnostic check_versions()
     return check;
 }
 
-// Row i: whether GPU i can read and write GPU j's memory directly (cudaDeviceCanAccessPeer).
+// Whether @p from reaches @p to directly; a query that fails counts as no (the doctor reports,
+// it does not throw).
+bool reaches(device from, device to) noexcept
+{
+    try {
+        return from.can_access_peer(to);
+    } catch (const gpu::error&) {
+        return false;
+    }
+}
+
+// Row i: whether GPU i can read and write GPU j's memory directly (device::can_access_peer,
+// the function programs call before device::enable_peer_access).
 std::string peer_matrix(int count, int& missing)
 {
     std::string text = "peer access (row reaches column):";
@@ -56,13 +68,10 @@ std::string peer_matrix(int count, int& missing)
         text += std::to_string(i);
         text += ':';
         for (int j = 0; j < count; ++j) {
-            int can = 0;
-            if (i != j && cudaDeviceCanAccessPeer(&can, i, j) != cudaSuccess) {
-                static_cast<void>(cudaGetLastError());
-                can = 0;
-            }
-            missing += (i != j && can == 0) ? 1 : 0;
-            text += i == j ? "-" : (can != 0 ? "Y" : "N");
+            const bool can = i != j && reaches(gpu::detail::device_from_cuda(i),
+                                               gpu::detail::device_from_cuda(j));
+            missing += (i != j && !can) ? 1 : 0;
+            text += i == j ? "-" : (can ? "Y" : "N");
         }
     }
     return text;

@@ -95,6 +95,7 @@ TEST_CASE("an empty handle refuses to be used instead of passing null to cuBLAS"
     blas::handle h = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
     CHECK(h.get() == nullptr);
     CHECK(h.release() == nullptr);
+    CHECK_THROWS_AS(h.device(), std::logic_error);
     CHECK_THROWS_WITH(h.set_math(blas::math_mode::tf32),
                       ContainsSubstring("gpu::blas::handle::set_math") &&
                           ContainsSubstring("empty (moved from or released)"));
@@ -118,7 +119,7 @@ TEST_CASE("a handle is created with its options, which read back from cuBLAS", "
     blas::handle h(stream, {.math = blas::math_mode::tf32, .atomics = blas::atomics_mode::allowed});
     REQUIRE(h.get() != nullptr);
     CHECK(h.stream() == stream.ref());
-    CHECK(h.device() == gpu::current_device().id());
+    CHECK(h.device() == gpu::current_device());
     CHECK(h.math() == blas::math_mode::tf32);
     CHECK(h.atomics() == blas::atomics_mode::allowed);
     CHECK(h.workspace_size() ==

@@ -232,3 +232,74 @@ TEST_CASE("scoped_device switches and restores the current device", "[device][gp
     gpu::device(before).synchronize();
     CHECK(gpu::current_device() == gpu::device(before));
 }
+
+TEST_CASE("two objects of different devices are refused with both devices named", "[device]")
+{
+    CHECK_NOTHROW(gpu::detail::require_same_device("op", "the event", 1, "the stream", 1));
+    try {
+        gpu::detail::require_same_device("gpu::event::record", "the event", 1, "the stream", 0);
+        FAIL("objects of devices 1 and 0 were accepted together");
+    } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        CHECK_THAT(what, ContainsSubstring("gpu::event::record"));
+        CHECK_THAT(what, ContainsSubstring("the event belongs to device 1"));
+        CHECK_THAT(what, ContainsSubstring("the stream to device 0"));
+    }
+}
+
+TEST_CASE("a device is never its own peer, and enabling that is refused before CUDA", "[device]")
+{
+    // device_from_cuda makes no CUDA call, so this runs without a driver too.
+    const gpu::device zero = gpu::detail::device_from_cuda(0);
+    CHECK(zero.id() == 0);
+    CHECK_FALSE(zero.can_access_peer(zero));
+    CHECK_THROWS_WITH(zero.enable_peer_access(zero), ContainsSubstring("is its own peer"));
+}
+
+TEST_CASE("the non-throwing scoped_device keeps its failure and restores nothing", "[device]")
+{
+    if (gpu::is_available()) {
+        SUCCEED("CUDA is available here; switching is covered by the [gpu] tests");
+        return;
+    }
+    {
+        const gpu::scoped_device on(gpu::detail::device_from_cuda(0), std::nothrow);
+        CHECK(on.status() != cudaSuccess);
+    } // the destructor makes no call: there is nothing to restore
+    CHECK_THROWS_AS(gpu::scoped_device(gpu::detail::device_from_cuda(0)), gpu::cuda_error);
+}
+
+TEST_CASE("scoped_device restores the caller's device even when switched inside", "[device][gpu]")
+{
+    const gpu::device before = gpu::current_device();
+    {
+        const gpu::scoped_device guard(before, std::nothrow);
+        CHECK(guard.status() == cudaSuccess);
+        gpu::device(gpu::device_count() - 1).make_current();
+    }
+    CHECK(gpu::current_device() == before);
+}
+
+TEST_CASE("peer access on one device: the matrix is all 'self'", "[device][gpu]")
+{
+    const gpu::device dev = gpu::current_device();
+    CHECK_FALSE(dev.can_access_peer(dev));
+    CHECK_THROWS_AS(dev.enable_peer_access(dev), std::invalid_argument);
+    CHECK(gpu::current_device() == dev);
+}
+
+TEST_CASE("peer access between two devices is idempotent and keeps the caller's device",
+          "[device][multi-gpu]")
+{
+    const gpu::device zero(0);
+    const gpu::device one(1);
+    const gpu::scoped_device on(zero);
+    if (!one.can_access_peer(zero)) {
+        CHECK_THROWS_WITH(one.enable_peer_access(zero), ContainsSubstring("cannot reach device"));
+        return;
+    }
+    one.enable_peer_access(zero);
+    CHECK(gpu::current_device() == zero);        // enabled with device 1 current, then restored
+    CHECK_NOTHROW(one.enable_peer_access(zero)); // already enabled: not an error
+    CHECK(cudaGetLastError() == cudaSuccess);    // and the sticky status was cleared
+}

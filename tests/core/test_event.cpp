@@ -6,6 +6,7 @@
 #include "catch.hpp"
 
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 using Catch::Matchers::ContainsSubstring;
@@ -123,4 +124,50 @@ TEST_CASE("moving an event transfers the handle and empties the source", "[event
     CHECK(b.get() == nullptr);
     const gpu::event adopted = gpu::event::from_native_handle(raw);
     CHECK(adopted.get() == raw);
+}
+
+TEST_CASE("an adopted event names its device, a null one has none", "[event]")
+{
+    const auto empty = gpu::event::from_native_handle(nullptr);
+    CHECK_THROWS_AS(empty.device(), std::logic_error);
+    STATIC_REQUIRE(std::is_constructible_v<gpu::event, gpu::device, gpu::event_flags>);
+    auto* fake = reinterpret_cast<cudaEvent_t>(0x40);
+    gpu::event adopted = gpu::event::from_native_handle(fake, gpu::detail::device_from_cuda(3));
+    CHECK(adopted.device().id() == 3);
+    static_cast<void>(adopted.release()); // not a real event: never destroy it
+}
+
+TEST_CASE("an event records its device, and making one keeps the caller's device", "[event][gpu]")
+{
+    const gpu::device current = gpu::current_device();
+    const gpu::event here;
+    CHECK(here.device() == current);
+    const gpu::event named(current, gpu::event_flags::disable_timing);
+    CHECK(named.device() == current);
+    gpu::stream s;
+    named.record(s); // same device: accepted
+    named.synchronize();
+    CHECK(gpu::current_device() == current);
+}
+
+TEST_CASE("an event of device 1 is refused on a stream of device 0, naming both",
+          "[event][multi-gpu]")
+{
+    const gpu::scoped_device on(gpu::device(0));
+    const gpu::event late(gpu::device(1), gpu::event_flags::disable_timing);
+    CHECK(late.device().id() == 1);
+    CHECK(gpu::current_device().id() == 0);
+    gpu::stream zero;
+    try {
+        late.record(zero);
+        FAIL("an event of device 1 was recorded on a stream of device 0");
+    } catch (const std::invalid_argument& e) {
+        CHECK_THAT(std::string(e.what()), ContainsSubstring("the event belongs to device 1") &&
+                                              ContainsSubstring("the stream to device 0"));
+    }
+    gpu::stream one(gpu::device(1));
+    late.record(one); // its own device's stream, while device 0 is current: accepted
+    zero.wait(late);  // waiting across devices is correct in CUDA
+    zero.synchronize();
+    CHECK(gpu::current_device().id() == 0);
 }

@@ -95,12 +95,11 @@ TEST_CASE("a stream that cannot be created names the request, then the CUDA call
         const gpu::stream s(gpu::stream_flags::non_blocking);
         FAIL("a stream was created without a usable GPU");
     } catch (const gpu::cuda_error& e) {
-        // The priority query is an implementation detail: the user asked for a stream.
-        CHECK(e.api() == "gpu::stream(non_blocking, priority 0): cudaDeviceGetStreamPriorityRange");
-        CHECK_THAT(
-            std::string(e.what()),
-            StartsWith(
-                "gpu::stream(non_blocking, priority 0): cudaDeviceGetStreamPriorityRange: "));
+        // The calls it makes are implementation details: the user asked for a stream. The first
+        // asks which device it is for (the current one, which the stream records).
+        CHECK(e.api() == "gpu::stream(non_blocking, priority 0): cudaGetDevice");
+        CHECK_THAT(std::string(e.what()),
+                   StartsWith("gpu::stream(non_blocking, priority 0): cudaGetDevice: "));
         CHECK_FALSE(e.hint().empty());
         CHECK_THAT(std::string(e.where().file_name()),
                    ContainsSubstring("test_stream.cpp")); // the caller
@@ -109,7 +108,7 @@ TEST_CASE("a stream that cannot be created names the request, then the CUDA call
         const gpu::stream s;
         FAIL("a stream was created without a usable GPU");
     } catch (const gpu::cuda_error& e) {
-        CHECK(e.api() == "gpu::stream(blocking, priority 0): cudaDeviceGetStreamPriorityRange");
+        CHECK(e.api() == "gpu::stream(blocking, priority 0): cudaGetDevice");
     }
     // Asking for the priorities themselves names that call alone.
     try {
@@ -145,7 +144,7 @@ TEST_CASE("an out-of-range priority is rejected, not clamped", "[stream][gpu]")
 {
     const gpu::stream_priority_range range = gpu::stream_priorities();
     CHECK_THROWS_WITH(gpu::stream(gpu::stream_flags::blocking, range.greatest - 1),
-                      ContainsSubstring("outside this device's range"));
+                      ContainsSubstring("outside device "));
     CHECK_THROWS_AS(gpu::stream(gpu::stream_flags::blocking, range.least + 1),
                     std::invalid_argument);
 }
@@ -191,4 +190,59 @@ TEST_CASE("a stream waits on an event recorded on another stream", "[stream][gpu
     consumer.synchronize();
     CHECK(std::all_of(back.begin(), back.end(), [](float v) { return v == 0.0F; }));
     producer.synchronize();
+}
+
+TEST_CASE("a stream can be made for a named device", "[stream]")
+{
+    STATIC_REQUIRE(std::is_constructible_v<gpu::stream, gpu::device>);
+    STATIC_REQUIRE(std::is_constructible_v<gpu::stream, gpu::device, gpu::stream_flags, int>);
+    // A moved-from stream has no device to report.
+    const auto empty = gpu::stream::from_native_handle(nullptr);
+    CHECK_THROWS_AS(empty.device(), std::logic_error);
+    if (!gpu::is_available()) {
+        // Without a driver, making it names the request and the CUDA call that failed.
+        try {
+            const gpu::stream s(gpu::detail::device_from_cuda(0));
+            FAIL("a stream was created without a usable GPU");
+        } catch (const gpu::cuda_error& e) {
+            CHECK_THAT(e.api(), StartsWith("gpu::stream(blocking, priority 0): cudaSetDevice"));
+        }
+        CHECK_THROWS_AS(gpu::legacy_default_stream.device(), gpu::cuda_error);
+    }
+}
+
+TEST_CASE("a stream records its device, and making it keeps the caller's device", "[stream][gpu]")
+{
+    const gpu::device current = gpu::current_device();
+    const gpu::stream here;
+    CHECK(here.device() == current);
+    CHECK(here.ref().device() == current); // CUDA says the same (cudaStreamGetDevice)
+    gpu::stream named(current, gpu::stream_flags::non_blocking);
+    CHECK(named.device() == current);
+    CHECK(named.flags() == gpu::stream_flags::non_blocking);
+    CHECK(gpu::legacy_default_stream.device() == current);
+    gpu::stream moved(std::move(named));
+    CHECK(moved.device() == current);
+    CHECK(gpu::current_device() == current);
+}
+
+TEST_CASE("a stream made on device 1 while device 0 is current stays on device 1",
+          "[stream][multi-gpu]")
+{
+    const gpu::scoped_device on(gpu::device(0));
+    const gpu::device one(1);
+    gpu::stream s(one, gpu::stream_flags::non_blocking, gpu::stream_priorities(one).greatest);
+    CHECK(gpu::current_device().id() == 0);
+    CHECK(s.device() == one);
+    CHECK(s.ref().device() == one);
+    CHECK(s.priority() == gpu::stream_priorities(one).greatest);
+    bool ran = false;
+    s.launch_host_func([&] { ran = true; });
+    gpu::device_buffer<float> buffer(1024, s); // on the stream's device, not the current one
+    CHECK(buffer.device() == one);
+    buffer.fill_zero();
+    const std::vector<float> back = buffer.to_host();
+    CHECK(std::all_of(back.begin(), back.end(), [](float v) { return v == 0.0F; }));
+    CHECK(ran);
+    CHECK(gpu::current_device().id() == 0);
 }

@@ -88,3 +88,19 @@ TEST_CASE("moving a cuDNN handle transfers it and empties the source", "[dnn][gp
     CHECK(adopted.get() == raw);
     CHECK_FALSE(c);
 }
+
+TEST_CASE("an empty cuDNN handle has no device", "[dnn]")
+{
+    const gpu::dnn::handle none = gpu::dnn::handle::from_native_handle(nullptr);
+    CHECK_THROWS_AS(none.device(), std::logic_error);
+}
+
+TEST_CASE("a cuDNN handle records its stream's device and keeps the caller's", "[dnn][gpu]")
+{
+    const gpu::device current = gpu::current_device();
+    const gpu::stream s(current, gpu::stream_flags::non_blocking);
+    gpu::dnn::handle h(s);
+    CHECK(h.device() == current);
+    h.set_stream(s); // the same device: accepted
+    CHECK(gpu::current_device() == current);
+}

@@ -105,7 +105,7 @@ struct gemm_call;
 void run_gemm(handle& h, const gemm_call& call, const char* function);
 } // namespace detail
 
-/// @brief An owning cuBLAS handle for the device that was current when it was created.
+/// @brief An owning cuBLAS handle for the device of the stream it was made with.
 /// Move-only; one per host thread.
 ///
 /// The handle owns its workspace (a stream-ordered `gpu::device_buffer`), so that memory is
@@ -158,8 +158,11 @@ public:
     /// @post this object is in the moved-from state.
     [[nodiscard]] cublasHandle_t release() noexcept;
 
-    /// @brief The device the handle belongs to.
-    [[nodiscard]] int device() const noexcept { return device_; }
+    /// @brief The device the handle belongs to: its stream's when it was made (or adopted),
+    /// recorded. The handle was created with that device current, and `set_stream` refuses a
+    /// stream of another device.
+    /// @throws std::logic_error on a moved-from handle
+    [[nodiscard]] gpu::device device() const;
 
     /// @brief Binds @p stream: later calls run on it. Cheap when it is already bound.
     /// @throws std::logic_error on a moved-from handle

@@ -197,8 +197,8 @@ struct lt_descriptor_values {
 
 } // namespace detail
 
-/// @brief An owning cuBLASLt context (`cublasLtHandle_t`) for the device that was current when it
-/// was created, with its stream, its workspace and its algorithm cache. Move-only; one per host
+/// @brief An owning cuBLASLt context (`cublasLtHandle_t`) for the device of the stream it was
+/// made with, with its stream, its workspace and its algorithm cache. Move-only; one per host
 /// thread.
 ///
 /// cuBLASLt takes the stream and the workspace per call; the handle keeps both so that a call
@@ -232,8 +232,11 @@ public:
     /// @post this object is empty; its cache is cleared.
     [[nodiscard]] cublasLtHandle_t release() noexcept;
 
-    /// @brief The device the handle belongs to (-1 for a handle adopted from null, or released).
-    [[nodiscard]] int device() const noexcept { return device_; }
+    /// @brief The device the handle belongs to: its stream's when it was made (or adopted),
+    /// recorded. It was created with that device current, matmuls run with it current, and
+    /// `set_stream` refuses a stream of another device.
+    /// @throws std::logic_error on an empty handle (adopted from null, moved from or released)
+    [[nodiscard]] gpu::device device() const;
 
     /// @brief Binds @p stream: later matmuls run on it, and the workspace moves to it after the
     /// work queued on the previous stream (an event, no host synchronisation). Cheap when

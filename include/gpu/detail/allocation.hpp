@@ -21,12 +21,16 @@ struct allocation {
     std::size_t bytes = 0;         ///< size in bytes
     cudaStream_t stream = nullptr; ///< the stream it is ordered on (freed there)
     bool pooled = false;           ///< from `cudaMallocAsync` (else `cudaMalloc`)
+    int device = -1;               ///< the device it lives on (-1: nothing allocated)
 
     friend bool operator==(const allocation&, const allocation&) = default;
 };
 
-/// @brief Allocates @p bytes on the current device, ordered on @p stream; counts the bytes.
+/// @brief Allocates @p bytes on @p stream's device, ordered on @p stream; counts the bytes.
 ///
+/// The device is the stream's (`cudaStreamGetDevice`; the current device for the legacy default
+/// stream), never "whatever is current": the allocation, its retry and its free run with that
+/// device current through `gpu::scoped_device`, and the caller's device is restored.
 /// 0 bytes allocate nothing and make no CUDA call, but the result still names @p stream, so that
 /// an empty buffer's work (none) and its successors stay on the stream it was made for.
 /// A pooled allocation that fails is retried once, after waiting for the device (frees queued
@@ -36,7 +40,8 @@ struct allocation {
 /// (the numbers are read after the trim)
 [[nodiscard]] allocation allocate(std::size_t bytes, stream_ref stream, std::source_location where);
 
-/// @brief Frees an allocation on its stream; failures are reported, never thrown.
+/// @brief Frees an allocation on its stream, with its device current; failures are reported,
+/// never thrown.
 void deallocate(const allocation& block) noexcept;
 
 /// @brief Stops counting an allocation whose ownership left cudagap (`release()`).

@@ -20,8 +20,8 @@ struct handle_deleter {
 };
 } // namespace detail
 
-/// @brief An owning cuDNN context on the device that was current when it was created, bound to
-/// one stream. Move-only.
+/// @brief An owning cuDNN context on the device of the stream it was made with (which it
+/// records), bound to one stream. Move-only.
 ///
 /// **One handle per thread.** cuDNN lets several threads share a handle only if they never use
 /// it at the same time, and every call works on the stream the handle is bound to; give each
@@ -32,8 +32,9 @@ struct handle_deleter {
 /// bound stream; `set_stream` rebinds it.
 class handle {
 public:
-    /// @brief Creates a cuDNN context on the current device and binds @p stream (required: the
-    /// handle's convolutions and searches are stream-ordered work there).
+    /// @brief Creates a cuDNN context on @p stream's device (made with that device current; the
+    /// caller's is restored) and binds @p stream (required: the handle's convolutions and
+    /// searches are stream-ordered work there).
     /// @throws gpu::dnn::dnn_error `CUDNN_STATUS_NOT_INITIALIZED` when there is no usable driver or
     /// GPU, when the loaded cuDNN does not match the CUDA runtime, or when the device is out of
     /// memory; the hint says which, with this machine's versions, and the message carries
@@ -58,7 +59,15 @@ public:
 
     /// @brief Binds @p stream: later cuDNN work through this handle runs there.
     /// @throws std::logic_error on a handle that holds nothing
+    /// @throws std::invalid_argument when @p stream belongs to another device than the handle
+    /// (both named)
     void set_stream(stream_ref stream);
+
+    /// @brief The device the handle belongs to: recorded when it was made; for an adopted
+    /// handle, its bound stream's (`stream_ref::device`). cudagap's convolutions run with it
+    /// current, and plan per device with it.
+    /// @throws std::logic_error on a handle that holds nothing
+    [[nodiscard]] gpu::device device() const;
 
     /// @brief The bound stream, as cuDNN reports it (`cudnnGetStream`).
     /// @throws std::logic_error on a handle that holds nothing
@@ -81,6 +90,7 @@ private:
     handle(adopt_tag, cudnnHandle_t raw) noexcept : handle_(raw) {}
 
     gpu::detail::unique_handle<cudnnHandle_t, detail::handle_deleter> handle_;
+    int device_ = -1; ///< recorded at creation; -1 for an adopted handle (asked of its stream)
 };
 
 } // namespace gpu::dnn
