@@ -64,11 +64,11 @@ struct launch_config {
 
 /// @brief What a device allows a launch: the values `check` compares a `launch_config` with.
 struct launch_limits {
-    int device = -1;                             ///< the device they were read from
-    std::uint32_t max_threads_per_block = 0;     ///< `cudaDevAttrMaxThreadsPerBlock`
-    dims3 max_block{0, 0, 0};                    ///< `cudaDevAttrMaxBlockDim{X,Y,Z}`
-    dims3 max_grid{0, 0, 0};                     ///< `cudaDevAttrMaxGridDim{X,Y,Z}`
-    std::size_t shared_bytes_per_block = 0;      ///< without opt-in (48 KiB on every GPU)
+    int device = -1;                              ///< the device they were read from
+    std::uint32_t max_threads_per_block = 0;      ///< `cudaDevAttrMaxThreadsPerBlock`
+    dims3 max_block{0, 0, 0};                     ///< `cudaDevAttrMaxBlockDim{X,Y,Z}`
+    dims3 max_grid{0, 0, 0};                      ///< `cudaDevAttrMaxGridDim{X,Y,Z}`
+    std::size_t shared_bytes_per_block = 0;       ///< without opt-in (48 KiB on every GPU)
     std::size_t shared_bytes_per_block_optin = 0; ///< the most a kernel may opt in to
 
     /// @brief Reads @p device's limits (six attribute queries; `gpu::launch` reads them once
@@ -113,6 +113,21 @@ void launch_converted(stream_ref stream, const launch_config& config, const void
 }
 } // namespace detail
 
+/// @brief Whether `gpu::launch` takes @p Args for a kernel of parameters @p Params: as many
+/// arguments as parameters, each convertible to its parameter's type.
+template <class Kernel, class... Args>
+inline constexpr bool kernel_accepts = false;
+
+/// @brief The case of a kernel pointer: the counts match and each argument converts.
+template <class... Params, class... Args>
+inline constexpr bool kernel_accepts<void (*)(Params...), Args...> = [] {
+    if constexpr (sizeof...(Params) != sizeof...(Args)) {
+        return false;
+    } else {
+        return (std::is_convertible_v<Args&&, std::decay_t<Params>> && ...);
+    }
+}();
+
 /// @brief Launches @p kernel on @p stream with @p config, as `kernel<<<grid, block, shared,
 /// stream>>>(args...)` would, from plain C++.
 ///
@@ -131,7 +146,7 @@ void launch(stream_ref stream, const launch_config& config, void (*kernel)(Param
 {
     static_assert(sizeof...(Params) == sizeof...(Args),
                   "gpu::launch: the kernel takes a different number of arguments");
-    static_assert((std::is_convertible_v<Args&&, std::decay_t<Params>> && ...),
+    static_assert(kernel_accepts<void (*)(Params...), Args...>,
                   "gpu::launch: an argument does not convert to the kernel's parameter type");
     const void* entry = reinterpret_cast<const void*>(kernel);
     if constexpr (sizeof...(Params) == 0) {

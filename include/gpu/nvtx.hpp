@@ -49,12 +49,12 @@ struct colour {
 
 /// @brief The colours cudagap's own ranges use, by kind of work.
 namespace colours {
-inline constexpr colour none{};                  ///< the tool's choice
-inline constexpr colour compute{0xff2e7d32};     ///< GEMMs, convolutions, layers: green
-inline constexpr colour memory{0xff1565c0};      ///< copies, fills, allocations: blue
+inline constexpr colour none{};                    ///< the tool's choice
+inline constexpr colour compute{0xff2e7d32};       ///< GEMMs, convolutions, layers: green
+inline constexpr colour memory{0xff1565c0};        ///< copies, fills, allocations: blue
 inline constexpr colour communication{0xffef6c00}; ///< collectives: orange
-inline constexpr colour graph{0xff6a1b9a};       ///< graph replays: purple
-inline constexpr colour user{0xff546e7a};        ///< a default for the program's own: grey
+inline constexpr colour graph{0xff6a1b9a};         ///< graph replays: purple
+inline constexpr colour user{0xff546e7a};          ///< a default for the program's own: grey
 } // namespace colours
 
 /// @brief An NVTX domain: the group a tool shows ranges under. Create one per program or
@@ -96,8 +96,8 @@ void mark(const domain& where, const std::string& name, colour shade);
 
 /// @brief A callable that builds a name: called only while ranges are on.
 template <class Builder>
-concept name_builder = std::invocable<Builder&> &&
-                       std::convertible_to<std::invoke_result_t<Builder&>, std::string>;
+concept name_builder =
+    std::invocable<Builder&> && std::convertible_to<std::invoke_result_t<Builder&>, std::string>;
 } // namespace detail
 
 /// @brief Whether ranges and marks are on.

@@ -79,8 +79,8 @@ template <class... Params>
                                                 std::size_t dynamic_shared_bytes = 0,
                                                 int block_size_limit = 0)
 {
-    return detail::best_block_size(dev, reinterpret_cast<const void*>(kernel),
-                                   dynamic_shared_bytes, block_size_limit);
+    return detail::best_block_size(dev, reinterpret_cast<const void*>(kernel), dynamic_shared_bytes,
+                                   block_size_limit);
 }
 
 /// @brief How many blocks of @p block_size threads of @p kernel one multiprocessor of @p dev

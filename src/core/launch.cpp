@@ -49,7 +49,8 @@ void check_extent(const char* what, char axis, std::uint32_t value, std::uint32_
                   const launch_limits& limits)
 {
     GPU_EXPECTS(value >= 1, std::invalid_argument, "gpu::launch: ", what, ".", axis,
-                " is 0 (device ", limits.device, "): every extent must be at least 1; a launch "
+                " is 0 (device ", limits.device,
+                "): every extent must be at least 1; a launch "
                 "over no elements is skipped by the caller");
     GPU_EXPECTS(value <= limit, std::invalid_argument, "gpu::launch: ", what, ".", axis, " is ",
                 value, " but device ", limits.device, " allows at most ", limit,
@@ -82,8 +83,8 @@ void check(const launch_config& config, const launch_limits& limits)
     check_extent("block", 'y', config.block.y, limits.max_block.y, limits);
     check_extent("block", 'z', config.block.z, limits.max_block.z, limits);
     GPU_EXPECTS(config.block.volume() <= limits.max_threads_per_block, std::invalid_argument,
-                "gpu::launch: a block of ", config.block.to_string(), " is ",
-                config.block.volume(), " threads but device ", limits.device, " allows at most ",
+                "gpu::launch: a block of ", config.block.to_string(), " is ", config.block.volume(),
+                " threads but device ", limits.device, " allows at most ",
                 limits.max_threads_per_block, " per block: use smaller blocks and more of them");
     check_extent("grid", 'x', config.grid.x, limits.max_grid.x, limits);
     check_extent("grid", 'y', config.grid.y, limits.max_grid.y, limits);
@@ -137,15 +138,15 @@ void launch_kernel(stream_ref stream, const launch_config& config, const void* k
     int device = 0;
     GPU_CUDA_CHECK(cudaStreamGetDevice(stream.get(), &device));
     check(config, cached_limits(device));
-    const cudaError_t status = cudaLaunchKernel(
-        kernel, dim3(config.grid.x, config.grid.y, config.grid.z),
-        dim3(config.block.x, config.block.y, config.block.z), arguments,
-        config.dynamic_shared_bytes, stream.get());
+    const cudaError_t status =
+        cudaLaunchKernel(kernel, dim3(config.grid.x, config.grid.y, config.grid.z),
+                         dim3(config.block.x, config.block.y, config.block.z), arguments,
+                         config.dynamic_shared_bytes, stream.get());
     if (status != cudaSuccess) [[unlikely]] {
         // The request goes into the failing call's name, as gpu::stream's errors do: the hint
         // of a CUDA status says what the status means, this says what was asked.
-        const std::string api = "gpu::launch (" + kernel_limits_text(kernel, config) +
-                                "): cudaLaunchKernel";
+        const std::string api =
+            "gpu::launch (" + kernel_limits_text(kernel, config) + "): cudaLaunchKernel";
         throw_error(status, api.c_str(), std::source_location::current());
     }
 }

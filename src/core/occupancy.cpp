@@ -78,18 +78,17 @@ occupancy_limits read_occupancy_limits(device dev, const void* kernel)
     GPU_CUDA_CHECK(cudaDeviceGetAttribute(&limits.max_threads_per_multiprocessor,
                                           cudaDevAttrMaxThreadsPerMultiProcessor, id));
     GPU_CUDA_CHECK(cudaDeviceGetAttribute(&limits.warp_size, cudaDevAttrWarpSize, id));
-    GPU_CUDA_CHECK(cudaDeviceGetAttribute(&limits.max_threads_per_block,
-                                          cudaDevAttrMaxThreadsPerBlock, id));
-    GPU_CUDA_CHECK(cudaDeviceGetAttribute(&limits.multiprocessor_count,
-                                          cudaDevAttrMultiProcessorCount, id));
+    GPU_CUDA_CHECK(
+        cudaDeviceGetAttribute(&limits.max_threads_per_block, cudaDevAttrMaxThreadsPerBlock, id));
+    GPU_CUDA_CHECK(
+        cudaDeviceGetAttribute(&limits.multiprocessor_count, cudaDevAttrMultiProcessorCount, id));
     cudaFuncAttributes attributes{};
     GPU_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
     limits.kernel_max_threads_per_block = attributes.maxThreadsPerBlock;
     return limits;
 }
 
-int active_blocks(device dev, const void* kernel, int block_size,
-                  std::size_t dynamic_shared_bytes)
+int active_blocks(device dev, const void* kernel, int block_size, std::size_t dynamic_shared_bytes)
 {
     GPU_EXPECTS(block_size > 0, std::invalid_argument,
                 "gpu::active_blocks_per_multiprocessor: block size ", block_size,
@@ -101,8 +100,8 @@ int active_blocks(device dev, const void* kernel, int block_size,
     return blocks;
 }
 
-block_size_choice best_block_size(device dev, const void* kernel,
-                                  std::size_t dynamic_shared_bytes, int block_size_limit)
+block_size_choice best_block_size(device dev, const void* kernel, std::size_t dynamic_shared_bytes,
+                                  int block_size_limit)
 {
     const occupancy_limits limits = read_occupancy_limits(dev, kernel);
     return search_block_size(limits, block_size_limit, [&](int size) {
@@ -117,8 +116,8 @@ launch_config filling_config(device dev, const void* kernel, std::size_t element
     const launch_limits limits = launch_limits::of(dev.id());
     launch_config config;
     config.block.x = static_cast<std::uint32_t>(choice.block_size);
-    config.grid.x = filling_grid(elements, choice.block_size, choice.min_grid_size,
-                                 limits.max_grid.x);
+    config.grid.x =
+        filling_grid(elements, choice.block_size, choice.min_grid_size, limits.max_grid.x);
     config.dynamic_shared_bytes = dynamic_shared_bytes;
     return config;
 }
