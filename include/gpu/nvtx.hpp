@@ -111,6 +111,11 @@ concept name_builder =
 /// Ranges open when this is called end normally.
 void enable(bool on = true);
 
+/// @brief Whether the environment turned ranges on when the library loaded: `CUDAGAP_NVTX`
+/// set and not `0`, or (`CUDAGAP_NVTX` unset) a `CUDAGAP_PROFILE` whose profile has
+/// `nvtx_ranges` (development, testing).
+[[nodiscard]] bool enabled_by_environment() noexcept;
+
 /// @brief Turns ranges on or off as @p settings says (`profile::nvtx_ranges`).
 void apply(const profile& settings);
 

@@ -61,11 +61,14 @@ bool environment_says_on() noexcept
     }
 }
 
-[[maybe_unused]] const bool environment_applied = [] {
-    if (environment_says_on()) {
+// Read and applied while the library loads, before main: a program's own enable() or apply()
+// later wins.
+const bool environment_on = [] {
+    const bool on = environment_says_on();
+    if (on) {
         enable(true);
     }
-    return true;
+    return on;
 }();
 } // namespace
 
@@ -116,6 +119,11 @@ void enable(bool on)
 {
     detail::ranges_on.store(on, std::memory_order_relaxed);
     memory_ledger::set_range_name_source(on ? &innermost_for_ledger : nullptr);
+}
+
+bool enabled_by_environment() noexcept
+{
+    return environment_on;
 }
 
 void apply(const profile& settings)

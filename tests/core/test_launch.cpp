@@ -54,7 +54,8 @@ TEST_CASE("dims3 and launch_config read as CUDA's", "[launch]")
     STATIC_REQUIRE(gpu::dims3{4096, 4096, 64}.volume() == 4096ull * 4096 * 64);
     CHECK(gpu::dims3{2, 3, 4}.to_string() == "(2, 3, 4)");
     const gpu::launch_config config{.grid = {264}, .block = {256}, .dynamic_shared_bytes = 1024};
-    CHECK(config.to_string() == "grid (264, 1, 1) x block (256, 1, 1), 1024 B dynamic shared memory");
+    CHECK(config.to_string() ==
+          "grid (264, 1, 1) x block (256, 1, 1), 1024 B dynamic shared memory");
 }
 
 TEST_CASE("a configuration within the device's limits passes the check", "[launch]")
@@ -63,12 +64,11 @@ TEST_CASE("a configuration within the device's limits passes the check", "[launc
     CHECK_NOTHROW(gpu::check({.grid = {1}, .block = {1}}, limits));
     CHECK_NOTHROW(gpu::check({.grid = {2147483647u, 65535, 65535}, .block = {1024}}, limits));
     CHECK_NOTHROW(gpu::check({.grid = {8}, .block = {16, 16, 4}}, limits));
-    CHECK_NOTHROW(gpu::check({.grid = {1}, .block = {32}, .dynamic_shared_bytes = 227 * 1024},
-                             limits));
+    CHECK_NOTHROW(
+        gpu::check({.grid = {1}, .block = {32}, .dynamic_shared_bytes = 227 * 1024}, limits));
 }
 
-TEST_CASE("a configuration beyond the device's limits names the value and the limit",
-          "[launch]")
+TEST_CASE("a configuration beyond the device's limits names the value and the limit", "[launch]")
 {
     const gpu::launch_limits limits = sample_limits();
     CHECK_THROWS_WITH(gpu::check({.grid = {1}, .block = {2048}}, limits),
@@ -97,18 +97,17 @@ TEST_CASE("launch takes the kernel's arguments, converted, and refuses others at
 {
     using kernel = decltype(&kernel_of_two);
     STATIC_REQUIRE(gpu::kernel_accepts<kernel, float, std::size_t>);
-    STATIC_REQUIRE(gpu::kernel_accepts<kernel, double, int>);        // converted, as <<<>>> does
+    STATIC_REQUIRE(gpu::kernel_accepts<kernel, double, int>); // converted, as <<<>>> does
     STATIC_REQUIRE(gpu::kernel_accepts<kernel, const float&, unsigned&>);
-    STATIC_REQUIRE_FALSE(gpu::kernel_accepts<kernel, float>);          // one too few
+    STATIC_REQUIRE_FALSE(gpu::kernel_accepts<kernel, float>);           // one too few
     STATIC_REQUIRE_FALSE(gpu::kernel_accepts<kernel, float, int, int>); // one too many
-    STATIC_REQUIRE_FALSE(gpu::kernel_accepts<kernel, float, float*>);  // no conversion
+    STATIC_REQUIRE_FALSE(gpu::kernel_accepts<kernel, float, float*>);   // no conversion
     STATIC_REQUIRE(gpu::kernel_accepts<void (*)()>);
     STATIC_REQUIRE_FALSE(gpu::kernel_accepts<void (*)(), int>);
     STATIC_REQUIRE_FALSE(gpu::kernel_accepts<int, int>); // not a kernel pointer
 }
 
-TEST_CASE("the block-size search keeps the most threads resident, as CUDA's does",
-          "[occupancy]")
+TEST_CASE("the block-size search keeps the most threads resident, as CUDA's does", "[occupancy]")
 {
     gpu::occupancy_limits limits = sample_occupancy();
     // Threads alone limit residency: 1024 fills the multiprocessor (2 blocks) and ends the search.
@@ -236,7 +235,8 @@ TEST_CASE("launch refuses a configuration beyond the stream's device", "[launch]
     // Within the device's opt-in limit but beyond the kernel's default of 48 KiB: CUDA refuses
     // it, and the message names the kernel's own limit and the fix.
     CHECK_THROWS_WITH(gpu::launch(s,
-                                  {.grid = {1}, .block = {32},
+                                  {.grid = {1},
+                                   .block = {32},
                                    .dynamic_shared_bytes = limits.shared_bytes_per_block + 1024},
                                   gpu::test::shape(), shape.data()),
                       ContainsSubstring("gpu::allow_dynamic_shared_memory"));
