@@ -32,9 +32,8 @@ void record(const char* kind, nvtxDomainHandle_t domain, const nvtxEventAttribut
     recorded += name_of(domain);
     if (attributes != nullptr) {
         recorded += ' ';
-        recorded += attributes->messageType == NVTX_MESSAGE_TYPE_ASCII
-                        ? attributes->message.ascii
-                        : "(not ascii)";
+        recorded += attributes->messageType == NVTX_MESSAGE_TYPE_ASCII ? attributes->message.ascii
+                                                                       : "(not ascii)";
         if (attributes->colorType == NVTX_COLOR_ARGB) {
             char colour[16];
             std::snprintf(colour, sizeof colour, " #%08x", attributes->color);
@@ -81,11 +80,11 @@ void install(NvtxFunctionTable table, unsigned size, unsigned id, Function funct
 extern "C" {
 
 /// What NVTX calls after loading the library; returns 1 for success.
-__attribute__((visibility("default"))) int InitializeInjectionNvtx2(
-    NvtxGetExportTableFunc_t get_export_table)
+__attribute__((visibility("default"))) int
+InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 {
-    const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(
-        get_export_table(NVTX_ETID_CALLBACKS));
+    const auto* callbacks =
+        static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
     if (callbacks == nullptr || callbacks->GetModuleFunctionTable == nullptr) {
         return 0;
     }
@@ -114,7 +113,7 @@ __attribute__((visibility("default"))) int cudagap_nvtx_recorder_initialised()
 /// The lines recorded since the last clear, copied into @p out (at most @p size bytes, with
 /// the terminating 0); returns the length of the whole text.
 __attribute__((visibility("default"))) unsigned long cudagap_nvtx_recorder_read(char* out,
-                                                                               unsigned long size)
+                                                                                unsigned long size)
 {
     const std::lock_guard lock(guard);
     if (size > 0) {

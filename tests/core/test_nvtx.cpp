@@ -37,8 +37,8 @@ struct recorder {
                                          ::dlerror());
             }
             recorder r;
-            r.initialised = reinterpret_cast<int (*)()>(
-                ::dlsym(library, "cudagap_nvtx_recorder_initialised"));
+            r.initialised =
+                reinterpret_cast<int (*)()>(::dlsym(library, "cudagap_nvtx_recorder_initialised"));
             r.read = reinterpret_cast<unsigned long (*)(char*, unsigned long)>(
                 ::dlsym(library, "cudagap_nvtx_recorder_read"));
             r.clear = reinterpret_cast<void (*)()>(::dlsym(library, "cudagap_nvtx_recorder_clear"));
@@ -79,7 +79,8 @@ TEST_CASE("ranges reach NVTX with their names, nested, in cudagap's domain", "[n
         CHECK(outer.active());
         {
             const int layer = 1;
-            const gpu::nvtx::range inner([&] { return "nn fc" + std::to_string(layer) + " backward"; });
+            const gpu::nvtx::range inner(
+                [&] { return "nn fc" + std::to_string(layer) + " backward"; });
             gpu::nvtx::mark("checkpoint");
             CHECK(gpu::nvtx::innermost_range() == "nn fc1 backward");
             CHECK(gpu::nvtx::open_ranges() ==
@@ -207,9 +208,9 @@ TEST_CASE("the environment read at load decides whether ranges start on", "[nvtx
     const char* nvtx = std::getenv("CUDAGAP_NVTX");
     const char* profile = std::getenv("CUDAGAP_PROFILE");
     const std::string chosen = profile == nullptr ? "" : profile;
-    const bool expected =
-        nvtx != nullptr && *nvtx != '\0'
-            ? std::string(nvtx) != "0"
-            : (chosen == "development" || chosen == "dev" || chosen == "testing" || chosen == "test");
+    const bool expected = nvtx != nullptr && *nvtx != '\0'
+                              ? std::string(nvtx) != "0"
+                              : (chosen == "development" || chosen == "dev" ||
+                                 chosen == "testing" || chosen == "test");
     CHECK(gpu::nvtx::enabled_by_environment() == expected);
 }
