@@ -28,7 +28,8 @@ cudaError_t sum(cuda::stream_ref stream, const float* values, float* total, std:
 {
     std::size_t temp_bytes = 0;
     // The first call only asks how much temporary storage the reduction needs.
-    cudaError_t status = cub::DeviceReduce::Sum(nullptr, temp_bytes, values, total, n, stream.get());
+    cudaError_t status =
+        cub::DeviceReduce::Sum(nullptr, temp_bytes, values, total, n, stream.get());
     if (status != cudaSuccess) {
         return status;
     }
