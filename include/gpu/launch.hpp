@@ -5,14 +5,15 @@
 /// parameter types at compile time.
 ///
 /// The kernel itself lives in a `.cu` file that nvcc compiles; that file hands out a pointer to
-/// it, and the C++ side launches through the pointer, so no `<<<>>>` (and no nvcc) is needed
-/// where the launch is written:
+/// it, and the C++ side launches through the pointer, so no triple-chevron launch (and no nvcc)
+/// is needed where the launch is written (examples/custom_kernel is the whole pattern):
 /// @code
-/// // kernels.cu (nvcc)
-/// __global__ void scale(float factor, float* data, std::size_t n) { ... }
-/// scale_kernel scale_entry() { return scale; }     // using scale_kernel = void (*)(float, float*, std::size_t);
+/// // kernels.hpp, shared by both sides
+/// using scale_kernel = void (*)(float factor, float* data, std::size_t n);
+/// scale_kernel scale_entry(); // kernels.cu (nvcc) returns its global function `scale`
 /// // main.cpp (any C++20 compiler)
-/// gpu::launch(stream, gpu::filling_config(dev, scale_entry(), n), scale_entry(), 2.0f, data.data(), n);
+/// const gpu::launch_config config = gpu::filling_config(dev, scale_entry(), n);
+/// gpu::launch(stream, config, scale_entry(), 2.0f, data.data(), n);
 /// @endcode
 #pragma once
 
@@ -49,7 +50,7 @@ struct dims3 {
 };
 
 /// @brief How a kernel is launched: the grid of blocks, the threads of each block, and the
-/// dynamic shared memory each block gets (the third `<<<>>>` argument). Plain data.
+/// dynamic shared memory each block gets (the third value of a triple-chevron launch). Plain data.
 struct launch_config {
     dims3 grid{};                         ///< blocks in the grid
     dims3 block{};                        ///< threads in each block
@@ -128,8 +129,8 @@ inline constexpr bool kernel_accepts<void (*)(Params...), Args...> = [] {
     }
 }();
 
-/// @brief Launches @p kernel on @p stream with @p config, as `kernel<<<grid, block, shared,
-/// stream>>>(args...)` would, from plain C++.
+/// @brief Launches @p kernel on @p stream with @p config, as a triple-chevron launch of it
+/// would, from plain C++.
 ///
 /// The arguments are checked at compile time against the kernel's parameters (the same number,
 /// each convertible), then converted to the parameter types before their addresses are taken,
