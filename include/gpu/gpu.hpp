@@ -1,8 +1,10 @@
 /// @file gpu.hpp
 /// @brief Umbrella header of cudagap's core (`cudagap::core`): errors, versions, devices,
-/// streams, events, memory, CUDA graphs and their capture, timing, profiles and NaN/Inf
-/// reports. The cuBLAS and cuDNN wings have their own umbrellas, `<gpu/blas.hpp>` and
-/// `<gpu/dnn.hpp>`, and so do the tools above them (diagnosis, VRAM advice), `<gpu/tools.hpp>`.
+/// streams, events, memory, CUDA graphs and their capture, timing, profiles, NaN/Inf reports,
+/// launches of your own kernels with occupancy helpers, and NVTX ranges.
+/// `<gpu/cccl_stream.hpp>`, which needs CCCL's headers, is included on its own. The cuBLAS and
+/// cuDNN wings have their own umbrellas, `<gpu/blas.hpp>` and `<gpu/dnn.hpp>`, and so do the
+/// tools above them (diagnosis, VRAM advice), `<gpu/tools.hpp>`.
 #pragma once
 
 #include <gpu/capture.hpp>
@@ -12,8 +14,11 @@
 #include <gpu/event.hpp>
 #include <gpu/graph.hpp>
 #include <gpu/host_function.hpp>
+#include <gpu/launch.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/numerics.hpp>
+#include <gpu/nvtx.hpp>
+#include <gpu/occupancy.hpp>
 #include <gpu/peer_copy.hpp>
 #include <gpu/profile.hpp>
 #include <gpu/stream.hpp>

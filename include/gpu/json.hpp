@@ -96,7 +96,8 @@ inline void to_json(nlohmann::json& j, const profile& p)
          {"precision", p.precision},
          {"benchmark", p.benchmark},
          {"deterministic", p.deterministic},
-         {"seed", p.seed ? nlohmann::json(*p.seed) : nlohmann::json(nullptr)}};
+         {"seed", p.seed ? nlohmann::json(*p.seed) : nlohmann::json(nullptr)},
+         {"nvtx_ranges", p.nvtx_ranges}};
 }
 
 /// @brief `{"current_bytes", "peak_bytes", "live_allocations", "total_allocations"}`.

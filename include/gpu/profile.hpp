@@ -14,6 +14,7 @@
 /// | `benchmark`: time the candidate algorithms, take the fastest | no | yes | no | `cudnn.benchmark` |
 /// | `deterministic`: reproducible results | no | no | yes | `cudnn.deterministic` |
 /// | `seed`: fixed random seed | no | no | 42 | `torch.manual_seed` |
+/// | `nvtx_ranges`: name the work in NVTX ranges | yes | no | yes | `emit_nvtx` |
 #pragma once
 
 #include <cstdint>
@@ -60,15 +61,22 @@ struct profile {
     bool deterministic = false;
     /// A fixed seed for random fills; empty means "seed from the clock".
     std::optional<std::uint64_t> seed{};
+    /// Name cudagap's work (GEMMs, convolutions, layers, graph replays, collectives) and the
+    /// program's own `gpu::nvtx::range`s in NVTX ranges, so that Nsight Systems shows them
+    /// (`gpu::nvtx::apply` turns them on; `<gpu/nvtx.hpp>`). Nearly free with no profiler
+    /// attached.
+    bool nvtx_ranges = false;
 
     /// @brief Fields compare equal one by one.
     friend bool operator==(const profile&, const profile&) = default;
 
-    /// @brief Debugging: synchronous checks, NaN/Inf checks, FP32, no TF32, no benchmarking.
+    /// @brief Debugging: synchronous checks, NaN/Inf checks, FP32, no TF32, no benchmarking,
+    /// NVTX ranges.
     [[nodiscard]] static profile development();
     /// @brief Speed: TF32 allowed, FP16 preferred, algorithms benchmarked.
     [[nodiscard]] static profile production();
-    /// @brief Reproducibility: deterministic algorithms, no atomics, no TF32, seed 42.
+    /// @brief Reproducibility: deterministic algorithms, no atomics, no TF32, seed 42, NVTX
+    /// ranges.
     [[nodiscard]] static profile testing();
     /// @brief What cudagap does when no profile is chosen: the default-constructed settings
     /// (no extra checks, FP32 without TF32, no benchmarking), named `default`.

@@ -5,11 +5,13 @@
 #include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/numerics.hpp>
+#include <gpu/nvtx.hpp>
 
 #include "library_types.hpp"
 
 #include <cublas_v2.h>
 
+#include <cctype>
 #include <stdexcept>
 #include <string>
 
@@ -135,6 +137,23 @@ std::string_view compute_type_name(element_type input, math_mode mode) noexcept
     }
 }
 
+namespace {
+/// The NVTX range's name, in the caller's terms (rows x columns x inner of C = A B) and the
+/// input type: "gemm 4096x4096x4096 bf16".
+std::string range_name(const gemm_call& call)
+{
+    const gemm_plan& plan = call.plan;
+    const std::int64_t rows = plan.swapped ? plan.n : plan.m;
+    const std::int64_t columns = plan.swapped ? plan.m : plan.n;
+    std::string type(gpu::to_string(call.input));
+    for (char& c : type) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return "gemm " + std::to_string(rows) + "x" + std::to_string(columns) + "x" +
+           std::to_string(plan.k) + " " + type + (call.batched ? " batched" : "");
+}
+} // namespace
+
 void run_gemm(handle& h, const gemm_call& call, const char* function)
 {
     h.require_handle(function);
@@ -156,6 +175,7 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
     // cuBLAS runs a handle's work on the device current at the call: the handle's, here, and
     // the caller's again after (the numerics check's kernel is launched there too).
     const scoped_device on(h.device());
+    const nvtx::range range([&] { return range_name(call); }, nvtx::colours::compute);
     enqueue_gemm(h.get(), call, mode);
     if (h.synchronous_checks()) {
         // Report a failure of the work itself here, at the call that queued it.

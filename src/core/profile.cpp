@@ -23,6 +23,7 @@ profile profile::development()
     p.name = "development";
     p.synchronous_checks = true;
     p.check_numerics = true;
+    p.nvtx_ranges = true;
     return p;
 }
 
@@ -42,6 +43,7 @@ profile profile::testing()
     p.name = "testing";
     p.deterministic = true;
     p.seed = 42;
+    p.nvtx_ranges = true;
     return p;
 }
 
@@ -82,6 +84,7 @@ std::vector<std::string> profile::describe() const
         "benchmark algorithms (time the candidates, run the fastest): " + yes_no(benchmark),
         "deterministic results: " + yes_no(deterministic),
         "random seed: " + (seed ? std::to_string(*seed) : std::string("from the clock")),
+        "NVTX ranges naming the work: " + yes_no(nvtx_ranges),
     };
 }
 

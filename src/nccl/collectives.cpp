@@ -7,6 +7,7 @@
 
 #include <gpu/detail/expects.hpp>
 #include <gpu/nccl/error.hpp>
+#include <gpu/nvtx.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -197,6 +198,19 @@ ncclResult_t enqueue(const detail::collective_call& call, const communicator& co
     return ncclInvalidArgument;
 }
 
+/// The NVTX range's name: the collective and the bytes each rank receives, "all_reduce 12 MiB".
+std::string range_name(const detail::collective_call& call)
+{
+    const char* name = "collective";
+    switch (call.kind) {
+    case detail::operation::all_reduce: name = "all_reduce"; break;
+    case detail::operation::broadcast: name = "broadcast"; break;
+    case detail::operation::all_gather: name = "all_gather"; break;
+    case detail::operation::reduce_scatter: name = "reduce_scatter"; break;
+    }
+    return std::string(name) + " " + nvtx::size_name(call.recv_count * call.element_size);
+}
+
 const char* api_of(detail::operation kind)
 {
     switch (kind) {
@@ -223,6 +237,7 @@ void run_collective(const communicator& comm, collective_call call, stream_ref s
     if (grouped) {
         note_group_member(comm.get(), comm.timeout());
     }
+    const nvtx::range range([&] { return range_name(call); }, nvtx::colours::communication);
     ncclResult_t status = enqueue(call, comm, stream);
     if (status == ncclSuccess || (status == ncclInProgress && grouped)) {
         return; // the hot path: nothing is composed

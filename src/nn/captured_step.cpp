@@ -1,6 +1,7 @@
 // gpu::nn::captured_step: warm-up runs, one capture, then one graph launch per step.
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/captured_step.hpp>
+#include <gpu/nvtx.hpp>
 
 #include <stdexcept>
 #include <utility>
@@ -31,6 +32,7 @@ void captured_step::run()
     if (!ready_) {
         capture();
     }
+    const nvtx::range range("captured_step replay", nvtx::colours::graph);
     exec_.launch(stream_);
     ++launches_;
 }

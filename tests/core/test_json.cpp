@@ -22,6 +22,7 @@ TEST_CASE("profiles become JSON objects with a null for an unset seed", "[json]"
     CHECK(testing.at("benchmark") == false);
     CHECK(testing.at("precision") == "fp32");
     CHECK(testing.at("seed") == 42);
+    CHECK(testing.at("nvtx_ranges") == true);
     CHECK(round_trip(gpu::profile::production()).at("seed").is_null());
     CHECK(round_trip(gpu::profile::production()).at("allow_tf32") == true);
     CHECK(round_trip(gpu::profile::production()).at("benchmark") == true);

@@ -70,11 +70,13 @@ TEST_CASE("CUDAGAP_PROFILE selects a preset and rejects unknown names", "[profil
 TEST_CASE("describe lists every setting", "[profile]")
 {
     const auto lines = gpu::profile::testing().describe();
-    REQUIRE(lines.size() == 8);
+    REQUIRE(lines.size() == 9);
     CHECK(lines[0] == "profile: testing");
     CHECK(lines[3] == "TF32 for FP32 data: off");
     CHECK(lines[5] == "benchmark algorithms (time the candidates, run the fastest): no");
     CHECK(lines[7] == "random seed: 42");
+    CHECK(lines[8] == "NVTX ranges naming the work: yes");
+    CHECK(gpu::profile::production().describe()[8] == "NVTX ranges naming the work: no");
     CHECK(gpu::profile::production().describe()[3] == "TF32 for FP32 data: allowed");
     CHECK(gpu::profile::production().describe()[5] ==
           "benchmark algorithms (time the candidates, run the fastest): yes");
