@@ -9,6 +9,8 @@
 /// @endcode
 #pragma once
 
+#include <gpu/detail/enum_names.hpp>
+
 #include <cstddef>
 #include <string_view>
 
@@ -23,16 +25,18 @@ enum class element_type {
     bf16, ///< bfloat16 (`__nv_bfloat16`): FP32's range in 16 bits
 };
 
+namespace detail {
+/// @brief The names of the element types, in the enumeration's order.
+inline constexpr enum_name<element_type> element_type_names[] = {{element_type::fp32, "FP32"},
+                                                                 {element_type::fp64, "FP64"},
+                                                                 {element_type::fp16, "FP16"},
+                                                                 {element_type::bf16, "BF16"}};
+} // namespace detail
+
 /// @brief `FP32`, `FP64`, `FP16` or `BF16`; `unknown` for a value outside the enumeration.
 [[nodiscard]] constexpr std::string_view to_string(element_type type) noexcept
 {
-    switch (type) {
-    case element_type::fp32: return "FP32";
-    case element_type::fp64: return "FP64";
-    case element_type::fp16: return "FP16";
-    case element_type::bf16: return "BF16";
-    }
-    return "unknown";
+    return detail::name_of(detail::element_type_names, type);
 }
 
 /// @brief Bytes per element: 4, 8, 2 or 2; 0 for a value outside the enumeration.

@@ -1,6 +1,7 @@
 // Which GEMM precisions run on tensor cores, and their dense peaks: NVIDIA's datasheet figures
 // for the GPUs listed here, estimates from architecture figures and the clock for the others.
 #include <gpu/blas/capabilities.hpp>
+#include <gpu/detail/enum_names.hpp>
 
 #include <algorithm>
 #include <array>
@@ -9,16 +10,14 @@
 
 namespace gpu::blas {
 
+constexpr gpu::detail::enum_name<precision> precision_names[] = {{precision::fp64, "FP64"},
+                                                                 {precision::fp32, "FP32"},
+                                                                 {precision::tf32, "TF32"},
+                                                                 {precision::fp16, "FP16"},
+                                                                 {precision::bf16, "BF16"}};
 std::string_view to_string(precision p) noexcept
 {
-    switch (p) {
-    case precision::fp64: return "FP64";
-    case precision::fp32: return "FP32";
-    case precision::tf32: return "TF32";
-    case precision::fp16: return "FP16";
-    case precision::bf16: return "BF16";
-    }
-    return "unknown";
+    return gpu::detail::name_of(precision_names, p);
 }
 
 namespace {

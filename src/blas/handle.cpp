@@ -3,6 +3,7 @@
 // atomics read back from cuBLAS, and profiles.
 #include <gpu/blas/handle.hpp>
 #include <gpu/capture.hpp>
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/event.hpp>
 
@@ -29,14 +30,13 @@ cublasMath_t to_cublas(math_mode mode) noexcept
 
 } // namespace
 
+constexpr gpu::detail::enum_name<math_mode> math_mode_names[] = {
+    {math_mode::default_math, "default"},
+    {math_mode::strict_fp32, "strict FP32"},
+    {math_mode::tf32, "TF32"}};
 std::string_view to_string(math_mode mode) noexcept
 {
-    switch (mode) {
-    case math_mode::default_math: return "default";
-    case math_mode::strict_fp32: return "strict FP32";
-    case math_mode::tf32: return "TF32";
-    }
-    return "unknown";
+    return gpu::detail::name_of(math_mode_names, mode);
 }
 
 std::string_view to_string(atomics_mode mode) noexcept

@@ -3,6 +3,7 @@
 #include <gpu/blas/handle.hpp> // recommended_workspace_bytes
 #include <gpu/blas/lt.hpp>
 #include <gpu/capture.hpp>
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/device.hpp>
 #include <gpu/event.hpp>
@@ -18,15 +19,14 @@
 
 namespace gpu::blas {
 
+constexpr gpu::detail::enum_name<lt_epilogue> lt_epilogue_names[] = {
+    {lt_epilogue::none, "none"},
+    {lt_epilogue::bias, "bias"},
+    {lt_epilogue::relu_bias, "relu_bias"},
+    {lt_epilogue::bias_gradient, "bias_gradient"}};
 std::string_view to_string(lt_epilogue epilogue) noexcept
 {
-    switch (epilogue) {
-    case lt_epilogue::none: return "none";
-    case lt_epilogue::bias: return "bias";
-    case lt_epilogue::relu_bias: return "relu_bias";
-    case lt_epilogue::bias_gradient: return "bias_gradient";
-    }
-    return "unknown";
+    return gpu::detail::name_of(lt_epilogue_names, epilogue);
 }
 
 lt_handle_options lt_handle_options::from_profile(const gpu::profile& profile)

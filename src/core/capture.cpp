@@ -4,6 +4,7 @@
 #include "capture_hints.hpp"
 
 #include <gpu/capture.hpp>
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/detail/expects.hpp>
 
 #include <stdexcept>
@@ -146,24 +147,22 @@ capture_status capture_status_of(stream_ref stream)
     return static_cast<capture_status>(status);
 }
 
+constexpr gpu::detail::enum_name<capture_mode> capture_mode_names[] = {
+    {capture_mode::global, "global"},
+    {capture_mode::per_thread, "per_thread"},
+    {capture_mode::relaxed, "relaxed"}};
 std::string_view to_string(capture_mode mode) noexcept
 {
-    switch (mode) {
-    case capture_mode::global: return "global";
-    case capture_mode::per_thread: return "per_thread";
-    case capture_mode::relaxed: return "relaxed";
-    }
-    return "unknown";
+    return gpu::detail::name_of(capture_mode_names, mode);
 }
 
+constexpr gpu::detail::enum_name<capture_status> capture_status_names[] = {
+    {capture_status::none, "none"},
+    {capture_status::active, "active"},
+    {capture_status::invalidated, "invalidated"}};
 std::string_view to_string(capture_status status) noexcept
 {
-    switch (status) {
-    case capture_status::none: return "none";
-    case capture_status::active: return "active";
-    case capture_status::invalidated: return "invalidated";
-    }
-    return "unknown";
+    return gpu::detail::name_of(capture_status_names, status);
 }
 
 capture_scope::capture_scope(stream_ref stream, capture_mode mode, std::source_location where)
@@ -174,7 +173,7 @@ capture_scope::capture_scope(stream_ref stream, capture_mode mode, std::source_l
     GPU_EXPECTS(stream.get() != nullptr && stream.get() != cudaStreamLegacy, std::invalid_argument,
                 "gpu::capture_scope: the legacy default stream cannot be captured into a graph; "
                 "capture a gpu::stream");
-    GPU_EXPECTS(to_string(mode) != "unknown", std::invalid_argument,
+    GPU_EXPECTS(detail::is_named(capture_mode_names, mode), std::invalid_argument,
                 "gpu::capture_scope: ", static_cast<int>(mode), " is not a gpu::capture_mode");
     const cudaError_t status =
         cudaStreamBeginCapture(stream.get(), static_cast<cudaStreamCaptureMode>(mode));

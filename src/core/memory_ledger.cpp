@@ -1,5 +1,6 @@
 // The ledger's counting: one state per device (a lock, the live pointers in an open-addressing
 // table, the counts per tag, the recorded events), refusals, measured holdings.
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/memory_ledger.hpp>
 
 #include <algorithm>
@@ -499,17 +500,13 @@ void memory_ledger::set_range_name_source(range_name_source source) noexcept
     range_source.store(source, std::memory_order_relaxed);
 }
 
+constexpr gpu::detail::enum_name<memory_event_kind> memory_event_kind_names[] = {
+    {memory_event_kind::initial, "initial"}, {memory_event_kind::allocate, "allocate"},
+    {memory_event_kind::free, "free"},       {memory_event_kind::forget, "forget"},
+    {memory_event_kind::hold, "hold"},       {memory_event_kind::release, "release"}};
 std::string_view to_string(memory_event_kind kind) noexcept
 {
-    switch (kind) {
-    case memory_event_kind::initial: return "initial";
-    case memory_event_kind::allocate: return "allocate";
-    case memory_event_kind::free: return "free";
-    case memory_event_kind::forget: return "forget";
-    case memory_event_kind::hold: return "hold";
-    case memory_event_kind::release: return "release";
-    }
-    return "unknown";
+    return gpu::detail::name_of(memory_event_kind_names, kind);
 }
 
 namespace detail {

@@ -1,4 +1,5 @@
 // The three presets of the article's section 5.2 and their names.
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/profile.hpp>
 
 #include <cctype>
@@ -7,14 +8,13 @@
 
 namespace gpu {
 
+constexpr gpu::detail::enum_name<preferred_precision> preferred_precision_names[] = {
+    {preferred_precision::fp32, "fp32"},
+    {preferred_precision::fp16, "fp16"},
+    {preferred_precision::bf16, "bf16"}};
 std::string_view to_string(preferred_precision precision) noexcept
 {
-    switch (precision) {
-    case preferred_precision::fp32: return "fp32";
-    case preferred_precision::fp16: return "fp16";
-    case preferred_precision::bf16: return "bf16";
-    }
-    return "unknown";
+    return gpu::detail::name_of(preferred_precision_names, precision);
 }
 
 profile profile::development()

@@ -24,85 +24,71 @@
 
 namespace gpu::dnn {
 
+constexpr gpu::detail::enum_name<convolution_pass> convolution_pass_names[] = {
+    {convolution_pass::forward, "forward"},
+    {convolution_pass::backward_data, "backward_data"},
+    {convolution_pass::backward_filter, "backward_filter"}};
 std::string_view to_string(convolution_pass pass) noexcept
 {
-    switch (pass) {
-    case convolution_pass::forward: return "forward";
-    case convolution_pass::backward_data: return "backward_data";
-    case convolution_pass::backward_filter: return "backward_filter";
-    }
-    return "unknown";
+    return gpu::detail::name_of(convolution_pass_names, pass);
 }
 
+constexpr gpu::detail::enum_name<convolution_algorithm> convolution_algorithm_names[] = {
+    {convolution_algorithm::implicit_gemm, "implicit_gemm"},
+    {convolution_algorithm::implicit_precomp_gemm, "implicit_precomp_gemm"},
+    {convolution_algorithm::gemm, "gemm"},
+    {convolution_algorithm::direct, "direct"},
+    {convolution_algorithm::fft, "fft"},
+    {convolution_algorithm::fft_tiling, "fft_tiling"},
+    {convolution_algorithm::winograd, "winograd"},
+    {convolution_algorithm::winograd_nonfused, "winograd_nonfused"}};
 std::string_view to_string(convolution_algorithm algorithm) noexcept
 {
-    switch (algorithm) {
-    case convolution_algorithm::implicit_gemm: return "implicit_gemm";
-    case convolution_algorithm::implicit_precomp_gemm: return "implicit_precomp_gemm";
-    case convolution_algorithm::gemm: return "gemm";
-    case convolution_algorithm::direct: return "direct";
-    case convolution_algorithm::fft: return "fft";
-    case convolution_algorithm::fft_tiling: return "fft_tiling";
-    case convolution_algorithm::winograd: return "winograd";
-    case convolution_algorithm::winograd_nonfused: return "winograd_nonfused";
-    }
-    return "unknown";
+    return gpu::detail::name_of(convolution_algorithm_names, algorithm);
 }
 
+constexpr gpu::detail::enum_name<backward_data_algorithm> backward_data_algorithm_names[] = {
+    {backward_data_algorithm::algo_0, "algo_0"},
+    {backward_data_algorithm::algo_1, "algo_1"},
+    {backward_data_algorithm::fft, "fft"},
+    {backward_data_algorithm::fft_tiling, "fft_tiling"},
+    {backward_data_algorithm::winograd, "winograd"},
+    {backward_data_algorithm::winograd_nonfused, "winograd_nonfused"}};
 std::string_view to_string(backward_data_algorithm algorithm) noexcept
 {
-    switch (algorithm) {
-    case backward_data_algorithm::algo_0: return "algo_0";
-    case backward_data_algorithm::algo_1: return "algo_1";
-    case backward_data_algorithm::fft: return "fft";
-    case backward_data_algorithm::fft_tiling: return "fft_tiling";
-    case backward_data_algorithm::winograd: return "winograd";
-    case backward_data_algorithm::winograd_nonfused: return "winograd_nonfused";
-    }
-    return "unknown";
+    return gpu::detail::name_of(backward_data_algorithm_names, algorithm);
 }
 
+constexpr gpu::detail::enum_name<backward_filter_algorithm> backward_filter_algorithm_names[] = {
+    {backward_filter_algorithm::algo_0, "algo_0"},
+    {backward_filter_algorithm::algo_1, "algo_1"},
+    {backward_filter_algorithm::fft, "fft"},
+    {backward_filter_algorithm::algo_3, "algo_3"},
+    {backward_filter_algorithm::winograd, "winograd"},
+    {backward_filter_algorithm::winograd_nonfused, "winograd_nonfused"},
+    {backward_filter_algorithm::fft_tiling, "fft_tiling"}};
 std::string_view to_string(backward_filter_algorithm algorithm) noexcept
 {
-    switch (algorithm) {
-    case backward_filter_algorithm::algo_0: return "algo_0";
-    case backward_filter_algorithm::algo_1: return "algo_1";
-    case backward_filter_algorithm::fft: return "fft";
-    case backward_filter_algorithm::algo_3: return "algo_3";
-    case backward_filter_algorithm::winograd: return "winograd";
-    case backward_filter_algorithm::winograd_nonfused: return "winograd_nonfused";
-    case backward_filter_algorithm::fft_tiling: return "fft_tiling";
-    }
-    return "unknown";
+    return gpu::detail::name_of(backward_filter_algorithm_names, algorithm);
 }
 
 std::string_view to_string(convolution_epilogue epilogue) noexcept
 {
-    switch (epilogue) {
-    case convolution_epilogue::none: return "none";
-    case convolution_epilogue::bias: return "bias";
-    case convolution_epilogue::bias_relu: return "bias_relu";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<convolution_epilogue>, epilogue);
 }
 
+constexpr gpu::detail::enum_name<epilogue_execution> epilogue_execution_names[] = {
+    {epilogue_execution::none, "none"},
+    {epilogue_execution::fused, "fused"},
+    {epilogue_execution::unfused, "unfused"}};
 std::string_view to_string(epilogue_execution execution) noexcept
 {
-    switch (execution) {
-    case epilogue_execution::none: return "none";
-    case epilogue_execution::fused: return "fused";
-    case epilogue_execution::unfused: return "unfused";
-    }
-    return "unknown";
+    return gpu::detail::name_of(epilogue_execution_names, execution);
 }
 
 std::string_view to_string(gradient_update update) noexcept
 {
-    switch (update) {
-    case gradient_update::overwrite: return "overwrite";
-    case gradient_update::accumulate: return "accumulate";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<gradient_update>, update);
 }
 
 // ---- convolution_problem --------------------------------------------------------------------

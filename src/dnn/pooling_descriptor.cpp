@@ -14,13 +14,7 @@ namespace gpu::dnn {
 
 std::string_view to_string(pooling_mode mode) noexcept
 {
-    switch (mode) {
-    case pooling_mode::max: return "max";
-    case pooling_mode::max_deterministic: return "max_deterministic";
-    case pooling_mode::average_include_padding: return "average_include_padding";
-    case pooling_mode::average_exclude_padding: return "average_exclude_padding";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<pooling_mode>, mode);
 }
 
 namespace {

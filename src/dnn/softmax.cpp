@@ -11,21 +11,12 @@ namespace gpu::dnn {
 
 std::string_view to_string(softmax_algorithm algorithm) noexcept
 {
-    switch (algorithm) {
-    case softmax_algorithm::fast: return "fast";
-    case softmax_algorithm::accurate: return "accurate";
-    case softmax_algorithm::log: return "log";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<softmax_algorithm>, algorithm);
 }
 
 std::string_view to_string(softmax_mode mode) noexcept
 {
-    switch (mode) {
-    case softmax_mode::channel: return "channel";
-    case softmax_mode::instance: return "instance";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<softmax_mode>, mode);
 }
 
 namespace {

@@ -2,6 +2,10 @@
 // lists that every descriptor shares.
 #pragma once
 
+#include <gpu/detail/enum_names.hpp>
+#include <gpu/dnn/convolution_planning.hpp>
+#include <gpu/dnn/pooling_descriptor.hpp>
+#include <gpu/dnn/softmax.hpp>
 #include <gpu/dnn/types.hpp>
 
 #include <cudnn.h>
@@ -37,13 +41,63 @@ std::size_t product(const std::vector<int>& dims);
 
 [[noreturn]] void throw_unnamed_enumerator(const char* what, const char* type, int value);
 
+// The names of the wing's enums: one table each, which serves to_string and require_named.
+// Each enum's table is a specialisation with its own array type.
+template <class Enum>
+inline constexpr auto names = nullptr;
+template <>
+inline constexpr gpu::detail::enum_name<data_type> names<data_type>[] = {
+    {data_type::fp32, "fp32"}, {data_type::fp16, "fp16"}, {data_type::bf16, "bf16"}};
+template <>
+inline constexpr gpu::detail::enum_name<tensor_layout> names<tensor_layout>[] = {
+    {tensor_layout::nchw, "nchw"}, {tensor_layout::nhwc, "nhwc"}};
+template <>
+inline constexpr gpu::detail::enum_name<math_type> names<math_type>[] = {
+    {math_type::default_math, "default"},
+    {math_type::tensor_op, "tensor_op"},
+    {math_type::tensor_op_allow_conversion, "tensor_op_allow_conversion"},
+    {math_type::fma, "fma"}};
+template <>
+inline constexpr gpu::detail::enum_name<convolution_mode> names<convolution_mode>[] = {
+    {convolution_mode::cross_correlation, "cross_correlation"},
+    {convolution_mode::convolution, "convolution"}};
+template <>
+inline constexpr gpu::detail::enum_name<activation_mode> names<activation_mode>[] = {
+    {activation_mode::identity, "identity"},
+    {activation_mode::relu, "relu"},
+    {activation_mode::clipped_relu, "clipped_relu"},
+    {activation_mode::sigmoid, "sigmoid"},
+    {activation_mode::tanh, "tanh"},
+    {activation_mode::elu, "elu"}};
+template <>
+inline constexpr gpu::detail::enum_name<pooling_mode> names<pooling_mode>[] = {
+    {pooling_mode::max, "max"},
+    {pooling_mode::max_deterministic, "max_deterministic"},
+    {pooling_mode::average_include_padding, "average_include_padding"},
+    {pooling_mode::average_exclude_padding, "average_exclude_padding"}};
+template <>
+inline constexpr gpu::detail::enum_name<softmax_algorithm> names<softmax_algorithm>[] = {
+    {softmax_algorithm::fast, "fast"},
+    {softmax_algorithm::accurate, "accurate"},
+    {softmax_algorithm::log, "log"}};
+template <>
+inline constexpr gpu::detail::enum_name<softmax_mode> names<softmax_mode>[] = {
+    {softmax_mode::channel, "channel"}, {softmax_mode::instance, "instance"}};
+template <>
+inline constexpr gpu::detail::enum_name<convolution_epilogue> names<convolution_epilogue>[] = {
+    {convolution_epilogue::none, "none"},
+    {convolution_epilogue::bias, "bias"},
+    {convolution_epilogue::bias_relu, "bias_relu"}};
+template <>
+inline constexpr gpu::detail::enum_name<gradient_update> names<gradient_update>[] = {
+    {gradient_update::overwrite, "overwrite"}, {gradient_update::accumulate, "accumulate"}};
+
 // Throws std::invalid_argument when `value` is none of the enumerators cudagap names (an
-// integer cast to the enum): to_cudnn would otherwise map it silently to a default. Every
-// to_string of the wing's enums answers "unknown" for exactly those values.
+// integer cast to the enum): to_cudnn would otherwise map it silently to a default.
 template <class Enum>
 void require_named(const char* what, const char* type, Enum value)
 {
-    if (to_string(value) == "unknown") {
+    if (!gpu::detail::is_named(names<Enum>, value)) {
         throw_unnamed_enumerator(what, type, static_cast<int>(value));
     }
 }

@@ -12,12 +12,7 @@ namespace gpu::dnn {
 
 std::string_view to_string(data_type type) noexcept
 {
-    switch (type) {
-    case data_type::fp32: return "fp32";
-    case data_type::fp16: return "fp16";
-    case data_type::bf16: return "bf16";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<data_type>, type);
 }
 
 gpu::element_type to_element_type(data_type type)
@@ -33,54 +28,31 @@ gpu::element_type to_element_type(data_type type)
 
 std::string_view to_string(tensor_layout layout) noexcept
 {
-    switch (layout) {
-    case tensor_layout::nchw: return "nchw";
-    case tensor_layout::nhwc: return "nhwc";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<tensor_layout>, layout);
 }
 
+constexpr gpu::detail::enum_name<algorithm_search> algorithm_search_names[] = {
+    {algorithm_search::heuristic, "heuristic"},
+    {algorithm_search::exhaustive, "exhaustive"},
+    {algorithm_search::deterministic, "deterministic"}};
 std::string_view to_string(algorithm_search search) noexcept
 {
-    switch (search) {
-    case algorithm_search::heuristic: return "heuristic";
-    case algorithm_search::exhaustive: return "exhaustive";
-    case algorithm_search::deterministic: return "deterministic";
-    }
-    return "unknown";
+    return gpu::detail::name_of(algorithm_search_names, search);
 }
 
 std::string_view to_string(math_type math) noexcept
 {
-    switch (math) {
-    case math_type::default_math: return "default";
-    case math_type::tensor_op: return "tensor_op";
-    case math_type::tensor_op_allow_conversion: return "tensor_op_allow_conversion";
-    case math_type::fma: return "fma";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<math_type>, math);
 }
 
 std::string_view to_string(convolution_mode mode) noexcept
 {
-    switch (mode) {
-    case convolution_mode::cross_correlation: return "cross_correlation";
-    case convolution_mode::convolution: return "convolution";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<convolution_mode>, mode);
 }
 
 std::string_view to_string(activation_mode mode) noexcept
 {
-    switch (mode) {
-    case activation_mode::identity: return "identity";
-    case activation_mode::relu: return "relu";
-    case activation_mode::clipped_relu: return "clipped_relu";
-    case activation_mode::sigmoid: return "sigmoid";
-    case activation_mode::tanh: return "tanh";
-    case activation_mode::elu: return "elu";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::names<activation_mode>, mode);
 }
 
 std::string to_string(const std::vector<int>& values)

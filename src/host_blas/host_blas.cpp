@@ -1,6 +1,7 @@
 // The CPU baseline: GEMM through the standard Fortran BLAS interface (any BLAS), what that BLAS
 // is (OpenBLAS's extension functions are looked up at run time, so another BLAS still links),
 // and the warning for OpenBLAS's generic-kernel fallback.
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/host_blas.hpp>
 
 #include <algorithm>
@@ -141,14 +142,13 @@ void blas_gemm(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas:
 
 } // namespace
 
+constexpr gpu::detail::enum_name<implementation> implementation_names[] = {
+    {implementation::openblas, "OpenBLAS"},
+    {implementation::other_blas, "BLAS"},
+    {implementation::naive, "naive loop"}};
 std::string_view to_string(implementation kind) noexcept
 {
-    switch (kind) {
-    case implementation::openblas: return "OpenBLAS";
-    case implementation::other_blas: return "BLAS";
-    case implementation::naive: return "naive loop";
-    }
-    return "unknown";
+    return gpu::detail::name_of(implementation_names, kind);
 }
 
 cpu_features detect_cpu()

@@ -80,8 +80,9 @@ void check_arguments(const collective_call& call)
                     call.function, ": null input for ", call.send_count, " elements");
     }
     if (call.kind == operation::all_reduce || call.kind == operation::reduce_scatter) {
-        GPU_EXPECTS(to_string(call.op) != "unknown", std::invalid_argument, call.function,
-                    ": reduction ", static_cast<int>(call.op), " is not a gpu::nccl::reduction");
+        GPU_EXPECTS(gpu::detail::is_named(detail::reduction_names, call.op), std::invalid_argument,
+                    call.function, ": reduction ", static_cast<int>(call.op),
+                    " is not a gpu::nccl::reduction");
     }
 }
 

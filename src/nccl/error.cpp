@@ -143,21 +143,17 @@ version_info version() noexcept
     return info;
 }
 
+namespace {
+constexpr gpu::detail::enum_name<ncclDataType_t> nccl_type_names[] = {
+    {ncclInt8, "Int8"},        {ncclUint8, "Uint8"},     {ncclInt32, "Int32"},
+    {ncclUint32, "Uint32"},    {ncclInt64, "Int64"},     {ncclUint64, "Uint64"},
+    {ncclFloat16, "Float16"},  {ncclFloat32, "Float32"}, {ncclFloat64, "Float64"},
+    {ncclBfloat16, "Bfloat16"}};
+} // namespace
+
 std::string_view to_string(ncclDataType_t type) noexcept
 {
-    switch (type) {
-    case ncclInt8: return "Int8";
-    case ncclUint8: return "Uint8";
-    case ncclInt32: return "Int32";
-    case ncclUint32: return "Uint32";
-    case ncclInt64: return "Int64";
-    case ncclUint64: return "Uint64";
-    case ncclFloat16: return "Float16";
-    case ncclFloat32: return "Float32";
-    case ncclFloat64: return "Float64";
-    case ncclBfloat16: return "Bfloat16";
-    default: return "unknown";
-    }
+    return gpu::detail::name_of(nccl_type_names, type);
 }
 
 namespace detail {

@@ -4,6 +4,7 @@
 #include "file_io.hpp"
 #include "text.hpp"
 
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/nn/idx.hpp>
 
 #include <algorithm>
@@ -153,17 +154,12 @@ std::string magic_of(const idx_array& array)
 
 } // namespace
 
+constexpr gpu::detail::enum_name<idx_type> idx_type_names[] = {
+    {idx_type::u8, "u8"},   {idx_type::i8, "i8"},   {idx_type::i16, "i16"},
+    {idx_type::i32, "i32"}, {idx_type::f32, "f32"}, {idx_type::f64, "f64"}};
 std::string_view to_string(idx_type type) noexcept
 {
-    switch (type) {
-    case idx_type::u8: return "u8";
-    case idx_type::i8: return "i8";
-    case idx_type::i16: return "i16";
-    case idx_type::i32: return "i32";
-    case idx_type::f32: return "f32";
-    case idx_type::f64: return "f64";
-    }
-    return "unknown";
+    return gpu::detail::name_of(idx_type_names, type);
 }
 
 std::size_t element_size(idx_type type) noexcept

@@ -1,5 +1,6 @@
 // The linear layer: registration, planning, and its forward and backward on cuBLASLt.
 #include <gpu/blas/lt.hpp>
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/accumulate.hpp>
 #include <gpu/nn/linear.hpp>
@@ -16,14 +17,13 @@
 
 namespace gpu::nn {
 
+constexpr gpu::detail::enum_name<bias_gradient_method> bias_gradient_method_names[] = {
+    {bias_gradient_method::automatic, "automatic"},
+    {bias_gradient_method::epilogue, "epilogue"},
+    {bias_gradient_method::reduction, "reduction"}};
 std::string_view to_string(bias_gradient_method method) noexcept
 {
-    switch (method) {
-    case bias_gradient_method::automatic: return "automatic";
-    case bias_gradient_method::epilogue: return "epilogue";
-    case bias_gradient_method::reduction: return "reduction";
-    }
-    return "unknown";
+    return gpu::detail::name_of(bias_gradient_method_names, method);
 }
 
 namespace {
@@ -130,8 +130,8 @@ linear::linear(parameters& store, std::string name, std::int64_t in_features,
                 " must be positive");
     GPU_EXPECTS(!options.relu || options.bias, std::invalid_argument, "gpu::nn::linear ", name_,
                 ": a fused ReLU needs the bias (cuBLASLt fuses bias and ReLU together)");
-    GPU_EXPECTS(to_string(options.bias_gradient) != "unknown", std::invalid_argument,
-                "gpu::nn::linear ", name_, ": bias_gradient ",
+    GPU_EXPECTS(gpu::detail::is_named(bias_gradient_method_names, options.bias_gradient),
+                std::invalid_argument, "gpu::nn::linear ", name_, ": bias_gradient ",
                 static_cast<int>(options.bias_gradient), " is not a gpu::nn::bias_gradient_method");
     // Both names are checked before either is added, so a refusal registers nothing.
     GPU_EXPECTS(!options.bias || !store.find(name_ + ".bias"), std::invalid_argument,

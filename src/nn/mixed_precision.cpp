@@ -1,4 +1,5 @@
 // The autocast policy: names, and the type each operation produces.
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/mixed_precision.hpp>
 
@@ -6,30 +7,28 @@
 
 namespace gpu::nn {
 
+constexpr gpu::detail::enum_name<autocast_rule> autocast_rule_names[] = {
+    {autocast_rule::compute_type, "compute_type"},
+    {autocast_rule::fp32, "fp32"},
+    {autocast_rule::input_type, "input_type"}};
 std::string_view to_string(autocast_rule rule) noexcept
 {
-    switch (rule) {
-    case autocast_rule::compute_type: return "compute_type";
-    case autocast_rule::fp32: return "fp32";
-    case autocast_rule::input_type: return "input_type";
-    }
-    return "unknown";
+    return gpu::detail::name_of(autocast_rule_names, rule);
 }
 
+constexpr gpu::detail::enum_name<autocast_op> autocast_op_names[] = {
+    {autocast_op::linear, "linear"},
+    {autocast_op::conv2d, "conv2d"},
+    {autocast_op::relu, "relu"},
+    {autocast_op::max_pool2d, "max_pool2d"},
+    {autocast_op::dropout, "dropout"},
+    {autocast_op::flatten, "flatten"},
+    {autocast_op::softmax, "softmax"},
+    {autocast_op::log_softmax, "log_softmax"},
+    {autocast_op::cross_entropy, "cross_entropy"}};
 std::string_view to_string(autocast_op op) noexcept
 {
-    switch (op) {
-    case autocast_op::linear: return "linear";
-    case autocast_op::conv2d: return "conv2d";
-    case autocast_op::relu: return "relu";
-    case autocast_op::max_pool2d: return "max_pool2d";
-    case autocast_op::dropout: return "dropout";
-    case autocast_op::flatten: return "flatten";
-    case autocast_op::softmax: return "softmax";
-    case autocast_op::log_softmax: return "log_softmax";
-    case autocast_op::cross_entropy: return "cross_entropy";
-    }
-    return "unknown";
+    return gpu::detail::name_of(autocast_op_names, op);
 }
 
 mixed_precision mixed_precision::from_name(std::string_view name)
@@ -57,7 +56,7 @@ void mixed_precision::validate() const
 element_type mixed_precision::output_type(autocast_op op, element_type input) const
 {
     validate();
-    GPU_EXPECTS(to_string(op) != "unknown", std::invalid_argument,
+    GPU_EXPECTS(gpu::detail::is_named(autocast_op_names, op), std::invalid_argument,
                 "gpu::nn::mixed_precision::output_type: operation ", static_cast<int>(op),
                 " is not a gpu::nn::autocast_op");
     switch (rule_of(op)) {

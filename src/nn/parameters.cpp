@@ -1,6 +1,7 @@
 // The parameter store: registration and layout, the host generator of initial values, and the
 // flat device buffers (master, gradient, working copy).
 #include <gpu/blas/convert.hpp>
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/parameters.hpp>
 
@@ -13,14 +14,13 @@
 
 namespace gpu::nn {
 
+constexpr gpu::detail::enum_name<initialization_kind> initialization_kind_names[] = {
+    {initialization_kind::zeros, "zeros"},
+    {initialization_kind::ones, "ones"},
+    {initialization_kind::uniform, "uniform"}};
 std::string_view to_string(initialization_kind kind) noexcept
 {
-    switch (kind) {
-    case initialization_kind::zeros: return "zeros";
-    case initialization_kind::ones: return "ones";
-    case initialization_kind::uniform: return "uniform";
-    }
-    return "unknown";
+    return gpu::detail::name_of(initialization_kind_names, kind);
 }
 
 initialization initialization::uniform(double bound)

@@ -1,6 +1,7 @@
 // The diagnosis report (its counts, recommendations and text) and gpu::diagnose, which runs
 // the CUDA checks, then the checks of every wing this cudagap was built with, then the other
 // platforms.
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/tools/diagnose.hpp>
 
 #include "checks.hpp"
@@ -72,16 +73,15 @@ void append(diagnosis& report, std::vector<diagnostic> checks)
 
 } // namespace
 
+constexpr gpu::detail::enum_name<diagnostic_status> diagnostic_status_names[] = {
+    {diagnostic_status::ok, "ok"},
+    {diagnostic_status::info, "info"},
+    {diagnostic_status::skipped, "skipped"},
+    {diagnostic_status::warning, "warning"},
+    {diagnostic_status::error, "error"}};
 std::string_view to_string(diagnostic_status status) noexcept
 {
-    switch (status) {
-    case diagnostic_status::ok: return "ok";
-    case diagnostic_status::info: return "info";
-    case diagnostic_status::skipped: return "skipped";
-    case diagnostic_status::warning: return "warning";
-    case diagnostic_status::error: return "error";
-    }
-    return "unknown";
+    return gpu::detail::name_of(diagnostic_status_names, status);
 }
 
 const diagnostic* diagnosis::find(std::string_view name) const noexcept

@@ -9,6 +9,7 @@
 /// @endcode
 #pragma once
 
+#include <gpu/detail/enum_names.hpp>
 #include <gpu/nccl/version.hpp> // NCCL's header, and the oldest release cudagap accepts
 
 #include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
@@ -30,17 +31,22 @@ enum class reduction {
     product, ///< the product (`ncclProd`)
 };
 
+namespace detail {
+
+/// @brief The names of the reductions, which also tell a named one from an integer cast.
+inline constexpr gpu::detail::enum_name<reduction> reduction_names[] = {
+    {reduction::sum, "sum"},
+    {reduction::avg, "avg"},
+    {reduction::max, "max"},
+    {reduction::min, "min"},
+    {reduction::product, "product"}};
+
+} // namespace detail
+
 /// @brief `sum`, `avg`, `max`, `min` or `product`; `unknown` for a value outside the enumeration.
 [[nodiscard]] constexpr std::string_view to_string(reduction op) noexcept
 {
-    switch (op) {
-    case reduction::sum: return "sum";
-    case reduction::avg: return "avg";
-    case reduction::max: return "max";
-    case reduction::min: return "min";
-    case reduction::product: return "product";
-    }
-    return "unknown";
+    return gpu::detail::name_of(detail::reduction_names, op);
 }
 
 namespace detail {
