@@ -1131,8 +1131,17 @@ class CtestRegistrationTests(unittest.TestCase):
             properties = self.properties(name)
             self.assertTrue(properties.get("RUN_SERIAL"), name)
             self.assertEqual(properties.get("LABELS"), ["gpu"])
+        # [multi-gpu] cases (two devices, peer copies) run alone too, under their own label.
+        multi_gpu = {f"core/{name}" for name in list_tests(BUILD / "tests" / "core" / "cudagap_core_tests",
+                                                          "[multi-gpu]")}
+        self.assertIn("core/peer access between two devices is idempotent and keeps the caller's device", multi_gpu)
+        for name in multi_gpu:
+            properties = self.properties(name)
+            self.assertTrue(properties.get("RUN_SERIAL"), name)
+            self.assertEqual(properties.get("LABELS"), ["multi-gpu"])
         running_alone = {n for n, t in self.tests.items() if self.properties(n).get("RUN_SERIAL")}
-        self.assertEqual({n for n in running_alone if n.startswith(tuple(f"{s}/" for s in suites))}, serial)
+        self.assertEqual({n for n in running_alone if n.startswith(tuple(f"{s}/" for s in suites))},
+                         serial | multi_gpu)
 
     def test_what_the_gpu_host_runs(self):
         readme = self.properties("readme: the short example builds and runs")
