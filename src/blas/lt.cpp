@@ -284,7 +284,7 @@ std::uint32_t alignment_of(const void* pointer) noexcept
 {
     const auto address = reinterpret_cast<std::uintptr_t>(pointer);
     std::uint32_t alignment = 1;
-    while (alignment < 256 && address % (2 * alignment) == 0) {
+    while (alignment < 256 && address % (std::uintptr_t{2} * alignment) == 0) {
         alignment *= 2;
     }
     return alignment;
