@@ -166,9 +166,9 @@ void cpu_part(bench::report& r)
                 a[i] = static_cast<float>((i * 7919 % 2003) / 1001.5 - 1.0);
                 b[i] = static_cast<float>((i * 104729 % 1999) / 999.5 - 1.0);
             }
-            const auto a_view = blas::row_major(std::as_const(a), n, n);
-            const auto b_view = blas::row_major(std::as_const(b), n, n);
-            const auto c_view = blas::row_major(c, n, n);
+            const auto a_view = gpu::matrix::row_major(std::as_const(a), n, n);
+            const auto b_view = gpu::matrix::row_major(std::as_const(b), n, n);
+            const auto c_view = gpu::matrix::row_major(c, n, n);
             // A 4000^3 GEMM is 128 GFLOP: a few repetitions are plenty on the host clock.
             const gpu::benchmark_options options{.warmup = 1, .repetitions = n >= 4000 ? 3 : 5};
             const gpu::statistics stats = bench::time_host(
@@ -283,9 +283,9 @@ void gpu_case(bench::report& r, bench::device_timer& timer, int n, const precisi
     gpu::device_buffer<T> c_raw(count, stream);
     blas::fill_uniform(a, 1, -1.0, 1.0, stream);
     blas::fill_uniform(b, 2, -1.0, 1.0, stream);
-    const auto a_view = blas::row_major(std::as_const(a), n, n);
-    const auto b_view = blas::row_major(std::as_const(b), n, n);
-    const auto c_view = blas::row_major(c, n, n);
+    const auto a_view = gpu::matrix::row_major(std::as_const(a), n, n);
+    const auto b_view = gpu::matrix::row_major(std::as_const(b), n, n);
+    const auto c_view = gpu::matrix::row_major(c, n, n);
 
     const auto ours = [&] { blas::gemm(h, a_view, b_view, c_view); };
     // What a user writes by hand for row-major C = A·B: column-major Cᵀ = Bᵀ·Aᵀ.

@@ -38,7 +38,7 @@
 #if CUDAGAP_BENCH_HAS_BLAS
 #include <gpu/blas/gemm.hpp>
 #include <gpu/blas/handle.hpp>
-#include <gpu/blas/matrix.hpp>
+#include <gpu/matrix/matrix.hpp>
 
 #include <cublas_v2.h>
 #endif
@@ -258,9 +258,9 @@ void gpu_part(bench::report& r)
         gpu::blas::handle h(stream); // default math: FP32, CUBLAS_COMPUTE_32F
         const float alpha = 1.0F;
         const float beta = 0.0F;
-        const auto a_view = gpu::blas::row_major(static_cast<const float*>(a.data()), n, n);
-        const auto b_view = gpu::blas::row_major(static_cast<const float*>(b.data()), n, n);
-        const auto c_view = gpu::blas::row_major(c.data(), n, n);
+        const auto a_view = gpu::matrix::row_major(static_cast<const float*>(a.data()), n, n);
+        const auto b_view = gpu::matrix::row_major(static_cast<const float*>(b.data()), n, n);
+        const auto c_view = gpu::matrix::row_major(c.data(), n, n);
         const int dim = static_cast<int>(n);
         // Taken once, as a program that calls cuBLAS directly would keep it.
         const cublasHandle_t raw_handle = h.get();

@@ -321,7 +321,7 @@ std::optional<gpu::statistics> time_cpu(const demo::size_plan& size, const std::
         say(" CPU: skipped (the naive loop is timed at n <= %d only)\n", demo::naive_size_cap);
         return std::nullopt;
     }
-    const auto view = [n](auto& storage) { return gpu::blas::row_major(storage, n, n); };
+    const auto view = [n](auto& storage) { return gpu::matrix::row_major(storage, n, n); };
     progress("CPU " + std::to_string(n) + "x" + std::to_string(n) + " multiply");
     const gpu::statistics cpu = gpu::benchmark(
         [&] { gpu::host_blas::gemm(view(std::as_const(a)), view(std::as_const(b)), view(c)); },
@@ -339,7 +339,7 @@ void time_gpu(json& row, int n, const std::vector<float>& a, const std::vector<f
               gpu::stream_ref stream, gpu::blas::precision precision, bool checks_timed,
               std::vector<demo::verdict>& verdicts)
 {
-    const auto view = [n](auto& storage) { return gpu::blas::row_major(storage, n, n); };
+    const auto view = [n](auto& storage) { return gpu::matrix::row_major(storage, n, n); };
     const double flops = 2.0 * n * static_cast<double>(n) * n;
     progress("GPU " + std::to_string(n) + "x" + std::to_string(n) + " multiply");
     const auto da = gpu::device_buffer<float>::from_host(a, stream);
@@ -582,7 +582,7 @@ json tensor_cores(const options& opts, const gpu::profile& profile, std::uint64_
     rng.uniform(a);
     rng.uniform(b);
     gpu::device_buffer<float> c(count, stream);
-    const auto view = [n](auto& storage) { return gpu::blas::row_major(storage, n, n); };
+    const auto view = [n](auto& storage) { return gpu::matrix::row_major(storage, n, n); };
     say(" %dx%d Matrix Multiply (median of 10 samples of 5 calls):\n", n, n);
     say_timed_checks(profile, true);
 

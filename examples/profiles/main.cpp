@@ -91,7 +91,7 @@ nlohmann::json anomaly_effect(const gpu::profile& p, const report& out)
     gpu::blas::handle h(p, stream);
     const auto a = gpu::device_buffer<float>::from_host(host, stream);
     gpu::device_buffer<float> c(n * n, stream);
-    const auto view = [&](auto& buffer) { return gpu::blas::row_major(buffer.data(), n, n); };
+    const auto view = [&](auto& buffer) { return gpu::matrix::row_major(buffer.data(), n, n); };
     try {
         gpu::blas::gemm(h, view(a), view(a), view(c));
         stream.synchronize();

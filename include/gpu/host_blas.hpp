@@ -15,17 +15,17 @@
 ///     std::printf("warning: %s\n", warning.c_str());      // generic kernels on an AVX-512 CPU
 /// }
 /// std::vector<float> a(m * k), b(k * n), c(m * n);
-/// gpu::host_blas::gemm(gpu::blas::row_major(std::as_const(a), m, k),
-///                      gpu::blas::row_major(std::as_const(b), k, n),
-///                      gpu::blas::row_major(c, m, n));
+/// gpu::host_blas::gemm(gpu::matrix::row_major(std::as_const(a), m, k),
+///                      gpu::matrix::row_major(std::as_const(b), k, n),
+///                      gpu::matrix::row_major(c, m, n));
 /// @endcode
 ///
-/// The arguments are `gpu::blas::matrix_view`s and are checked exactly as `gpu::blas::gemm`
-/// checks them (`gpu::blas::plan_gemm`). This component needs no GPU and no CUDA library.
+/// The arguments are `gpu::matrix::matrix_view`s and are checked exactly as `gpu::blas::gemm`
+/// checks them (`gpu::matrix::plan_gemm`). This component needs no GPU and no CUDA library.
 #pragma once
 
-#include <gpu/blas/gemm_plan.hpp>
-#include <gpu/blas/matrix.hpp>
+#include <gpu/matrix/gemm_plan.hpp>
+#include <gpu/matrix/matrix.hpp>
 
 #include <string>
 #include <string_view>
@@ -107,29 +107,29 @@ struct library_info {
 [[nodiscard]] std::string kernel_warning();
 
 /// @brief `c = alpha·a·b + beta·c` in single precision on the CPU BLAS (or `naive_gemm` when
-/// there is none), with the layouts of the views (see `gpu::blas::plan_gemm`).
+/// there is none), with the layouts of the views (see `gpu::matrix::plan_gemm`).
 ///
 /// When @p beta is 0, `c` is not read (NaN in it does not propagate), as in BLAS.
-/// @throws std::invalid_argument for every shape error `gpu::blas::plan_gemm` names, with the
+/// @throws std::invalid_argument for every shape error `gpu::matrix::plan_gemm` names, with the
 /// function name `gpu::host_blas::gemm`
-void gemm(blas::matrix_view<const float> a, blas::matrix_view<const float> b,
-          blas::matrix_view<float> c, float alpha = 1.0F, float beta = 0.0F);
+void gemm(gpu::matrix::matrix_view<const float> a, gpu::matrix::matrix_view<const float> b,
+          gpu::matrix::matrix_view<float> c, float alpha = 1.0F, float beta = 0.0F);
 
 /// @brief `c = alpha·a·b + beta·c` in double precision on the CPU BLAS (or `naive_gemm`).
-/// @throws std::invalid_argument for every shape error `gpu::blas::plan_gemm` names
-void gemm(blas::matrix_view<const double> a, blas::matrix_view<const double> b,
-          blas::matrix_view<double> c, double alpha = 1.0, double beta = 0.0);
+/// @throws std::invalid_argument for every shape error `gpu::matrix::plan_gemm` names
+void gemm(gpu::matrix::matrix_view<const double> a, gpu::matrix::matrix_view<const double> b,
+          gpu::matrix::matrix_view<double> c, double alpha = 1.0, double beta = 0.0);
 
 /// @brief The naive triple loop (one thread, no blocking, no vectorisation hints): the
 /// stand-in when no BLAS was found, and a way to show what a BLAS is worth. Same checks and
 /// semantics as `gemm`; accumulates in the element type.
-/// @throws std::invalid_argument for every shape error `gpu::blas::plan_gemm` names
-void naive_gemm(blas::matrix_view<const float> a, blas::matrix_view<const float> b,
-                blas::matrix_view<float> c, float alpha = 1.0F, float beta = 0.0F);
+/// @throws std::invalid_argument for every shape error `gpu::matrix::plan_gemm` names
+void naive_gemm(gpu::matrix::matrix_view<const float> a, gpu::matrix::matrix_view<const float> b,
+                gpu::matrix::matrix_view<float> c, float alpha = 1.0F, float beta = 0.0F);
 
 /// @brief The naive triple loop in double precision.
-/// @throws std::invalid_argument for every shape error `gpu::blas::plan_gemm` names
-void naive_gemm(blas::matrix_view<const double> a, blas::matrix_view<const double> b,
-                blas::matrix_view<double> c, double alpha = 1.0, double beta = 0.0);
+/// @throws std::invalid_argument for every shape error `gpu::matrix::plan_gemm` names
+void naive_gemm(gpu::matrix::matrix_view<const double> a, gpu::matrix::matrix_view<const double> b,
+                gpu::matrix::matrix_view<double> c, double alpha = 1.0, double beta = 0.0);
 
 } // namespace gpu::host_blas

@@ -49,12 +49,12 @@ math_mode gemm_math(cublasMath_t mode) noexcept
 
 std::string describe_call(const gemm_call& call, std::string_view compute)
 {
-    const gemm_plan& p = call.plan;
+    const matrix::gemm_plan& p = call.plan;
     std::string text = std::string(to_string(call.input)) + " inputs, " +
                        std::string(to_string(call.output)) + " output, " + std::string(compute) +
                        ", column-major m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
-                       " k=" + std::to_string(p.k) + " op " + to_char(p.op_first) +
-                       to_char(p.op_second) + " ld " + std::to_string(p.ld_first) + "/" +
+                       " k=" + std::to_string(p.k) + " op " + matrix::to_char(p.op_first) +
+                       matrix::to_char(p.op_second) + " ld " + std::to_string(p.ld_first) + "/" +
                        std::to_string(p.ld_second) + "/" + std::to_string(p.ldc);
     if (call.batched) {
         text += ", batch " + std::to_string(p.batch_count);
@@ -67,7 +67,7 @@ std::string describe_call(const gemm_call& call, std::string_view compute)
 // blas_error that describes the GEMM.
 void enqueue_gemm(cublasHandle_t handle, const gemm_call& call, math_mode mode)
 {
-    const gemm_plan& p = call.plan;
+    const matrix::gemm_plan& p = call.plan;
     const cublasOperation_t op_a = cublas_operation(p.op_first);
     const cublasOperation_t op_b = cublas_operation(p.op_second);
     const cublasComputeType_t compute = compute_type(call.input, mode);
@@ -105,7 +105,7 @@ void enqueue_gemm(cublasHandle_t handle, const gemm_call& call, math_mode mode)
 void check_output_finite(const handle& h, const gemm_call& call, math_mode mode,
                          const char* function)
 {
-    const gemm_plan& p = call.plan;
+    const matrix::gemm_plan& p = call.plan;
     // Column-major C: batch_count blocks stride_c apart, each n columns of m contiguous
     // elements, ldc apart.
     const gpu::non_finite_report report =
@@ -137,7 +137,8 @@ std::string_view compute_type_name(element_type input, math_mode mode) noexcept
     }
 }
 
-std::string range_name(const gemm_plan& plan, gpu::element_type input, std::string_view detail)
+std::string range_name(const matrix::gemm_plan& plan, gpu::element_type input,
+                       std::string_view detail)
 {
     const std::int64_t rows = plan.swapped ? plan.n : plan.m;
     const std::int64_t columns = plan.swapped ? plan.m : plan.n;

@@ -3,7 +3,7 @@
 // Private to src/blas.
 #pragma once
 
-#include <gpu/blas/gemm_plan.hpp>
+#include <gpu/matrix/gemm_plan.hpp>
 #include <gpu/element_type.hpp>
 
 #include <cublas_api.h>
@@ -27,9 +27,9 @@ namespace gpu::blas::detail {
 }
 
 // cuBLAS's operation for a planned operand: transposed or not (plan_gemm says which).
-[[nodiscard]] constexpr cublasOperation_t cublas_operation(operation op) noexcept
+[[nodiscard]] constexpr cublasOperation_t cublas_operation(matrix::operation op) noexcept
 {
-    return op == operation::none ? CUBLAS_OP_N : CUBLAS_OP_T;
+    return op == matrix::operation::none ? CUBLAS_OP_N : CUBLAS_OP_T;
 }
 
 // The compute type of a cuBLASLt matmul on inputs of @p input: FP32 accumulation always (FP16
@@ -44,7 +44,7 @@ namespace gpu::blas::detail {
 // The NVTX range of a GEMM, in the caller's terms (rows x columns x inner of C = A B) and the
 // input type, then @p detail when not empty: `gemm 4096x4096x4096 bf16`,
 // `gemm 64x128x784 fp32 relu_bias`. Built only while ranges are on (defined in gemm.cpp).
-[[nodiscard]] std::string range_name(const gemm_plan& plan, gpu::element_type input,
+[[nodiscard]] std::string range_name(const matrix::gemm_plan& plan, gpu::element_type input,
                                      std::string_view detail);
 
 } // namespace gpu::blas::detail

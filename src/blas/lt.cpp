@@ -39,16 +39,16 @@ lt_handle_options lt_handle_options::from_profile(const gpu::profile& profile)
 
 std::string lt_problem::to_string() const
 {
-    const gemm_plan& p = plan;
+    const matrix::gemm_plan& p = plan;
     return std::string(gpu::to_string(input)) + " inputs, " + std::string(gpu::to_string(output)) +
            " output, epilogue " + std::string(blas::to_string(epilogue)) +
            (allow_tf32 && input == element_type::fp32 ? ", TF32" : "") +
            ", column-major m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) +
-           " k=" + std::to_string(p.k) + " op " + to_char(p.op_first) + to_char(p.op_second) +
-           " ld " + std::to_string(p.ld_first) + "/" + std::to_string(p.ld_second) + "/" +
-           std::to_string(p.ldc) + ", alignment " + std::to_string(alignment_first) + "/" +
-           std::to_string(alignment_second) + "/" + std::to_string(alignment_c) + "/" +
-           std::to_string(alignment_vector);
+           " k=" + std::to_string(p.k) + " op " + matrix::to_char(p.op_first) +
+           matrix::to_char(p.op_second) + " ld " + std::to_string(p.ld_first) + "/" +
+           std::to_string(p.ld_second) + "/" + std::to_string(p.ldc) + ", alignment " +
+           std::to_string(alignment_first) + "/" + std::to_string(alignment_second) + "/" +
+           std::to_string(alignment_c) + "/" + std::to_string(alignment_vector);
 }
 
 namespace detail {
@@ -127,7 +127,7 @@ matrix_layout make_layout(element_type type, std::int64_t rows, std::int64_t col
 // The descriptors of a problem. The vector's pointer is set per call (set_vector).
 descriptors make_descriptors(const lt_problem& problem)
 {
-    const gemm_plan& p = problem.plan;
+    const matrix::gemm_plan& p = problem.plan;
     descriptors d;
     cublasLtMatmulDesc_t raw = nullptr;
     GPU_CUBLAS_CHECK(cublasLtMatmulDescCreate(
@@ -140,8 +140,8 @@ descriptors make_descriptors(const lt_problem& problem)
     set_attribute(raw, CUBLASLT_MATMUL_DESC_TRANSB, transb);
     set_attribute(raw, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
     // A, B and C as stored: op(A) is m x k, op(B) is k x n.
-    const bool a_plain = p.op_first == operation::none;
-    const bool b_plain = p.op_second == operation::none;
+    const bool a_plain = p.op_first == matrix::operation::none;
+    const bool b_plain = p.op_second == matrix::operation::none;
     d.a = make_layout(problem.input, a_plain ? p.m : p.k, a_plain ? p.k : p.m, p.ld_first);
     d.b = make_layout(problem.input, b_plain ? p.k : p.n, b_plain ? p.n : p.k, p.ld_second);
     d.c = make_layout(problem.output, p.m, p.n, p.ldc);
@@ -219,7 +219,7 @@ using plan_key = std::array<std::int64_t, 16>;
 
 plan_key key_of(const lt_problem& q)
 {
-    const gemm_plan& p = q.plan;
+    const matrix::gemm_plan& p = q.plan;
     return {p.m,
             p.n,
             p.k,
@@ -293,8 +293,8 @@ std::uint32_t alignment_of(const void* pointer) noexcept
 namespace {
 
 // The epilogue's checks: a known epilogue, a row-major c when it has one, and its vector.
-void check_epilogue(const gemm_plan& plan, layout c_order, lt_epilogue epilogue, const void* vector,
-                    std::string_view function)
+void check_epilogue(const matrix::gemm_plan& plan, matrix::layout c_order, lt_epilogue epilogue,
+                    const void* vector, std::string_view function)
 {
     const bool named = epilogue == lt_epilogue::none || epilogue == lt_epilogue::bias ||
                        epilogue == lt_epilogue::relu_bias || epilogue == lt_epilogue::bias_gradient;
@@ -307,7 +307,7 @@ void check_epilogue(const gemm_plan& plan, layout c_order, lt_epilogue epilogue,
     }
     const std::string_view name = to_string(epilogue);
     GPU_EXPECTS(
-        c_order == layout::row_major, std::invalid_argument, function, ": the ", name,
+        c_order == matrix::layout::row_major, std::invalid_argument, function, ": the ", name,
         " epilogue needs a row-major c (its vector has one value per column of c, or per row "
         "of a); c is column-major");
     // A row-major c is always the swapped column-major problem: c's columns are plan.m, its
@@ -324,9 +324,9 @@ void check_epilogue(const gemm_plan& plan, layout c_order, lt_epilogue epilogue,
 
 } // namespace
 
-lt_problem plan_lt(const gemm_plan& plan, element_type input, element_type output, layout c_order,
-                   lt_epilogue epilogue, const void* a, const void* b, const void* c,
-                   const void* vector, bool allow_tf32, std::string_view function)
+lt_problem plan_lt(const matrix::gemm_plan& plan, element_type input, element_type output,
+                   matrix::layout c_order, lt_epilogue epilogue, const void* a, const void* b,
+                   const void* c, const void* vector, bool allow_tf32, std::string_view function)
 {
     check_epilogue(plan, c_order, epilogue, vector, function);
     GPU_EXPECTS(

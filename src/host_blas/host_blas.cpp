@@ -77,12 +77,12 @@ Function* find_function(const char* name) noexcept
 #endif
 
 template <class T>
-void naive_loop(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas::matrix_view<T> c,
-                T alpha, T beta)
+void naive_loop(gpu::matrix::matrix_view<const T> a, gpu::matrix::matrix_view<const T> b,
+                gpu::matrix::matrix_view<T> c, T alpha, T beta)
 {
     const auto at = [](const auto& view, std::int64_t i, std::int64_t j) -> auto&
     {
-        return view.order() == blas::layout::row_major
+        return view.order() == gpu::matrix::layout::row_major
                    ? view.data()[i * view.leading_dimension() + j]
                    : view.data()[i + j * view.leading_dimension()];
     };
@@ -100,24 +100,24 @@ void naive_loop(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas
 }
 
 template <class T>
-void checked_naive_loop(blas::matrix_view<const T> a, blas::matrix_view<const T> b,
-                        blas::matrix_view<T> c, T alpha, T beta)
+void checked_naive_loop(gpu::matrix::matrix_view<const T> a, gpu::matrix::matrix_view<const T> b,
+                        gpu::matrix::matrix_view<T> c, T alpha, T beta)
 {
-    static_cast<void>(blas::plan_gemm(a, b, c, "gpu::host_blas::naive_gemm"));
+    static_cast<void>(gpu::matrix::plan_gemm(a, b, c, "gpu::host_blas::naive_gemm"));
     naive_loop(a, b, c, alpha, beta);
 }
 
 template <class T>
-void blas_gemm(blas::matrix_view<const T> a, blas::matrix_view<const T> b, blas::matrix_view<T> c,
-               T alpha, T beta)
+void blas_gemm(gpu::matrix::matrix_view<const T> a, gpu::matrix::matrix_view<const T> b,
+               gpu::matrix::matrix_view<T> c, T alpha, T beta)
 {
-    const blas::gemm_plan plan = blas::plan_gemm(a, b, c, "gpu::host_blas::gemm");
+    const gpu::matrix::gemm_plan plan = gpu::matrix::plan_gemm(a, b, c, "gpu::host_blas::gemm");
 #if GPU_HOST_BLAS_HAS_BLAS
     if (plan.empty()) {
         return;
     }
-    const char transa = blas::to_char(plan.op_first);
-    const char transb = blas::to_char(plan.op_second);
+    const char transa = gpu::matrix::to_char(plan.op_first);
+    const char transb = gpu::matrix::to_char(plan.op_second);
     // plan_gemm has checked that every size and leading dimension fits an int.
     const int m = static_cast<int>(plan.m);
     const int n = static_cast<int>(plan.n);
@@ -252,26 +252,26 @@ std::string kernel_warning()
     return kernel_warning(info.core, detect_cpu());
 }
 
-void gemm(blas::matrix_view<const float> a, blas::matrix_view<const float> b,
-          blas::matrix_view<float> c, float alpha, float beta)
+void gemm(gpu::matrix::matrix_view<const float> a, gpu::matrix::matrix_view<const float> b,
+          gpu::matrix::matrix_view<float> c, float alpha, float beta)
 {
     blas_gemm(a, b, c, alpha, beta);
 }
 
-void gemm(blas::matrix_view<const double> a, blas::matrix_view<const double> b,
-          blas::matrix_view<double> c, double alpha, double beta)
+void gemm(gpu::matrix::matrix_view<const double> a, gpu::matrix::matrix_view<const double> b,
+          gpu::matrix::matrix_view<double> c, double alpha, double beta)
 {
     blas_gemm(a, b, c, alpha, beta);
 }
 
-void naive_gemm(blas::matrix_view<const float> a, blas::matrix_view<const float> b,
-                blas::matrix_view<float> c, float alpha, float beta)
+void naive_gemm(gpu::matrix::matrix_view<const float> a, gpu::matrix::matrix_view<const float> b,
+                gpu::matrix::matrix_view<float> c, float alpha, float beta)
 {
     checked_naive_loop(a, b, c, alpha, beta);
 }
 
-void naive_gemm(blas::matrix_view<const double> a, blas::matrix_view<const double> b,
-                blas::matrix_view<double> c, double alpha, double beta)
+void naive_gemm(gpu::matrix::matrix_view<const double> a, gpu::matrix::matrix_view<const double> b,
+                gpu::matrix::matrix_view<double> c, double alpha, double beta)
 {
     checked_naive_loop(a, b, c, alpha, beta);
 }

@@ -89,9 +89,9 @@ template <class T>
 void backward_as(const backward_pass& p, bias_gradient_method& method, bool may_fall_back)
 {
     blas::lt_handle& lt = *p.lt;
-    const auto dz = blas::row_major(static_cast<const T*>(p.dz), p.rows, p.out);
-    const auto x = blas::row_major(static_cast<const T*>(p.x), p.rows, p.in);
-    const auto dw = blas::row_major(p.weight_gradient, p.out, p.in);
+    const auto dz = gpu::matrix::row_major(static_cast<const T*>(p.dz), p.rows, p.out);
+    const auto x = gpu::matrix::row_major(static_cast<const T*>(p.x), p.rows, p.in);
+    const auto dw = gpu::matrix::row_major(p.weight_gradient, p.out, p.in);
     if (p.bias_gradient != nullptr && method == bias_gradient_method::automatic) {
         method = blas::lt_supports_bias_gradient(lt, dz.transposed(), x, dw, p.bias_scratch)
                      ? bias_gradient_method::epilogue
@@ -113,8 +113,9 @@ void backward_as(const backward_pass& p, bias_gradient_method& method, bool may_
         }
     }
     if (p.dx != nullptr) { // dx = dz·W
-        blas::lt_matmul(lt, dz, blas::row_major(static_cast<const T*>(p.weight), p.out, p.in),
-                        blas::row_major(static_cast<T*>(p.dx), p.rows, p.in));
+        blas::lt_matmul(lt, dz,
+                        gpu::matrix::row_major(static_cast<const T*>(p.weight), p.out, p.in),
+                        gpu::matrix::row_major(static_cast<T*>(p.dx), p.rows, p.in));
     }
 }
 
@@ -219,9 +220,9 @@ void linear::do_forward(context& ctx, const tensor_ref& input, const tensor_ref&
     blas::lt_handle& lt = ctx.lt();
     lt.set_stream(ctx.stream());
     with_compute_type(input.spec.type, [&]<class T>(std::type_identity<T>) {
-        const auto x = blas::row_major(static_cast<const T*>(input.data), rows_, in_);
-        const auto w = blas::row_major(static_cast<const T*>(weight.working), out_, in_);
-        const auto y = blas::row_major(static_cast<T*>(output.data), rows_, out_);
+        const auto x = gpu::matrix::row_major(static_cast<const T*>(input.data), rows_, in_);
+        const auto w = gpu::matrix::row_major(static_cast<const T*>(weight.working), out_, in_);
+        const auto y = gpu::matrix::row_major(static_cast<T*>(output.data), rows_, out_);
         if (bias != nullptr) { // y = x·Wᵀ + b (then the ReLU), in the epilogue
             blas::lt_matmul_bias(lt, x, w.transposed(), y, static_cast<const T*>(bias),
                                  options_.relu);

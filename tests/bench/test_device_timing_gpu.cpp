@@ -7,7 +7,7 @@
 
 #include <gpu/blas/gemm.hpp>
 #include <gpu/blas/handle.hpp>
-#include <gpu/blas/matrix.hpp>
+#include <gpu/matrix/matrix.hpp>
 #include <gpu/device.hpp>
 #include <gpu/memory.hpp>
 #include <gpu/stream.hpp>
@@ -44,9 +44,9 @@ struct tiny_gemm {
 
     void operator()()
     {
-        gpu::blas::gemm(handle, gpu::blas::row_major(std::as_const(a), n, n),
-                        gpu::blas::row_major(std::as_const(b), n, n),
-                        gpu::blas::row_major(c, n, n));
+        gpu::blas::gemm(handle, gpu::matrix::row_major(std::as_const(a), n, n),
+                        gpu::matrix::row_major(std::as_const(b), n, n),
+                        gpu::matrix::row_major(c, n, n));
     }
 
     // The float64 reference of C.

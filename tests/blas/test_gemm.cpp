@@ -64,14 +64,14 @@ struct host_matrix {
     std::vector<T> storage;
     std::vector<double> values;
     std::int64_t rows, cols, ld;
-    blas::layout order;
+    gpu::matrix::layout order;
 
-    host_matrix(std::int64_t r, std::int64_t c, blas::layout o, std::int64_t padding,
+    host_matrix(std::int64_t r, std::int64_t c, gpu::matrix::layout o, std::int64_t padding,
                 std::uint32_t seed, bool poison = false)
         : rows(r), cols(c), order(o)
     {
-        const std::int64_t inner = o == blas::layout::row_major ? c : r;
-        const std::int64_t outer = o == blas::layout::row_major ? r : c;
+        const std::int64_t inner = o == gpu::matrix::layout::row_major ? c : r;
+        const std::int64_t outer = o == gpu::matrix::layout::row_major ? r : c;
         ld = std::max<std::int64_t>(1, inner) + padding;
         const auto size = static_cast<std::size_t>(std::max<std::int64_t>(1, outer) * ld);
         const auto random = gpu::test::random_doubles(size, seed);
@@ -82,7 +82,7 @@ struct host_matrix {
             values.push_back(gpu::test::widen(value));
         }
     }
-    [[nodiscard]] blas::matrix_view<double> reference_view()
+    [[nodiscard]] gpu::matrix::matrix_view<double> reference_view()
     {
         return {values.data(), rows, cols, ld, order};
     }
@@ -92,12 +92,12 @@ struct host_matrix {
 template <class T>
 struct device_matrix {
     gpu::device_buffer<T> buffer;
-    blas::matrix_view<T> view;
+    gpu::matrix::matrix_view<T> view;
     explicit device_matrix(const host_matrix<T>& host)
         : buffer(gpu::device_buffer<T>::from_host(host.storage, gpu::legacy_default_stream)),
           view(buffer.data(), host.rows, host.cols, host.ld, host.order)
     {}
-    [[nodiscard]] blas::matrix_view<const T> cview() const { return view; }
+    [[nodiscard]] gpu::matrix::matrix_view<const T> cview() const { return view; }
 };
 
 struct shape {
@@ -106,8 +106,9 @@ struct shape {
 
 // Runs c = alpha·a·b + beta·c on the GPU and returns ‖out − ref‖/‖ref‖ against float64.
 template <class In, class Out>
-double gemm_error(blas::handle& h, shape s, blas::layout la, blas::layout lb, blas::layout lc,
-                  double alpha = 1.0, double beta = 0.0, std::int64_t padding = 0)
+double gemm_error(blas::handle& h, shape s, gpu::matrix::layout la, gpu::matrix::layout lb,
+                  gpu::matrix::layout lc, double alpha = 1.0, double beta = 0.0,
+                  std::int64_t padding = 0)
 {
     host_matrix<In> a(s.m, s.k, la, padding, 101);
     host_matrix<In> b(s.k, s.n, lb, padding, 202);
@@ -121,12 +122,13 @@ double gemm_error(blas::handle& h, shape s, blas::layout la, blas::layout lb, bl
     host_matrix<double> ref(s.m, s.n, lc, padding, 303);
     ref.values = c.values;
     gpu::host_blas::gemm(a.reference_view(), b.reference_view(), ref.reference_view(), alpha, beta);
-    const blas::matrix_view<const Out> out_view(out.data(), s.m, s.n, c.ld, lc);
+    const gpu::matrix::matrix_view<const Out> out_view(out.data(), s.m, s.n, c.ld, lc);
     return gpu::test::relative_error<double>(gpu::test::gather(out_view),
                                              gpu::test::gather(ref.reference_view()));
 }
 
-constexpr blas::layout layouts[] = {blas::layout::row_major, blas::layout::column_major};
+constexpr gpu::matrix::layout layouts[] = {gpu::matrix::layout::row_major,
+                                           gpu::matrix::layout::column_major};
 constexpr shape odd_shapes[] = {{1, 1, 1}, {7, 7, 7}, {33, 7, 257}, {257, 33, 1}, {7, 257, 33}};
 
 template <class In, class Out>
@@ -137,18 +139,20 @@ void check_every_layout(blas::handle& h, double bound)
             for (const auto lb : layouts) {
                 for (const auto lc : layouts) {
                     INFO("m=" << s.m << " n=" << s.n << " k=" << s.k << ", a "
-                              << blas::to_string(la) << ", b " << blas::to_string(lb) << ", c "
-                              << blas::to_string(lc));
+                              << gpu::matrix::to_string(la) << ", b " << gpu::matrix::to_string(lb)
+                              << ", c " << gpu::matrix::to_string(lc));
                     CHECK(gemm_error<In, Out>(h, s, la, lb, lc) < bound);
                 }
             }
         }
     }
     // A large square case, alpha and beta, and padded leading dimensions.
-    CHECK(gemm_error<In, Out>(h, {1000, 1000, 1000}, blas::layout::row_major,
-                              blas::layout::row_major, blas::layout::row_major) < bound);
-    CHECK(gemm_error<In, Out>(h, {100, 60, 80}, blas::layout::row_major, blas::layout::column_major,
-                              blas::layout::row_major, 0.5, -2.0, 3) < bound);
+    CHECK(gemm_error<In, Out>(h, {1000, 1000, 1000}, gpu::matrix::layout::row_major,
+                              gpu::matrix::layout::row_major,
+                              gpu::matrix::layout::row_major) < bound);
+    CHECK(gemm_error<In, Out>(h, {100, 60, 80}, gpu::matrix::layout::row_major,
+                              gpu::matrix::layout::column_major, gpu::matrix::layout::row_major,
+                              0.5, -2.0, 3) < bound);
 }
 
 } // namespace
@@ -156,23 +160,24 @@ void check_every_layout(blas::handle& h, double bound)
 TEST_CASE("gemm checks shapes before it touches the handle", "[blas]")
 {
     blas::handle empty = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
-    const blas::matrix_view<const float> a(fake_a, 3, 4);
-    const blas::matrix_view<const float> b(fake_b, 5, 2);
-    CHECK_THROWS_AS(blas::gemm(empty, a, b, blas::matrix_view<float>(fake_c, 3, 2)),
+    const gpu::matrix::matrix_view<const float> a(fake_a, 3, 4);
+    const gpu::matrix::matrix_view<const float> b(fake_b, 5, 2);
+    CHECK_THROWS_AS(blas::gemm(empty, a, b, gpu::matrix::matrix_view<float>(fake_c, 3, 2)),
                     std::invalid_argument);
-    CHECK_THROWS_WITH(blas::gemm_strided_batched(
-                          empty, a, blas::matrix_view<const float>(fake_b, 4, 2),
-                          blas::matrix_view<float>(fake_c, 3, 2), blas::strided_batch{2, 12, 8, 5}),
-                      ContainsSubstring("gpu::blas::gemm_strided_batched: c's batch stride 5"));
+    CHECK_THROWS_WITH(
+        blas::gemm_strided_batched(empty, a, gpu::matrix::matrix_view<const float>(fake_b, 4, 2),
+                                   gpu::matrix::matrix_view<float>(fake_c, 3, 2),
+                                   gpu::matrix::strided_batch{2, 12, 8, 5}),
+        ContainsSubstring("gpu::blas::gemm_strided_batched: c's batch stride 5"));
 }
 
 TEST_CASE("gemm on an empty handle throws logic_error instead of calling cuBLAS with null",
           "[blas]")
 {
     blas::handle empty = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
-    const blas::matrix_view<const float> a(fake_a, 3, 4);
-    const blas::matrix_view<const float> b(fake_b, 4, 2);
-    CHECK_THROWS_WITH(blas::gemm(empty, a, b, blas::matrix_view<float>(fake_c, 3, 2)),
+    const gpu::matrix::matrix_view<const float> a(fake_a, 3, 4);
+    const gpu::matrix::matrix_view<const float> b(fake_b, 4, 2);
+    CHECK_THROWS_WITH(blas::gemm(empty, a, b, gpu::matrix::matrix_view<float>(fake_c, 3, 2)),
                       ContainsSubstring("gpu::blas::gemm: the gpu::blas::handle is empty"));
 }
 
@@ -224,9 +229,9 @@ TEST_CASE("transposed views compute Aᵀ·Bᵀ", "[blas][gpu]")
     const std::int64_t m = 33;
     const std::int64_t n = 7;
     const std::int64_t k = 257;
-    host_matrix<float> a(k, m, blas::layout::row_major, 0, 1);    // stored k x m
-    host_matrix<float> b(n, k, blas::layout::column_major, 2, 2); // stored n x k
-    host_matrix<float> c(m, n, blas::layout::row_major, 0, 3, true);
+    host_matrix<float> a(k, m, gpu::matrix::layout::row_major, 0, 1);    // stored k x m
+    host_matrix<float> b(n, k, gpu::matrix::layout::column_major, 2, 2); // stored n x k
+    host_matrix<float> c(m, n, gpu::matrix::layout::row_major, 0, 3, true);
     device_matrix<float> da(a);
     device_matrix<float> db(b);
     device_matrix<float> dc(c);
@@ -234,14 +239,14 @@ TEST_CASE("transposed views compute Aᵀ·Bᵀ", "[blas][gpu]")
     const auto out = dc.buffer.to_host();
     std::vector<double> ref(static_cast<std::size_t>(m * n));
     gpu::host_blas::gemm(a.reference_view().transposed(), b.reference_view().transposed(),
-                         blas::row_major(ref, m, n));
+                         gpu::matrix::row_major(ref, m, n));
     CHECK(gpu::test::relative_error<float>(out, ref) < 1e-5);
 }
 
 TEST_CASE("TF32 on and off give errors in their expected ranges", "[blas][gpu]")
 {
     const shape s{1024, 1024, 1024};
-    const auto row = blas::layout::row_major;
+    const auto row = gpu::matrix::layout::row_major;
     blas::handle h(gpu::legacy_default_stream, {.math = blas::math_mode::tf32});
     const double tf32 = gemm_error<float, float>(h, s, row, row, row);
     h.set_math(blas::math_mode::default_math);
@@ -262,7 +267,7 @@ TEST_CASE("strided batches match the reference and leave the gaps alone", "[blas
     const std::int64_t n = 17;
     const std::int64_t k = 9;
     const std::int64_t count = 4;
-    const blas::strided_batch batch{count, m * k + 5, 0, m * n + 3}; // b broadcast
+    const gpu::matrix::strided_batch batch{count, m * k + 5, 0, m * n + 3}; // b broadcast
     std::vector<float> a_host(static_cast<std::size_t>(count * batch.stride_a));
     const auto random = gpu::test::random_floats(a_host.size(), 7);
     std::copy(random.begin(), random.end(), a_host.begin());
@@ -272,9 +277,9 @@ TEST_CASE("strided batches match the reference and leave the gaps alone", "[blas
     auto a = gpu::device_buffer<float>::from_host(a_host, gpu::legacy_default_stream);
     auto b = gpu::device_buffer<float>::from_host(b_host, gpu::legacy_default_stream);
     auto c = gpu::device_buffer<float>::from_host(c_host, gpu::legacy_default_stream);
-    blas::gemm_strided_batched(h, blas::matrix_view<const float>(a.data(), m, k),
-                               blas::matrix_view<const float>(b.data(), k, n),
-                               blas::matrix_view<float>(c.data(), m, n), batch);
+    blas::gemm_strided_batched(h, gpu::matrix::matrix_view<const float>(a.data(), m, k),
+                               gpu::matrix::matrix_view<const float>(b.data(), k, n),
+                               gpu::matrix::matrix_view<float>(c.data(), m, n), batch);
     const auto out = c.to_host();
     for (std::int64_t i = 0; i < count; ++i) {
         INFO("batch " << i);
@@ -282,9 +287,9 @@ TEST_CASE("strided batches match the reference and leave the gaps alone", "[blas
                                   a_host.begin() + i * batch.stride_a + m * k);
         std::vector<double> b_ref(b_host.begin(), b_host.end());
         std::vector<double> ref(static_cast<std::size_t>(m * n));
-        gpu::host_blas::gemm(blas::row_major(std::as_const(a_ref), m, k),
-                             blas::row_major(std::as_const(b_ref), k, n),
-                             blas::row_major(ref, m, n));
+        gpu::host_blas::gemm(gpu::matrix::row_major(std::as_const(a_ref), m, k),
+                             gpu::matrix::row_major(std::as_const(b_ref), k, n),
+                             gpu::matrix::row_major(ref, m, n));
         const std::span<const float> got(out.data() + i * batch.stride_c,
                                          static_cast<std::size_t>(m * n));
         CHECK(gpu::test::relative_error<float>(got, ref) < 1e-5);
@@ -307,8 +312,8 @@ TEST_CASE("with atomics forbidden, repeated runs are bitwise identical", "[blas]
     std::vector<std::vector<float>> runs;
     for (int run = 0; run < 3; ++run) {
         c.copy_from_host(gpu::test::poisoned<float>(c.size()));
-        blas::gemm(h, blas::row_major(std::as_const(a), n, n),
-                   blas::row_major(std::as_const(b), n, n), blas::row_major(c, n, n));
+        blas::gemm(h, gpu::matrix::row_major(std::as_const(a), n, n),
+                   gpu::matrix::row_major(std::as_const(b), n, n), gpu::matrix::row_major(c, n, n));
         runs.push_back(c.to_host());
     }
     REQUIRE_FALSE(std::isnan(runs[0][0]));
@@ -325,8 +330,9 @@ TEST_CASE("gemm on a given stream binds the handle to it", "[blas][gpu]")
         gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), gpu::legacy_default_stream);
     auto c = gpu::device_buffer<float>::from_host(
         gpu::test::poisoned<float>(static_cast<std::size_t>(n * n)), gpu::legacy_default_stream);
-    blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
-               blas::row_major(c, n, n), 1.0F, 0.0F, other);
+    blas::gemm(h, gpu::matrix::row_major(std::as_const(a), n, n),
+               gpu::matrix::row_major(std::as_const(a), n, n), gpu::matrix::row_major(c, n, n),
+               1.0F, 0.0F, other);
     CHECK(h.stream() == other.ref());
     other.synchronize();
     const auto finite = blas::check_finite(c);
@@ -343,8 +349,8 @@ TEST_CASE("the development profile throws at the gemm that produces NaN, naming 
     auto a = gpu::device_buffer<float>::from_host(a_host, gpu::legacy_default_stream);
     gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), gpu::legacy_default_stream);
     try {
-        blas::gemm(h, blas::row_major(std::as_const(a), n, n),
-                   blas::row_major(std::as_const(a), n, n), blas::row_major(c, n, n));
+        blas::gemm(h, gpu::matrix::row_major(std::as_const(a), n, n),
+                   gpu::matrix::row_major(std::as_const(a), n, n), gpu::matrix::row_major(c, n, n));
         FAIL("no numerics_error although the input holds a NaN");
     } catch (const gpu::numerics_error& e) {
         CHECK_THAT(e.operation(), ContainsSubstring("gpu::blas::gemm (FP32 inputs"));
@@ -358,8 +364,8 @@ TEST_CASE("the development profile throws at the gemm that produces NaN, naming 
     // The same gemm on finite data passes all checks and is complete when it returns.
     a_host[5] = 0.5F;
     a.copy_from_host(a_host);
-    blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
-               blas::row_major(c, n, n));
+    blas::gemm(h, gpu::matrix::row_major(std::as_const(a), n, n),
+               gpu::matrix::row_major(std::as_const(a), n, n), gpu::matrix::row_major(c, n, n));
     CHECK(h.stream().is_ready());
 }
 
@@ -375,13 +381,13 @@ TEST_CASE("a handle in device pointer mode is refused instead of reading host sc
     REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_DEVICE) == CUBLAS_STATUS_SUCCESS);
     h.refresh_settings();
     CHECK_THROWS_WITH(
-        blas::gemm(h, blas::row_major(std::as_const(a), n, n),
-                   blas::row_major(std::as_const(a), n, n), blas::row_major(c, n, n)),
+        blas::gemm(h, gpu::matrix::row_major(std::as_const(a), n, n),
+                   gpu::matrix::row_major(std::as_const(a), n, n), gpu::matrix::row_major(c, n, n)),
         ContainsSubstring("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
     REQUIRE(cublasSetPointerMode(h.get(), CUBLAS_POINTER_MODE_HOST) == CUBLAS_STATUS_SUCCESS);
     h.refresh_settings();
-    blas::gemm(h, blas::row_major(std::as_const(a), n, n), blas::row_major(std::as_const(a), n, n),
-               blas::row_major(c, n, n));
+    blas::gemm(h, gpu::matrix::row_major(std::as_const(a), n, n),
+               gpu::matrix::row_major(std::as_const(a), n, n), gpu::matrix::row_major(c, n, n));
     CHECK(blas::check_finite(c).all_finite());
 
     // A raw handle adopted in device pointer mode is refused without a refresh: adoption reads it.
@@ -389,8 +395,8 @@ TEST_CASE("a handle in device pointer mode is refused instead of reading host sc
     REQUIRE(cublasSetPointerMode(raw, CUBLAS_POINTER_MODE_DEVICE) == CUBLAS_STATUS_SUCCESS);
     blas::handle adopted = blas::handle::from_native_handle(raw, gpu::legacy_default_stream);
     CHECK_THROWS_WITH(
-        blas::gemm(adopted, blas::row_major(std::as_const(a), n, n),
-                   blas::row_major(std::as_const(a), n, n), blas::row_major(c, n, n)),
+        blas::gemm(adopted, gpu::matrix::row_major(std::as_const(a), n, n),
+                   gpu::matrix::row_major(std::as_const(a), n, n), gpu::matrix::row_major(c, n, n)),
         ContainsSubstring("gpu::blas::gemm: the cuBLAS handle is in device pointer mode"));
 }
 
@@ -402,28 +408,28 @@ TEST_CASE("a gemm captured with cudagap's allocations replays on the inputs of e
     const std::int64_t m = 33;
     const std::int64_t k = 17;
     const std::int64_t n = 9;
-    host_matrix<float> a(m, k, blas::layout::row_major, 0, 11);
-    host_matrix<float> b(k, n, blas::layout::row_major, 0, 12);
+    host_matrix<float> a(m, k, gpu::matrix::layout::row_major, 0, 11);
+    host_matrix<float> b(k, n, gpu::matrix::layout::row_major, 0, 12);
     auto da = gpu::device_buffer<float>::from_host(a.storage, s);
     const auto db = gpu::device_buffer<float>::from_host(b.storage, s);
     gpu::device_buffer<float> dc(static_cast<std::size_t>(m * n), s);
-    const auto a_view = blas::row_major(std::as_const(da), m, k);
-    const auto b_view = blas::row_major(db, k, n);
+    const auto a_view = gpu::matrix::row_major(std::as_const(da), m, k);
+    const auto b_view = gpu::matrix::row_major(db, k, n);
     // Warm-up outside the capture: a library's first call may load modules or allocate.
-    blas::gemm(h, a_view, b_view, blas::row_major(dc, m, n));
+    blas::gemm(h, a_view, b_view, gpu::matrix::row_major(dc, m, n));
     const gpu::graph g = gpu::capture(s, [&](gpu::stream_ref captured) {
         gpu::device_buffer<float> product(static_cast<std::size_t>(m * n), captured);
-        blas::gemm(h, a_view, b_view, blas::row_major(product, m, n));
+        blas::gemm(h, a_view, b_view, gpu::matrix::row_major(product, m, n));
         dc.copy_from_async(product, captured);
     });
     gpu::graph_exec exec(g);
     for (const std::uint32_t seed : {21U, 22U, 23U}) {
-        a = host_matrix<float>(m, k, blas::layout::row_major, 0, seed);
+        a = host_matrix<float>(m, k, gpu::matrix::layout::row_major, 0, seed);
         da.copy_from_host(a.storage); // new inputs, same addresses: the graph reads them
         dc.copy_from_host(gpu::test::poisoned<float>(dc.size()));
         exec.launch(s);
         const std::vector<float> out = dc.to_host();
-        host_matrix<double> ref(m, n, blas::layout::row_major, 0, 1);
+        host_matrix<double> ref(m, n, gpu::matrix::layout::row_major, 0, 1);
         gpu::host_blas::gemm(a.reference_view(), b.reference_view(), ref.reference_view(), 1.0,
                              0.0);
         INFO("launch with inputs from seed " << seed);
@@ -441,17 +447,18 @@ TEST_CASE("a profile's synchronising checks refuse a gemm during a capture and l
         gpu::test::random_floats(static_cast<std::size_t>(n * n), 1), s);
     gpu::device_buffer<float> c(static_cast<std::size_t>(n * n), s);
     gpu::capture_scope scope(s);
-    CHECK_THROWS_AS(
-        blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
-        std::logic_error);
+    CHECK_THROWS_AS(blas::gemm(h, gpu::matrix::row_major(a, n, n), gpu::matrix::row_major(a, n, n),
+                               gpu::matrix::row_major(c, n, n)),
+                    std::logic_error);
     CHECK_THROWS_WITH(
-        blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
+        blas::gemm(h, gpu::matrix::row_major(a, n, n), gpu::matrix::row_major(a, n, n),
+                   gpu::matrix::row_major(c, n, n)),
         ContainsSubstring("gpu::blas::gemm") && ContainsSubstring("synchronous_checks") &&
             ContainsSubstring("use a profile without synchronous_checks while capturing"));
     h.set_synchronous_checks(false);
-    CHECK_THROWS_WITH(
-        blas::gemm(h, blas::row_major(a, n, n), blas::row_major(a, n, n), blas::row_major(c, n, n)),
-        ContainsSubstring("check_numerics"));
+    CHECK_THROWS_WITH(blas::gemm(h, gpu::matrix::row_major(a, n, n),
+                                 gpu::matrix::row_major(a, n, n), gpu::matrix::row_major(c, n, n)),
+                      ContainsSubstring("check_numerics"));
     CHECK(gpu::capture_status_of(s) == gpu::capture_status::active); // nothing broke the capture
     const gpu::graph g = scope.end();
     CHECK(g.node_count() == 0); // refused before anything was queued

@@ -90,9 +90,9 @@ TEST_CASE("an empty lt_handle refuses work with logic_error, after the argument 
     CHECK_THROWS_AS(h.device(), std::logic_error);
     CHECK(h.workspace_size() == 0);
     CHECK(h.cached_problems() == 0);
-    const auto a = blas::row_major(fake<const float>(0x100000), 4, 3);
-    const auto b = blas::row_major(fake<const float>(0x200000), 3, 5);
-    const auto c = blas::row_major(fake<float>(0x300000), 4, 5);
+    const auto a = gpu::matrix::row_major(fake<const float>(0x100000), 4, 3);
+    const auto b = gpu::matrix::row_major(fake<const float>(0x200000), 3, 5);
+    const auto c = gpu::matrix::row_major(fake<float>(0x300000), 4, 5);
     CHECK_THROWS_WITH(blas::lt_matmul(h, a, b, c),
                       ContainsSubstring("gpu::blas::lt_matmul: the gpu::blas::lt_handle is empty"));
     // A bad argument stays a bad argument on an empty handle.
@@ -112,17 +112,17 @@ TEST_CASE("an empty lt_handle refuses work with logic_error, after the argument 
 TEST_CASE("plan_lt_matmul maps a row-major matmul onto the swapped column-major problem", "[blas]")
 {
     // The forward of a linear layer: y (64 x 10) = x (64 x 32) · Wᵀ, W 10 x 32 row-major.
-    const auto x = blas::row_major(fake<const __half>(0x100000), 64, 32);
-    const auto w = blas::row_major(fake<const __half>(0x200000), 10, 32);
-    const auto y = blas::row_major(fake<__half>(0x300000), 64, 10);
+    const auto x = gpu::matrix::row_major(fake<const __half>(0x100000), 64, 32);
+    const auto w = gpu::matrix::row_major(fake<const __half>(0x200000), 10, 32);
+    const auto y = gpu::matrix::row_major(fake<__half>(0x300000), 64, 10);
     const blas::lt_problem p = blas::plan_lt_matmul(x, w.transposed(), y, blas::lt_epilogue::bias,
                                                     fake<const __half>(0x400040));
     CHECK(p.plan.swapped);
     CHECK(p.plan.m == 10);
     CHECK(p.plan.n == 64);
     CHECK(p.plan.k == 32);
-    CHECK(p.plan.op_first == blas::operation::transpose);
-    CHECK(p.plan.op_second == blas::operation::none);
+    CHECK(p.plan.op_first == gpu::matrix::operation::transpose);
+    CHECK(p.plan.op_second == gpu::matrix::operation::none);
     CHECK(p.input == gpu::element_type::fp16);
     CHECK(p.output == gpu::element_type::fp16);
     CHECK(p.epilogue == blas::lt_epilogue::bias);
@@ -133,25 +133,26 @@ TEST_CASE("plan_lt_matmul maps a row-major matmul onto the swapped column-major 
           "alignment 256/256/256/64");
 
     // Alignment is read from each address, up to 256 bytes.
-    const auto offset = blas::row_major(fake<const __half>(0x100006), 64, 32);
+    const auto offset = gpu::matrix::row_major(fake<const __half>(0x100006), 64, 32);
     CHECK(blas::plan_lt_matmul(offset, w.transposed(), y).alignment_second == 2);
     // TF32 applies to FP32 inputs only.
     CHECK_FALSE(blas::plan_lt_matmul(x, w.transposed(), y, blas::lt_epilogue::none, nullptr, true)
                     .allow_tf32);
-    const auto xf = blas::row_major(fake<const float>(0x100000), 64, 32);
-    const auto wf = blas::row_major(fake<const float>(0x200000), 10, 32);
-    const auto yf = blas::row_major(fake<float>(0x300000), 64, 10);
+    const auto xf = gpu::matrix::row_major(fake<const float>(0x100000), 64, 32);
+    const auto wf = gpu::matrix::row_major(fake<const float>(0x200000), 10, 32);
+    const auto yf = gpu::matrix::row_major(fake<float>(0x300000), 64, 10);
     CHECK(blas::plan_lt_matmul(xf, wf.transposed(), yf, blas::lt_epilogue::none, nullptr, true)
               .allow_tf32);
 }
 
 TEST_CASE("plan_lt_matmul checks epilogues, vectors and k before cuBLASLt is called", "[blas]")
 {
-    const auto a = blas::row_major(fake<const float>(0x100000), 4, 3);
-    const auto b = blas::row_major(fake<const float>(0x200000), 3, 5);
-    const auto c = blas::row_major(fake<float>(0x300000), 4, 5);
+    const auto a = gpu::matrix::row_major(fake<const float>(0x100000), 4, 3);
+    const auto b = gpu::matrix::row_major(fake<const float>(0x200000), 3, 5);
+    const auto c = gpu::matrix::row_major(fake<float>(0x300000), 4, 5);
     const float* bias = fake<const float>(0x400000);
-    CHECK_THROWS_WITH(blas::plan_lt_matmul(a, b, blas::column_major(fake<float>(0x300000), 4, 5),
+    CHECK_THROWS_WITH(blas::plan_lt_matmul(a, b,
+                                           gpu::matrix::column_major(fake<float>(0x300000), 4, 5),
                                            blas::lt_epilogue::bias, bias),
                       ContainsSubstring("the bias epilogue needs a row-major c"));
     CHECK_THROWS_WITH(blas::plan_lt_matmul(a, b, c, blas::lt_epilogue::relu_bias),
@@ -162,17 +163,18 @@ TEST_CASE("plan_lt_matmul checks epilogues, vectors and k before cuBLASLt is cal
                       ContainsSubstring("no epilogue reads or writes one"));
     CHECK_THROWS_WITH(blas::plan_lt_matmul(a, b, c, static_cast<blas::lt_epilogue>(7), bias),
                       ContainsSubstring("epilogue 7 is not a gpu::blas::lt_epilogue"));
-    CHECK_THROWS_WITH(blas::plan_lt_matmul(blas::row_major(fake<const float>(0x100000), 4, 0),
-                                           blas::row_major(fake<const float>(0x200000), 0, 5), c),
-                      ContainsSubstring("the inner dimension k is 0"));
     CHECK_THROWS_WITH(
-        blas::plan_lt_matmul(a, blas::row_major(fake<const float>(0x200000), 3, 0),
-                             blas::row_major(fake<float>(0x300000), 4, 0),
+        blas::plan_lt_matmul(gpu::matrix::row_major(fake<const float>(0x100000), 4, 0),
+                             gpu::matrix::row_major(fake<const float>(0x200000), 0, 5), c),
+        ContainsSubstring("the inner dimension k is 0"));
+    CHECK_THROWS_WITH(
+        blas::plan_lt_matmul(a, gpu::matrix::row_major(fake<const float>(0x200000), 3, 0),
+                             gpu::matrix::row_major(fake<float>(0x300000), 4, 0),
                              blas::lt_epilogue::bias_gradient, bias),
         ContainsSubstring("c has no columns, so the 4-element bias gradient would not be written"));
     // An empty c with bias needs no vector: nothing runs.
-    CHECK_NOTHROW(blas::plan_lt_matmul(blas::row_major(fake<const float>(0x100000), 0, 3), b,
-                                       blas::row_major(fake<float>(0x300000), 0, 5),
+    CHECK_NOTHROW(blas::plan_lt_matmul(gpu::matrix::row_major(fake<const float>(0x100000), 0, 3), b,
+                                       gpu::matrix::row_major(fake<float>(0x300000), 0, 5),
                                        blas::lt_epilogue::bias));
     CHECK(blas::to_string(blas::lt_epilogue::bias_gradient) == "bias_gradient");
     CHECK(blas::to_string(static_cast<blas::lt_epilogue>(9)) == "unknown");
@@ -182,9 +184,9 @@ TEST_CASE("cuBLASLt's descriptors hold the mapped problem (read back without a G
 {
     // The weight gradient of a linear layer: dW (10 x 32, FP32) += dYᵀ (10 x 64) · X (64 x 32),
     // FP16 inputs, with the bias gradient (Σ over the batch of dY) from the epilogue.
-    const auto dy = blas::row_major(fake<const __half>(0x100000), 64, 10);
-    const auto x = blas::row_major(fake<const __half>(0x200000), 64, 32);
-    const auto dw = blas::row_major(fake<float>(0x300000), 10, 32);
+    const auto dy = gpu::matrix::row_major(fake<const __half>(0x100000), 64, 10);
+    const auto x = gpu::matrix::row_major(fake<const __half>(0x200000), 64, 32);
+    const auto dw = gpu::matrix::row_major(fake<float>(0x300000), 10, 32);
     const blas::lt_problem p = blas::plan_lt_matmul(
         dy.transposed(), x, dw, blas::lt_epilogue::bias_gradient, fake<const float>(0x400000));
     const blas::detail::lt_descriptor_values v = blas::detail::read_back_descriptors(p);
@@ -202,9 +204,9 @@ TEST_CASE("cuBLASLt's descriptors hold the mapped problem (read back without a G
     CHECK(v.c_type == CUDA_R_32F);
     CHECK((v.c_rows == 32 && v.c_cols == 10 && v.c_ld == 32));
 
-    const auto a = blas::row_major(fake<const float>(0x100000), 4, 3);
-    const auto b = blas::row_major(fake<const float>(0x200000), 3, 5);
-    const auto c = blas::row_major(fake<float>(0x300000), 4, 5);
+    const auto a = gpu::matrix::row_major(fake<const float>(0x100000), 4, 3);
+    const auto b = gpu::matrix::row_major(fake<const float>(0x200000), 3, 5);
+    const auto c = gpu::matrix::row_major(fake<float>(0x300000), 4, 5);
     const float* bias = fake<const float>(0x400000);
     const auto tf32 = blas::detail::read_back_descriptors(
         blas::plan_lt_matmul(a, b, c, blas::lt_epilogue::relu_bias, bias, true));
@@ -265,9 +267,9 @@ double linear_error(blas::lt_handle& h, gpu::stream_ref stream, bool bias, bool 
     auto db = gpu::device_buffer<T>::from_host(b.stored, stream);
     auto dy = gpu::device_buffer<T>::from_host(std::vector<T>(rows * out, narrow<T>(std::nan(""))),
                                                stream);
-    const auto xv = blas::row_major(static_cast<const T*>(dx.data()), rows, in);
-    const auto wv = blas::row_major(static_cast<const T*>(dw.data()), out, in).transposed();
-    const auto yv = blas::row_major(dy.data(), rows, out);
+    const auto xv = gpu::matrix::row_major(static_cast<const T*>(dx.data()), rows, in);
+    const auto wv = gpu::matrix::row_major(static_cast<const T*>(dw.data()), out, in).transposed();
+    const auto yv = gpu::matrix::row_major(dy.data(), rows, out);
     if (bias) {
         blas::lt_matmul_bias(h, xv, wv, yv, static_cast<const T*>(db.data()), relu);
     } else {
@@ -311,9 +313,9 @@ TEST_CASE("lt_matmul accumulates FP16 products into an FP32 c with beta = 1", "[
     auto da = gpu::device_buffer<__half>::from_host(a.stored, stream);
     auto db = gpu::device_buffer<__half>::from_host(b.stored, stream);
     auto dc = gpu::device_buffer<float>::from_host(c.stored, stream);
-    blas::lt_matmul(h, blas::row_major(static_cast<const __half*>(da.data()), m, k),
-                    blas::row_major(static_cast<const __half*>(db.data()), k, n),
-                    blas::row_major(dc.data(), m, n), 1.0F, 1.0F);
+    blas::lt_matmul(h, gpu::matrix::row_major(static_cast<const __half*>(da.data()), m, k),
+                    gpu::matrix::row_major(static_cast<const __half*>(db.data()), k, n),
+                    gpu::matrix::row_major(dc.data(), m, n), 1.0F, 1.0F);
     std::vector<double> ref = c.values;
     for (std::int64_t i = 0; i < m; ++i) {
         for (std::int64_t j = 0; j < n; ++j) {
@@ -342,9 +344,10 @@ TEST_CASE("the bias-gradient epilogue gives dW += dYᵀ·X and Σ dY, or says it
     auto dx = gpu::device_buffer<__half>::from_host(x.stored, stream);
     auto dw = gpu::device_buffer<float>::from_host(std::vector<float>(out * in, 0.0F), stream);
     auto db = gpu::device_buffer<float>::from_host(std::vector<float>(out, std::nanf("")), stream);
-    const auto a = blas::row_major(static_cast<const __half*>(ddy.data()), rows, out).transposed();
-    const auto b = blas::row_major(static_cast<const __half*>(dx.data()), rows, in);
-    const auto c = blas::row_major(dw.data(), out, in);
+    const auto a =
+        gpu::matrix::row_major(static_cast<const __half*>(ddy.data()), rows, out).transposed();
+    const auto b = gpu::matrix::row_major(static_cast<const __half*>(dx.data()), rows, in);
+    const auto c = gpu::matrix::row_major(dw.data(), out, in);
     if (!blas::lt_supports_bias_gradient(h, a, b, c, db.data())) {
         CHECK_THROWS_AS(blas::lt_matmul_bias_gradient(h, a, b, c, db.data()), blas::blas_error);
         WARN("cuBLASLt has no BGRADB kernel for FP16 inputs and FP32 output on this GPU");
@@ -379,15 +382,16 @@ TEST_CASE("the heuristic runs once per problem: shapes, epilogue and alignment m
     a.fill_zero_async(stream);
     b.fill_zero_async(stream);
     bias.fill_zero_async(stream);
-    const auto av = blas::row_major(static_cast<const float*>(a.data()), 64, 64);
-    const auto bv = blas::row_major(static_cast<const float*>(b.data()), 64, 64);
-    const auto cv = blas::row_major(c.data(), 64, 64);
+    const auto av = gpu::matrix::row_major(static_cast<const float*>(a.data()), 64, 64);
+    const auto bv = gpu::matrix::row_major(static_cast<const float*>(b.data()), 64, 64);
+    const auto cv = gpu::matrix::row_major(c.data(), 64, 64);
     blas::lt_matmul(h, av, bv, cv);
     blas::lt_matmul(h, av, bv, cv);
     CHECK(h.cached_problems() == 1);
     blas::lt_matmul_bias(h, av, bv, cv, static_cast<const float*>(bias.data()));
     CHECK(h.cached_problems() == 2);
-    blas::lt_matmul(h, blas::row_major(static_cast<const float*>(a.data()) + 1, 64, 64), bv, cv);
+    blas::lt_matmul(h, gpu::matrix::row_major(static_cast<const float*>(a.data()) + 1, 64, 64), bv,
+                    cv);
     CHECK(h.cached_problems() == 3); // a 4-byte aligned A is another problem
     h.set_workspace_size(1 << 20);
     CHECK(h.cached_problems() == 0);

@@ -52,9 +52,9 @@ concept check_finite_callable = requires(Args... args)
 TEST_CASE("pointers and views carry no stream, so checking them takes one explicitly", "[blas]")
 {
     STATIC_REQUIRE_FALSE(check_finite_callable<const float*, std::size_t>);
-    STATIC_REQUIRE_FALSE(check_finite_callable<blas::matrix_view<const float>>);
+    STATIC_REQUIRE_FALSE(check_finite_callable<gpu::matrix::matrix_view<const float>>);
     STATIC_REQUIRE(check_finite_callable<const float*, std::size_t, gpu::stream_ref>);
-    STATIC_REQUIRE(check_finite_callable<blas::matrix_view<const float>, gpu::stream_ref>);
+    STATIC_REQUIRE(check_finite_callable<gpu::matrix::matrix_view<const float>, gpu::stream_ref>);
     STATIC_REQUIRE(check_finite_callable<const gpu::device_buffer<float>&>); // the buffer's stream
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("check_finite rejects bad views and null data before touching the GPU"
 {
     CHECK_THROWS_WITH(
         blas::check_finite(
-            blas::matrix_view<const float>(nullptr, 3, 4, 2, blas::layout::row_major),
+            gpu::matrix::matrix_view<const float>(nullptr, 3, 4, 2, gpu::matrix::layout::row_major),
             gpu::legacy_default_stream),
         ContainsSubstring("gpu::blas::check_finite: invalid matrix 3x4 row-major (ld 2)"));
     CHECK_THROWS_WITH(
@@ -70,7 +70,7 @@ TEST_CASE("check_finite rejects bad views and null data before touching the GPU"
         ContainsSubstring("null data for 10 elements"));
     // 2^40 x 2^40 elements: the count overflowed to 0 and the matrix was reported all finite.
     const std::int64_t big = std::int64_t{1} << 40;
-    CHECK_THROWS_WITH(blas::check_finite(blas::matrix_view<const float>(nullptr, big, big),
+    CHECK_THROWS_WITH(blas::check_finite(gpu::matrix::matrix_view<const float>(nullptr, big, big),
                                          gpu::legacy_default_stream),
                       ContainsSubstring("more than 64 bits can count"));
     const auto empty =
@@ -116,7 +116,8 @@ TEST_CASE("check_finite on a matrix reads its elements, not its padding", "[blas
         }
     }
     auto buffer = gpu::device_buffer<float>::from_host(host, gpu::legacy_default_stream);
-    const blas::matrix_view<const float> matrix(buffer.data(), 3, 4, 6, blas::layout::row_major);
+    const gpu::matrix::matrix_view<const float> matrix(buffer.data(), 3, 4, 6,
+                                                       gpu::matrix::layout::row_major);
     CHECK(blas::check_finite(matrix, buffer.stream()).all_finite());
     CHECK(blas::check_finite(matrix, buffer.stream()).elements == 12u);
     CHECK(blas::check_finite(buffer).nan_count == 6u);

@@ -65,18 +65,18 @@ void check_empty_blas_handle(blas::handle& h)
     CHECK_THROWS_AS(h.set_math(blas::math_mode::tf32), std::logic_error);
     CHECK_THROWS_AS(h.math(), std::logic_error);
     CHECK_THROWS_AS(h.set_stream(gpu::legacy_default_stream), std::logic_error);
-    CHECK_THROWS_AS(blas::gemm(h, blas::matrix_view<const float>(fake_a, 3, 4),
-                               blas::matrix_view<const float>(fake_b, 4, 2),
-                               blas::matrix_view<float>(fake_c, 3, 2)),
+    CHECK_THROWS_AS(blas::gemm(h, gpu::matrix::matrix_view<const float>(fake_a, 3, 4),
+                               gpu::matrix::matrix_view<const float>(fake_b, 4, 2),
+                               gpu::matrix::matrix_view<float>(fake_c, 3, 2)),
                     std::logic_error);
 }
 
 // Every use of an lt_handle that holds nothing is a logic_error, the matmuls included.
 void check_empty_lt_handle(blas::lt_handle& h)
 {
-    const auto a = blas::row_major(static_cast<const float*>(fake_a), 3, 4);
-    const auto b = blas::row_major(static_cast<const float*>(fake_b), 4, 2);
-    const auto c = blas::row_major(fake_c, 3, 2);
+    const auto a = gpu::matrix::row_major(static_cast<const float*>(fake_a), 3, 4);
+    const auto b = gpu::matrix::row_major(static_cast<const float*>(fake_b), 4, 2);
+    const auto c = gpu::matrix::row_major(fake_c, 3, 2);
     CHECK_THROWS_AS(blas::lt_matmul(h, a, b, c), std::logic_error);
     CHECK_THROWS_AS(blas::lt_matmul_bias(h, a, b, c, static_cast<const float*>(fake_a)),
                     std::logic_error);
@@ -202,9 +202,9 @@ TEST_CASE("bad arguments are invalid_argument naming the values, in every floor"
     CHECK_THROWS_WITH(gpu::compute_capability::from_int(-75), ContainsSubstring("-75"));
     blas::handle empty = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
     // Shapes are checked before the handle: a bad argument stays a bad argument.
-    CHECK_THROWS_AS(blas::gemm(empty, blas::matrix_view<const float>(fake_a, 3, 4),
-                               blas::matrix_view<const float>(fake_b, 5, 2),
-                               blas::matrix_view<float>(fake_c, 3, 2)),
+    CHECK_THROWS_AS(blas::gemm(empty, gpu::matrix::matrix_view<const float>(fake_a, 3, 4),
+                               gpu::matrix::matrix_view<const float>(fake_b, 5, 2),
+                               gpu::matrix::matrix_view<float>(fake_c, 3, 2)),
                     std::invalid_argument);
     CHECK_THROWS_AS(dnn::tensor_descriptor({1, -3, 8, 8}, dnn::data_type::fp32),
                     std::invalid_argument);
@@ -217,11 +217,11 @@ TEST_CASE("bad arguments are invalid_argument naming the values, in every floor"
     CHECK_THROWS_AS(dnn::convolution_backward_data(no_handle, p), std::invalid_argument);
     blas::lt_handle no_lt =
         blas::lt_handle::from_native_handle(nullptr, gpu::legacy_default_stream);
-    CHECK_THROWS_WITH(blas::lt_matmul(no_lt,
-                                      blas::row_major(static_cast<const float*>(fake_a), 3, 4),
-                                      blas::row_major(static_cast<const float*>(fake_b), 5, 2),
-                                      blas::row_major(fake_c, 3, 2)),
-                      ContainsSubstring("a has 4 columns, b has 5 rows"));
+    CHECK_THROWS_WITH(
+        blas::lt_matmul(no_lt, gpu::matrix::row_major(static_cast<const float*>(fake_a), 3, 4),
+                        gpu::matrix::row_major(static_cast<const float*>(fake_b), 5, 2),
+                        gpu::matrix::row_major(fake_c, 3, 2)),
+        ContainsSubstring("a has 4 columns, b has 5 rows"));
     // The nn floor checks its options before it allocates anything, so no GPU is needed here.
     CHECK_THROWS_WITH(nn::adamw(8, gpu::legacy_default_stream, {.beta1 = 1.5}),
                       ContainsSubstring("beta1 1.5"));

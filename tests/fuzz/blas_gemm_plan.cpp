@@ -1,9 +1,9 @@
-// Fuzzes gpu::blas::plan_gemm (include/gpu/blas/gemm_plan.hpp), strided batches included: any
+// Fuzzes gpu::matrix::plan_gemm (include/gpu/matrix/gemm_plan.hpp), strided batches included: any
 // shapes, layouts, leading dimensions, addresses, element sizes, counts and strides. Every
 // decision is compared with a reference written independently in 128-bit arithmetic (and, for
 // batches of outputs, the direct search over every distance, when it is short enough); an
 // accepted plan must be the column-major call that computes c = a·b.
-#include <gpu/blas/gemm_plan.hpp>
+#include <gpu/matrix/gemm_plan.hpp>
 
 #include "fuzz_support.hpp"
 
@@ -15,8 +15,7 @@
 namespace {
 
 using wide = __int128;
-namespace blas = gpu::blas;
-using blas::detail::operand_shape;
+using gpu::matrix::detail::operand_shape;
 
 constexpr wide int_max = std::numeric_limits<std::int32_t>::max();
 constexpr wide int64_max = std::numeric_limits<std::int64_t>::max();
@@ -26,7 +25,7 @@ struct operand {
     std::int64_t rows = 0;
     std::int64_t cols = 0;
     std::int64_t ld = 1;
-    blas::layout order = blas::layout::row_major;
+    gpu::matrix::layout order = gpu::matrix::layout::row_major;
 };
 
 std::uintptr_t take_address(fuzz::input& in, std::size_t element_size)
@@ -51,9 +50,9 @@ operand take_operand(fuzz::input& in, std::int64_t rows, std::int64_t cols,
     op.address = take_address(in, element_size);
     op.rows = take_dimension(in, rows);
     op.cols = take_dimension(in, cols);
-    op.order = in.take<bool>() ? blas::layout::row_major : blas::layout::column_major;
+    op.order = in.take<bool>() ? gpu::matrix::layout::row_major : gpu::matrix::layout::column_major;
     const std::int64_t tight =
-        std::max<std::int64_t>(1, op.order == blas::layout::row_major ? op.cols : op.rows);
+        std::max<std::int64_t>(1, op.order == gpu::matrix::layout::row_major ? op.cols : op.rows);
     const std::uint8_t mode = in.take<std::uint8_t>();
     const std::int64_t padding = in.take<std::uint8_t>();
     const bool pad =
@@ -92,7 +91,7 @@ wide extent_of(const operand& op)
     if (op.rows == 0 || op.cols == 0) {
         return 0;
     }
-    const bool row = op.order == blas::layout::row_major;
+    const bool row = op.order == gpu::matrix::layout::row_major;
     return (static_cast<wide>(row ? op.rows : op.cols) - 1) * op.ld + (row ? op.cols : op.rows);
 }
 
@@ -106,7 +105,7 @@ std::int64_t extent_guess(const operand& op)
 bool operand_valid(const operand& op)
 {
     const wide tight =
-        std::max<std::int64_t>(1, op.order == blas::layout::row_major ? op.cols : op.rows);
+        std::max<std::int64_t>(1, op.order == gpu::matrix::layout::row_major ? op.cols : op.rows);
     return op.rows >= 0 && op.cols >= 0 && op.ld >= tight &&
            !(op.address == 0 && op.rows > 0 && op.cols > 0) && op.rows <= int_max &&
            op.cols <= int_max && op.ld <= int_max;
@@ -138,7 +137,7 @@ std::optional<bool> outputs_overlap(const operand& c, std::int64_t count, std::i
     if (stride == 0) {
         return true;
     }
-    const bool row = c.order == blas::layout::row_major;
+    const bool row = c.order == gpu::matrix::layout::row_major;
     const wide outer = row ? c.rows : c.cols;
     const wide inner = row ? c.cols : c.rows;
     const wide last = std::min<wide>(count - 1, (extent - 1) / stride);
@@ -164,7 +163,8 @@ bool intervals_meet(std::uintptr_t a, wide a_bytes, std::uintptr_t b, wide b_byt
 
 // true: must be accepted; false: must be refused; nothing: the reference cannot tell quickly.
 std::optional<bool> reference_accepts(const operand& a, const operand& b, const operand& c,
-                                      const blas::strided_batch& batch, const std::size_t sizes[3])
+                                      const gpu::matrix::strided_batch& batch,
+                                      const std::size_t sizes[3])
 {
     if (!operand_valid(a) || !operand_valid(b) || !operand_valid(c) || a.cols != b.rows ||
         c.rows != a.rows || c.cols != b.cols || batch.count < 0 || batch.count > int_max ||
@@ -186,14 +186,15 @@ std::optional<bool> reference_accepts(const operand& a, const operand& b, const 
 }
 
 // The plan computes c = a·b: column-major C (or Cᵀ when c is row-major) = op(first)·op(second).
-void check_plan(const blas::gemm_plan& plan, const operand& a, const operand& b, const operand& c,
-                const blas::strided_batch& batch)
+void check_plan(const gpu::matrix::gemm_plan& plan, const operand& a, const operand& b,
+                const operand& c, const gpu::matrix::strided_batch& batch)
 {
-    const bool swapped = c.order == blas::layout::row_major;
+    const bool swapped = c.order == gpu::matrix::layout::row_major;
     const operand& first = swapped ? b : a;
     const operand& second = swapped ? a : b;
     const auto op = [&](const operand& x) {
-        return x.order == c.order ? blas::operation::none : blas::operation::transpose;
+        return x.order == c.order ? gpu::matrix::operation::none
+                                  : gpu::matrix::operation::transpose;
     };
     fuzz::require(plan.swapped == swapped && plan.m == (swapped ? c.cols : c.rows) &&
                       plan.n == (swapped ? c.rows : c.cols) && plan.k == a.cols &&
@@ -208,21 +209,24 @@ void check_plan(const blas::gemm_plan& plan, const operand& a, const operand& b,
 
 template <class TA, class TB, class TC>
 void plan_and_check(const operand& a, const operand& b, const operand& c,
-                    const blas::strided_batch& batch, bool batched)
+                    const gpu::matrix::strided_batch& batch, bool batched)
 {
     const auto view = [](const operand& op, auto* typed) {
         using T = std::remove_pointer_t<decltype(typed)>;
-        return blas::matrix_view<T>(reinterpret_cast<T*>(op.address), op.rows, op.cols, op.ld,
-                                    op.order);
+        return gpu::matrix::matrix_view<T>(reinterpret_cast<T*>(op.address), op.rows, op.cols,
+                                           op.ld, op.order);
     };
     const auto va = view(a, static_cast<const TA*>(nullptr));
     const auto vb = view(b, static_cast<const TB*>(nullptr));
     const auto vc = view(c, static_cast<TC*>(nullptr));
     const std::size_t sizes[3] = {sizeof(TA), sizeof(TB), sizeof(TC)};
-    const blas::strided_batch used = batched ? batch : blas::strided_batch{};
-    blas::gemm_plan plan;
+    const gpu::matrix::strided_batch used = batched ? batch : gpu::matrix::strided_batch{};
+    gpu::matrix::gemm_plan plan;
     const bool ok = fuzz::accepted(
-        [&] { plan = batched ? blas::plan_gemm(va, vb, vc, batch) : blas::plan_gemm(va, vb, vc); },
+        [&] {
+            plan = batched ? gpu::matrix::plan_gemm(va, vb, vc, batch)
+                           : gpu::matrix::plan_gemm(va, vb, vc);
+        },
         "plan_gemm");
     const std::optional<bool> expected = reference_accepts(a, b, c, used, sizes);
     fuzz::require(!expected || *expected == ok, [&] {
@@ -249,7 +253,7 @@ void check_closest(fuzz::input& in)
         const std::int64_t r = static_cast<std::int64_t>(static_cast<wide>(t) * stride % ld);
         expected = std::min({expected, r, ld - r});
     }
-    const std::int64_t got = blas::detail::closest_to_multiple(stride, ld, last);
+    const std::int64_t got = gpu::matrix::detail::closest_to_multiple(stride, ld, last);
     fuzz::require(got == expected, [&] {
         return "closest_to_multiple(" + std::to_string(stride) + ", " + std::to_string(ld) + ", " +
                std::to_string(last) + ") is " + std::to_string(got) + ", the direct search says " +
@@ -274,7 +278,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const operand a = take_operand(in, m, k, size_a);
     const operand b = take_operand(in, k, n, size_b);
     const operand c = take_operand(in, m, n, size_c);
-    blas::strided_batch batch;
+    gpu::matrix::strided_batch batch;
     batch.count = in.take<std::uint8_t>() < 128 ? in.take<std::uint8_t>() : in.take_edgy();
     batch.stride_a = take_stride(in, a);
     batch.stride_b = take_stride(in, b);

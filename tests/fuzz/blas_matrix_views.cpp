@@ -1,8 +1,8 @@
-// Fuzzes gpu::blas::matrix_view and its checked factories (include/gpu/blas/matrix.hpp): any
+// Fuzzes gpu::matrix::matrix_view and its checked factories (include/gpu/matrix/matrix.hpp): any
 // rows, columns, leading dimension and container size. A view is accepted exactly when a
 // 128-bit reference says the container holds it; size() and extent() either equal the
 // reference or, when it does not fit in 64 bits, throw std::invalid_argument.
-#include <gpu/blas/matrix.hpp>
+#include <gpu/matrix/matrix.hpp>
 
 #include "fuzz_support.hpp"
 
@@ -12,7 +12,6 @@
 namespace {
 
 using wide = __int128;
-namespace blas = gpu::blas;
 
 // A container of any size that owns nothing (the factories only ask for data() and size()).
 struct fake_storage {
@@ -35,11 +34,11 @@ std::string shape_text(std::int64_t rows, std::int64_t cols, std::int64_t ld, bo
 }
 
 // The unchecked view's queries against the reference, for any values at all.
-void check_queries(const blas::matrix_view<float>& view)
+void check_queries(const gpu::matrix::matrix_view<float>& view)
 {
     const std::int64_t rows = view.rows();
     const std::int64_t cols = view.cols();
-    const bool row = view.order() == blas::layout::row_major;
+    const bool row = view.order() == gpu::matrix::layout::row_major;
     const wide size = static_cast<wide>(rows) * cols;
     std::int64_t got = 0;
     const bool size_ok = fuzz::accepted([&] { got = view.size(); }, "matrix_view::size");
@@ -87,11 +86,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool valid = rows >= 0 && cols >= 0 && effective_ld >= tight && fits(span) &&
                        span <= static_cast<wide>(available);
 
-    blas::matrix_view<float> view;
+    gpu::matrix::matrix_view<float> view;
     const bool ok = fuzz::accepted(
         [&] {
-            view = row ? blas::row_major(storage, rows, cols, ld)
-                       : blas::column_major(storage, rows, cols, ld);
+            view = row ? gpu::matrix::row_major(storage, rows, cols, ld)
+                       : gpu::matrix::column_major(storage, rows, cols, ld);
         },
         "the matrix factory");
     fuzz::require(ok == valid, [&] {
@@ -104,9 +103,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                       "the accepted view is not what was asked for");
         check_queries(view);
     }
-    check_queries(blas::matrix_view<float>(
-        pointer, rows, cols, ld, row ? blas::layout::row_major : blas::layout::column_major));
-    check_queries(blas::matrix_view<float>(
-        pointer, rows, cols, row ? blas::layout::row_major : blas::layout::column_major));
+    check_queries(gpu::matrix::matrix_view<float>(pointer, rows, cols, ld,
+                                                  row ? gpu::matrix::layout::row_major
+                                                      : gpu::matrix::layout::column_major));
+    check_queries(gpu::matrix::matrix_view<float>(pointer, rows, cols,
+                                                  row ? gpu::matrix::layout::row_major
+                                                      : gpu::matrix::layout::column_major));
     return 0;
 }

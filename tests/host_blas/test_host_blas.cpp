@@ -10,7 +10,6 @@
 #include <vector>
 
 using Catch::Matchers::ContainsSubstring;
-namespace blas = gpu::blas;
 namespace host_blas = gpu::host_blas;
 
 namespace {
@@ -20,35 +19,37 @@ namespace {
 template <class T>
 struct operand {
     std::vector<T> storage;
-    blas::matrix_view<T> view;
+    gpu::matrix::matrix_view<T> view;
 
-    operand(std::int64_t rows, std::int64_t cols, blas::layout order, std::int64_t padding,
+    operand(std::int64_t rows, std::int64_t cols, gpu::matrix::layout order, std::int64_t padding,
             std::uint32_t seed)
     {
-        const std::int64_t inner = order == blas::layout::row_major ? cols : rows;
-        const std::int64_t outer = order == blas::layout::row_major ? rows : cols;
+        const std::int64_t inner = order == gpu::matrix::layout::row_major ? cols : rows;
+        const std::int64_t outer = order == gpu::matrix::layout::row_major ? rows : cols;
         const std::int64_t ld = std::max<std::int64_t>(1, inner) + padding;
         const auto values = gpu::test::random_doubles(
             static_cast<std::size_t>(std::max<std::int64_t>(1, outer) * ld), seed);
         storage.assign(values.begin(), values.end());
-        view = blas::matrix_view<T>(storage.data(), rows, cols, ld, order);
+        view = gpu::matrix::matrix_view<T>(storage.data(), rows, cols, ld, order);
     }
 };
 
-constexpr blas::layout layouts[] = {blas::layout::row_major, blas::layout::column_major};
+constexpr gpu::matrix::layout layouts[] = {gpu::matrix::layout::row_major,
+                                           gpu::matrix::layout::column_major};
 
 template <class T, class Gemm>
 void check_every_layout(Gemm gemm, double bound)
 {
     for (const auto& [m, n, k] : {std::tuple{1, 1, 1}, std::tuple{7, 5, 3}, std::tuple{33, 17, 65},
                                   std::tuple{64, 64, 64}}) {
-        for (const blas::layout la : layouts) {
-            for (const blas::layout lb : layouts) {
-                for (const blas::layout lc : layouts) {
+        for (const gpu::matrix::layout la : layouts) {
+            for (const gpu::matrix::layout lb : layouts) {
+                for (const gpu::matrix::layout lc : layouts) {
                     for (const std::int64_t padding : {0, 3}) {
-                        INFO("m=" << m << " n=" << n << " k=" << k << " a " << blas::to_string(la)
-                                  << ", b " << blas::to_string(lb) << ", c " << blas::to_string(lc)
-                                  << ", padding " << padding);
+                        INFO("m=" << m << " n=" << n << " k=" << k << " a "
+                                  << gpu::matrix::to_string(la) << ", b "
+                                  << gpu::matrix::to_string(lb) << ", c "
+                                  << gpu::matrix::to_string(lc) << ", padding " << padding);
                         operand<T> a(m, k, la, padding, 1);
                         operand<T> b(k, n, lb, padding, 2);
                         operand<T> c(m, n, lc, padding, 3);
@@ -57,8 +58,9 @@ void check_every_layout(Gemm gemm, double bound)
                         const double beta = -0.5;
                         const auto ref =
                             gpu::test::reference_gemm(a.view, b.view, c.view, alpha, beta);
-                        gemm(blas::matrix_view<const T>(a.view), blas::matrix_view<const T>(b.view),
-                             c.view, static_cast<T>(alpha), static_cast<T>(beta));
+                        gemm(gpu::matrix::matrix_view<const T>(a.view),
+                             gpu::matrix::matrix_view<const T>(b.view), c.view,
+                             static_cast<T>(alpha), static_cast<T>(beta));
                         const auto out = gpu::test::gather(c.view);
                         CHECK(gpu::test::relative_error<double>(out, ref) < bound);
                         // The padding between rows (or columns) of c is left alone.
@@ -66,7 +68,8 @@ void check_every_layout(Gemm gemm, double bound)
                         const auto logical = [&](std::size_t index) {
                             const auto ld = static_cast<std::size_t>(c.view.leading_dimension());
                             const auto inner = static_cast<std::size_t>(
-                                lc == blas::layout::row_major ? c.view.cols() : c.view.rows());
+                                lc == gpu::matrix::layout::row_major ? c.view.cols()
+                                                                     : c.view.rows());
                             return index % ld < inner;
                         };
                         for (std::size_t i = 0; i < c.storage.size(); ++i) {
@@ -89,16 +92,17 @@ void check_transposed_views(Gemm gemm, double bound)
     const std::int64_t m = 9;
     const std::int64_t n = 4;
     const std::int64_t k = 6;
-    operand<T> a(k, m, blas::layout::row_major, 0, 11);
-    operand<T> b(n, k, blas::layout::row_major, 0, 12);
+    operand<T> a(k, m, gpu::matrix::layout::row_major, 0, 11);
+    operand<T> b(n, k, gpu::matrix::layout::row_major, 0, 12);
     std::vector<T> c_storage(static_cast<std::size_t>(m * n), std::numeric_limits<T>::quiet_NaN());
-    const auto c = blas::row_major(c_storage, m, n);
+    const auto c = gpu::matrix::row_major(c_storage, m, n);
     const auto at = a.view.transposed();
     const auto bt = b.view.transposed();
     REQUIRE(at.rows() == m);
     REQUIRE(bt.cols() == n);
     const auto ref = gpu::test::reference_gemm(at, bt, c, 1.0, 0.0);
-    gemm(blas::matrix_view<const T>(at), blas::matrix_view<const T>(bt), c, T(1), T(0));
+    gemm(gpu::matrix::matrix_view<const T>(at), gpu::matrix::matrix_view<const T>(bt), c, T(1),
+         T(0));
     CHECK(gpu::test::relative_error<double>(gpu::test::gather(c), ref) < bound);
 }
 
@@ -151,11 +155,13 @@ TEST_CASE("host gemm with k = 0 scales c by beta, with m = 0 does nothing", "[ho
     std::vector<float> a;
     std::vector<float> b;
     std::vector<float> c{1, 2, 3, 4, 5, 6};
-    host_blas::gemm(blas::row_major(std::as_const(a), 2, 0),
-                    blas::row_major(std::as_const(b), 0, 3), blas::row_major(c, 2, 3), 1.0F, 2.0F);
+    host_blas::gemm(gpu::matrix::row_major(std::as_const(a), 2, 0),
+                    gpu::matrix::row_major(std::as_const(b), 0, 3), gpu::matrix::row_major(c, 2, 3),
+                    1.0F, 2.0F);
     CHECK(c == std::vector<float>{2, 4, 6, 8, 10, 12});
-    host_blas::gemm(blas::row_major(std::as_const(a), 0, 0),
-                    blas::row_major(std::as_const(b), 0, 3), blas::row_major(c, 0, 3), 1.0F, 0.0F);
+    host_blas::gemm(gpu::matrix::row_major(std::as_const(a), 0, 0),
+                    gpu::matrix::row_major(std::as_const(b), 0, 3), gpu::matrix::row_major(c, 0, 3),
+                    1.0F, 0.0F);
     CHECK(c == std::vector<float>{2, 4, 6, 8, 10, 12});
 }
 
@@ -164,17 +170,18 @@ TEST_CASE("host gemm checks shapes before calling the BLAS and names them", "[ho
     std::vector<float> a(12, 1.0F);
     std::vector<float> b(12, 1.0F);
     std::vector<float> c(12, 0.0F);
-    const auto av = blas::row_major(std::as_const(a), 3, 4);
-    CHECK_THROWS_WITH(
-        host_blas::gemm(av, blas::row_major(std::as_const(b), 3, 4), blas::row_major(c, 3, 4)),
-        ContainsSubstring("gpu::host_blas::gemm: the inner dimensions differ") &&
-            ContainsSubstring("a is 3x4 row-major (ld 4)") &&
-            ContainsSubstring("b is 3x4 row-major (ld 4)"));
-    CHECK_THROWS_WITH(
-        host_blas::gemm(av, blas::row_major(std::as_const(b), 4, 3), blas::row_major(c, 4, 3)),
-        ContainsSubstring("c is 4x3 row-major (ld 3)") && ContainsSubstring("is 3x3"));
-    CHECK_THROWS_WITH(host_blas::naive_gemm(av, blas::row_major(std::as_const(b), 4, 3),
-                                            blas::matrix_view<float>(nullptr, 3, 3)),
+    const auto av = gpu::matrix::row_major(std::as_const(a), 3, 4);
+    CHECK_THROWS_WITH(host_blas::gemm(av, gpu::matrix::row_major(std::as_const(b), 3, 4),
+                                      gpu::matrix::row_major(c, 3, 4)),
+                      ContainsSubstring("gpu::host_blas::gemm: the inner dimensions differ") &&
+                          ContainsSubstring("a is 3x4 row-major (ld 4)") &&
+                          ContainsSubstring("b is 3x4 row-major (ld 4)"));
+    CHECK_THROWS_WITH(host_blas::gemm(av, gpu::matrix::row_major(std::as_const(b), 4, 3),
+                                      gpu::matrix::row_major(c, 4, 3)),
+                      ContainsSubstring("c is 4x3 row-major (ld 3)") &&
+                          ContainsSubstring("is 3x3"));
+    CHECK_THROWS_WITH(host_blas::naive_gemm(av, gpu::matrix::row_major(std::as_const(b), 4, 3),
+                                            gpu::matrix::matrix_view<float>(nullptr, 3, 3)),
                       ContainsSubstring("gpu::host_blas::naive_gemm: c is 3x3") &&
                           ContainsSubstring("null"));
     // Nothing was written by the failed calls.

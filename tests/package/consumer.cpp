@@ -76,8 +76,8 @@ int main()
 #if CONSUMER_HAS_HOST_BLAS
     const std::vector<double> a{1, 2, 3, 4};
     std::vector<double> c(4);
-    gpu::host_blas::gemm(gpu::blas::row_major(a, 2, 2), gpu::blas::row_major(a, 2, 2),
-                         gpu::blas::row_major(c, 2, 2));
+    gpu::host_blas::gemm(gpu::matrix::row_major(a, 2, 2), gpu::matrix::row_major(a, 2, 2),
+                         gpu::matrix::row_major(c, 2, 2));
     std::printf("CPU BLAS %s: [[1 2] [3 4]]^2 = [[%g %g] [%g %g]]\n",
                 gpu::host_blas::library().to_string().c_str(), c[0], c[1], c[2], c[3]);
     if (c != std::vector<double>{7, 10, 15, 22}) {

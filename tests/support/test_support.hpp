@@ -66,7 +66,7 @@ std::vector<T> poisoned(std::size_t n)
 }
 
 /// Element (i, j) of a host matrix view (anything with data(), leading_dimension() and an
-/// order() whose enum has row_major, such as gpu::blas::matrix_view), as a double.
+/// order() whose enum has row_major, such as gpu::matrix::matrix_view), as a double.
 template <class View>
 double element_at(const View& view, std::int64_t i, std::int64_t j)
 {

@@ -20,15 +20,15 @@
 ///
 /// @code
 /// gpu::blas::handle h(stream);                                 // a, b, c live on `stream` too
-/// gpu::blas::gemm(h, gpu::blas::row_major(a, m, k), gpu::blas::row_major(b, k, n),
-///                 gpu::blas::row_major(c, m, n));              // c = a·b, row-major
+/// gpu::blas::gemm(h, gpu::matrix::row_major(a, m, k), gpu::matrix::row_major(b, k, n),
+///                 gpu::matrix::row_major(c, m, n));              // c = a·b, row-major
 /// gpu::blas::gemm(h, A.transposed(), B, C, 2.0F, 1.0F);        // C = 2·Aᵀ·B + C
 /// @endcode
 #pragma once
 
-#include <gpu/blas/gemm_plan.hpp>
+#include <gpu/matrix/gemm_plan.hpp>
 #include <gpu/blas/handle.hpp>
-#include <gpu/blas/matrix.hpp>
+#include <gpu/matrix/matrix.hpp>
 #include <gpu/blas/types.hpp>
 #include <gpu/numerics.hpp> // what check_numerics throws
 #include <gpu/stream.hpp>
@@ -57,7 +57,7 @@ namespace detail {
 /// @brief Everything the compiled part needs for one `cublasGemmEx` or
 /// `cublasGemmStridedBatchedEx` call, without the element types in the signature.
 struct gemm_call {
-    gemm_plan plan{};                         ///< the checked column-major call
+    matrix::gemm_plan plan{};                 ///< the checked column-major call
     const void* first = nullptr;              ///< cuBLAS's A
     const void* second = nullptr;             ///< cuBLAS's B
     void* c = nullptr;                        ///< C
@@ -75,9 +75,10 @@ void run_gemm(handle& h, const gemm_call& call, const char* function);
 [[nodiscard]] std::string_view compute_type_name(element_type input, math_mode mode) noexcept;
 
 template <class TA, class TB, class TC>
-void gemm(handle& h, const matrix_view<TA>& a, const matrix_view<TB>& b, const matrix_view<TC>& c,
-          scalar_t<std::remove_const_t<TA>> alpha, scalar_t<std::remove_const_t<TA>> beta,
-          const gemm_plan& plan, bool batched, const char* function)
+void gemm(handle& h, const matrix::matrix_view<TA>& a, const matrix::matrix_view<TB>& b,
+          const matrix::matrix_view<TC>& c, scalar_t<std::remove_const_t<TA>> alpha,
+          scalar_t<std::remove_const_t<TA>> beta, const matrix::gemm_plan& plan, bool batched,
+          const char* function)
 {
     using input = std::remove_const_t<TA>;
     const void* pa = a.data();
@@ -110,11 +111,12 @@ void gemm(handle& h, const matrix_view<TA>& a, const matrix_view<TB>& b, const m
 /// @throws gpu::numerics_error with `check_numerics` on, when `c` holds NaN or Inf
 template <class TA, class TB, class TC>
 requires gemm_types<TA, TB, TC>
-void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
+void gemm(handle& h, matrix::matrix_view<TA> a, matrix::matrix_view<TB> b,
+          matrix::matrix_view<TC> c,
           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> alpha = 1,
           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> beta = 0)
 {
-    const gemm_plan plan = plan_gemm(a, b, c, "gpu::blas::gemm");
+    const matrix::gemm_plan plan = matrix::plan_gemm(a, b, c, "gpu::blas::gemm");
     detail::gemm(h, a, b, c, alpha, beta, plan, false, "gpu::blas::gemm");
 }
 
@@ -122,11 +124,11 @@ void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
 /// already is; see `handle::set_stream`).
 template <class TA, class TB, class TC>
 requires gemm_types<TA, TB, TC>
-void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
-          std::type_identity_t<scalar_t<std::remove_const_t<TA>>> alpha,
+void gemm(handle& h, matrix::matrix_view<TA> a, matrix::matrix_view<TB> b,
+          matrix::matrix_view<TC> c, std::type_identity_t<scalar_t<std::remove_const_t<TA>>> alpha,
           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> beta, stream_ref stream)
 {
-    const gemm_plan plan = plan_gemm(a, b, c, "gpu::blas::gemm");
+    const matrix::gemm_plan plan = matrix::plan_gemm(a, b, c, "gpu::blas::gemm");
     h.set_stream(stream);
     detail::gemm(h, a, b, c, alpha, beta, plan, false, "gpu::blas::gemm");
 }
@@ -145,25 +147,27 @@ void gemm(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
 /// @throws gpu::numerics_error with `check_numerics` on, when an output holds NaN or Inf
 template <class TA, class TB, class TC>
 requires gemm_types<TA, TB, TC>
-void gemm_strided_batched(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
-                          const strided_batch& batch,
+void gemm_strided_batched(handle& h, matrix::matrix_view<TA> a, matrix::matrix_view<TB> b,
+                          matrix::matrix_view<TC> c, const matrix::strided_batch& batch,
                           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> alpha = 1,
                           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> beta = 0)
 {
-    const gemm_plan plan = plan_gemm(a, b, c, batch, "gpu::blas::gemm_strided_batched");
+    const matrix::gemm_plan plan =
+        matrix::plan_gemm(a, b, c, batch, "gpu::blas::gemm_strided_batched");
     detail::gemm(h, a, b, c, alpha, beta, plan, true, "gpu::blas::gemm_strided_batched");
 }
 
 /// @brief `gemm_strided_batched` on @p stream, which the handle is bound to from then on.
 template <class TA, class TB, class TC>
 requires gemm_types<TA, TB, TC>
-void gemm_strided_batched(handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
-                          const strided_batch& batch,
+void gemm_strided_batched(handle& h, matrix::matrix_view<TA> a, matrix::matrix_view<TB> b,
+                          matrix::matrix_view<TC> c, const matrix::strided_batch& batch,
                           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> alpha,
                           std::type_identity_t<scalar_t<std::remove_const_t<TA>>> beta,
                           stream_ref stream)
 {
-    const gemm_plan plan = plan_gemm(a, b, c, batch, "gpu::blas::gemm_strided_batched");
+    const matrix::gemm_plan plan =
+        matrix::plan_gemm(a, b, c, batch, "gpu::blas::gemm_strided_batched");
     h.set_stream(stream);
     detail::gemm(h, a, b, c, alpha, beta, plan, true, "gpu::blas::gemm_strided_batched");
 }

@@ -7,13 +7,13 @@
 /// @code
 /// gpu::blas::lt_handle lt(stream);                                   // 32 MiB workspace on Hopper
 /// // y = x·Wᵀ + b, the forward of a linear layer (x: batch x in, W: out x in, y: batch x out)
-/// gpu::blas::lt_matmul_bias(lt, gpu::blas::row_major(x, batch, in),
-///                           gpu::blas::row_major(w, out, in).transposed(),
-///                           gpu::blas::row_major(y, batch, out), b);
+/// gpu::blas::lt_matmul_bias(lt, gpu::matrix::row_major(x, batch, in),
+///                           gpu::matrix::row_major(w, out, in).transposed(),
+///                           gpu::matrix::row_major(y, batch, out), b);
 /// // dW += dYᵀ·X, and db = Σ over the batch of dY, in the same call
-/// gpu::blas::lt_matmul_bias_gradient(lt, gpu::blas::row_major(dy, batch, out).transposed(),
-///                                    gpu::blas::row_major(x, batch, in),
-///                                    gpu::blas::row_major(dw, out, in), db, 1.0F);
+/// gpu::blas::lt_matmul_bias_gradient(lt, gpu::matrix::row_major(dy, batch, out).transposed(),
+///                                    gpu::matrix::row_major(x, batch, in),
+///                                    gpu::matrix::row_major(dw, out, in), db, 1.0F);
 /// @endcode
 ///
 /// | A and B | C (and D) | compute |
@@ -42,8 +42,8 @@
 #pragma once
 
 #include <gpu/blas/error.hpp>
-#include <gpu/blas/gemm_plan.hpp>
-#include <gpu/blas/matrix.hpp>
+#include <gpu/matrix/gemm_plan.hpp>
+#include <gpu/matrix/matrix.hpp>
 #include <gpu/blas/types.hpp>
 #include <gpu/detail/unique_handle.hpp>
 #include <gpu/device_buffer.hpp>
@@ -107,7 +107,7 @@ struct lt_handle_options {
 /// @brief One cuBLASLt matmul problem: what decides the algorithm, and the key of a handle's
 /// cache. Plain data; `plan_lt_matmul` makes it from views (host only, no GPU needed).
 struct lt_problem {
-    gemm_plan plan{}; ///< the column-major call (operands swapped for a row-major c)
+    matrix::gemm_plan plan{}; ///< the column-major call (operands swapped for a row-major c)
     element_type input = element_type::fp32;  ///< type of A and B
     element_type output = element_type::fp32; ///< type of C, D and the epilogue's vector
     lt_epilogue epilogue = lt_epilogue::none; ///< the epilogue
@@ -144,10 +144,10 @@ class lt_plan_cache;
 /// @brief The checks and the problem of one matmul, past the shape checks of `plan_gemm`.
 /// @throws std::invalid_argument for an epilogue outside the enumeration, an epilogue with a
 /// column-major c, a missing vector, a vector without an epilogue, or k = 0 (values named)
-[[nodiscard]] lt_problem plan_lt(const gemm_plan& plan, element_type input, element_type output,
-                                 layout c_order, lt_epilogue epilogue, const void* a, const void* b,
-                                 const void* c, const void* vector, bool allow_tf32,
-                                 std::string_view function);
+[[nodiscard]] lt_problem plan_lt(const matrix::gemm_plan& plan, element_type input,
+                                 element_type output, matrix::layout c_order, lt_epilogue epilogue,
+                                 const void* a, const void* b, const void* c, const void* vector,
+                                 bool allow_tf32, std::string_view function);
 
 /// @brief One `cublasLtMatmul` call, without element types in the signature.
 struct lt_call {
@@ -311,13 +311,14 @@ private:
 /// `lt_matmul_bias`, `lt_matmul_bias_gradient`)
 template <class TA, class TB, class TC>
 requires lt_types<TA, TB, TC>
-[[nodiscard]] lt_problem plan_lt_matmul(matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
+[[nodiscard]] lt_problem plan_lt_matmul(matrix::matrix_view<TA> a, matrix::matrix_view<TB> b,
+                                        matrix::matrix_view<TC> c,
                                         lt_epilogue epilogue = lt_epilogue::none,
                                         std::type_identity_t<const TC*> vector = nullptr,
                                         bool allow_tf32 = false)
 {
     constexpr std::string_view function = "gpu::blas::plan_lt_matmul";
-    const gemm_plan plan = plan_gemm(a, b, c, function);
+    const matrix::gemm_plan plan = matrix::plan_gemm(a, b, c, function);
     return detail::plan_lt(plan, detail::element_type_of<std::remove_const_t<TA>>,
                            detail::element_type_of<TC>, c.order(), epilogue, a.data(), b.data(),
                            c.data(), vector, allow_tf32, function);
@@ -327,11 +328,12 @@ namespace detail {
 
 /// @brief The checked call of a matmul on @p h (shared by the public functions).
 template <class TA, class TB, class TC>
-[[nodiscard]] lt_call make_lt_call(const lt_handle& h, matrix_view<TA> a, matrix_view<TB> b,
-                                   matrix_view<TC> c, lt_epilogue epilogue, const void* vector,
-                                   float alpha, float beta, std::string_view function)
+[[nodiscard]] lt_call make_lt_call(const lt_handle& h, matrix::matrix_view<TA> a,
+                                   matrix::matrix_view<TB> b, matrix::matrix_view<TC> c,
+                                   lt_epilogue epilogue, const void* vector, float alpha,
+                                   float beta, std::string_view function)
 {
-    const gemm_plan plan = plan_gemm(a, b, c, function);
+    const matrix::gemm_plan plan = matrix::plan_gemm(a, b, c, function);
     const lt_problem problem =
         plan_lt(plan, element_type_of<std::remove_const_t<TA>>, element_type_of<TC>, c.order(),
                 epilogue, a.data(), b.data(), c.data(), vector, h.allow_tf32(), function);
@@ -353,8 +355,8 @@ template <class TA, class TB, class TC>
 /// hint) or the matmul fails
 template <class TA, class TB, class TC>
 requires lt_types<TA, TB, TC>
-void lt_matmul(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
-               float alpha = 1, float beta = 0)
+void lt_matmul(lt_handle& h, matrix::matrix_view<TA> a, matrix::matrix_view<TB> b,
+               matrix::matrix_view<TC> c, float alpha = 1, float beta = 0)
 {
     constexpr const char* function = "gpu::blas::lt_matmul";
     detail::run_lt(
@@ -379,8 +381,9 @@ void lt_matmul(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<T
 /// @throws gpu::blas::blas_error when cuBLASLt has no algorithm or the matmul fails
 template <class TA, class TB, class TC>
 requires lt_types<TA, TB, TC>
-void lt_matmul_bias(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
-                    const TC* bias, bool relu = false, float alpha = 1, float beta = 0)
+void lt_matmul_bias(lt_handle& h, matrix::matrix_view<TA> a, matrix::matrix_view<TB> b,
+                    matrix::matrix_view<TC> c, const TC* bias, bool relu = false, float alpha = 1,
+                    float beta = 0)
 {
     constexpr const char* function = "gpu::blas::lt_matmul_bias";
     const lt_epilogue epilogue = relu ? lt_epilogue::relu_bias : lt_epilogue::bias;
@@ -408,8 +411,8 @@ void lt_matmul_bias(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_v
 /// types (`CUBLAS_STATUS_NOT_SUPPORTED`, or `CUBLAS_STATUS_INVALID_VALUE`), or the matmul fails
 template <class TA, class TB, class TC>
 requires lt_types<TA, TB, TC>
-void lt_matmul_bias_gradient(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b, matrix_view<TC> c,
-                             TC* gradient, float beta = 0)
+void lt_matmul_bias_gradient(lt_handle& h, matrix::matrix_view<TA> a, matrix::matrix_view<TB> b,
+                             matrix::matrix_view<TC> c, TC* gradient, float beta = 0)
 {
     constexpr const char* function = "gpu::blas::lt_matmul_bias_gradient";
     detail::run_lt(h,
@@ -424,8 +427,9 @@ void lt_matmul_bias_gradient(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b,
 /// @throws std::logic_error on an empty handle
 template <class TA, class TB, class TC>
 requires lt_types<TA, TB, TC>
-[[nodiscard]] bool lt_supports_bias_gradient(lt_handle& h, matrix_view<TA> a, matrix_view<TB> b,
-                                             matrix_view<TC> c, TC* gradient)
+[[nodiscard]] bool lt_supports_bias_gradient(lt_handle& h, matrix::matrix_view<TA> a,
+                                             matrix::matrix_view<TB> b, matrix::matrix_view<TC> c,
+                                             TC* gradient)
 {
     return detail::lt_supported(h, detail::make_lt_call(h, a, b, c, lt_epilogue::bias_gradient,
                                                         gradient, 1.0F, 1.0F,

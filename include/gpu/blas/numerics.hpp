@@ -10,7 +10,7 @@
 /// @endcode
 #pragma once
 
-#include <gpu/blas/matrix.hpp>
+#include <gpu/matrix/matrix.hpp>
 #include <gpu/blas/types.hpp>
 #include <gpu/device_buffer.hpp>
 #include <gpu/numerics.hpp>
@@ -59,14 +59,15 @@ template <blas_element T>
 /// @throws gpu::cuda_error when the check cannot run
 template <class T>
 requires blas_element<std::remove_const_t<T>>
-[[nodiscard]] gpu::non_finite_report check_finite(matrix_view<T> matrix, stream_ref stream)
+[[nodiscard]] gpu::non_finite_report check_finite(gpu::matrix::matrix_view<T> matrix,
+                                                  stream_ref stream)
 {
     if (matrix.rows() < 0 || matrix.cols() < 0 ||
         matrix.leading_dimension() < matrix.min_leading_dimension()) {
         throw std::invalid_argument("gpu::blas::check_finite: invalid matrix " +
                                     matrix.to_string());
     }
-    const bool rows_contiguous = matrix.order() == layout::row_major;
+    const bool rows_contiguous = matrix.order() == gpu::matrix::layout::row_major;
     const gpu::detail::strided_elements where{
         .batch = 1,
         .batch_stride = 0,
