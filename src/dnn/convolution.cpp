@@ -52,15 +52,15 @@ std::optional<std::string> try_fused(const detail::pass_view& view,
     // (TensorFlow, XLA and PyTorch pass an unset output as z). Planning zeroes it anyway: a
     // trial costs one memset, and a planning trial on a caller's NaN-poisoned y must not be what
     // decides whether that expectation holds (the [gpu] test of run() on a poisoned y does).
-    GPU_CUDA_CHECK(cudaMemsetAsync(buffers.out(), 0, view.output.size_bytes(), stream.get()));
+    GPU_CUDA_CHECK(cudaMemsetAsync(buffers.result(), 0, view.output.size_bytes(), stream.get()));
     const float one = 1.0F;
     const float zero = 0.0F;
     const cudnnStatus_t status = cudnnConvolutionBiasActivationForward(
-        view.h.get(), &one, view.input.get(), buffers.first(), view.filter.get(), buffers.second(),
-        view.convolution.get(), static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm),
-        workspace->data(), workspace->size(), &zero, view.output.get(), buffers.out(),
-        fused.bias.get(), fused.bias_values.data(), fused.activation.get(), view.output.get(),
-        buffers.out());
+        view.h.get(), &one, view.input.get(), buffers.first_input(), view.filter.get(),
+        buffers.second_input(), view.convolution.get(),
+        static_cast<cudnnConvolutionFwdAlgo_t>(c.algorithm), workspace->data(), workspace->size(),
+        &zero, view.output.get(), buffers.result(), fused.bias.get(), fused.bias_values.data(),
+        fused.activation.get(), view.output.get(), buffers.result());
     return detail::trial_verdict(status, stream,
                                  "cudnnConvolutionBiasActivationForward (trial of " +
                                      std::string(to_string(c.algorithm)) + ")");
@@ -224,8 +224,9 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
                                       activation_.get(), output_.get(), y),
                                   "cudnnConvolutionBiasActivationForward", explanation_);
     } else {
-        detail::check_pass_status(detail::run_plain(view, explanation_.algorithm, x, w, y,
-                                                    workspace_, gradient_update::overwrite),
+        detail::check_pass_status(detail::run_without_epilogue(view, explanation_.algorithm, x, w,
+                                                               y, workspace_,
+                                                               gradient_update::overwrite),
                                   "cudnnConvolutionForward", explanation_);
     }
     if (unfused) {

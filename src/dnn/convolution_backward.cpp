@@ -18,7 +18,7 @@ namespace gpu::dnn {
 namespace {
 
 // What differs between the two backward passes besides cuDNN's calls: the names in messages,
-// and which of the problem's tensors the pass reads (first, second) and writes (out).
+// and which of the problem's tensors the pass reads (first_input, second_input) and writes (result).
 template <class Algorithm>
 struct backward_pass;
 
@@ -29,7 +29,7 @@ struct backward_pass<backward_data_algorithm> {
     static constexpr const char* names[3] = {"w", "dy", "dx"};
     static constexpr const char* described[3] = {"w (the filter)", "dy (the output gradient)",
                                                  "dx (the input gradient)"};
-    // first, second and out, as element counts.
+    // first_input, second_input and result, as element counts.
     static std::array<std::size_t, 3> counts(const detail::convolution_counts& c)
     {
         return {c.filter, c.output, c.input};
@@ -81,8 +81,8 @@ namespace detail {
 
 template <class Algorithm>
 backward_plan<Algorithm>::backward_plan(handle& h, const convolution_problem& problem,
-                                        const convolution_options& options, const void* first,
-                                        const void* second, void* out)
+                                        const convolution_options& options, const void* first_input,
+                                        const void* second_input, void* result)
     : problem(problem), counts(backward_counts(problem, backward_pass<Algorithm>::plan)),
       options(options)
 {
@@ -96,37 +96,39 @@ backward_plan<Algorithm>::backward_plan(handle& h, const convolution_problem& pr
     output = std::move(descriptors.output);
     convolution = std::move(descriptors.convolution);
     const pass_view view{h, input, filter, output, convolution};
-    planning_buffers buffers(first, second, out);
-    explanation = plan_plain<Algorithm>(view, buffers, problem, options);
+    planning_buffers buffers(first_input, second_input, result);
+    explanation = plan_without_epilogue<Algorithm>(view, buffers, problem, options);
     workspace = plan_workspace(view, explanation);
 }
 
 template <class Algorithm>
 void backward_plan<Algorithm>::check_planning_buffers(const convolution_problem& problem,
-                                                      element_info element, std::size_t first,
-                                                      std::size_t second, std::size_t out)
+                                                      element_info element, std::size_t first_input,
+                                                      std::size_t second_input, std::size_t result)
 {
     const char* plan = backward_pass<Algorithm>::plan;
     dnn::check_buffers<Algorithm>(std::string(plan) + ": ", backward_counts(problem, plan), problem,
-                                  element, {first, second, out});
+                                  element, {first_input, second_input, result});
 }
 
 template <class Algorithm>
-void backward_plan<Algorithm>::check_running_buffers(element_info element, std::size_t first,
-                                                     std::size_t second, std::size_t out) const
+void backward_plan<Algorithm>::check_running_buffers(element_info element, std::size_t first_input,
+                                                     std::size_t second_input,
+                                                     std::size_t result) const
 {
     const char* run = backward_pass<Algorithm>::run;
     GPU_EXPECTS(input, std::logic_error, run, ": the plan was moved from");
     dnn::check_buffers<Algorithm>(std::string(run) + ": ", counts, problem, element,
-                                  {first, second, out});
+                                  {first_input, second_input, result});
 }
 
 template <class Algorithm>
-void backward_plan<Algorithm>::run(handle& h, const void* first, const void* second, void* out,
-                                   gradient_update update)
+void backward_plan<Algorithm>::run(handle& h, const void* first_input, const void* second_input,
+                                   void* result, gradient_update update)
 {
     using pass = backward_pass<Algorithm>;
-    check_run(pass::run, static_cast<bool>(input), h, first, second, out, pass::names);
+    check_run(pass::run, static_cast<bool>(input), h, first_input, second_input, result,
+              pass::names);
     require_named(pass::run, "gradient_update", update);
     const stream_ref stream = h.stream();
     // The checks synchronise after the call: refused before it is queued, not breaking a capture.
@@ -142,9 +144,10 @@ void backward_plan<Algorithm>::run(handle& h, const void* first, const void* sec
         nvtx::colours::compute);
     follow_stream(workspace, stream);
     const pass_view view{h, input, filter, output, convolution};
-    check_pass_status(run_plain(view, explanation.algorithm, first, second, out, workspace, update),
+    check_pass_status(run_without_epilogue(view, explanation.algorithm, first_input, second_input,
+                                           result, workspace, update),
                       plain_call(pass_of_algorithm<Algorithm>), explanation);
-    finish_pass(options, out, pass::counts(counts)[2], problem.type, stream, pass::plan,
+    finish_pass(options, result, pass::counts(counts)[2], problem.type, stream, pass::plan,
                 explanation.problem);
 }
 

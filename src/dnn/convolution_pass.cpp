@@ -21,7 +21,7 @@ namespace gpu::dnn::detail {
 namespace {
 
 // The cuDNN functions of a pass, each taking the pass's operands in cuDNN's order (see the
-// table in convolution_pass.hpp). `find` and `run` take the first, second and out tensors.
+// table in convolution_pass.hpp). `find` and `run` take the first_input, second_input and result tensors.
 template <class Algorithm>
 struct pass_api;
 
@@ -38,41 +38,45 @@ struct pass_api<convolution_algorithm> {
     {
         return cudnnGetConvolutionForwardAlgorithmMaxCount(h, n);
     }
-    static cudnnStatus_t workspace(const pass_view& v, native algo, std::size_t* bytes)
+    static cudnnStatus_t workspace(const pass_view& view, native algo, std::size_t* bytes)
     {
-        return cudnnGetConvolutionForwardWorkspaceSize(v.h.get(), v.input.get(), v.filter.get(),
-                                                       v.convolution.get(), v.output.get(), algo,
-                                                       bytes);
+        return cudnnGetConvolutionForwardWorkspaceSize(view.h.get(), view.input.get(),
+                                                       view.filter.get(), view.convolution.get(),
+                                                       view.output.get(), algo, bytes);
     }
-    static cudnnStatus_t rank(const pass_view& v, int n, int* returned, perf* results)
+    static cudnnStatus_t rank(const pass_view& view, int capacity, int* returned, perf* results)
     {
-        return cudnnGetConvolutionForwardAlgorithm_v7(v.h.get(), v.input.get(), v.filter.get(),
-                                                      v.convolution.get(), v.output.get(), n,
-                                                      returned, results);
+        return cudnnGetConvolutionForwardAlgorithm_v7(
+            view.h.get(), view.input.get(), view.filter.get(), view.convolution.get(),
+            view.output.get(), capacity, returned, results);
     }
-    static cudnnStatus_t find(const pass_view& v, const planning_buffers& b, int n, int* returned,
-                              perf* results, void* ws, std::size_t ws_bytes)
+    static cudnnStatus_t find(const pass_view& view, const planning_buffers& buffers, int capacity,
+                              int* returned, perf* results, void* workspace,
+                              std::size_t workspace_bytes)
     {
         return cudnnFindConvolutionForwardAlgorithmEx(
-            v.h.get(), v.input.get(), b.first(), v.filter.get(), b.second(), v.convolution.get(),
-            v.output.get(), b.out(), n, returned, results, ws, ws_bytes);
+            view.h.get(), view.input.get(), buffers.first_input(), view.filter.get(),
+            buffers.second_input(), view.convolution.get(), view.output.get(), buffers.result(),
+            capacity, returned, results, workspace, workspace_bytes);
     }
-    static cudnnStatus_t run(const pass_view& v, native algo, const void* first, const void* second,
-                             void* out, void* ws, std::size_t ws_bytes, const float* beta)
+    static cudnnStatus_t run(const pass_view& view, native algo, const void* first_input,
+                             const void* second_input, void* result, void* workspace,
+                             std::size_t workspace_bytes, const float* beta)
     {
         const float one = 1.0F;
-        return cudnnConvolutionForward(v.h.get(), &one, v.input.get(), first, v.filter.get(),
-                                       second, v.convolution.get(), algo, ws, ws_bytes, beta,
-                                       v.output.get(), out);
+        return cudnnConvolutionForward(view.h.get(), &one, view.input.get(), first_input,
+                                       view.filter.get(), second_input, view.convolution.get(),
+                                       algo, workspace, workspace_bytes, beta, view.output.get(),
+                                       result);
     }
-    // Bytes of the first, second and out tensors.
-    static std::array<std::size_t, 3> bytes(const pass_view& v)
+    // Bytes of the first_input, second_input and result tensors.
+    static std::array<std::size_t, 3> bytes(const pass_view& view)
     {
-        return {v.input.size_bytes(), v.filter.size_bytes(), v.output.size_bytes()};
+        return {view.input.size_bytes(), view.filter.size_bytes(), view.output.size_bytes()};
     }
 };
 
-// dx from w (first) and dy (second).
+// dx from w (first_input) and dy (second_input).
 template <>
 struct pass_api<backward_data_algorithm> {
     using perf = cudnnConvolutionBwdDataAlgoPerf_t;
@@ -86,40 +90,44 @@ struct pass_api<backward_data_algorithm> {
     {
         return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, n);
     }
-    static cudnnStatus_t workspace(const pass_view& v, native algo, std::size_t* bytes)
+    static cudnnStatus_t workspace(const pass_view& view, native algo, std::size_t* bytes)
     {
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(v.h.get(), v.filter.get(),
-                                                            v.output.get(), v.convolution.get(),
-                                                            v.input.get(), algo, bytes);
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(
+            view.h.get(), view.filter.get(), view.output.get(), view.convolution.get(),
+            view.input.get(), algo, bytes);
     }
-    static cudnnStatus_t rank(const pass_view& v, int n, int* returned, perf* results)
+    static cudnnStatus_t rank(const pass_view& view, int capacity, int* returned, perf* results)
     {
-        return cudnnGetConvolutionBackwardDataAlgorithm_v7(v.h.get(), v.filter.get(),
-                                                           v.output.get(), v.convolution.get(),
-                                                           v.input.get(), n, returned, results);
+        return cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            view.h.get(), view.filter.get(), view.output.get(), view.convolution.get(),
+            view.input.get(), capacity, returned, results);
     }
-    static cudnnStatus_t find(const pass_view& v, const planning_buffers& b, int n, int* returned,
-                              perf* results, void* ws, std::size_t ws_bytes)
+    static cudnnStatus_t find(const pass_view& view, const planning_buffers& buffers, int capacity,
+                              int* returned, perf* results, void* workspace,
+                              std::size_t workspace_bytes)
     {
         return cudnnFindConvolutionBackwardDataAlgorithmEx(
-            v.h.get(), v.filter.get(), b.first(), v.output.get(), b.second(), v.convolution.get(),
-            v.input.get(), b.out(), n, returned, results, ws, ws_bytes);
+            view.h.get(), view.filter.get(), buffers.first_input(), view.output.get(),
+            buffers.second_input(), view.convolution.get(), view.input.get(), buffers.result(),
+            capacity, returned, results, workspace, workspace_bytes);
     }
-    static cudnnStatus_t run(const pass_view& v, native algo, const void* first, const void* second,
-                             void* out, void* ws, std::size_t ws_bytes, const float* beta)
+    static cudnnStatus_t run(const pass_view& view, native algo, const void* first_input,
+                             const void* second_input, void* result, void* workspace,
+                             std::size_t workspace_bytes, const float* beta)
     {
         const float one = 1.0F;
-        return cudnnConvolutionBackwardData(v.h.get(), &one, v.filter.get(), first, v.output.get(),
-                                            second, v.convolution.get(), algo, ws, ws_bytes, beta,
-                                            v.input.get(), out);
+        return cudnnConvolutionBackwardData(view.h.get(), &one, view.filter.get(), first_input,
+                                            view.output.get(), second_input, view.convolution.get(),
+                                            algo, workspace, workspace_bytes, beta,
+                                            view.input.get(), result);
     }
-    static std::array<std::size_t, 3> bytes(const pass_view& v)
+    static std::array<std::size_t, 3> bytes(const pass_view& view)
     {
-        return {v.filter.size_bytes(), v.output.size_bytes(), v.input.size_bytes()};
+        return {view.filter.size_bytes(), view.output.size_bytes(), view.input.size_bytes()};
     }
 };
 
-// dw from x (first) and dy (second).
+// dw from x (first_input) and dy (second_input).
 template <>
 struct pass_api<backward_filter_algorithm> {
     using perf = cudnnConvolutionBwdFilterAlgoPerf_t;
@@ -133,36 +141,40 @@ struct pass_api<backward_filter_algorithm> {
     {
         return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, n);
     }
-    static cudnnStatus_t workspace(const pass_view& v, native algo, std::size_t* bytes)
+    static cudnnStatus_t workspace(const pass_view& view, native algo, std::size_t* bytes)
     {
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(v.h.get(), v.input.get(),
-                                                              v.output.get(), v.convolution.get(),
-                                                              v.filter.get(), algo, bytes);
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            view.h.get(), view.input.get(), view.output.get(), view.convolution.get(),
+            view.filter.get(), algo, bytes);
     }
-    static cudnnStatus_t rank(const pass_view& v, int n, int* returned, perf* results)
+    static cudnnStatus_t rank(const pass_view& view, int capacity, int* returned, perf* results)
     {
-        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(v.h.get(), v.input.get(),
-                                                             v.output.get(), v.convolution.get(),
-                                                             v.filter.get(), n, returned, results);
+        return cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+            view.h.get(), view.input.get(), view.output.get(), view.convolution.get(),
+            view.filter.get(), capacity, returned, results);
     }
-    static cudnnStatus_t find(const pass_view& v, const planning_buffers& b, int n, int* returned,
-                              perf* results, void* ws, std::size_t ws_bytes)
+    static cudnnStatus_t find(const pass_view& view, const planning_buffers& buffers, int capacity,
+                              int* returned, perf* results, void* workspace,
+                              std::size_t workspace_bytes)
     {
         return cudnnFindConvolutionBackwardFilterAlgorithmEx(
-            v.h.get(), v.input.get(), b.first(), v.output.get(), b.second(), v.convolution.get(),
-            v.filter.get(), b.out(), n, returned, results, ws, ws_bytes);
+            view.h.get(), view.input.get(), buffers.first_input(), view.output.get(),
+            buffers.second_input(), view.convolution.get(), view.filter.get(), buffers.result(),
+            capacity, returned, results, workspace, workspace_bytes);
     }
-    static cudnnStatus_t run(const pass_view& v, native algo, const void* first, const void* second,
-                             void* out, void* ws, std::size_t ws_bytes, const float* beta)
+    static cudnnStatus_t run(const pass_view& view, native algo, const void* first_input,
+                             const void* second_input, void* result, void* workspace,
+                             std::size_t workspace_bytes, const float* beta)
     {
         const float one = 1.0F;
-        return cudnnConvolutionBackwardFilter(v.h.get(), &one, v.input.get(), first, v.output.get(),
-                                              second, v.convolution.get(), algo, ws, ws_bytes, beta,
-                                              v.filter.get(), out);
+        return cudnnConvolutionBackwardFilter(view.h.get(), &one, view.input.get(), first_input,
+                                              view.output.get(), second_input,
+                                              view.convolution.get(), algo, workspace,
+                                              workspace_bytes, beta, view.filter.get(), result);
     }
-    static std::array<std::size_t, 3> bytes(const pass_view& v)
+    static std::array<std::size_t, 3> bytes(const pass_view& view)
     {
-        return {v.input.size_bytes(), v.output.size_bytes(), v.filter.size_bytes()};
+        return {view.input.size_bytes(), view.output.size_bytes(), view.filter.size_bytes()};
     }
 };
 
@@ -210,22 +222,22 @@ device_buffer<std::byte> allocate_search_workspace(const std::vector<std::size_t
 
 // One perf result as a candidate, before the workspace check.
 template <class Algorithm, class Perf>
-basic_algorithm_candidate<Algorithm> candidate_from(const Perf& p, bool timed)
+basic_algorithm_candidate<Algorithm> candidate_from(const Perf& perf, bool timed)
 {
     basic_algorithm_candidate<Algorithm> c;
-    c.algorithm = static_cast<Algorithm>(p.algo);
-    c.status = status_name(p.status);
-    c.workspace_bytes = p.memory;
-    if (timed && p.status == CUDNN_STATUS_SUCCESS && p.time >= 0.0F) {
-        c.time_ms = static_cast<double>(p.time);
+    c.algorithm = static_cast<Algorithm>(perf.algo);
+    c.status = status_name(perf.status);
+    c.workspace_bytes = perf.memory;
+    if (timed && perf.status == CUDNN_STATUS_SUCCESS && perf.time >= 0.0F) {
+        c.time_ms = static_cast<double>(perf.time);
     }
-    c.deterministic = p.determinism == CUDNN_DETERMINISTIC;
+    c.deterministic = perf.determinism == CUDNN_DETERMINISTIC;
     // An entry cuDNN cannot run may carry a math type it never set; only a runnable one's
     // must be known.
-    if (p.status == CUDNN_STATUS_SUCCESS ||
-        (static_cast<int>(p.mathType) >= static_cast<int>(CUDNN_DEFAULT_MATH) &&
-         static_cast<int>(p.mathType) <= static_cast<int>(CUDNN_FMA_MATH))) {
-        c.math = from_cudnn(p.mathType);
+    if (perf.status == CUDNN_STATUS_SUCCESS ||
+        (static_cast<int>(perf.mathType) >= static_cast<int>(CUDNN_DEFAULT_MATH) &&
+         static_cast<int>(perf.mathType) <= static_cast<int>(CUDNN_FMA_MATH))) {
+        c.math = from_cudnn(perf.mathType);
     }
     return c;
 }
@@ -298,21 +310,21 @@ std::vector<int> bias_dims(const convolution_problem& problem)
 template <class Algorithm>
 void planning_buffers::ensure(const pass_view& view, data_type type)
 {
-    if (first_ != nullptr) {
+    if (first_input_ != nullptr) {
         return;
     }
     const stream_ref stream = view.h.stream();
     const std::array<std::size_t, 3> bytes = pass_api<Algorithm>::bytes(view);
-    scratch_first_ = device_buffer<std::byte>(bytes[0], stream);
-    scratch_second_ = device_buffer<std::byte>(bytes[1], stream);
-    scratch_out_ = device_buffer<std::byte>(bytes[2], stream);
-    scratch_out_.fill_zero_async(stream);
+    scratch_first_input_ = device_buffer<std::byte>(bytes[0], stream);
+    scratch_second_input_ = device_buffer<std::byte>(bytes[1], stream);
+    scratch_result_ = device_buffer<std::byte>(bytes[2], stream);
+    scratch_result_.fill_zero_async(stream);
     const std::size_t size = element_size(type);
-    fill_seeded_scratch(scratch_first_.data(), bytes[0] / size, type, 1, stream);
-    fill_seeded_scratch(scratch_second_.data(), bytes[1] / size, type, 2, stream);
-    first_ = scratch_first_.data();
-    second_ = scratch_second_.data();
-    out_ = scratch_out_.data();
+    fill_seeded_scratch(scratch_first_input_.data(), bytes[0] / size, type, 1, stream);
+    fill_seeded_scratch(scratch_second_input_.data(), bytes[1] / size, type, 2, stream);
+    first_input_ = scratch_first_input_.data();
+    second_input_ = scratch_second_input_.data();
+    result_ = scratch_result_.data();
 }
 
 template <class Algorithm>
@@ -417,9 +429,9 @@ std::optional<std::string> try_candidate(const pass_view& view, planning_buffers
         return refusal;
     }
     const float zero = 0.0F;
-    const cudnnStatus_t status =
-        pass_api<Algorithm>::run(view, native_of(c.algorithm), buffers.first(), buffers.second(),
-                                 buffers.out(), workspace->data(), workspace->size(), &zero);
+    const cudnnStatus_t status = pass_api<Algorithm>::run(
+        view, native_of(c.algorithm), buffers.first_input(), buffers.second_input(),
+        buffers.result(), workspace->data(), workspace->size(), &zero);
     return trial_verdict(status, stream,
                          std::string(plain_call(pass_of_algorithm<Algorithm>)) + " (trial of " +
                              std::string(to_string(c.algorithm)) + ")");
@@ -452,8 +464,8 @@ void take_choice(basic_convolution_explanation<Algorithm>& explanation, std::siz
 
 template <class Algorithm>
 basic_convolution_explanation<Algorithm>
-search_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
-             const convolution_options& options)
+search_without_epilogue(const pass_view& view, planning_buffers& buffers,
+                        const convolution_problem& problem, const convolution_options& options)
 {
     basic_convolution_explanation<Algorithm> result =
         start_explanation<Algorithm>(problem, options);
@@ -494,35 +506,35 @@ device_buffer<std::byte> plan_workspace(const pass_view& view,
 
 template <class Algorithm>
 basic_convolution_explanation<Algorithm>
-plan_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
-           const convolution_options& options)
+plan_without_epilogue(const pass_view& view, planning_buffers& buffers,
+                      const convolution_problem& problem, const convolution_options& options)
 {
     return cached_or_searched<Algorithm>(problem, options, view.h.device().id(), [&] {
-        return search_plain<Algorithm>(view, buffers, problem, options);
+        return search_without_epilogue<Algorithm>(view, buffers, problem, options);
     });
 }
 
 template <class Algorithm>
-cudnnStatus_t run_plain(const pass_view& view, Algorithm algorithm, const void* first,
-                        const void* second, void* out, device_buffer<std::byte>& workspace,
-                        gradient_update update)
+cudnnStatus_t run_without_epilogue(const pass_view& view, Algorithm algorithm,
+                                   const void* first_input, const void* second_input, void* result,
+                                   device_buffer<std::byte>& workspace, gradient_update update)
 {
     // cuDNN's scaling factors are float for every data type but double.
     const float beta = update == gradient_update::accumulate ? 1.0F : 0.0F;
-    return pass_api<Algorithm>::run(view, native_of(algorithm), first, second, out,
+    return pass_api<Algorithm>::run(view, native_of(algorithm), first_input, second_input, result,
                                     workspace.data(), workspace.size(), &beta);
 }
 
-void check_run(const char* what, bool planned, const handle& h, const void* first,
-               const void* second, const void* out, const char* const (&names)[3])
+void check_run(const char* what, bool planned, const handle& h, const void* first_input,
+               const void* second_input, const void* result, const char* const (&names)[3])
 {
     GPU_EXPECTS(planned, std::logic_error, what, ": the plan was moved from");
     GPU_EXPECTS(h, std::logic_error, what, ": the handle holds nothing (moved from or released)");
-    GPU_EXPECTS(first != nullptr && second != nullptr && out != nullptr, std::invalid_argument,
-                what, ": null ",
-                first == nullptr    ? names[0]
-                : second == nullptr ? names[1]
-                                    : names[2],
+    GPU_EXPECTS(first_input != nullptr && second_input != nullptr && result != nullptr,
+                std::invalid_argument, what, ": null ",
+                first_input == nullptr    ? names[0]
+                : second_input == nullptr ? names[1]
+                                          : names[2],
                 " pointer");
 }
 
@@ -546,14 +558,14 @@ std::string pass_context(const basic_convolution_explanation<Algorithm>& explana
            ", math " + std::string(to_string(explanation.math));
 }
 
-void finish_pass(const convolution_options& options, const void* out, std::size_t elements,
+void finish_pass(const convolution_options& options, const void* result, std::size_t elements,
                  data_type type, stream_ref stream, const char* plan, const std::string& problem)
 {
     if (options.synchronous_checks) {
         stream.synchronize();
     }
     if (options.check_numerics) {
-        const gpu::non_finite_report report = check_finite(out, elements, type, stream);
+        const gpu::non_finite_report report = check_finite(result, elements, type, stream);
         if (!report.all_finite()) {
             throw gpu::numerics_error(std::string(plan) + " (" + problem + ")", report);
         }
@@ -610,25 +622,25 @@ template convolution_explanation
 start_explanation<convolution_algorithm>(const convolution_problem&, const convolution_options&);
 template void take_choice(convolution_explanation&, std::size_t);
 template device_buffer<std::byte> plan_workspace(const pass_view&, convolution_explanation&);
-template cudnnStatus_t run_plain(const pass_view&, convolution_algorithm, const void*, const void*,
-                                 void*, device_buffer<std::byte>&, gradient_update);
+template cudnnStatus_t run_without_epilogue(const pass_view&, convolution_algorithm, const void*,
+                                            const void*, void*, device_buffer<std::byte>&,
+                                            gradient_update);
 template std::string pass_context(const convolution_explanation&);
 
-template backward_data_explanation plan_plain<backward_data_algorithm>(const pass_view&,
-                                                                       planning_buffers&,
-                                                                       const convolution_problem&,
-                                                                       const convolution_options&);
+template backward_data_explanation plan_without_epilogue<backward_data_algorithm>(
+    const pass_view&, planning_buffers&, const convolution_problem&, const convolution_options&);
 template device_buffer<std::byte> plan_workspace(const pass_view&, backward_data_explanation&);
-template cudnnStatus_t run_plain(const pass_view&, backward_data_algorithm, const void*,
-                                 const void*, void*, device_buffer<std::byte>&, gradient_update);
+template cudnnStatus_t run_without_epilogue(const pass_view&, backward_data_algorithm, const void*,
+                                            const void*, void*, device_buffer<std::byte>&,
+                                            gradient_update);
 template std::string pass_context(const backward_data_explanation&);
 
-template backward_filter_explanation
-plan_plain<backward_filter_algorithm>(const pass_view&, planning_buffers&,
-                                      const convolution_problem&, const convolution_options&);
+template backward_filter_explanation plan_without_epilogue<backward_filter_algorithm>(
+    const pass_view&, planning_buffers&, const convolution_problem&, const convolution_options&);
 template device_buffer<std::byte> plan_workspace(const pass_view&, backward_filter_explanation&);
-template cudnnStatus_t run_plain(const pass_view&, backward_filter_algorithm, const void*,
-                                 const void*, void*, device_buffer<std::byte>&, gradient_update);
+template cudnnStatus_t run_without_epilogue(const pass_view&, backward_filter_algorithm,
+                                            const void*, const void*, void*,
+                                            device_buffer<std::byte>&, gradient_update);
 template std::string pass_context(const backward_filter_explanation&);
 
 } // namespace gpu::dnn::detail

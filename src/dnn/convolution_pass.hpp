@@ -2,10 +2,10 @@
 // once for the three passes (forward, backward data, backward filter). Each pass reads two
 // tensors and writes one:
 //
-//   pass             first   second   out    cuDNN call
-//   forward          x       w        y      cudnnConvolutionForward
-//   backward data    w       dy       dx     cudnnConvolutionBackwardData
-//   backward filter  x       dy       dw     cudnnConvolutionBackwardFilter
+//   pass             first_input   second_input   result   cuDNN call
+//   forward          x             w              y        cudnnConvolutionForward
+//   backward data    w             dy             dx       cudnnConvolutionBackwardData
+//   backward filter  x             dy             dw       cudnnConvolutionBackwardFilter
 //
 // and every pass uses the same four descriptors: the input (x, dx), the filter (w, dw), the
 // output (y, dy) and the convolution. The search follows what PyTorch's Conv_v7.cpp learned the
@@ -70,25 +70,25 @@ struct pass_view {
 // times on them, and zeros run faster), the one written zeroed.
 class planning_buffers {
 public:
-    planning_buffers(const void* first, const void* second, void* out) noexcept
-        : first_(first), second_(second), out_(out)
+    planning_buffers(const void* first_input, const void* second_input, void* result) noexcept
+        : first_input_(first_input), second_input_(second_input), result_(result)
     {}
 
     // Allocates and fills the scratch of pass `Algorithm` unless the caller gave buffers.
     template <class Algorithm>
     void ensure(const pass_view& view, data_type type);
 
-    [[nodiscard]] const void* first() const noexcept { return first_; }
-    [[nodiscard]] const void* second() const noexcept { return second_; }
-    [[nodiscard]] void* out() const noexcept { return out_; }
+    [[nodiscard]] const void* first_input() const noexcept { return first_input_; }
+    [[nodiscard]] const void* second_input() const noexcept { return second_input_; }
+    [[nodiscard]] void* result() const noexcept { return result_; }
 
 private:
-    const void* first_;
-    const void* second_;
-    void* out_;
-    device_buffer<std::byte> scratch_first_;
-    device_buffer<std::byte> scratch_second_;
-    device_buffer<std::byte> scratch_out_;
+    const void* first_input_;
+    const void* second_input_;
+    void* result_;
+    device_buffer<std::byte> scratch_first_input_;
+    device_buffer<std::byte> scratch_second_input_;
+    device_buffer<std::byte> scratch_result_;
 };
 
 // What the workspace query of a pass asks for an algorithm under a math type (which it leaves
@@ -132,7 +132,7 @@ cudaError_t check_cuda_context(stream_ref stream, const std::string& what);
 trial_workspace(std::size_t bytes, stream_ref stream, std::string& refusal);
 
 // One trial of the pass's plain call on `candidate`, under its math type and with its
-// workspace, on the planning buffers (overwriting the out tensor).
+// workspace, on the planning buffers (overwriting the result tensor).
 template <class Algorithm>
 [[nodiscard]] std::optional<std::string>
 try_candidate(const pass_view& view, planning_buffers& buffers,
@@ -151,8 +151,8 @@ void take_choice(basic_convolution_explanation<Algorithm>& explanation, std::siz
 // call (unless the search is exhaustive), or no_algorithm_error with every verdict.
 template <class Algorithm>
 [[nodiscard]] basic_convolution_explanation<Algorithm>
-search_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
-             const convolution_options& options);
+search_without_epilogue(const pass_view& view, planning_buffers& buffers,
+                        const convolution_problem& problem, const convolution_options& options);
 
 // The workspace a plan runs with: the chosen algorithm's under its math type (set on the
 // descriptor), at least what the explanation says, on the handle's stream. The explanation's
@@ -164,20 +164,21 @@ plan_workspace(const pass_view& view, basic_convolution_explanation<Algorithm>& 
 // The explanation of a pass without an epilogue: from the cache, or searched on `buffers`.
 template <class Algorithm>
 [[nodiscard]] basic_convolution_explanation<Algorithm>
-plan_plain(const pass_view& view, planning_buffers& buffers, const convolution_problem& problem,
-           const convolution_options& options);
+plan_without_epilogue(const pass_view& view, planning_buffers& buffers,
+                      const convolution_problem& problem, const convolution_options& options);
 
-// Runs the pass's plain call with the workspace given: out = result (overwrite) or
-// out += result (accumulate).
+// Runs the pass's plain call with the workspace given: result = the call's value (overwrite)
+// or result += the call's value (accumulate).
 template <class Algorithm>
-[[nodiscard]] cudnnStatus_t run_plain(const pass_view& view, Algorithm algorithm, const void* first,
-                                      const void* second, void* out,
-                                      device_buffer<std::byte>& workspace, gradient_update update);
+[[nodiscard]] cudnnStatus_t run_without_epilogue(const pass_view& view, Algorithm algorithm,
+                                                 const void* first_input, const void* second_input,
+                                                 void* result, device_buffer<std::byte>& workspace,
+                                                 gradient_update update);
 
 // The checks before a pass runs: a moved-from plan (`planned` false) or an empty handle is
 // std::logic_error; a null pointer is std::invalid_argument naming it (`names` e.g. "x", "w", "y").
-void check_run(const char* what, bool planned, const handle& h, const void* first,
-               const void* second, const void* out, const char* const (&names)[3]);
+void check_run(const char* what, bool planned, const handle& h, const void* first_input,
+               const void* second_input, const void* result, const char* const (&names)[3]);
 
 // A workspace allocated on another stream moves to `stream` (freed on the old stream after its
 // work, allocated on the new one: both stay ordered).
@@ -204,9 +205,9 @@ void check_pass_status(cudnnStatus_t status, const char* api,
 }
 
 // After a pass: synchronises when asked (`synchronous_checks`), and scans the `elements` of
-// `type` at `out` for NaN and Inf when asked (`check_numerics`), throwing gpu::numerics_error
+// `type` at `result` for NaN and Inf when asked (`check_numerics`), throwing gpu::numerics_error
 // that names the plan and the problem.
-void finish_pass(const convolution_options& options, const void* out, std::size_t elements,
+void finish_pass(const convolution_options& options, const void* result, std::size_t elements,
                  data_type type, stream_ref stream, const char* plan, const std::string& problem);
 
 // Throws std::invalid_argument unless `element` is the element type of `type` (float for FP32,

@@ -53,8 +53,8 @@ struct convolution_counts {
 /// @brief The state and the work of a backward plan, written once for both backward passes;
 /// `convolution_backward_data` and `convolution_backward_filter` wrap it (use those).
 ///
-/// The pass reads two tensors and writes one: backward data reads w (first) and dy (second)
-/// and writes dx; backward filter reads x and dy and writes dw.
+/// The pass reads two tensors and writes one: backward data reads w (first_input) and dy
+/// (second_input) and writes dx (result); backward filter reads x and dy and writes dw.
 /// @tparam Algorithm `backward_data_algorithm` or `backward_filter_algorithm`
 template <class Algorithm>
 class backward_plan {
@@ -65,18 +65,20 @@ public:
     /// epilogue), then the handle (std::logic_error), then the search or the cache. Null
     /// pointers mean scratch tensors; otherwise the search and the trials run on these.
     backward_plan(handle& h, const convolution_problem& problem, const convolution_options& options,
-                  const void* first, const void* second, void* out);
+                  const void* first_input, const void* second_input, void* result);
 
     /// @brief Checks buffers given for planning: the problem, then their element type and sizes.
     /// @throws std::invalid_argument naming the values
     static void check_planning_buffers(const convolution_problem& problem, element_info element,
-                                       std::size_t first, std::size_t second, std::size_t out);
+                                       std::size_t first_input, std::size_t second_input,
+                                       std::size_t result);
     /// @brief Checks buffers given for a run: std::logic_error when the plan is empty, then
     /// std::invalid_argument for an element type or a size that does not match the plan.
-    void check_running_buffers(element_info element, std::size_t first, std::size_t second,
-                               std::size_t out) const;
+    void check_running_buffers(element_info element, std::size_t first_input,
+                               std::size_t second_input, std::size_t result) const;
     /// @brief Runs the pass on @p h's stream (see the public classes).
-    void run(handle& h, const void* first, const void* second, void* out, gradient_update update);
+    void run(handle& h, const void* first_input, const void* second_input, void* result,
+             gradient_update update);
 
     convolution_problem problem{};                          ///< what it was planned for
     convolution_counts counts{};                            ///< the problem's element counts
