@@ -27,9 +27,10 @@ struct fused_operands {
 };
 
 // One trial of `cudnnConvolutionBiasActivationForward` with `c`, on the planning buffers.
-std::optional<std::string> try_fused(const detail::pass_view& view,
-                                     detail::planning_buffers& buffers, fused_operands& fused,
-                                     const algorithm_candidate& c, data_type type)
+std::optional<detail::trial_refusal_reason> try_fused(const detail::pass_view& view,
+                                                      detail::planning_buffers& buffers,
+                                                      fused_operands& fused,
+                                                      const algorithm_candidate& c, data_type type)
 {
     buffers.ensure<convolution_algorithm>(view, type);
     // Under the candidate's math type, as the forward will run it (this sets it on the descriptor).
@@ -38,7 +39,7 @@ std::optional<std::string> try_fused(const detail::pass_view& view,
         return detail::workspace_refusal(query.status);
     }
     const stream_ref stream = view.h.stream();
-    std::string refusal;
+    detail::trial_refusal_reason refusal;
     auto workspace =
         detail::trial_workspace(std::max(query.bytes, c.workspace_bytes), stream, refusal);
     if (!workspace) {

@@ -226,6 +226,7 @@ basic_algorithm_candidate<Algorithm> candidate_from(const Perf& perf, bool timed
 {
     basic_algorithm_candidate<Algorithm> c;
     c.algorithm = static_cast<Algorithm>(perf.algo);
+    c.status_code = perf.status;
     c.status = status_name(perf.status);
     c.workspace_bytes = perf.memory;
     if (timed && perf.status == CUDNN_STATUS_SUCCESS && perf.time >= 0.0F) {
@@ -348,13 +349,14 @@ find_candidates(const pass_view& view, planning_buffers& buffers,
     std::vector<basic_algorithm_candidate<Algorithm>> candidates;
     for (const auto& p : perf_results<Algorithm>(view, buffers, options, type, context)) {
         basic_algorithm_candidate<Algorithm> c = candidate_from<Algorithm>(p, timed);
-        if (c.status == "CUDNN_STATUS_SUCCESS") {
+        if (c.status_code == CUDNN_STATUS_SUCCESS) {
             // The plan allocates what cuDNN asks under this math type when that exceeds the
             // perf result's figure; the budget and explain() must see what will be allocated.
             const workspace_query query = query_workspace(view, c.algorithm, c.math);
             if (query.status == CUDNN_STATUS_SUCCESS) {
                 c.workspace_bytes = std::max(c.workspace_bytes, query.bytes);
             } else {
+                c.status_code = query.status;
                 c.status =
                     status_name(query.status) + " from " + pass_api<Algorithm>::workspace_name;
             }
@@ -378,8 +380,8 @@ cudaError_t check_cuda_context(stream_ref stream, const std::string& what)
     return last;
 }
 
-std::optional<std::string> trial_verdict(cudnnStatus_t status, stream_ref stream,
-                                         const std::string& what)
+std::optional<trial_refusal_reason> trial_verdict(cudnnStatus_t status, stream_ref stream,
+                                                  const std::string& what)
 {
     const cudaError_t cuda = check_cuda_context(stream, what);
     if (status == CUDNN_STATUS_SUCCESS) {
@@ -390,31 +392,32 @@ std::optional<std::string> trial_verdict(cudnnStatus_t status, stream_ref stream
     if (cuda != cudaSuccess) {
         why += ", CUDA " + cuda_status_name(cuda);
     }
-    return why;
+    return trial_refusal_reason{status, std::move(why)};
 }
 
-std::string workspace_refusal(cudnnStatus_t status)
+trial_refusal_reason workspace_refusal(cudnnStatus_t status)
 {
-    return "its workspace size query said " + status_name(status) + " (" +
-           std::to_string(static_cast<int>(status)) + ")";
+    return {status, "its workspace size query said " + status_name(status) + " (" +
+                        std::to_string(static_cast<int>(status)) + ")"};
 }
 
 std::optional<device_buffer<std::byte>> trial_workspace(std::size_t bytes, stream_ref stream,
-                                                        std::string& refusal)
+                                                        trial_refusal_reason& refusal)
 {
     try {
         return device_buffer<std::byte>(bytes, stream);
     } catch (const gpu::out_of_memory&) {
-        refusal = "its workspace of " + std::to_string(bytes) + " bytes " +
-                  std::string(out_of_memory_refusal);
+        refusal = {CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
+                   "its workspace of " + std::to_string(bytes) + " bytes " +
+                       std::string(out_of_memory_refusal)};
         return std::nullopt;
     }
 }
 
 template <class Algorithm>
-std::optional<std::string> try_candidate(const pass_view& view, planning_buffers& buffers,
-                                         const basic_algorithm_candidate<Algorithm>& c,
-                                         data_type type)
+std::optional<trial_refusal_reason> try_candidate(const pass_view& view, planning_buffers& buffers,
+                                                  const basic_algorithm_candidate<Algorithm>& c,
+                                                  data_type type)
 {
     buffers.ensure<Algorithm>(view, type);
     // Under the candidate's math type, as the pass will run it (this sets it on the descriptor).
@@ -423,7 +426,7 @@ std::optional<std::string> try_candidate(const pass_view& view, planning_buffers
         return workspace_refusal(query.status);
     }
     const stream_ref stream = view.h.stream();
-    std::string refusal;
+    trial_refusal_reason refusal;
     auto workspace = trial_workspace(std::max(query.bytes, c.workspace_bytes), stream, refusal);
     if (!workspace) {
         return refusal;
@@ -616,8 +619,8 @@ template workspace_query query_workspace(const pass_view&, convolution_algorithm
 template std::vector<algorithm_candidate>
 find_candidates<convolution_algorithm>(const pass_view&, planning_buffers&,
                                        const convolution_options&, data_type, const std::string&);
-template std::optional<std::string> try_candidate(const pass_view&, planning_buffers&,
-                                                  const algorithm_candidate&, data_type);
+template std::optional<trial_refusal_reason> try_candidate(const pass_view&, planning_buffers&,
+                                                           const algorithm_candidate&, data_type);
 template convolution_explanation
 start_explanation<convolution_algorithm>(const convolution_problem&, const convolution_options&);
 template void take_choice(convolution_explanation&, std::size_t);

@@ -116,25 +116,27 @@ find_candidates(const pass_view& view, planning_buffers& buffers,
 cudaError_t check_cuda_context(stream_ref stream, const std::string& what);
 
 // The verdict on a trial that returned `status`: empty when it ran (and the stream completed
-// it), otherwise the refusal, e.g. `CUDNN_STATUS_NOT_SUPPORTED (3000)`. Every status but success
+// it), otherwise the refusal: `status` and its words, e.g. `CUDNN_STATUS_NOT_SUPPORTED (3000)`.
+// Every status but success
 // is a refusal (NOT_SUPPORTED, BAD_PARAM, EXECUTION_FAILED, an internal error...), as PyTorch's
 // try_all catches every cuDNN error; a CUDA context that failed is thrown instead.
-[[nodiscard]] std::optional<std::string> trial_verdict(cudnnStatus_t status, stream_ref stream,
-                                                       const std::string& what);
+[[nodiscard]] std::optional<trial_refusal_reason>
+trial_verdict(cudnnStatus_t status, stream_ref stream, const std::string& what);
 
 // A trial's refusal when the workspace query of the candidate failed.
-[[nodiscard]] std::string workspace_refusal(cudnnStatus_t status);
+[[nodiscard]] trial_refusal_reason workspace_refusal(cudnnStatus_t status);
 
-// A trial's workspace of `bytes` on `stream`; empty, with `refusal` set to why, when the device
-// is out of memory: the candidate is refused and the next (which may need less) is tried, as the
-// exhaustive search falls back to smaller workspaces.
+// A trial's workspace of `bytes` on `stream`; empty, with `refusal` set to why (and to cuDNN's
+// status for a failed device allocation), when the device is out of memory: the candidate is
+// refused and the next (which may need less) is tried, as the exhaustive search falls back to
+// smaller workspaces.
 [[nodiscard]] std::optional<device_buffer<std::byte>>
-trial_workspace(std::size_t bytes, stream_ref stream, std::string& refusal);
+trial_workspace(std::size_t bytes, stream_ref stream, trial_refusal_reason& refusal);
 
 // One trial of the pass's plain call on `candidate`, under its math type and with its
 // workspace, on the planning buffers (overwriting the result tensor).
 template <class Algorithm>
-[[nodiscard]] std::optional<std::string>
+[[nodiscard]] std::optional<trial_refusal_reason>
 try_candidate(const pass_view& view, planning_buffers& buffers,
               const basic_algorithm_candidate<Algorithm>& candidate, data_type type);
 

@@ -271,7 +271,7 @@ bool ran_out_of_memory(const basic_convolution_explanation<Algorithm>& explanati
 {
     return std::any_of(explanation.candidates.begin(), explanation.candidates.end(),
                        [&](const basic_algorithm_candidate<Algorithm>& c) {
-                           return detail::refused_for_memory(c.status, c.workspace_bytes,
+                           return detail::refused_for_memory(c.status_code, c.workspace_bytes,
                                                              explanation.workspace_budget_bytes);
                        });
 }
@@ -361,17 +361,10 @@ bool is_out_of_memory(const std::exception& e) noexcept
 
 namespace detail {
 
-bool refused_for_memory(std::string_view status, std::size_t workspace_bytes,
+bool refused_for_memory(cudnnStatus_t status_code, std::size_t workspace_bytes,
                         std::size_t workspace_budget_bytes)
 {
-    if (workspace_bytes > workspace_budget_bytes) {
-        return false;
-    }
-    const std::string device = status_name(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED);
-    const std::string host = status_name(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
-    return status.find(out_of_memory_refusal) != std::string_view::npos ||
-           status.find(device) != std::string_view::npos ||
-           status.find(host) != std::string_view::npos;
+    return workspace_bytes <= workspace_budget_bytes && is_out_of_memory(status_code);
 }
 
 } // namespace detail
@@ -497,7 +490,7 @@ template <class Algorithm>
 std::optional<std::string> rejection(const basic_algorithm_candidate<Algorithm>& c,
                                      const selection_rules& rules)
 {
-    if (c.status != "CUDNN_STATUS_SUCCESS") {
+    if (c.status_code != CUDNN_STATUS_SUCCESS) {
         return "cuDNN cannot run it for this problem (" + c.status + ")";
     }
     if (c.workspace_bytes > rules.workspace_budget_bytes) {
@@ -565,6 +558,7 @@ namespace {
 struct trial_refusal {
     std::size_t index;
     std::string previous_status;
+    cudnnStatus_t previous_status_code;
     std::string why;
 };
 
@@ -580,12 +574,13 @@ choose_and_try(std::vector<basic_algorithm_candidate<Algorithm>>& candidates,
     std::optional<std::size_t> chosen = select_algorithm(candidates, rules);
     while (chosen && trial) {
         basic_algorithm_candidate<Algorithm>& c = candidates[*chosen];
-        std::optional<std::string> refused = trial(c);
+        std::optional<trial_refusal_reason> refused = trial(c);
         if (!refused) {
             break;
         }
-        refusals.push_back({*chosen, c.status, *refused});
-        c.status = *refused + " from " + std::string(api);
+        refusals.push_back({*chosen, c.status, c.status_code, refused->why});
+        c.status = refused->why + " from " + std::string(api);
+        c.status_code = refused->status;
         chosen = select_algorithm(candidates, rules);
     }
     return chosen;
@@ -681,6 +676,7 @@ epilogue_selection select_with_epilogue(std::vector<algorithm_candidate>& candid
     result.unfused_reason = unfused_reason(candidates, rules, refusals);
     for (const trial_refusal& r : refusals) {
         candidates[r.index].status = r.previous_status;
+        candidates[r.index].status_code = r.previous_status_code;
     }
     selection_rules plain = rules;
     plain.epilogue = convolution_epilogue::none;

@@ -35,14 +35,22 @@ struct plan_key {
 };
 
 // What a trial says of a candidate whose workspace the device could not give
-// (`trial_workspace`); `refused_for_memory` finds such a refusal in a candidate's status by it.
+// (`trial_workspace`), after the workspace's size.
 inline constexpr std::string_view out_of_memory_refusal = "could not be allocated (out of memory)";
 
-// Whether a candidate's `status` says that memory ran out for it: a cuDNN allocation failure
-// (`gpu::dnn::is_out_of_memory`, by its name) or the trial's `out_of_memory_refusal`, while its
-// `workspace_bytes` fit the budget (an algorithm the budget rules out is the budget's doing, not
-// the device's). What `no_algorithm_error::out_of_memory()` is made of.
-[[nodiscard]] bool refused_for_memory(std::string_view status, std::size_t workspace_bytes,
+// Why a trial refused a candidate: the status the plan compares, and the words that print it,
+// e.g. `CUDNN_STATUS_NOT_SUPPORTED (3000)`.
+struct trial_refusal_reason {
+    cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
+    std::string why;
+};
+
+// Whether a candidate's `status_code` says that memory ran out for it (`gpu::dnn::
+// is_out_of_memory`: cuDNN's allocation failures, which a trial that could not allocate the
+// workspace gives too), while its `workspace_bytes` fit the budget (an algorithm the budget rules
+// out is the budget's doing, not the device's). What `no_algorithm_error::out_of_memory()` is
+// made of.
+[[nodiscard]] bool refused_for_memory(cudnnStatus_t status_code, std::size_t workspace_bytes,
                                       std::size_t workspace_budget_bytes);
 
 // The cache key of `pass` of `problem` planned with `options` on `device`.
@@ -83,11 +91,11 @@ select_algorithm(std::vector<basic_algorithm_candidate<Algorithm>>& candidates,
 
 // One call of a candidate, tried once at planning (the pass's plain call, or the forward's fused
 // `cudnnConvolutionBiasActivationForward`): empty when it ran, otherwise why cuDNN refused it,
-// e.g. `CUDNN_STATUS_NOT_SUPPORTED (3000)`. A failure of the CUDA context (a sticky error such as
-// an illegal address) is no refusal: the trial throws it.
+// e.g. `CUDNN_STATUS_NOT_SUPPORTED (3000)`, with the status. A failure of the CUDA context (a
+// sticky error such as an illegal address) is no refusal: the trial throws it.
 template <class Algorithm>
 using basic_candidate_trial =
-    std::function<std::optional<std::string>(const basic_algorithm_candidate<Algorithm>&)>;
+    std::function<std::optional<trial_refusal_reason>(const basic_algorithm_candidate<Algorithm>&)>;
 using candidate_trial = basic_candidate_trial<convolution_algorithm>;
 // The fused call's trial: a `candidate_trial` of `cudnnConvolutionBiasActivationForward`.
 using fused_trial = candidate_trial;

@@ -215,7 +215,7 @@ TEST_CASE("the heuristic policy takes the first usable candidate and says why no
 {
     std::vector<algorithm_candidate> c{
         candidate(convolution_algorithm::winograd, 0, {}, true, math_type::fma,
-                  "CUDNN_STATUS_NOT_SUPPORTED"),
+                  CUDNN_STATUS_NOT_SUPPORTED),
         candidate(convolution_algorithm::fft, std::size_t{3} << 30),
         candidate(convolution_algorithm::gemm, 1024, {}, false),
         candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
@@ -258,7 +258,7 @@ TEST_CASE("the exhaustive policy takes the fastest usable candidate", "[dnn]")
         candidate(convolution_algorithm::implicit_gemm, 0, 2.0),
         candidate(convolution_algorithm::implicit_precomp_gemm, 2048, 1.25),
         candidate(convolution_algorithm::winograd, 0, std::nullopt, true, math_type::fma,
-                  "CUDNN_STATUS_NOT_SUPPORTED"),
+                  CUDNN_STATUS_NOT_SUPPORTED),
     };
     gpu::dnn::detail::selection_rules rules;
     rules.search = algorithm_search::exhaustive;
@@ -284,16 +284,18 @@ namespace {
 // A stand-in for the fused call: refuses the algorithms in `refused` with their statuses and
 // records every candidate it is tried on.
 struct fake_fused_call {
-    std::vector<std::pair<convolution_algorithm, std::string>> refused;
+    std::vector<std::pair<convolution_algorithm, cudnnStatus_t>> refused;
     std::vector<convolution_algorithm> tried;
 
     gpu::dnn::detail::fused_trial trial()
     {
-        return [this](const algorithm_candidate& c) -> std::optional<std::string> {
+        return [this](const algorithm_candidate& c)
+                   -> std::optional<gpu::dnn::detail::trial_refusal_reason> {
             tried.push_back(c.algorithm);
             for (const auto& [algorithm, status] : refused) {
                 if (algorithm == c.algorithm) {
-                    return status;
+                    return gpu::dnn::detail::trial_refusal_reason{status,
+                                                                  gpu::dnn::status_name(status)};
                 }
             }
             return std::nullopt;
@@ -327,8 +329,7 @@ TEST_CASE("an epilogue runs fused with the first candidate the fused call accept
     gpu::dnn::detail::selection_rules rules;
     rules.epilogue = convolution_epilogue::bias_relu;
     rules.workspace_budget_bytes = std::size_t{1} << 30;
-    fake_fused_call fused{{{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"}},
-                          {}};
+    fake_fused_call fused{{{convolution_algorithm::implicit_gemm, CUDNN_STATUS_NOT_SUPPORTED}}, {}};
     const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
     CHECK(selection.chosen == std::optional<std::size_t>(1));
     CHECK(selection.execution == gpu::dnn::epilogue_execution::fused);
@@ -354,7 +355,7 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
     {
         std::vector<algorithm_candidate> c{
             candidate(convolution_algorithm::winograd, 0, {}, true, math_type::tensor_op,
-                      "CUDNN_STATUS_NOT_SUPPORTED"),
+                      CUDNN_STATUS_NOT_SUPPORTED),
             candidate(convolution_algorithm::implicit_gemm, 0, {}, true, math_type::tensor_op),
             candidate(convolution_algorithm::fft, std::size_t{8} << 30, {}, true,
                       math_type::tensor_op),
@@ -363,8 +364,8 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
         };
         rules.epilogue = convolution_epilogue::bias_relu;
         fake_fused_call fused{
-            {{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
-             {convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_BAD_PARAM"}},
+            {{convolution_algorithm::implicit_gemm, CUDNN_STATUS_NOT_SUPPORTED},
+             {convolution_algorithm::implicit_precomp_gemm, CUDNN_STATUS_BAD_PARAM}},
             {}};
         const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
         // Only the candidates the policy admits were tried, in cuDNN's order.
@@ -380,6 +381,8 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
         CHECK(c[1].chosen);
         CHECK(c[1].status == "CUDNN_STATUS_SUCCESS");
         CHECK(c[3].status == "CUDNN_STATUS_SUCCESS");
+        CHECK(c[1].status_code == CUDNN_STATUS_SUCCESS);
+        CHECK(c[3].status_code == CUDNN_STATUS_SUCCESS);
         CHECK_FALSE(c[3].rejected);
         CHECK_THAT(c[2].reason, ContainsSubstring("over the budget"));
 
@@ -407,7 +410,7 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
         };
         rules.epilogue = convolution_epilogue::bias;
         fake_fused_call fused{
-            {{convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_NOT_SUPPORTED"}}, {}};
+            {{convolution_algorithm::implicit_precomp_gemm, CUDNN_STATUS_NOT_SUPPORTED}}, {}};
         const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
         CHECK(fused.tried ==
               std::vector<convolution_algorithm>{convolution_algorithm::implicit_precomp_gemm});
@@ -471,9 +474,9 @@ TEST_CASE("when the fused call refuses every candidate, the epilogue runs unfuse
         rules.search = algorithm_search::exhaustive;
         rules.epilogue = convolution_epilogue::bias_relu;
         fake_fused_call fused{
-            {{convolution_algorithm::implicit_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
-             {convolution_algorithm::implicit_precomp_gemm, "CUDNN_STATUS_NOT_SUPPORTED"},
-             {convolution_algorithm::winograd_nonfused, "CUDNN_STATUS_NOT_SUPPORTED"}},
+            {{convolution_algorithm::implicit_gemm, CUDNN_STATUS_NOT_SUPPORTED},
+             {convolution_algorithm::implicit_precomp_gemm, CUDNN_STATUS_NOT_SUPPORTED},
+             {convolution_algorithm::winograd_nonfused, CUDNN_STATUS_NOT_SUPPORTED}},
             {}};
         const auto selection = gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial());
         // Tried fastest first.
@@ -504,15 +507,16 @@ namespace {
 // candidates it is tried on with `status`, and records every candidate it is tried on.
 struct refusing_trial {
     std::size_t refuse_first = 0;
-    std::string status = "CUDNN_STATUS_NOT_SUPPORTED (3000)";
+    cudnnStatus_t status = CUDNN_STATUS_NOT_SUPPORTED;
     std::vector<convolution_algorithm> tried{};
 
     gpu::dnn::detail::candidate_trial trial()
     {
-        return [this](const algorithm_candidate& c) -> std::optional<std::string> {
+        return [this](const algorithm_candidate& c)
+                   -> std::optional<gpu::dnn::detail::trial_refusal_reason> {
             tried.push_back(c.algorithm);
             if (tried.size() <= refuse_first) {
-                return status;
+                return gpu::test::refusal_of(status);
             }
             return std::nullopt;
         };
@@ -526,7 +530,7 @@ TEST_CASE("a plain plan's choice is tried, and a candidate cuDNN refuses is reje
 {
     std::vector<algorithm_candidate> c{
         candidate(convolution_algorithm::winograd, 0, {}, true, math_type::fma,
-                  "CUDNN_STATUS_NOT_SUPPORTED"),
+                  CUDNN_STATUS_NOT_SUPPORTED),
         candidate(convolution_algorithm::implicit_gemm, 0),
         candidate(convolution_algorithm::fft, std::size_t{8} << 30),
         candidate(convolution_algorithm::implicit_precomp_gemm, 4096),
@@ -583,7 +587,7 @@ TEST_CASE("when cuDNN refuses every candidate at trial, nothing is chosen and th
                     candidate(convolution_algorithm::implicit_precomp_gemm, 4096)};
     gpu::dnn::detail::selection_rules rules;
     rules.workspace_budget_bytes = std::size_t{1} << 30;
-    refusing_trial plain{100, "CUDNN_STATUS_EXECUTION_FAILED (5000)"};
+    refusing_trial plain{100, CUDNN_STATUS_EXECUTION_FAILED};
     CHECK_FALSE(gpu::dnn::detail::select_tried(e.candidates, rules, plain.trial()).has_value());
     CHECK(plain.tried ==
           std::vector<convolution_algorithm>{convolution_algorithm::implicit_gemm,
@@ -651,7 +655,7 @@ TEST_CASE("an epilogue that runs fused never tries the plain call, one that runs
     }
     SECTION("unfused: the plain call's choice is tried too")
     {
-        refusing_trial fused{100, "CUDNN_STATUS_BAD_PARAM (2000)"};
+        refusing_trial fused{100, CUDNN_STATUS_BAD_PARAM};
         refusing_trial plain{1};
         const auto selection =
             gpu::dnn::detail::select_with_epilogue(c, rules, fused.trial(), plain.trial());
@@ -667,7 +671,9 @@ TEST_CASE("an epilogue that runs fused never tries the plain call, one that runs
         CHECK(selection.chosen == std::optional<std::size_t>(1));
         CHECK(c[0].reason ==
               "refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) from cudnnConvolutionForward");
+        CHECK(c[0].status_code == CUDNN_STATUS_NOT_SUPPORTED);
         CHECK(c[1].status == "CUDNN_STATUS_SUCCESS");
+        CHECK(c[1].status_code == CUDNN_STATUS_SUCCESS);
     }
     SECTION("unfused, and the plain call refuses every candidate too: no choice")
     {
@@ -1127,7 +1133,7 @@ TEST_CASE("a workspace budget of 0 finds an algorithm without workspace or says 
             CHECK(plan.workspace_bytes() == 0);
             CHECK(plan.workspace().empty());
             for (const algorithm_candidate& c : plan.explain().candidates) {
-                if (c.status == "CUDNN_STATUS_SUCCESS" && c.workspace_bytes > 0) {
+                if (c.status_code == CUDNN_STATUS_SUCCESS && c.workspace_bytes > 0) {
                     CHECK(c.rejected);
                     CHECK_THAT(c.reason, ContainsSubstring("over the budget of 0 B"));
                 }

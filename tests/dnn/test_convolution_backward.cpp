@@ -317,7 +317,7 @@ TEST_CASE("backward candidates are chosen under the forward's policy, budget and
 {
     std::vector<backward_filter_candidate> c{
         candidate(backward_filter_algorithm::winograd, 0, {}, true, math_type::fma,
-                  "CUDNN_STATUS_NOT_SUPPORTED"),
+                  CUDNN_STATUS_NOT_SUPPORTED),
         candidate(backward_filter_algorithm::algo_0, 0, 0.5, false),
         candidate(backward_filter_algorithm::fft, std::size_t{3} << 30, 0.25),
         candidate(backward_filter_algorithm::algo_3, 1024, 0.4, false, math_type::tensor_op),
@@ -371,10 +371,11 @@ TEST_CASE("a backward plan's choice is tried, and a refusal names the backward c
     rules.workspace_budget_bytes = std::size_t{1} << 30;
     std::vector<backward_data_algorithm> tried;
     const gpu::dnn::detail::basic_candidate_trial<backward_data_algorithm> refuse_first =
-        [&](const backward_data_candidate& c) -> std::optional<std::string> {
+        [&](const backward_data_candidate& c)
+        -> std::optional<gpu::dnn::detail::trial_refusal_reason> {
         tried.push_back(c.algorithm);
         if (tried.size() == 1) {
-            return std::string("CUDNN_STATUS_NOT_SUPPORTED (3000)");
+            return gpu::test::refusal_of(CUDNN_STATUS_NOT_SUPPORTED);
         }
         return std::nullopt;
     };
@@ -392,11 +393,13 @@ TEST_CASE("a backward plan's choice is tried, and a refusal names the backward c
 
     std::vector<backward_filter_candidate> filter{candidate(backward_filter_algorithm::algo_1, 0)};
     const gpu::dnn::detail::basic_candidate_trial<backward_filter_algorithm> refuse_all =
-        [](const backward_filter_candidate&) -> std::optional<std::string> {
-        return std::string("CUDNN_STATUS_BAD_PARAM (2000)");
+        [](const backward_filter_candidate&)
+        -> std::optional<gpu::dnn::detail::trial_refusal_reason> {
+        return gpu::test::refusal_of(CUDNN_STATUS_BAD_PARAM);
     };
     CHECK_FALSE(gpu::dnn::detail::select_tried(filter, rules, refuse_all).has_value());
     CHECK(filter[0].status == "CUDNN_STATUS_BAD_PARAM (2000) from cudnnConvolutionBackwardFilter");
+    CHECK(filter[0].status_code == CUDNN_STATUS_BAD_PARAM); // what the plan compares
     // The exhaustive search has run every candidate: an empty trial tries nothing.
     std::vector<backward_filter_candidate> timed{
         candidate(backward_filter_algorithm::algo_1, 0, 1.5)};

@@ -247,13 +247,13 @@ TEST_CASE(
 {
     using gpu::dnn::convolution_algorithm;
     using gpu::test::candidate;
-    const std::string device_failure = "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED";
+    const cudnnStatus_t device_failure = CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED;
     gpu::dnn::convolution_explanation e;
     e.workspace_budget_bytes = std::size_t{1} << 30;
     // Only the budget and a status unrelated to memory: raising the budget is the advice.
     e.candidates = {candidate(convolution_algorithm::fft, std::size_t{2} << 30),
                     candidate(convolution_algorithm::winograd, 0, {}, true,
-                              gpu::dnn::math_type::fma, "CUDNN_STATUS_NOT_SUPPORTED")};
+                              gpu::dnn::math_type::fma, CUDNN_STATUS_NOT_SUPPORTED)};
     CHECK_FALSE(gpu::dnn::no_algorithm_error(e).out_of_memory());
     CHECK_FALSE(gpu::dnn::is_out_of_memory(gpu::dnn::no_algorithm_error(e)));
     // cuDNN could not allocate for an algorithm over the budget: still the budget's doing.
@@ -271,10 +271,12 @@ TEST_CASE(
     gpu::dnn::backward_filter_explanation filter;
     filter.workspace_budget_bytes = std::size_t{1} << 30;
     filter.candidates = {candidate(gpu::dnn::backward_filter_algorithm::algo_1, 4096)};
-    const auto refuse =
-        [](const gpu::dnn::backward_filter_candidate& c) -> std::optional<std::string> {
-        return "its workspace of " + std::to_string(c.workspace_bytes) + " bytes " +
-               std::string(gpu::dnn::detail::out_of_memory_refusal);
+    const auto refuse = [](const gpu::dnn::backward_filter_candidate& c)
+        -> std::optional<gpu::dnn::detail::trial_refusal_reason> {
+        return gpu::dnn::detail::trial_refusal_reason{
+            CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
+            "its workspace of " + std::to_string(c.workspace_bytes) + " bytes " +
+                std::string(gpu::dnn::detail::out_of_memory_refusal)};
     };
     gpu::dnn::detail::selection_rules rules;
     rules.workspace_budget_bytes = filter.workspace_budget_bytes;

@@ -223,10 +223,17 @@ struct convolution_options {
 template <class Algorithm>
 struct basic_algorithm_candidate {
     Algorithm algorithm = Algorithm{}; ///< the algorithm
-    std::string status{};              ///< cuDNN's status for it, e.g. `CUDNN_STATUS_SUCCESS`
-    std::size_t workspace_bytes = 0;   ///< workspace it needs
-    std::optional<double> time_ms{};   ///< measured time (exhaustive search only)
-    bool deterministic = false;        ///< cuDNN marks it `CUDNN_DETERMINISTIC`
+    /// cuDNN's status for it, e.g. `CUDNN_STATUS_SUCCESS`, with the call that returned it when
+    /// that is not the search (`... from cudnnConvolutionForward`): for printing. The plan
+    /// compares `status_code`.
+    std::string status{};
+    /// The status that `status` names: the one the plan compares. A trial that could not
+    /// allocate the workspace gives `CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED`, as
+    /// cuDNN does when it cannot.
+    cudnnStatus_t status_code = CUDNN_STATUS_SUCCESS;
+    std::size_t workspace_bytes = 0;          ///< workspace it needs
+    std::optional<double> time_ms{};          ///< measured time (exhaustive search only)
+    bool deterministic = false;               ///< cuDNN marks it `CUDNN_DETERMINISTIC`
     math_type math = math_type::default_math; ///< the math type it runs with
     bool rejected = false;                    ///< excluded by the policy, the budget or cuDNN
     bool chosen = false;                      ///< the one the plan runs
