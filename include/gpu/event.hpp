@@ -199,7 +199,7 @@ public:
     [[nodiscard]] event_ref ref() const
     {
         if (!handle_) {
-            detail::throw_empty_owner("gpu::event", "event");
+            detail::throw_empty_owner("gpu::event", "gpu::event", "CUDA event");
         }
         return event_ref(handle_.get());
     }

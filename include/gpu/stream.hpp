@@ -297,8 +297,8 @@ public:
     [[nodiscard]] stream_ref ref() const
     {
         if (!handle_) {
-            detail::throw_empty_owner("gpu::stream", "stream; a null handle would silently mean "
-                                                     "the legacy default stream");
+            // A null handle would silently mean the legacy default stream: refused instead.
+            detail::throw_empty_owner("gpu::stream", "gpu::stream", "CUDA stream");
         }
         return stream_ref(handle_.get());
     }

@@ -6,6 +6,7 @@
 #include <gpu/detail/enum_names.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/event.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include <cublas_v2.h>
 
@@ -136,8 +137,9 @@ gpu::device handle::device() const
 
 void handle::require_handle(const char* function) const
 {
-    GPU_EXPECTS(handle_, std::logic_error, function,
-                ": the gpu::blas::handle is empty (moved from or released)");
+    if (!handle_) {
+        gpu::detail::throw_empty_owner(function, "gpu::blas::handle", "cuBLAS handle");
+    }
 }
 
 void handle::rebind(stream_ref stream)

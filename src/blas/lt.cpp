@@ -7,6 +7,7 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/device.hpp>
 #include <gpu/event.hpp>
+#include <gpu/detail/unique_handle.hpp>
 #include <gpu/nvtx.hpp>
 
 #include "library_types.hpp"
@@ -488,8 +489,9 @@ gpu::device lt_handle::device() const
 
 void lt_handle::require_handle(const char* function) const
 {
-    GPU_EXPECTS(handle_, std::logic_error, function,
-                ": the gpu::blas::lt_handle is empty (moved from or released)");
+    if (!handle_) {
+        gpu::detail::throw_empty_owner(function, "gpu::blas::lt_handle", "cuBLASLt handle");
+    }
 }
 
 void lt_handle::set_stream(stream_ref stream)

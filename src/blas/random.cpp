@@ -4,6 +4,7 @@
 #include <gpu/blas/random.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/device.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include <chrono>
 #include <cmath>
@@ -50,8 +51,10 @@ random_generator::~random_generator()
 
 void random_generator::set_stream(stream_ref stream)
 {
-    GPU_EXPECTS(generator_, std::logic_error,
-                "gpu::blas::random_generator::set_stream: the generator is empty (moved from)");
+    if (!generator_) {
+        gpu::detail::throw_empty_owner("gpu::blas::random_generator::set_stream",
+                                       "gpu::blas::random_generator", "cuRAND generator");
+    }
     GPU_CURAND_CHECK(curandSetStream(generator_.get(), stream.get()));
     stream_ = stream;
 }
@@ -61,7 +64,9 @@ void random_generator::fill(detail::element_type type, void* data, std::size_t c
 {
     const char* function =
         normal ? "gpu::blas::random_generator::normal" : "gpu::blas::random_generator::uniform";
-    GPU_EXPECTS(generator_, std::logic_error, function, ": the generator is empty (moved from)");
+    if (!generator_) {
+        gpu::detail::throw_empty_owner(function, "gpu::blas::random_generator", "cuRAND generator");
+    }
     const bool finite = std::isfinite(a) && std::isfinite(b);
     GPU_EXPECTS(!normal || (finite && b >= 0.0), std::invalid_argument, function, ": mean ", a,
                 ", stddev ", b, " (the deviation must be finite and not negative)");

@@ -2,6 +2,7 @@
 // instance, and the errors for empty owners. Launch, upload and the queries are one checked
 // call each, inline in graph.hpp.
 #include <gpu/graph.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -52,16 +53,13 @@ std::string_view graph_update_reason(cudaGraphExecUpdateResult result) noexcept
 
 void graph::throw_empty(const char* operation)
 {
-    throw std::logic_error(std::string(operation) +
-                           ": the gpu::graph holds no graph (default-constructed, moved from or "
-                           "released)");
+    // Default-constructed is empty too, as moved from.
+    gpu::detail::throw_empty_owner(operation, "gpu::graph", "CUDA graph");
 }
 
 void graph_exec::throw_empty(const char* operation)
 {
-    throw std::logic_error(std::string(operation) +
-                           ": the gpu::graph_exec holds no executable graph (default-constructed, "
-                           "moved from or released)");
+    gpu::detail::throw_empty_owner(operation, "gpu::graph_exec", "executable CUDA graph");
 }
 
 graph_exec::graph_exec(const graph& from, graph_instantiate_flags flags, std::source_location where)

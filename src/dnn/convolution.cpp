@@ -2,6 +2,7 @@
 // call tried at planning, unfused when it refuses every algorithm), and the forward itself. The
 // search, the trials, the cache and the workspace are every pass's (convolution_pass.cpp).
 #include "convolution_pass.hpp"
+#include "ops.hpp"
 
 #include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
@@ -148,8 +149,7 @@ void convolution::plan(handle& h, const convolution_problem& problem,
     // Every check that needs no GPU comes first: a bad problem is refused before anything is
     // allocated, even with an empty handle.
     const element_counts counts = counts_of(problem);
-    GPU_EXPECTS(h, std::logic_error,
-                "gpu::dnn::convolution: the handle holds nothing (moved from or released)");
+    detail::require_handle(h, "gpu::dnn::convolution");
     detail::pass_descriptors descriptors = detail::make_pass_descriptors(problem, options);
     input_ = std::move(descriptors.input);
     filter_ = std::move(descriptors.filter);

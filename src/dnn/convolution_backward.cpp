@@ -2,6 +2,7 @@
 // forward (the search, the trials, the cache and the workspace are every pass's, in
 // convolution_pass.cpp), and the bias gradient, which has no algorithm to choose.
 #include "convolution_pass.hpp"
+#include "ops.hpp"
 #include "translate.hpp"
 
 #include <gpu/capture.hpp>
@@ -88,8 +89,7 @@ backward_plan<Algorithm>::backward_plan(handle& h, const convolution_problem& pr
 {
     // The problem was checked above (counts), before anything is allocated, even with an empty
     // handle; the handle next, then the descriptors and the search.
-    GPU_EXPECTS(h, std::logic_error, backward_pass<Algorithm>::plan,
-                ": the handle holds nothing (moved from or released)");
+    require_handle(h, backward_pass<Algorithm>::plan);
     pass_descriptors descriptors = make_pass_descriptors(problem, options);
     input = std::move(descriptors.input);
     filter = std::move(descriptors.filter);
@@ -117,7 +117,7 @@ void backward_plan<Algorithm>::check_running_buffers(element_info element, std::
                                                      std::size_t result) const
 {
     const char* run = backward_pass<Algorithm>::run;
-    GPU_EXPECTS(input, std::logic_error, run, ": the plan was moved from");
+    require_planned(static_cast<bool>(input), run);
     dnn::check_buffers<Algorithm>(std::string(run) + ": ", counts, problem, element,
                                   {first_input, second_input, result});
 }
@@ -160,7 +160,7 @@ void run_backward_bias(handle& h, const convolution_problem& problem, const void
 {
     const char* what = "gpu::dnn::convolution_backward_bias";
     const convolution_counts counts = backward_counts(problem, what);
-    GPU_EXPECTS(h, std::logic_error, what, ": the handle holds nothing (moved from or released)");
+    require_handle(h, what);
     require_named(what, "gradient_update", update);
     const std::size_t channels = static_cast<std::size_t>(problem.filter[0]);
     if (sizes) {

@@ -3,6 +3,7 @@
 // descriptors, and the checks around a run. What differs between the passes is only which
 // cuDNN function each step calls, and in which order it takes the descriptors: `pass_api`.
 #include "convolution_pass.hpp"
+#include "ops.hpp"
 
 #include "translate.hpp"
 
@@ -531,8 +532,7 @@ cudnnStatus_t run_without_epilogue(const pass_view& view, Algorithm algorithm,
 void check_run(const char* what, bool planned, const handle& h, const void* first_input,
                const void* second_input, const void* result, const char* const (&names)[3])
 {
-    GPU_EXPECTS(planned, std::logic_error, what, ": the plan was moved from");
-    GPU_EXPECTS(h, std::logic_error, what, ": the handle holds nothing (moved from or released)");
+    require_ready(planned, h, what);
     GPU_EXPECTS(first_input != nullptr && second_input != nullptr && result != nullptr,
                 std::invalid_argument, what, ": null ",
                 first_input == nullptr    ? names[0]

@@ -1,6 +1,7 @@
 // The cuDNN context: creation with the article's NOT_INITIALIZED diagnosis, stream binding.
 #include <gpu/detail/expects.hpp>
 #include <gpu/dnn/handle.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include <optional>
 #include <source_location>
@@ -11,8 +12,10 @@ namespace gpu::dnn {
 namespace {
 void require(const handle& h, const char* operation)
 {
-    GPU_EXPECTS(h, std::logic_error, "gpu::dnn::handle::", operation,
-                ": the handle holds nothing (moved from or released)");
+    if (!h) {
+        gpu::detail::throw_empty_owner(std::string("gpu::dnn::handle::") + operation,
+                                       "gpu::dnn::handle", "cuDNN handle");
+    }
 }
 } // namespace
 

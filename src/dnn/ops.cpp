@@ -2,22 +2,37 @@
 #include "ops.hpp"
 
 #include <gpu/detail/expects.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace gpu::dnn::detail {
 
+namespace {
+
+// The type whose member `operation` names: `gpu::dnn::pooling` of `gpu::dnn::pooling::forward`.
+std::string_view owner_of(std::string_view operation) noexcept
+{
+    const std::size_t last = operation.rfind("::");
+    return last == std::string_view::npos ? operation : operation.substr(0, last);
+}
+
+} // namespace
+
 void require_planned(bool planned, const char* operation)
 {
-    GPU_EXPECTS(planned, std::logic_error, operation,
-                ": the object holds no cuDNN descriptor (moved from)");
+    if (!planned) {
+        gpu::detail::throw_empty_owner(operation, owner_of(operation), "cuDNN descriptor");
+    }
 }
 
 void require_handle(const handle& h, const char* operation)
 {
-    GPU_EXPECTS(h, std::logic_error, operation,
-                ": the handle holds nothing (moved from or released)");
+    if (!h) {
+        gpu::detail::throw_empty_owner(operation, "gpu::dnn::handle", "cuDNN handle");
+    }
 }
 
 void require_ready(bool planned, const handle& h, const char* operation)

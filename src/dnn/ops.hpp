@@ -21,10 +21,11 @@ namespace gpu::dnn::detail {
 inline constexpr float scale_one = 1.0F;
 inline constexpr float scale_zero = 0.0F;
 
-// Throws std::logic_error: `operation` was called on a plan that was moved from.
+// Throws std::logic_error (`gpu::detail::throw_empty_owner`): `operation`, a member of a plan,
+// was called on a plan that was moved from.
 void require_planned(bool planned, const char* operation);
 
-// Throws std::logic_error when `h` holds no cuDNN handle.
+// Throws std::logic_error (`gpu::detail::throw_empty_owner`) when `h` holds no cuDNN handle.
 void require_handle(const handle& h, const char* operation);
 
 // Both: what every call of a planned operation checks first.

@@ -3,6 +3,7 @@
 
 #include <gpu/dnn/error.hpp>
 #include <gpu/dnn/types.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include <climits>
 #include <stdexcept>
@@ -229,8 +230,7 @@ void check_set(cudnnStatus_t status, const char* api, const std::string& context
 
 void throw_empty(const char* what)
 {
-    throw std::logic_error(std::string(what) +
-                           ": the object holds no cuDNN descriptor (moved from or released)");
+    gpu::detail::throw_empty_owner(what, what, "cuDNN descriptor");
 }
 
 } // namespace detail

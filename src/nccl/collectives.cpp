@@ -231,7 +231,8 @@ void run_collective(const communicator& comm, collective_call call, stream_ref s
 {
     check_arguments(call);
     if (!comm) {
-        gpu::detail::throw_empty_owner(call.function, "NCCL communicator");
+        gpu::detail::throw_empty_owner(call.function, "gpu::nccl::communicator",
+                                       "NCCL communicator");
     }
     check_against_ranks(call, comm.size(), comm.rank());
     const bool grouped = group_depth() > 0;

@@ -8,6 +8,7 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/detail/status.hpp>
 #include <gpu/nccl/error.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -480,8 +481,8 @@ communicator communicator::from_native_handle(ncclComm_t comm, const communicato
 detail::communicator_record communicator::record(const char* what) const
 {
     if (!handle_) {
-        const std::string owner = std::string("gpu::nccl::communicator::") + what;
-        gpu::detail::throw_empty_owner(owner.c_str(), "NCCL communicator");
+        gpu::detail::throw_empty_owner(std::string("gpu::nccl::communicator::") + what,
+                                       "gpu::nccl::communicator", "NCCL communicator");
     }
     return handle_.get();
 }

@@ -3,6 +3,7 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/device_value.hpp>
 #include <gpu/nn/adamw.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include "math_kernels.hpp"
 
@@ -52,8 +53,10 @@ void adamw::set_options(const adamw_options& options)
 
 void adamw::require_state(const char* function) const
 {
-    GPU_EXPECTS(step_.data() != nullptr, std::logic_error, "gpu::nn::adamw::", function,
-                ": the optimizer holds no state (moved from)");
+    if (step_.data() == nullptr) {
+        gpu::detail::throw_empty_owner(std::string("gpu::nn::adamw::") + function, "gpu::nn::adamw",
+                                       "state");
+    }
 }
 
 void adamw::step(float* params, const float* grads, std::size_t count, stream_ref stream,

@@ -3,6 +3,7 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/device_value.hpp>
 #include <gpu/nn/cross_entropy.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include "math_kernels.hpp"
 
@@ -71,8 +72,9 @@ void cross_entropy::check_call(const char* function, const void* logits, const s
 {
     check_sizes(function, batch, classes_, type_);
     check_pointers(function, logits, labels, out_name, out);
-    GPU_EXPECTS(bad_label_.data() != nullptr, std::logic_error, function,
-                ": the loss holds no state (moved from)");
+    if (bad_label_.data() == nullptr) {
+        gpu::detail::throw_empty_owner(function, "gpu::nn::cross_entropy", "state");
+    }
 }
 
 void cross_entropy::forward(const void* logits, const std::int32_t* labels, std::int64_t batch,
@@ -95,8 +97,10 @@ void cross_entropy::backward(const void* logits, const std::int32_t* labels, std
 
 std::optional<bad_label> cross_entropy::first_bad_label(stream_ref stream) const
 {
-    GPU_EXPECTS(bad_label_.data() != nullptr, std::logic_error,
-                "gpu::nn::cross_entropy::first_bad_label: the loss holds no state (moved from)");
+    if (bad_label_.data() == nullptr) {
+        gpu::detail::throw_empty_owner("gpu::nn::cross_entropy::first_bad_label",
+                                       "gpu::nn::cross_entropy", "state");
+    }
     const unsigned long long code = read_device_value(bad_label_.data(), stream);
     if (code == no_bad_label) {
         return std::nullopt;
@@ -116,8 +120,10 @@ void cross_entropy::check_labels(stream_ref stream) const
 
 void cross_entropy::clear_label_error(stream_ref stream)
 {
-    GPU_EXPECTS(bad_label_.data() != nullptr, std::logic_error,
-                "gpu::nn::cross_entropy::clear_label_error: the loss holds no state (moved from)");
+    if (bad_label_.data() == nullptr) {
+        gpu::detail::throw_empty_owner("gpu::nn::cross_entropy::clear_label_error",
+                                       "gpu::nn::cross_entropy", "state");
+    }
     GPU_CUDA_CHECK(
         cudaMemsetAsync(bad_label_.data(), 0xff, sizeof(unsigned long long), stream.get()));
 }

@@ -3,6 +3,7 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/device_value.hpp>
 #include <gpu/nn/grad_scaler.hpp>
+#include <gpu/detail/unique_handle.hpp>
 
 #include "math_kernels.hpp"
 
@@ -105,8 +106,10 @@ std::string grad_scaler::to_string() const
 
 void grad_scaler::require_state(const char* function) const
 {
-    GPU_EXPECTS(values_.data() != nullptr, std::logic_error, "gpu::nn::grad_scaler::", function,
-                ": the scaler holds no state (moved from)");
+    if (values_.data() == nullptr) {
+        gpu::detail::throw_empty_owner(std::string("gpu::nn::grad_scaler::") + function,
+                                       "gpu::nn::grad_scaler", "state");
+    }
 }
 
 const float* grad_scaler::scale() const

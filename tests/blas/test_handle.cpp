@@ -98,11 +98,11 @@ TEST_CASE("an empty handle refuses to be used instead of passing null to cuBLAS"
     CHECK_THROWS_AS(h.device(), std::logic_error);
     CHECK_THROWS_WITH(h.set_math(blas::math_mode::tf32),
                       ContainsSubstring("gpu::blas::handle::set_math") &&
-                          ContainsSubstring("empty (moved from or released)"));
+                          ContainsSubstring("is empty (moved from or released"));
     CHECK_THROWS_AS(h.math(), std::logic_error);
     CHECK_THROWS_WITH(h.refresh_settings(),
                       ContainsSubstring("gpu::blas::handle::refresh_settings") &&
-                          ContainsSubstring("empty (moved from or released)"));
+                          ContainsSubstring("is empty (moved from or released"));
     CHECK_THROWS_AS(h.atomics(), std::logic_error);
     CHECK_THROWS_AS(h.set_workspace_size(1024), std::logic_error);
     CHECK_THROWS_AS(h.set_stream(gpu::legacy_default_stream), std::logic_error);

@@ -71,7 +71,7 @@ TEST_CASE("an empty graph refuses every operation with logic_error, before any C
     CHECK_THROWS_AS(empty.write_dot("never-written.dot"), std::logic_error);
     CHECK_THROWS_WITH(gpu::graph_exec(empty),
                       ContainsSubstring("gpu::graph_exec (instantiating a graph)") &&
-                          ContainsSubstring("holds no graph"));
+                          ContainsSubstring("holds no CUDA graph"));
     gpu::graph adopted = gpu::graph::from_native_handle(nullptr);
     CHECK_FALSE(adopted);
     CHECK(adopted.release() == nullptr);

@@ -76,7 +76,7 @@ TEST_CASE("activations refuse buffers of another type or size, an empty handle a
         ContainsSubstring("hold fp16 elements but the operation was planned for bf16"));
     __nv_bfloat16 storage{};
     CHECK_THROWS_WITH(relu.backward_raw(none, &storage, &storage, &storage, &storage),
-                      ContainsSubstring("activation::backward: the handle holds nothing"));
+                      ContainsSubstring("activation::backward: the gpu::dnn::handle is empty"));
     gpu::test::fake_handle fake;
     CHECK_THROWS_WITH(relu.backward_raw(fake.handle, &storage, &storage, nullptr, &storage),
                       ContainsSubstring("activation::backward: x is a null pointer"));

@@ -98,7 +98,7 @@ TEST_CASE("bad problems are refused with their values, before any handle is used
                       ContainsSubstring("convolution output") && ContainsSubstring("INT_MAX"));
     // A good problem with an empty handle: the handle is named.
     CHECK_THROWS_WITH(convolution(empty, article_problem()),
-                      ContainsSubstring("handle holds nothing"));
+                      ContainsSubstring("gpu::dnn::handle is empty"));
 }
 
 TEST_CASE("nothing is computed from an invalid problem", "[dnn]")

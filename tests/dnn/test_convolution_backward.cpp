@@ -145,12 +145,13 @@ TEST_CASE("backward plans refuse bad problems with their values, before any hand
         gpu::dnn::convolution_backward_bias_raw(empty, p, nullptr, nullptr),
         ContainsSubstring("convolution_backward_bias: the problem's epilogue is bias"));
     // A good problem with an empty handle: the handle is named, and it comes before the pointers.
-    CHECK_THROWS_WITH(convolution_backward_data(empty, small_problem()),
-                      ContainsSubstring("convolution_backward_data: the handle holds nothing"));
+    CHECK_THROWS_WITH(
+        convolution_backward_data(empty, small_problem()),
+        ContainsSubstring("convolution_backward_data: the gpu::dnn::handle is empty"));
     CHECK_THROWS_AS(convolution_backward_filter(empty, small_problem()), std::logic_error);
     CHECK_THROWS_WITH(
         gpu::dnn::convolution_backward_bias_raw(empty, small_problem(), nullptr, nullptr),
-        ContainsSubstring("convolution_backward_bias: the handle holds nothing"));
+        ContainsSubstring("convolution_backward_bias: the gpu::dnn::handle is empty"));
 }
 
 TEST_CASE("buffers given to a backward plan are checked against the problem by name", "[dnn]")
@@ -193,9 +194,9 @@ TEST_CASE("buffers given to a backward plan are checked against the problem by n
 
     // An empty (moved-from) plan refuses to run before it looks at the buffers or the handle.
     const data_plan empty;
-    CHECK_THROWS_WITH(
-        empty.check_running_buffers(floats, 108, 792, 594),
-        ContainsSubstring("convolution_backward_data::backward_data: the plan was moved from"));
+    CHECK_THROWS_WITH(empty.check_running_buffers(floats, 108, 792, 594),
+                      ContainsSubstring("convolution_backward_data::backward_data: the "
+                                        "gpu::dnn::convolution_backward_data is empty"));
     filter_plan empty_filter;
     gpu::dnn::handle no_handle = empty_handle();
     CHECK_THROWS_AS(

@@ -46,10 +46,10 @@ TEST_CASE("dropout refuses an empty handle", "[dnn]")
 {
     gpu::dnn::handle none = gpu::dnn::handle::from_native_handle(nullptr);
     CHECK_THROWS_WITH(dropout(none, 0.5F, 42),
-                      ContainsSubstring("gpu::dnn::dropout: the handle holds nothing"));
+                      ContainsSubstring("gpu::dnn::dropout: the gpu::dnn::handle is empty"));
     CHECK_THROWS_AS(dropout(none, 0.0F, 42), std::logic_error);
     CHECK_THROWS_WITH(dropout::restore(none, 0.5F, 42, gpu::device_buffer<std::byte>()),
-                      ContainsSubstring("dropout::restore: the handle holds nothing"));
+                      ContainsSubstring("dropout::restore: the gpu::dnn::handle is empty"));
     STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<dropout>);
     STATIC_REQUIRE(std::is_nothrow_move_constructible_v<dropout>);
 }

@@ -88,7 +88,7 @@ TEST_CASE("pooling refuses an empty handle, a null pointer and a moved-from plan
     gpu::dnn::handle none = gpu::dnn::handle::from_native_handle(nullptr);
     float storage = 0.0F;
     CHECK_THROWS_WITH(p.forward_raw(none, &storage, &storage),
-                      ContainsSubstring("pooling::forward: the handle holds nothing"));
+                      ContainsSubstring("pooling::forward: the gpu::dnn::handle is empty"));
     CHECK_THROWS_AS(p.backward_raw(none, &storage, &storage, &storage, &storage), std::logic_error);
     gpu::test::fake_handle fake;
     CHECK_THROWS_WITH(p.forward_raw(fake.handle, &storage, nullptr),
@@ -102,7 +102,7 @@ TEST_CASE("pooling refuses an empty handle, a null pointer and a moved-from plan
     CHECK(p.input_descriptor().get() == nullptr); // NOLINT(bugprone-use-after-move)
     CHECK_THROWS_WITH(
         p.forward_raw(fake.handle, &storage, &storage), // NOLINT(bugprone-use-after-move)
-        ContainsSubstring("holds no cuDNN descriptor (moved from)"));
+        ContainsSubstring("is empty (moved from or released; it holds no cuDNN descriptor)"));
     gpu::device_buffer<float> out;
     CHECK_THROWS_AS(p.forward(fake.handle, gpu::device_buffer<float>(), out),
                     std::logic_error); // NOLINT

@@ -9,6 +9,7 @@
 #include <gpu/blas/handle.hpp>
 #include <gpu/blas/lt.hpp>
 #include <gpu/blas/random.hpp>
+#include <gpu/detail/unique_handle.hpp>
 #include <gpu/device.hpp>
 #include <gpu/dnn/activation.hpp>
 #include <gpu/dnn/activation_descriptor.hpp>
@@ -38,6 +39,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -94,7 +96,103 @@ void check_empty_dnn_handle(dnn::handle& h)
     CHECK_THROWS_AS(dnn::convolution(h, small_problem()), std::logic_error);
 }
 
+// The message gpu::detail::throw_empty_owner gives for these words: the one every owner uses.
+std::string empty_owner_message(std::string_view function, std::string_view owner,
+                                std::string_view holds)
+{
+    try {
+        gpu::detail::throw_empty_owner(function, owner, holds);
+    } catch (const std::logic_error& e) {
+        return e.what();
+    }
+    return {};
+}
+
+// Checks that `use` of an empty `owner` throws throw_empty_owner's message for it, naming a
+// gpu:: function (the owner's member, or the function it was given to) and what it lacks.
+template <class Use>
+void check_empty_owner(Use&& use, std::string_view owner, std::string_view holds)
+{
+    INFO("the empty " << owner);
+    try {
+        use();
+        FAIL("no exception");
+    } catch (const std::logic_error& e) {
+        const std::string what = e.what();
+        const std::size_t named = what.find(": the " + std::string(owner) + " is empty");
+        const std::string function =
+            named == std::string::npos ? std::string(owner) : what.substr(0, named);
+        CHECK(function.rfind("gpu::", 0) == 0);
+        CHECK(what == empty_owner_message(function, owner, holds));
+    }
+}
+
 } // namespace
+
+TEST_CASE("every empty owner refuses with throw_empty_owner's one message, naming the function",
+          "[rule]")
+{
+    CHECK(empty_owner_message("gpu::blas::gemm", "gpu::blas::handle", "cuBLAS handle") ==
+          "gpu::blas::gemm: the gpu::blas::handle is empty (moved from or released; it holds no "
+          "cuBLAS handle)");
+    CHECK(empty_owner_message("gpu::stream", "gpu::stream", "CUDA stream") ==
+          "gpu::stream is empty (moved from or released; it holds no CUDA stream)");
+
+    const auto s = gpu::stream::from_native_handle(nullptr);
+    check_empty_owner([&] { static_cast<void>(s.ref()); }, "gpu::stream", "CUDA stream");
+    const auto e = gpu::event::from_native_handle(nullptr);
+    check_empty_owner([&] { static_cast<void>(e.ref()); }, "gpu::event", "CUDA event");
+    const gpu::graph g;
+    check_empty_owner([&] { static_cast<void>(g.node_count()); }, "gpu::graph", "CUDA graph");
+    gpu::graph_exec x;
+    check_empty_owner([&] { x.launch(gpu::legacy_default_stream); }, "gpu::graph_exec",
+                      "executable CUDA graph");
+
+    blas::handle b = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
+    check_empty_owner([&] { static_cast<void>(b.math()); }, "gpu::blas::handle", "cuBLAS handle");
+    check_empty_owner(
+        [&] {
+            blas::gemm(b, gpu::matrix::matrix_view<const float>(fake_a, 3, 4),
+                       gpu::matrix::matrix_view<const float>(fake_b, 4, 2),
+                       gpu::matrix::matrix_view<float>(fake_c, 3, 2));
+        },
+        "gpu::blas::handle", "cuBLAS handle");
+    blas::lt_handle lt = blas::lt_handle::from_native_handle(nullptr, gpu::legacy_default_stream);
+    check_empty_owner([&] { lt.set_workspace_size(1024); }, "gpu::blas::lt_handle",
+                      "cuBLASLt handle");
+
+    dnn::handle d = dnn::handle::from_native_handle(nullptr);
+    check_empty_owner([&] { static_cast<void>(d.stream()); }, "gpu::dnn::handle", "cuDNN handle");
+    check_empty_owner([&] { static_cast<void>(dnn::convolution(d, small_problem())); },
+                      "gpu::dnn::handle", "cuDNN handle");
+    check_empty_owner(
+        [&] { static_cast<void>(dnn::convolution_backward_data(d, small_problem())); },
+        "gpu::dnn::handle", "cuDNN handle");
+    check_empty_owner([&] { static_cast<void>(dnn::dropout(d, 0.5F, 1)); }, "gpu::dnn::handle",
+                      "cuDNN handle");
+
+    dnn::tensor_descriptor tensor({1, 3, 8, 8}, dnn::data_type::fp32);
+    dnn::convolution_descriptor conv(dnn::convolution_geometry{.padding = {1, 1}});
+    dnn::pooling pool({1, 3, 8, 8}, {});
+    dnn::softmax soft({1, 3, 8, 8});
+    const dnn::tensor_descriptor tensor2(std::move(tensor));
+    const dnn::convolution_descriptor conv2(std::move(conv));
+    const dnn::pooling pool2(std::move(pool));
+    const dnn::softmax soft2(std::move(soft));
+    float storage = 0.0F;
+    // NOLINTBEGIN(bugprone-use-after-move): the documented moved-from state is what is tested
+    check_empty_owner([&] { static_cast<void>(tensor.size_bytes()); },
+                      "gpu::dnn::tensor_descriptor", "cuDNN descriptor");
+    check_empty_owner([&] { static_cast<void>(conv.geometry()); },
+                      "gpu::dnn::convolution_descriptor", "cuDNN descriptor");
+    check_empty_owner([&] { pool.forward_raw(d, &storage, &storage); }, "gpu::dnn::pooling",
+                      "cuDNN descriptor");
+    check_empty_owner([&] { soft.forward_raw(d, &storage, &storage); }, "gpu::dnn::softmax",
+                      "cuDNN descriptor");
+    // NOLINTEND(bugprone-use-after-move)
+    check_empty_owner([&] { pool2.forward_raw(d, &storage, &storage); }, "gpu::dnn::handle",
+                      "cuDNN handle");
+}
 
 TEST_CASE("an empty core owner refuses to be used with logic_error", "[rule]")
 {
@@ -281,6 +379,8 @@ TEST_CASE("every owner, really moved from, refuses to be used with logic_error",
     const blas::random_generator rng2(std::move(rng));
     gpu::device_buffer<float> values(16, s2);
     CHECK_THROWS_AS(rng.uniform(values), std::logic_error); // NOLINT(bugprone-use-after-move)
+    check_empty_owner([&] { rng.uniform(values); },         // NOLINT(bugprone-use-after-move)
+                      "gpu::blas::random_generator", "cuRAND generator");
     dnn::handle d(s2);
     dnn::handle d2(std::move(d));
     check_empty_dnn_handle(d); // NOLINT(bugprone-use-after-move)
@@ -290,6 +390,8 @@ TEST_CASE("every owner, really moved from, refuses to be used with logic_error",
     gpu::device_buffer<float> w(small_problem().filter_elements(), s2);
     gpu::device_buffer<float> y(small_problem().output_elements(), s2);
     CHECK_THROWS_AS(plan.forward(d2, x, w, y), std::logic_error); // NOLINT(bugprone-use-after-move)
+    check_empty_owner([&] { plan.forward(d2, x, w, y); },         // NOLINT(bugprone-use-after-move)
+                      "gpu::dnn::convolution", "cuDNN descriptor");
     s2.synchronize();
 }
 
@@ -350,6 +452,12 @@ TEST_CASE("the owners of issue 11, really moved from, refuse to be used with log
     CHECK_THROWS_AS(loss.backward(params.data(), labels.data(), 4, params.data(), nullptr, s),
                     std::logic_error);
     CHECK_THROWS_AS(loss.check_labels(s), std::logic_error);
+    // Each refuses with the one message of an empty owner.
+    check_empty_owner([&] { data.backward_data(d, w, y, x); },
+                      "gpu::dnn::convolution_backward_data", "cuDNN descriptor");
+    check_empty_owner([&] { optimizer.step(params, grads, s); }, "gpu::nn::adamw", "state");
+    check_empty_owner([&] { static_cast<void>(scaler.scale()); }, "gpu::nn::grad_scaler", "state");
+    check_empty_owner([&] { loss.check_labels(s); }, "gpu::nn::cross_entropy", "state");
     // NOLINTEND(bugprone-use-after-move)
     s.synchronize();
 }

@@ -78,10 +78,10 @@ TEST_CASE("all_reduce needs equal counts, named when they differ, before the com
                       "gpu::nccl::all_reduce: the input holds 10 elements and the output 12 (they "
                       "must be equal)");
     recv.resize(10);
-    CHECK_THROWS_WITH(
-        nccl::all_reduce(empty, std::span<const float>(send), std::span<float>(recv),
-                         nccl::reduction::sum, gpu::legacy_default_stream),
-        StartsWith("gpu::nccl::all_reduce: used after it was moved from or released"));
+    CHECK_THROWS_WITH(nccl::all_reduce(empty, std::span<const float>(send), std::span<float>(recv),
+                                       nccl::reduction::sum, gpu::legacy_default_stream),
+                      StartsWith("gpu::nccl::all_reduce: the gpu::nccl::communicator is empty "
+                                 "(moved from or released"));
     CHECK_THROWS_AS(nccl::all_gather(empty, std::span<const float>(send), std::span<float>(recv),
                                      gpu::legacy_default_stream),
                     std::logic_error);

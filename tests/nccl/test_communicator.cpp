@@ -74,8 +74,8 @@ TEST_CASE("an empty communicator refuses every use, and aborting it does nothing
     CHECK_FALSE(comm);
     CHECK(comm.get() == nullptr);
     CHECK_THROWS_WITH(comm.rank(),
-                      StartsWith("gpu::nccl::communicator::rank: used after it was moved from or "
-                                 "released (it holds no NCCL communicator)"));
+                      StartsWith("gpu::nccl::communicator::rank: the gpu::nccl::communicator is "
+                                 "empty (moved from or released; it holds no NCCL communicator)"));
     CHECK_THROWS_AS(comm.size(), std::logic_error);
     CHECK_THROWS_AS(comm.device(), std::logic_error);
     CHECK_THROWS_AS(comm.timeout(), std::logic_error);

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -84,15 +85,25 @@ private:
 };
 
 /// @brief Throws the `std::logic_error` for using an owner that holds nothing: moved from,
-/// released, or adopted from a null handle. One message for every owner, e.g. `gpu::stream:
-/// used after it was moved from or released (it holds no stream)`.
+/// released, or adopted from a null handle. Every owner's refusal is this one message:
+/// `<function>: the <owner> is empty (moved from or released; it holds no <holds>)`, e.g.
+/// `gpu::blas::gemm: the gpu::blas::handle is empty (moved from or released; it holds no
+/// cuBLAS handle)`, or `<owner> is empty (...)` when the owner's own check speaks for it.
+/// @param function what was called: the owner's member, or a function given the owner
 /// @param owner the owner's type, e.g. `gpu::stream`
-/// @param holds what it would hold, and why a null handle is not used instead
-[[noreturn]] inline void throw_empty_owner(const char* owner, const char* holds)
+/// @param holds what it would hold, e.g. `cuDNN handle`
+[[noreturn]] inline void throw_empty_owner(std::string_view function, std::string_view owner,
+                                           std::string_view holds)
 {
-    throw std::logic_error(std::string(owner) +
-                           ": used after it was moved from or released (it holds no " + holds +
-                           ")");
+    std::string message(function);
+    if (function != owner) {
+        message += ": the ";
+        message += owner;
+    }
+    message += " is empty (moved from or released; it holds no ";
+    message += holds;
+    message += ")";
+    throw std::logic_error(message);
 }
 
 } // namespace gpu::detail
