@@ -38,6 +38,9 @@ struct plan_key {
 // (`trial_workspace`), after the workspace's size.
 inline constexpr std::string_view out_of_memory_refusal = "could not be allocated (out of memory)";
 
+// A time as explanations and reasons print it, e.g. `3.142 ms`.
+[[nodiscard]] std::string milliseconds(double ms);
+
 // Why a trial refused a candidate: the status the plan compares, and the words that print it,
 // e.g. `CUDNN_STATUS_NOT_SUPPORTED (3000)`.
 struct trial_refusal_reason {
