@@ -19,7 +19,8 @@ namespace gpu::dnn {
 namespace {
 
 // What differs between the two backward passes besides cuDNN's calls: the names in messages,
-// and which of the problem's tensors the pass reads (first_input, second_input) and writes (result).
+// and which of the problem's tensors the pass reads (first_input, second_input) and writes
+// (result).
 template <class Algorithm>
 struct backward_pass;
 

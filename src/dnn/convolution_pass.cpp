@@ -22,7 +22,8 @@ namespace gpu::dnn::detail {
 namespace {
 
 // The cuDNN functions of a pass, each taking the pass's operands in cuDNN's order (see the
-// table in convolution_pass.hpp). `find` and `run` take the first_input, second_input and result tensors.
+// table in convolution_pass.hpp). `find` and `run` take the first_input, second_input and result
+// tensors.
 template <class Algorithm>
 struct pass_api;
 
