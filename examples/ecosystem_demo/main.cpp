@@ -74,10 +74,9 @@ without nlohmann-json), 3 when a GPU result is WRONG.
 // only when it configures, which scripts/quickstart demo --json does when the last one found none.
 constexpr const char* no_json_message =
     "cudagap-demo: --json needs nlohmann-json, and this cudagap-demo was built without it.\n"
-    "Install it (apt-get install nlohmann-json3-dev; on a host without apt, copy the .deps/ "
-    "folder that\nscripts/bundle-deps makes on a machine that has it beside cudagap's source), "
-    "then run\nscripts/quickstart demo --json, which configures again to find it (or configure "
-    "with\n-Dnlohmann_json_DIR=<its CMake folder> and build again).\n";
+    "Install it (apt-get install nlohmann-json3-dev), or on a host without apt copy beside\n"
+    "cudagap's source the .deps/ folder that scripts/bundle-deps makes where it is installed;\n"
+    "then run scripts/quickstart demo --json, which configures again to find it.\n";
 #endif
 
 struct options {

@@ -732,6 +732,14 @@ class QuickstartTests(unittest.TestCase):
         self.assertIn("found no nlohmann-json, which --json needs: configuring again", result.stderr)
         self.assertEqual(len(self.configures()), 1)
         self.assertIn("cudagap-demo ran with: --json", result.stdout)
+        # Not when it was found, nor when the configure was told not to look.
+        for given in ("-Dnlohmann_json_DIR=/usr/share/cmake/nlohmann_json",
+                      "-DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON"):
+            shutil.rmtree(self.build)
+            self.assertEqual(self.quickstart("demo", given).returncode, 0)
+            result = self.quickstart("demo", "--json")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(self.configures(), [], given)
 
     def test_it_stops_only_for_what_is_required_with_the_fix(self):
         (self.bin / "ninja").unlink()
