@@ -72,6 +72,7 @@ _cudagap_infer_test("cudagap-infer on the tiny test set" ARGS --data "${_tiny}/g
   EXPECT_NO_GPU "No usable GPU, so no inference: "
   EXPECT_GPU "fp16, profile production: 5 buckets planned and captured in [0-9.]+ s"
              "bucket 256: conv1 [a-z_]+ \\([0-9.]+ ms, timed\\), conv2 [a-z_]+ [^\n]*graph of [0-9]+ nodes"
+             "activations [0-9.]+ MiB \\(the ledger's bucket 256 activations: [0-9.]+ MiB\\)"
              " batch +bucket +mode +p50 ms +p90 ms +p99 ms +mean ms +images/s +p99/p50"
              "\n +1 +1  eager +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+\n +1 +1  graph "
              "\n +8 +8  graph "
