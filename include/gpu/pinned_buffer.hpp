@@ -40,7 +40,8 @@ public:
     {}
 
     /// @brief Allocates @p count elements from @p resource (host-accessible; it must outlive
-    /// the buffer and frees the memory).
+    /// the buffer and frees the memory). Pinned memory is not stream-ordered: the resource is
+    /// called with the legacy default stream, which a stream-ordered one would order on.
     /// @throws what the resource throws (see the constructor above for the default's)
     pinned_buffer(std::size_t count, host_resource_ref resource,
                   std::source_location where = std::source_location::current())

@@ -7,7 +7,6 @@
 #include <gpu/memory_resources.hpp>
 
 #include <atomic>
-#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -99,15 +98,8 @@ allocation allocate(std::size_t bytes, stream_ref stream,
 
 bool from_default_pool(const allocation& block) noexcept
 {
-    if (block.pointer == nullptr) {
-        return false;
-    }
-    try {
-        const gpu::device dev = device_from_cuda(block.device);
-        return block.resource == default_device_resource(dev) && supports_pools(dev);
-    } catch (const std::exception&) {
-        return false; // the default was made when the block was: this only fails without CUDA
-    }
+    // No CUDA call: this is asked inside stream captures too.
+    return block.pointer != nullptr && is_default_pool_resource(block.resource, block.device);
 }
 
 void deallocate(const allocation& block) noexcept

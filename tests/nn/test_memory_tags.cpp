@@ -84,7 +84,8 @@ TEST_CASE("a training step's ledger matches the sizes the layers and plans decla
     const auto before = current_by_tag(dev.id());
     gpu::test::model_handles handles(s);
     gpu::test::tiny_model model(handles, s, nn::mixed_precision::bf16(), rows, 3);
-    model.load(gpu::test::make_batch(rows, gpu::element_type::bf16, 4));
+    const gpu::test::host_batch batch = gpu::test::make_batch(rows, gpu::element_type::bf16, 4);
+    model.load(batch);
     model.step(s);
     s.synchronize();
     const auto after = current_by_tag(dev.id());
