@@ -81,7 +81,7 @@ set(_infer_json_gpu "gpu_available=ON" "device:STRING" "results/0/mode=eager" "r
   "results/0/bucket=1" "results/0/requests=20" "results/0/latency_ms/p50:NUMBER" "results/0/latency_ms/p90:NUMBER"
   "results/0/latency_ms/p99:NUMBER" "results/0/latency_ms/mean:NUMBER" "results/0/images_per_second:NUMBER"
   "results/1/mode=graph" "results/3/batch_size=8" "results/3/bucket=8" "test_accuracy/eager:NUMBER"
-  "test_accuracy/graph:NUMBER")
+  "test_accuracy/graph:NUMBER" "memory_ledger/rows:ARRAY" "memory_ledger/device_read=ON")
 _cudagap_infer_test("cudagap-infer --json on the tiny test set"
   ARGS --data "${_tiny}/good" --precision bf16 ${_infer_quick} --json - JSON EXIT 0
   JSON_CHECKS "program=cudagap-infer" "version=${PROJECT_VERSION}" "precision=bf16" "profile=production"
