@@ -56,6 +56,20 @@ function(cudagap_add_test_suite name)
     PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endfunction()
 
+# cudagap_use_nvtx_recorder(<target>)
+#
+# Gives a suite the NVTX recorder (tests/core/nvtx_recorder.cpp, an NVTX injection library, as
+# Nsight Systems provides one): its path as CUDAGAP_NVTX_RECORDER, which
+# tests/support/nvtx_recording.hpp names in NVTX_INJECTION64_PATH while the suite loads, and the
+# recorder built first. Such a suite holds only the tests of NVTX ranges, so that no other
+# test's NVTX call comes first.
+function(cudagap_use_nvtx_recorder target)
+  target_compile_definitions(${target} PRIVATE
+    "CUDAGAP_NVTX_RECORDER=\"$<TARGET_FILE:cudagap_nvtx_recorder>\"")
+  target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS})
+  add_dependencies(${target} cudagap_nvtx_recorder)
+endfunction()
+
 # cudagap_add_status_list(<suite> HEADER <file> PATTERN <regex> OUTPUT <name.inc> [EXCLUDE <names>])
 #
 # Writes <name.inc> into the suite's binary folder with one `{ENUMERATOR, "ENUMERATOR"},` line

@@ -96,9 +96,10 @@ void allow_dynamic_shared_memory(void (*kernel)(Params...), std::size_t bytes)
 }
 
 namespace detail {
-/// @brief Checks @p config against the limits of @p stream's device (read once per device),
-/// launches @p kernel with @p arguments (`cudaLaunchKernel`) and, when that fails, throws with
-/// the configuration and the kernel's own limits (threads, shared memory, registers) named.
+/// @brief Checks @p config against the limits of @p stream's device (`stream_ref::device()`;
+/// the limits read once per device), launches @p kernel with @p arguments (`cudaLaunchKernel`)
+/// and, when that fails, throws with the configuration and the kernel's own limits (threads,
+/// shared memory, registers) named.
 /// @param arguments one pointer per kernel parameter, to a value of exactly its type (null
 /// for a kernel without parameters)
 void launch_kernel(stream_ref stream, const launch_config& config, const void* kernel,
@@ -136,8 +137,9 @@ inline constexpr bool kernel_accepts<void (*)(Params...), Args...> = [] {
 /// each convertible), then converted to the parameter types before their addresses are taken,
 /// so that `cudaLaunchKernel` copies values of exactly the kernel's types: an `int` given for a
 /// `std::size_t` parameter is widened here, never read as 8 bytes of a 4-byte int. The
-/// configuration is checked against the stream's device first. Stream-ordered and
-/// asynchronous; usable inside a stream capture (the launch becomes a kernel node).
+/// configuration is checked against the stream's device (`stream_ref::device()`) first.
+/// Stream-ordered and asynchronous; usable inside a stream capture (the launch becomes a kernel
+/// node).
 /// @throws std::invalid_argument when @p config exceeds the device's limits (naming them)
 /// @throws gpu::cuda_error when the launch fails; the hint names the configuration and the
 /// kernel's own limits

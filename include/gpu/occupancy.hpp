@@ -71,6 +71,8 @@ namespace detail {
 
 /// @brief The block size with which @p kernel keeps the most threads resident on @p dev (what
 /// `cudaOccupancyMaxPotentialBlockSize` suggests), and the grid that fills the device with it.
+/// @param dev the device whose multiprocessors are filled
+/// @param kernel the kernel to be launched, as the pointer its `.cu` file hands out
 /// @param dynamic_shared_bytes dynamic shared memory per block, whatever the block size
 /// @param block_size_limit the largest block to consider (0: the kernel's and device's limit)
 /// @throws gpu::cuda_error when CUDA is unavailable

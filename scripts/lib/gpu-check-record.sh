@@ -84,8 +84,8 @@ summary_markdown() { # exit code, verdict
   [[ -f "$out/results.md" ]] && { echo; echo "Benchmark tables and targets: [results.md](results.md)."; }
   echo
   echo "Everything else (each step's full log, the benchmarks' JSON reports, ctest's JUnit XML"
-  echo "tests.xml, CMakeCache.txt) is in \`$archive_name\`: \`tar -xzf $archive_name\` unpacks it"
-  echo "into \`${archive_name%%.*}/\` (\`logs/<step>.log\`, \`bench/<name>.json\`, ...)."
+  echo "tests.xml and multi-gpu.xml, CMakeCache.txt) is in \`$archive_name\`: \`tar -xzf $archive_name\` unpacks"
+  echo "it into \`${archive_name%%.*}/\` (\`logs/<step>.log\`, \`bench/<name>.json\`, ...)."
   if [[ -n "$cut_note" ]]; then
     echo "Cut to their first and last parts to fit what comes back: $cut_note."
   fi

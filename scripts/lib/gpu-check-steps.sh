@@ -190,19 +190,15 @@ build_step() {
 # (label examples). The host tests ran in CI. A hung test must not take the whole window: ctest
 # gets what is left up to the hard end less 45 s (the results, the plot and the last archive,
 # so that the whole run ends within about 475 s even then), and its per-test limit stays inside.
+# The [multi-gpu] tests are a step of their own (multi_gpu_step).
 tests_step() {
   local limit test_timeout log total failed skipped note first
   limit="$(min 900 "$(required_left 45 60)")"
   test_timeout=$((limit - 10 < 600 ? limit - 10 : 600))
-  # [multi-gpu] tests (tests/nccl) need two GPUs: run only where there are, Skipped elsewhere.
-  labels='^(gpu|examples)$'
-  ((gpu_count >= 2)) && labels='^(gpu|examples|multi-gpu)$'
   run_logged tests "$limit" ctest --test-dir "$build" --output-on-failure -j "$jobs" \
-    --timeout "$test_timeout" -L "$labels" --output-junit "$work/tests.xml"
+    --timeout "$test_timeout" -L '^(gpu|examples)$' --output-junit "$work/tests.xml"
   log="$work/logs/tests.log"
-  total="$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)"
-  failed="$(sed -n 's/.*, \([0-9]*\) tests* failed out of.*/\1/p' "$log" | tail -1)"
-  skipped="$(grep -c '(Skipped)' "$log" || true)"
+  ctest_counts "$log"
   note="${total:-?} tests (labels gpu, examples): $((${total:-0} - ${failed:-0} - skipped)) passed, ${failed:-?} failed, $skipped skipped"
   if ((!have_gpu)); then
     ((skipped)) && note+=" (the [gpu] ones: no GPU)" || note+=" (no GPU: the [gpu] suites are not built)"
@@ -219,11 +215,59 @@ tests_step() {
       record tests PASS "$last_seconds" "$note"
     fi
   else
-    first="$(grep -m1 -E '\*\*\*Failed|\*\*\*Timeout|\(Failed\)|\(Timeout\)' "$log" |
-      sed -E 's/^.*Test +#[0-9]+: //; s/ *\.{3,}.*//; s/^[ \t]*[0-9]+ - //' | cut -c1-100)"
+    first="$(ctest_first_failure "$log")"
     ((last_rc == 124 || last_rc == 137)) && note+=", cut off after ${limit}s (logs/tests.log shows what still ran)"
     record tests FAIL "$last_seconds" "$note${first:+; first: $first}"
   fi
+}
+
+# ctest_counts <log>: sets total, failed and skipped (the caller's locals) from a ctest log;
+# total and failed are empty when the log has no summary.
+ctest_counts() {
+  total="$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$1" | tail -1)"
+  failed="$(sed -n 's/.*, \([0-9]*\) tests* failed out of.*/\1/p' "$1" | tail -1)"
+  skipped="$(grep -c '(Skipped)' "$1" || true)"
+}
+
+# The name of the first test a ctest log reports failed or timed out.
+ctest_first_failure() {
+  grep -m1 -E '\*\*\*Failed|\*\*\*Timeout|\(Failed\)|\(Timeout\)' "$1" |
+    sed -E 's/^.*Test +#[0-9]+: //; s/ *\.{3,}.*//; s/^[ \t]*[0-9]+ - //' | cut -c1-100
+}
+
+# Why the [multi-gpu] tests do not run here (empty when they do: two GPUs or more).
+multi_gpu_skip_reason() {
+  local need="the [multi-gpu] tests (ctest label multi-gpu) need two GPUs or more"
+  if ((!have_gpu)); then
+    echo "no GPU ($no_gpu_reason): $need"
+  elif ((gpu_count < 2)); then
+    echo "$gpu_count GPU here ($(printf '%s' "$gpu_names" | paste -sd, -)): $need"
+  fi
+}
+
+# The [multi-gpu] tests (label multi-gpu: core's objects made on device 1 while device 0 is
+# current and its peer copies, the collectives on every local GPU, two-GPU training against one),
+# each alone (RUN_SERIAL), where the host has two GPUs or more (the count find_gpu took from
+# nvidia-smi); elsewhere a SKIP row with the reason. They run after the other tests, in what is
+# left up to the hard end less 45 s.
+multi_gpu_step() {
+  local reason limit log total failed skipped note first
+  reason="$(multi_gpu_skip_reason)"
+  [[ -n "$reason" ]] && { record multi-gpu SKIP 0 "$reason"; return 0; }
+  limit="$(min 600 "$(required_left 45 30)")"
+  run_logged multi-gpu "$limit" ctest --test-dir "$build" --output-on-failure \
+    --timeout "$limit" -L '^multi-gpu$' --output-junit "$work/multi-gpu.xml"
+  log="$work/logs/multi-gpu.log"
+  ctest_counts "$log"
+  note="${total:-?} tests (label multi-gpu, on $gpu_count GPUs): $((${total:-0} - ${failed:-0} - skipped)) passed, ${failed:-?} failed, $skipped skipped"
+  if ((last_rc == 0 && ${total:-0} > 0 && skipped == 0)); then
+    record multi-gpu PASS "$last_seconds" "$note"
+    return 0
+  fi
+  ((last_rc == 0 && skipped > 0)) && note+=": on a host with $gpu_count GPUs nothing may be skipped"
+  first="$(ctest_first_failure "$log")"
+  ((last_rc == 124 || last_rc == 137)) && note+=", cut off after ${limit}s (logs/multi-gpu.log shows what still ran)"
+  record multi-gpu FAIL "$last_seconds" "$note${first:+; first: $first}"
 }
 
 # ---- benchmarks (before the sanitizer: they matter more when time is short) --------------

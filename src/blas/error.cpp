@@ -127,7 +127,7 @@ constexpr status_hint fixed_hints[] = {
 std::string status_name(cublasStatus_t status)
 {
     const char* name = cublasGetStatusName(status);
-    const std::string text = name == nullptr ? std::string() : std::string(name);
+    std::string text = name == nullptr ? std::string() : std::string(name);
     if (text.rfind("CUBLAS_STATUS_", 0) != 0) {
         return "cublasStatus(" + std::to_string(static_cast<int>(status)) + ")";
     }

@@ -137,22 +137,22 @@ std::string_view compute_type_name(element_type input, math_mode mode) noexcept
     }
 }
 
-namespace {
-/// The NVTX range's name, in the caller's terms (rows x columns x inner of C = A B) and the
-/// input type: "gemm 4096x4096x4096 bf16".
-std::string range_name(const gemm_call& call)
+std::string range_name(const gemm_plan& plan, gpu::element_type input, std::string_view detail)
 {
-    const gemm_plan& plan = call.plan;
     const std::int64_t rows = plan.swapped ? plan.n : plan.m;
     const std::int64_t columns = plan.swapped ? plan.m : plan.n;
-    std::string type(gpu::to_string(call.input));
+    std::string type(gpu::to_string(input));
     for (char& c : type) {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
-    return "gemm " + std::to_string(rows) + "x" + std::to_string(columns) + "x" +
-           std::to_string(plan.k) + " " + type + (call.batched ? " batched" : "");
+    std::string name = "gemm " + std::to_string(rows) + "x" + std::to_string(columns) + "x" +
+                       std::to_string(plan.k) + " " + type;
+    if (!detail.empty()) {
+        name += ' ';
+        name += detail;
+    }
+    return name;
 }
-} // namespace
 
 void run_gemm(handle& h, const gemm_call& call, const char* function)
 {
@@ -175,7 +175,9 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
     // cuBLAS runs a handle's work on the device current at the call: the handle's, here, and
     // the caller's again after (the numerics check's kernel is launched there too).
     const scoped_device on(h.device());
-    const nvtx::range range([&] { return range_name(call); }, nvtx::colours::compute);
+    const nvtx::range range(
+        [&] { return range_name(call.plan, call.input, call.batched ? "batched" : ""); },
+        nvtx::colours::compute);
     enqueue_gemm(h.get(), call, mode);
     if (h.synchronous_checks()) {
         // Report a failure of the work itself here, at the call that queued it.

@@ -1,5 +1,6 @@
 // cuBLAS's names for the wing's element types and compute types, for the compiled parts that
-// call cuBLAS (gemm.cpp) and cuBLASLt (lt.cpp). Private to src/blas.
+// call cuBLAS (gemm.cpp) and cuBLASLt (lt.cpp), and the name both give a GEMM's NVTX range.
+// Private to src/blas.
 #pragma once
 
 #include <gpu/blas/gemm_plan.hpp>
@@ -7,6 +8,9 @@
 
 #include <cublas_api.h>
 #include <library_types.h>
+
+#include <string>
+#include <string_view>
 
 namespace gpu::blas::detail {
 
@@ -36,5 +40,11 @@ namespace gpu::blas::detail {
     return input == gpu::element_type::fp32 && allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                           : CUBLAS_COMPUTE_32F;
 }
+
+// The NVTX range of a GEMM, in the caller's terms (rows x columns x inner of C = A B) and the
+// input type, then @p detail when not empty: `gemm 4096x4096x4096 bf16`,
+// `gemm 64x128x784 fp32 relu_bias`. Built only while ranges are on (defined in gemm.cpp).
+[[nodiscard]] std::string range_name(const gemm_plan& plan, gpu::element_type input,
+                                     std::string_view detail);
 
 } // namespace gpu::blas::detail

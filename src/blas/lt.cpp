@@ -9,6 +9,7 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/device.hpp>
 #include <gpu/event.hpp>
+#include <gpu/nvtx.hpp>
 
 #include "library_types.hpp"
 
@@ -285,7 +286,7 @@ std::uint32_t alignment_of(const void* pointer) noexcept
 {
     const auto address = reinterpret_cast<std::uintptr_t>(pointer);
     std::uint32_t alignment = 1;
-    while (alignment < 256 && address % (2 * alignment) == 0) {
+    while (alignment < 256 && address % (std::uintptr_t{2} * alignment) == 0) {
         alignment *= 2;
     }
     return alignment;
@@ -394,6 +395,12 @@ void run_lt(lt_handle& h, const lt_call& call, const char* function)
     const descriptors& d = plan.described;
     // cuBLASLt runs on the device current at the call: the handle's, and the caller's after.
     const scoped_device on(h.device());
+    const nvtx::range range(
+        [&] {
+            return range_name(p.plan, p.input,
+                              p.epilogue == lt_epilogue::none ? "" : blas::to_string(p.epilogue));
+        },
+        nvtx::colours::compute);
     if (uses_vector(p.epilogue)) {
         set_vector(d.operation.get(), call.vector);
     }

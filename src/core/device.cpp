@@ -199,7 +199,7 @@ std::vector<device> devices()
     const int count = device_count();
     all.reserve(static_cast<std::size_t>(count));
     for (int id = 0; id < count; ++id) {
-        all.push_back(device(id));
+        all.emplace_back(id);
     }
     return all;
 }

@@ -238,7 +238,7 @@ out_of_memory::out_of_memory(std::string api, std::size_t requested_bytes, std::
 std::string cuda_status_name(cudaError_t status)
 {
     const char* name = cudaGetErrorName(status);
-    const std::string text = name == nullptr ? std::string() : std::string(name);
+    std::string text = name == nullptr ? std::string() : std::string(name);
     if (text.empty() || text == "unrecognized error code") {
         return "cudaError(" + std::to_string(static_cast<int>(status)) + ")";
     }

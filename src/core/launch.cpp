@@ -135,9 +135,9 @@ std::string kernel_limits_text(const void* kernel, const launch_config& config)
 void launch_kernel(stream_ref stream, const launch_config& config, const void* kernel,
                    void** arguments)
 {
-    int device = 0;
-    GPU_CUDA_CHECK(cudaStreamGetDevice(stream.get(), &device));
-    check(config, cached_limits(device));
+    // The stream's device, by the one rule every cudagap object follows (stream_ref::device()):
+    // the limits are that device's, whatever device is current.
+    check(config, cached_limits(stream.device().id()));
     const cudaError_t status =
         cudaLaunchKernel(kernel, dim3(config.grid.x, config.grid.y, config.grid.z),
                          dim3(config.block.x, config.block.y, config.block.z), arguments,

@@ -178,14 +178,16 @@ struct memory_ledger::impl {
         if (device < host || device >= max_devices) {
             throw_bad_device(who, device);
         }
-        return devices[static_cast<std::size_t>(device + 1)];
+        const int slot = device - host; // the host's row first, then device 0, 1, ...
+        return devices[static_cast<std::size_t>(slot)];
     }
     device_state* find(int device) noexcept
     {
         if (device < host || device >= max_devices) {
             return nullptr;
         }
-        return &devices[static_cast<std::size_t>(device + 1)];
+        const int slot = device - host;
+        return &devices[static_cast<std::size_t>(slot)];
     }
 
     // Under the device's lock: the event, when a recording runs.
@@ -289,7 +291,10 @@ memory_ledger::~memory_ledger() = default;
 
 memory_ledger& memory_ledger::global() noexcept
 {
-    static memory_ledger* const instance = new memory_ledger(); // never destroyed: see header
+    // Never destroyed (see the header). A failure to allocate this one small object at first use
+    // ends the program (noexcept): nothing could be counted without it.
+    // NOLINTNEXTLINE(bugprone-unhandled-exception-at-new)
+    static memory_ledger* const instance = new memory_ledger();
     return *instance;
 }
 

@@ -8,6 +8,7 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/dnn/convolution.hpp>
 #include <gpu/error.hpp>
+#include <gpu/nvtx.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -204,6 +205,12 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
                                         options_.synchronous_checks, options_.check_numerics);
     // cuDNN runs a handle's work on the device current at the call: the handle's, here.
     const scoped_device on(h.device());
+    const nvtx::range range(
+        [&] {
+            return detail::range_name(problem_, convolution_pass::forward,
+                                      dnn::to_string(explanation_.algorithm));
+        },
+        nvtx::colours::compute);
     detail::follow_stream(workspace_, stream);
     const detail::pass_view view{h, input_, filter_, output_, convolution_};
     const bool has_epilogue = problem_.epilogue != convolution_epilogue::none;

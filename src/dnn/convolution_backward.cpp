@@ -7,6 +7,7 @@
 #include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/dnn/convolution_backward.hpp>
+#include <gpu/nvtx.hpp>
 
 #include <array>
 #include <stdexcept>
@@ -133,6 +134,12 @@ void backward_plan<Algorithm>::run(handle& h, const void* first, const void* sec
                                         options.check_numerics);
     // cuDNN runs a handle's work on the device current at the call: the handle's, here.
     const scoped_device on(h.device());
+    const nvtx::range range(
+        [&] {
+            return range_name(problem, pass_of_algorithm<Algorithm>,
+                              dnn::to_string(explanation.algorithm));
+        },
+        nvtx::colours::compute);
     follow_stream(workspace, stream);
     const pass_view view{h, input, filter, output, convolution};
     check_pass_status(run_plain(view, explanation.algorithm, first, second, out, workspace, update),

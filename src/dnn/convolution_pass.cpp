@@ -579,6 +579,28 @@ void check_element_count(const std::string& where, const char* name, std::size_t
                 " elements but the problem needs ", need, " (", problem.to_string(), ")");
 }
 
+std::string range_name(const convolution_problem& problem, convolution_pass pass,
+                       std::string_view algorithm)
+{
+    std::string name = pass == convolution_pass::forward         ? "conv fwd ["
+                       : pass == convolution_pass::backward_data ? "conv bwd data ["
+                                                                 : "conv bwd filter [";
+    for (std::size_t i = 0; i < problem.input.size(); ++i) {
+        // Appended piece by piece: GCC 12 misreads `"," + std::to_string(n)` as an overlap.
+        if (i != 0) {
+            name += ',';
+        }
+        name += std::to_string(problem.input[i]);
+    }
+    name += "] ";
+    name += algorithm;
+    if (problem.epilogue != convolution_epilogue::none) {
+        name += ' ';
+        name += to_string(problem.epilogue);
+    }
+    return name;
+}
+
 // The three passes' instantiations.
 template void planning_buffers::ensure<convolution_algorithm>(const pass_view&, data_type);
 template workspace_query query_workspace(const pass_view&, convolution_algorithm, math_type);

@@ -29,6 +29,7 @@
 #include <optional>
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpu::dnn::detail {
@@ -215,5 +216,11 @@ void check_element_type(const std::string& where, element_info element, data_typ
 // Throws std::invalid_argument unless `have` equals `need`, naming the buffer and the problem.
 void check_element_count(const std::string& where, const char* name, std::size_t have,
                          std::size_t need, const convolution_problem& problem);
+
+// The NVTX range of a run of `pass` with `algorithm`, built only while ranges are on: the
+// input's dimensions, then the algorithm and a forward's epilogue, e.g.
+// `conv fwd [32,3,224,224] implicit_precomp_gemm`, `conv bwd data [32,64,56,56] algo_1`.
+[[nodiscard]] std::string range_name(const convolution_problem& problem, convolution_pass pass,
+                                     std::string_view algorithm);
 
 } // namespace gpu::dnn::detail

@@ -2,11 +2,24 @@
 // tensors of the planned specs.
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/layer.hpp>
+#include <gpu/nvtx.hpp>
 
 #include <stdexcept>
 #include <string>
 
 namespace gpu::nn {
+
+namespace {
+/// The NVTX range of a forward or backward (@p pass) of @p l: `nn fc1 forward`.
+std::string range_name(const layer& l, const char* pass)
+{
+    std::string name = "nn ";
+    name += l.name();
+    name += ' ';
+    name += pass;
+    return name;
+}
+} // namespace
 
 tensor_spec layer::plan(context& ctx, const tensor_spec& input)
 {
@@ -30,6 +43,7 @@ void layer::forward(context& ctx, const tensor_ref& input, const tensor_ref& out
     check_tensor("forward", "output", output, *output_, false);
     GPU_EXPECTS(!output_is_view() || output.data == input.data, std::invalid_argument, describe(),
                 ": forward: the output must be the input's memory (the layer is a view)");
+    const nvtx::range range([&] { return range_name(*this, "forward"); }, nvtx::colours::compute);
     do_forward(ctx, input, output);
     forwarded_ = true;
 }
@@ -51,6 +65,7 @@ void layer::backward(context& ctx, const tensor_ref& output_gradient,
                 std::invalid_argument, describe(),
                 ": backward: the input gradient must be the output gradient's memory (the layer is "
                 "a view)");
+    const nvtx::range range([&] { return range_name(*this, "backward"); }, nvtx::colours::compute);
     do_backward(ctx, output_gradient, input_gradient);
 }
 

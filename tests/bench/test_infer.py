@@ -579,14 +579,15 @@ class InferDriverTests(unittest.TestCase):
         self.assertGreater(max(abs(v) for v in values), 0.15)
 
     def test_gpu_check_runs_it_within_its_time(self):
-        deps = self.dir / "deps"
-        script = f'source "{SOURCE}/scripts/lib/gpu-check-steps.sh"; deps="$1"; infer_flags "$2" "$3"'
-        flags = lambda seconds, quick: run(["bash", "-c", script, "bash", deps, str(seconds), quick]).stdout.split("\n")[:-1]  # noqa: E731
-        self.assertEqual(flags(90, ""), ["--budget", "85", "--test-limit", "2000", "--compile-seconds", "40",
-                                         "--requests", "500", "--max-seconds", "4"])
-        write_dataset(deps / "fashion-mnist-subset")
-        self.assertEqual(flags(45, "--quick"), ["--data", str(deps / "fashion-mnist-subset"), "--budget", "40",
-                                                "--test-limit", "2000", "--compile-seconds", "40"])
+        # data_dir is what gpu-check's data step found and unpacked (empty: none).
+        data = self.dir / "build" / "fashion-mnist"
+        script = f'source "{SOURCE}/scripts/lib/gpu-check-steps.sh"; data_dir="$1"; infer_flags "$2" "$3"'
+        flags = lambda data_dir, seconds, quick: run(["bash", "-c", script, "bash", data_dir, str(seconds),  # noqa: E731
+                                                      quick]).stdout.split("\n")[:-1]
+        self.assertEqual(flags("", 90, ""), ["--budget", "85", "--test-limit", "2000", "--compile-seconds", "40",
+                                             "--requests", "500", "--max-seconds", "4"])
+        self.assertEqual(flags(data, 45, "--quick"), ["--data", str(data), "--budget", "40",
+                                                      "--test-limit", "2000", "--compile-seconds", "40"])
 
 
 class OnnxProofToolsTests(unittest.TestCase):

@@ -563,8 +563,8 @@ def list_tests(binary, spec, *flags):
     return [line for line in listed.stdout.splitlines() if line.strip()]
 
 
-def fake_gpu_tools(folder, calls=None):
-    """A folder with stand-ins for nvidia-smi (one H200) and compute-sanitizer (records its
+def fake_gpu_tools(folder, calls=None, gpus=1):
+    """A folder with stand-ins for nvidia-smi (@gpus H200s) and compute-sanitizer (records its
     command line in @calls; memcheck of the core suite finds 3 errors, the rest none; with
     FAKE_SANITIZER_REFUSES=1 in the environment it refuses the device as it does on gVisor)."""
     tools = folder / "bin"
@@ -573,8 +573,8 @@ def fake_gpu_tools(folder, calls=None):
     (tools / "nvidia-smi").write_text(
         "#!/bin/sh\n"
         'case "$*" in\n'
-        '  *compute_cap*) echo "9.0" ;;\n'
-        '  *query-gpu=name*) echo "NVIDIA H200" ;;\n'
+        f'  *compute_cap*) for i in $(seq {gpus}); do echo "9.0"; done ;;\n'
+        f'  *query-gpu=name*) for i in $(seq {gpus}); do echo "NVIDIA H200"; done ;;\n'
         '  *) echo "GPU 0: NVIDIA H200 (UUID: GPU-fake)" ;;\n'
         "esac\n")
     (tools / "compute-sanitizer").write_text(
@@ -957,6 +957,100 @@ class GpuCheckTests(unittest.TestCase):
         self.assertEqual(calls.read_text().split("\n")[:-1], ["--version"])  # the environment's log only
 
 
+class GpuCheckMultiGpuTests(unittest.TestCase):
+    """scripts/gpu-check's multi-gpu step: the [multi-gpu] tests (ctest label multi-gpu) run where
+    nvidia-smi lists two GPUs or more, and elsewhere the step is a SKIP row in summary.md that says
+    why; the plan (--dry-run) says which. The step runs here against a stand-in for ctest."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-gpu-check-multi-"))
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def plan_line(self, gpus, *args):
+        tools = fake_gpu_tools(self.dir / f"{gpus}-gpus", gpus=gpus) if gpus else None
+        env = {"PATH": f"{tools}:{os.environ['PATH']}"} if tools else {}
+        plan = run([GPU_CHECK, "--dry-run", *args], env={**env, "CUDA_VISIBLE_DEVICES": ""})
+        self.assertEqual(plan.returncode, 0, plan.stderr)
+        lines = [line for line in plan.stdout.splitlines() if line.startswith("  multi-gpu ")]
+        return lines[0].split(None, 1)[1] if lines else None
+
+    def test_the_plan_runs_the_label_only_on_two_gpus_or_more(self):
+        need = "the [multi-gpu] tests (ctest label multi-gpu) need two GPUs or more"
+        (self.dir / "1-gpus").mkdir()
+        self.assertEqual(self.plan_line(1), f"SKIP: 1 GPU here (NVIDIA H200): {need}")
+        (self.dir / "2-gpus").mkdir()
+        self.assertEqual(self.plan_line(2), "ctest -L '^multi-gpu$' --output-junit multi-gpu.xml "
+                                            "(on 2 GPUs, each test alone)")
+        self.assertEqual(self.plan_line(0, "--no-gpu"), f"SKIP: no GPU (--no-gpu was given): {need}")
+        self.assertIsNone(self.plan_line(0, "--no-gpu", "--skip-tests"))  # no tests, no multi-gpu
+
+    def step(self, gpus, ctest_output="", ctest_exit=0):
+        """multi_gpu_step on a host with @gpus H200s (0: none), ctest answering @ctest_output:
+        (the summary.md it leaves, the ctest command line it ran or None)."""
+        tools = self.dir / "bin"
+        tools.mkdir()
+        calls = self.dir / "ctest-calls.txt"
+        (self.dir / "ctest-output.txt").write_text(ctest_output)
+        (tools / "ctest").write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\n'
+                                     f'cat "{self.dir / "ctest-output.txt"}"\nexit {ctest_exit}\n')
+        (tools / "ctest").chmod(0o755)
+        lib = SOURCE / "scripts" / "lib"
+        out, work = self.dir / "out", self.dir / "work" / "gpu-check-files"
+        out.mkdir()
+        (work / "logs").mkdir(parents=True)
+        names = "\n".join(["NVIDIA H200"] * gpus)
+        script = (f'source "{lib / "gpu-check-record.sh"}"; source "{lib / "gpu-check-steps.sh"}"; '
+                  'say() { :; }; min() { (($1 < $2)) && echo "$1" || echo "$2"; }; '
+                  f'python="{sys.executable}"; tools="{TOOLS}"; out="{out}"; work="{work}"; '
+                  f'archive_name=gpu-check-files.tar.gz; build="{self.dir / "build"}"; quick=0; only=""; '
+                  'commit=test; budget=400; hard_end=520; start_time="$(date +%s)"; '
+                  f'have_gpu={int(gpus > 0)}; gpu_count={gpus}; gpu_names="{names}"; '
+                  'no_gpu_reason="nvidia-smi is not installed (no NVIDIA driver)"; multi_gpu_step')
+        done = run(["bash", "-c", script], env={"PATH": f"{tools}:{os.environ['PATH']}"})
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return (out / "summary.md").read_text(), (calls.read_text().strip() if calls.exists() else None)
+
+    def test_one_gpu_or_none_is_a_skip_row_with_the_reason(self):
+        summary, ctest = self.step(1)
+        self.assertIn("| multi-gpu | SKIP | 0s | 1 GPU here (NVIDIA H200): the [multi-gpu] tests (ctest label "
+                      "multi-gpu) need two GPUs or more |", summary)
+        self.assertIsNone(ctest)
+        shutil.rmtree(self.dir)
+        self.dir.mkdir()
+        summary, ctest = self.step(0)
+        self.assertIn("| multi-gpu | SKIP | 0s | no GPU (nvidia-smi is not installed (no NVIDIA driver)): the "
+                      "[multi-gpu] tests", summary)
+        self.assertIsNone(ctest)
+
+    def test_two_gpus_run_the_label_and_report_its_counts(self):
+        passed = ("1/2 Test #7: core/a stream made on device 1 while device 0 is current ....   Passed    0.4 sec\n"
+                  "2/2 Test #9: nccl/all_reduce over every local GPU .....................   Passed    1.2 sec\n\n"
+                  "100% tests passed, 0 tests failed out of 2\n")
+        summary, ctest = self.step(2, passed)
+        self.assertIn("| multi-gpu | PASS |", summary)
+        self.assertIn("2 tests (label multi-gpu, on 2 GPUs): 2 passed, 0 failed, 0 skipped |", summary)
+        self.assertRegex(ctest, r"--test-dir \S+/build --output-on-failure --timeout [0-9]+ -L \^multi-gpu\$ "
+                                r"--output-junit \S+/multi-gpu.xml$")
+
+    def test_two_gpus_fail_on_a_failed_or_skipped_test(self):
+        failed = ("1/2 Test #7: core/a stream made on device 1 while device 0 is current ....   Passed    0.4 sec\n"
+                  "2/2 Test #9: nccl/all_reduce over every local GPU .....................***Failed    1.2 sec\n\n"
+                  "50% tests passed, 1 tests failed out of 2\n")
+        summary, _ = self.step(2, failed, ctest_exit=8)
+        self.assertIn("| multi-gpu | FAIL |", summary)
+        self.assertIn("1 passed, 1 failed, 0 skipped; first: nccl/all_reduce over every local GPU |", summary)
+        shutil.rmtree(self.dir)
+        self.dir.mkdir()
+        skipped = ("1/1 Test #7: core/a stream made on device 1 while device 0 is current ....   Skipped    0.1 sec\n"
+                   "   7 - core/a stream made on device 1 while device 0 is current (Skipped)\n\n"
+                   "100% tests passed, 0 tests failed out of 1\n")
+        summary, _ = self.step(2, skipped)
+        self.assertIn("| multi-gpu | FAIL |", summary)
+        self.assertIn("0 passed, 0 failed, 1 skipped: on a host with 2 GPUs nothing may be skipped", summary)
+
+
 PLAN = SOURCE / "scripts" / "lib" / "gpu-check-plan.sh"
 OPTIONAL = ["bench-gemm", "bench-conv", "bench-train", "bench-infer", "bench-allreduce", "bench-alloc",
             "bench-overhead", "sanitizer-memcheck", "sanitizer-racecheck", "sanitizer-initcheck"]
@@ -1131,8 +1225,17 @@ class CtestRegistrationTests(unittest.TestCase):
             properties = self.properties(name)
             self.assertTrue(properties.get("RUN_SERIAL"), name)
             self.assertEqual(properties.get("LABELS"), ["gpu"])
+        # [multi-gpu] cases (two devices, peer copies) run alone too, under their own label.
+        multi_gpu = {f"core/{name}" for name in list_tests(BUILD / "tests" / "core" / "cudagap_core_tests",
+                                                          "[multi-gpu]")}
+        self.assertIn("core/peer access between two devices is idempotent and keeps the caller's device", multi_gpu)
+        for name in multi_gpu:
+            properties = self.properties(name)
+            self.assertTrue(properties.get("RUN_SERIAL"), name)
+            self.assertEqual(properties.get("LABELS"), ["multi-gpu"])
         running_alone = {n for n, t in self.tests.items() if self.properties(n).get("RUN_SERIAL")}
-        self.assertEqual({n for n in running_alone if n.startswith(tuple(f"{s}/" for s in suites))}, serial)
+        self.assertEqual({n for n in running_alone if n.startswith(tuple(f"{s}/" for s in suites))},
+                         serial | multi_gpu)
 
     def test_what_the_gpu_host_runs(self):
         readme = self.properties("readme: the short example builds and runs")

@@ -484,21 +484,20 @@ class TrainDataSubsetTests(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("dataset-fashion-mnist", result.stderr)
 
-    def train_flags(self, deps, seconds, quick):
-        script = f'source "{SOURCE}/scripts/lib/gpu-check-steps.sh"; deps="$1"; train_flags "$2" "$3"'
-        result = run(["bash", "-c", script, "bash", deps, str(seconds), "--quick" if quick else ""])
+    def train_flags(self, data_dir, seconds, quick):
+        # data_dir is what gpu-check's data step found and unpacked (empty: none).
+        script = f'source "{SOURCE}/scripts/lib/gpu-check-steps.sh"; data_dir="$1"; train_flags "$2" "$3"'
+        result = run(["bash", "-c", script, "bash", data_dir, str(seconds), "--quick" if quick else ""])
         self.assertEqual(result.returncode, 0, result.stderr)
         return result.stdout.split("\n")[:-1]
 
     def test_gpu_check_runs_the_train_benchmark_on_the_subset_within_its_time(self):
-        deps = self.dir / "deps with space"
-        self.assertEqual(self.train_flags(deps, 100, False),
+        data = self.dir / "build with space" / "fashion-mnist"
+        self.assertEqual(self.train_flags("", 100, False),
                          ["--budget", "95", "--epochs", "3", "--train-limit", "20000",
                           "--compile-modes", "default", "--compile-seconds", "60"])
-        write_dataset(deps / "fashion-mnist-subset")
-        self.assertEqual(self.train_flags(deps, 40, True),
-                         ["--data", str(deps / "fashion-mnist-subset"), "--budget", "35",
-                          "--compile-modes", "none"])
+        self.assertEqual(self.train_flags(data, 40, True),
+                         ["--data", str(data), "--budget", "35", "--compile-modes", "none"])
 
 
 if __name__ == "__main__":

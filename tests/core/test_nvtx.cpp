@@ -1,14 +1,13 @@
 // gpu/nvtx.hpp, for real on the host: NVTX loads the recorder (nvtx_recorder.cpp) named by
 // NVTX_INJECTION64_PATH, as it loads a profiler, and the tests read back the names, domains,
-// colours and nesting that reached NVTX. The variable is set while this program loads, before
-// any NVTX call can initialise NVTX without it.
+// colours and nesting that reached NVTX (tests/support/nvtx_recording.hpp sets the variable
+// while this program loads, before any NVTX call can initialise NVTX without it).
 #include <gpu/memory_ledger.hpp>
 #include <gpu/nvtx.hpp>
 #include <gpu/profile.hpp>
 
 #include "catch.hpp"
-
-#include <dlfcn.h>
+#include "nvtx_recording.hpp"
 
 #include <cstdlib>
 #include <stdexcept>
@@ -19,54 +18,11 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-[[maybe_unused]] const bool injection_named =
-    ::setenv("NVTX_INJECTION64_PATH", CUDAGAP_NVTX_RECORDER, 1) == 0;
+using recorder = gpu::test::nvtx_recorder;
 
-/// The recorder's C functions, from the copy NVTX loaded (dlopen of the same path shares it).
-struct recorder {
-    int (*initialised)() = nullptr;
-    unsigned long (*read)(char*, unsigned long) = nullptr;
-    void (*clear)() = nullptr;
-
-    static recorder& get()
-    {
-        static recorder instance = [] {
-            void* library = ::dlopen(CUDAGAP_NVTX_RECORDER, RTLD_NOW);
-            if (library == nullptr) {
-                throw std::runtime_error(std::string("cannot load the NVTX recorder: ") +
-                                         ::dlerror());
-            }
-            recorder r;
-            r.initialised =
-                reinterpret_cast<int (*)()>(::dlsym(library, "cudagap_nvtx_recorder_initialised"));
-            r.read = reinterpret_cast<unsigned long (*)(char*, unsigned long)>(
-                ::dlsym(library, "cudagap_nvtx_recorder_read"));
-            r.clear = reinterpret_cast<void (*)()>(::dlsym(library, "cudagap_nvtx_recorder_clear"));
-            if (!r.initialised || !r.read || !r.clear) {
-                throw std::runtime_error("the NVTX recorder lacks its functions");
-            }
-            return r;
-        }();
-        return instance;
-    }
-
-    /// What reached NVTX since the last clear.
-    std::string lines() const
-    {
-        std::string text(read(nullptr, 0), '\0');
-        std::vector<char> buffer(text.size() + 1);
-        read(buffer.data(), buffer.size());
-        return std::string(buffer.data());
-    }
-};
-
-/// Starts a test: ranges on, nothing recorded yet.
 recorder& fresh(bool on = true)
 {
-    recorder& r = recorder::get();
-    gpu::nvtx::enable(on);
-    r.clear();
-    return r;
+    return gpu::test::start_nvtx_recording(on);
 }
 
 } // namespace

@@ -21,8 +21,8 @@ namespace gpu::detail {
 /// @brief One row of an enum's table: a value and the name `to_string` gives it.
 template <class Enum>
 struct enum_name {
-    Enum value;            ///< the enumerator
-    std::string_view name; ///< its name
+    Enum value{};            ///< the enumerator
+    std::string_view name{}; ///< its name
 };
 
 /// @brief The name of `value` in `table`; `unknown` for a value the table does not hold.

@@ -93,6 +93,8 @@ public:
 
     /// @brief E.g. `conv2d conv1(1 -> 32, kernel [3, 3], stride [1, 1], padding [1, 1], bias)`.
     [[nodiscard]] std::string describe() const override;
+    /// @brief The name it was made with, e.g. `conv1` (the prefix of its parameters' names).
+    [[nodiscard]] std::string name() const override { return name_; }
 
     /// @brief C of the input.
     [[nodiscard]] std::int64_t in_channels() const noexcept { return in_; }

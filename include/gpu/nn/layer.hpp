@@ -30,6 +30,9 @@
 ///   backward needs, and `backward` throws `std::logic_error` until it is planned again outside
 ///   it. Dropout still makes its generator states and its mask's memory: a forward that drops
 ///   (the context training) writes the mask whether or not a backward follows.
+/// - While NVTX ranges are on (`<gpu/nvtx.hpp>`), each forward and backward is a range named
+///   after the layer and the pass, `nn fc1 forward`, around the layer's own work (the GEMMs and
+///   convolutions inside it are ranges of their own); a call refused by the checks opens none.
 /// - Nothing synchronises the host or allocates outside `plan`: after one eager step, a whole
 ///   forward and backward can be captured in a CUDA graph and replayed (the buffers' addresses
 ///   then stay those of the capture).
@@ -56,6 +59,11 @@ public:
 
     /// @brief E.g. `linear(784 -> 128, bias)`.
     [[nodiscard]] virtual std::string describe() const = 0;
+
+    /// @brief What cudagap's NVTX ranges call the layer (`nn fc1 forward`, `nn relu backward`):
+    /// the name it was made with (linear, conv2d: `fc1`), else `describe()`. Asked only while
+    /// ranges are on (`gpu::nvtx::enabled()`).
+    [[nodiscard]] virtual std::string name() const { return describe(); }
 
     /// @brief Whether the output is the input itself under another spec (no data moves).
     [[nodiscard]] virtual bool output_is_view() const noexcept { return false; }

@@ -80,6 +80,8 @@ public:
 
     /// @brief E.g. `linear fc1(784 -> 128, bias, relu)`.
     [[nodiscard]] std::string describe() const override;
+    /// @brief The name it was made with, e.g. `fc1` (the prefix of its parameters' names).
+    [[nodiscard]] std::string name() const override { return name_; }
 
     /// @brief Inputs per row.
     [[nodiscard]] std::int64_t in_features() const noexcept { return in_; }
