@@ -14,6 +14,7 @@
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
 #include <gpu/json.hpp>
+#include <gpu/memory_ledger.hpp>
 #include <gpu/nn/safetensors.hpp>
 #include <gpu/version.hpp>
 
@@ -317,6 +318,8 @@ int serve(const infer::options& opts, const inputs& in, nlohmann::json& report)
     if (show_progress(opts)) {
         progress_line("", true);
     }
+    // Who holds the GPU once every bucket is planned: a "bucket N activations" row per bucket.
+    report["memory_ledger"] = gpu::memory_ledger::snapshot(gpu::device::current());
     if (text_out(opts)) {
         std::printf("GPU: %s; %s, profile %s: %zu buckets planned%s in %.2f s\n",
                     report["device"].get<std::string>().c_str(), opts.precision.c_str(),

@@ -2,6 +2,7 @@
 // search (heuristic ranking or exhaustive timing), the trials at planning, the workspace, the
 // descriptors, and the checks around a run. What differs between the passes is only which
 // cuDNN function each step calls, and in which order it takes the descriptors: `pass_api`.
+#include "memory_tags.hpp"
 #include "convolution_pass.hpp"
 
 #include "translate.hpp"
@@ -200,7 +201,7 @@ device_buffer<std::byte> allocate_search_workspace(const std::vector<std::size_t
 {
     for (const std::size_t bytes : sizes) {
         try {
-            return device_buffer<std::byte>(bytes, stream);
+            return device_buffer<std::byte>(bytes, stream, cudnn_planning_scratch_tag());
         } catch (const out_of_memory&) {
             // Fall back to the next smaller size, as PyTorch caps at its largest free block.
         }
@@ -303,9 +304,10 @@ void planning_buffers::ensure(const pass_view& view, data_type type)
     }
     const stream_ref stream = view.h.stream();
     const std::array<std::size_t, 3> bytes = pass_api<Algorithm>::bytes(view);
-    scratch_first_ = device_buffer<std::byte>(bytes[0], stream);
-    scratch_second_ = device_buffer<std::byte>(bytes[1], stream);
-    scratch_out_ = device_buffer<std::byte>(bytes[2], stream);
+    const memory_tag tag = cudnn_planning_scratch_tag();
+    scratch_first_ = device_buffer<std::byte>(bytes[0], stream, tag);
+    scratch_second_ = device_buffer<std::byte>(bytes[1], stream, tag);
+    scratch_out_ = device_buffer<std::byte>(bytes[2], stream, tag);
     scratch_out_.fill_zero_async(stream);
     const std::size_t size = element_size(type);
     fill_seeded_scratch(scratch_first_.data(), bytes[0] / size, type, 1, stream);
@@ -391,7 +393,7 @@ std::optional<device_buffer<std::byte>> trial_workspace(std::size_t bytes, strea
                                                         std::string& refusal)
 {
     try {
-        return device_buffer<std::byte>(bytes, stream);
+        return device_buffer<std::byte>(bytes, stream, cudnn_planning_scratch_tag());
     } catch (const gpu::out_of_memory&) {
         refusal = "its workspace of " + std::to_string(bytes) + " bytes " +
                   std::string(out_of_memory_refusal);
@@ -487,7 +489,7 @@ device_buffer<std::byte> plan_workspace(const pass_view& view,
     std::size_t bytes = 0;
     GPU_CUDNN_CHECK(pass_api<Algorithm>::workspace(view, native_of(explanation.algorithm), &bytes));
     device_buffer<std::byte> workspace(std::max(bytes, explanation.workspace_bytes),
-                                       view.h.stream());
+                                       view.h.stream(), cudnn_plan_workspace_tag());
     explanation.workspace_bytes = workspace.size();
     return workspace;
 }
@@ -529,7 +531,8 @@ void check_run(const char* what, bool planned, const handle& h, const void* firs
 void follow_stream(device_buffer<std::byte>& workspace, stream_ref stream)
 {
     if (!workspace.empty() && workspace.stream() != stream) {
-        workspace = device_buffer<std::byte>(workspace.size(), stream);
+        // A plan's workspace: the new one keeps the tag.
+        workspace = device_buffer<std::byte>(workspace.size(), stream, cudnn_plan_workspace_tag());
     }
 }
 

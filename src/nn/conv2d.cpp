@@ -1,5 +1,6 @@
 // The conv2d layer: registration, planning (three dnn plans and the gradient scratch), and its
 // forward and backward on cuDNN.
+#include "memory_tags.hpp"
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/accumulate.hpp>
 #include <gpu/nn/conv2d.hpp>
@@ -143,9 +144,10 @@ tensor_spec conv2d::do_plan(context& ctx, const tensor_spec& input)
     }
     // FP32 gradients take cuDNN's beta = 1 directly; FP16/BF16 ones go through a scratch.
     const std::size_t size = compute == element_type::fp32 || !backward ? 0 : element_size(compute);
-    weight_scratch_ = device_buffer<std::byte>(size * problem.filter_elements(), ctx.stream());
-    bias_scratch_ =
-        device_buffer<std::byte>(bias_ ? size * static_cast<std::size_t>(out_) : 0, ctx.stream());
+    weight_scratch_ = device_buffer<std::byte>(size * problem.filter_elements(), ctx.stream(),
+                                               detail::scratch_tag);
+    bias_scratch_ = device_buffer<std::byte>(bias_ ? size * static_cast<std::size_t>(out_) : 0,
+                                             ctx.stream(), detail::scratch_tag);
     problem_ = std::move(problem);
     planned_ = options;
     return tensor_spec{std::move(shape), compute, dnn::tensor_layout::nchw};

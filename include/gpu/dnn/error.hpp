@@ -106,6 +106,7 @@ struct hint_facts {
     cuda_version runtime{};           ///< the CUDA runtime loaded in this process
     std::size_t free_bytes = 0;       ///< free memory of the current device, 0 when unknown
     std::size_t total_bytes = 0;      ///< total memory of the current device, 0 when unknown
+    int device = -1;                  ///< the current device, -1 when unknown
 };
 
 /// @brief Reads the facts of this process. Never throws for "no GPU".
