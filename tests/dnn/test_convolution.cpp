@@ -1,7 +1,7 @@
 // gpu/dnn/convolution.hpp: problems, options, cache keys, algorithm selection and explanations
 // on the host; forward convolutions against a float64 CPU reference on a GPU.
 #include "candidates.hpp"
-#include "convolution_selection.hpp" // the wing's private selection machinery
+#include "convolution_selection.hpp" // the dnn wrapper's private selection machinery
 #include "reference_convolution.hpp"
 #include "typed_values.hpp"
 
