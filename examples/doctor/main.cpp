@@ -1,4 +1,4 @@
-// cudagap-doctor: the article's CUDA environment diagnosis (cuda_gap_diagnosis.py) in C++.
+// cudagap-doctor: cuda_gap_diagnosis.py's CUDA environment diagnosis in C++ (docs/doctor.md).
 //
 // Every check (driver, runtime, GPUs, kernel images, nvcc, cuBLAS, cuDNN, NCCL and the GPUs'
 // peer access, duplicate libraries, other platforms) reports ok / info / skipped / warning / error with what it found and the

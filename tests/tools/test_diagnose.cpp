@@ -135,7 +135,7 @@ gpu::diagnosis diagnose_with_tools(const temporary_folder& tools)
 
 } // namespace
 
-TEST_CASE("the diagnosis runs the article's checks in order, each with a detail", "[diagnose]")
+TEST_CASE("the diagnosis runs its checks in order, each with a detail", "[diagnose]")
 {
     const gpu::diagnosis report = gpu::diagnose();
     const std::vector<std::string> expected = wrapper_check_names(
