@@ -1,9 +1,9 @@
-// cudagap-demo: the article's CUDA ecosystem demo (cuda_ecosystem_demo.py) in C++, measured
+// cudagap-demo: the CUDA ecosystem demo cuda_ecosystem_demo.py in C++, measured
 // honestly: warm-up, medians of repetitions, GFLOP/s next to milliseconds, a real CPU BLAS.
 //
 //   1. the ecosystem's status: runtime, driver, cuBLAS, cuDNN, GPUs (or why there is none);
 //   2. CPU vs GPU matrix multiply (OpenBLAS or whatever BLAS CMake found, vs cuBLAS);
-//   3. the cuDNN convolution of the article (32x3x224x224, 64 3x3 filters), and why cuDNN chose
+//   3. the demo's cuDNN convolution (32x3x224x224, 64 3x3 filters), and why cuDNN chose
 //      its algorithm;
 //   4. tensor cores: a 4096x4096 multiply in FP32, TF32, FP16 and BF16.
 //
@@ -54,7 +54,7 @@ using namespace std::chrono_literals;
 constexpr const char* usage =
     R"(usage: cudagap-demo [--sizes N,N,...] [--tensor-size N] [--profile NAME] [--json] [--help]
 
-The article's CUDA ecosystem demo: the ecosystem's status, CPU vs GPU matrix multiply, the
+cuda_ecosystem_demo.py in C++: the ecosystem's status, CPU vs GPU matrix multiply, the
 cuDNN convolution and tensor cores, with warm-up, medians and FLOP/s.
 
   --sizes N,N,...   matrix sizes of the CPU vs GPU multiply (default 1000,2000,4000)

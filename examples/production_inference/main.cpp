@@ -1,4 +1,4 @@
-// cudagap-infer: the article's production_inference.py made real. The Fashion-MNIST convnet
+// cudagap-infer: production_inference.py made real. The Fashion-MNIST convnet
 // that cudagap-train trains, served as its InferenceWrapper serves a model (predict,
 // predict_batch) in inference mode, with torch.compile(mode="reduce-overhead")'s CUDA graph
 // replay: requests padded to batch buckets, each bucket planned once (exhaustive algorithm

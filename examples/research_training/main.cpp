@@ -1,5 +1,5 @@
-// cudagap-train: the article's research_training.py made real. Fashion-MNIST's reference
-// convnet trained with the article's setup (seeds, exhaustive algorithm search, TF32, FP16 with
+// cudagap-train: the research_training.py template made real. Fashion-MNIST's reference
+// convnet trained with that template's setup (seeds, exhaustive algorithm search, TF32, FP16 with
 // the grad scaler or BF16 or FP32, AdamW, cross-entropy), the whole data set on the GPU and
 // shuffled there, eager or with the whole step captured in one CUDA graph (--graph). Per epoch:
 // the mean loss, the test accuracy, images/s, the loss scale and the skipped steps; --json;

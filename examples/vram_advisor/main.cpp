@@ -1,4 +1,4 @@
-// cudagap-vram: the article's VRAM advice and monitoring for small cards (hobby_ai_setup.py).
+// cudagap-vram: hobby_ai_setup.py's VRAM advice and monitoring for small cards (docs/vram.md).
 //
 // Advice: precision, batch size, gradient checkpointing and TF32 by memory size and compute
 // capability, for this machine's GPU or any card (--vram-gib, useful without a GPU).
@@ -25,7 +25,7 @@ constexpr const char* usage =
     R"(usage: cudagap-vram [--vram-gib N] [--compute-capability X.Y] [--device N]
                     [--allocate-mib N] [--clear] [--json] [--help]
 
-Advice for training on a card of this size (the article's tiers, extended to 24, 48 and
+Advice for training on a card of this size (hobby_ai_setup.py's tiers, extended to 24, 48 and
 80+ GB cards) and, where a GPU is usable, its memory seen three ways: allocated by this
 process, reserved by the memory pool, and used on the device by everyone; then the memory
 ledger: who holds the device's memory, by tag, with the pool's unused and the untracked lines.

@@ -1,5 +1,5 @@
 /// @file blas.hpp
-/// @brief Umbrella header of the cuBLAS wing (`cudagap::blas`).
+/// @brief Umbrella header of the cuBLAS wrapper (`cudagap::blas`).
 #pragma once
 
 #include <gpu/blas/capabilities.hpp>

@@ -180,8 +180,8 @@ namespace detail {
 /// each call (`synchronous_checks`, `check_numerics`) is on for @p function and @p stream is
 /// being captured, where that synchronisation would invalidate the capture. The message names
 /// the function and the switch and says to use a profile without it while capturing. Makes no
-/// CUDA call when both switches are off, one `cudaStreamIsCapturing` otherwise: what a wing
-/// calls before queuing the work.
+/// CUDA call when both switches are off, one `cudaStreamIsCapturing` otherwise: what a
+/// library wrapper calls before queuing the work.
 /// @param stream the stream the call runs on
 /// @param function the caller, e.g. `gpu::blas::gemm`
 /// @param synchronous_checks whether the caller will synchronise after the call

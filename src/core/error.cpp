@@ -1,5 +1,5 @@
-// The messages and hints of cudagap's CUDA errors: the article's table of common errors
-// (section 5.5), turned into fixes that name the values involved.
+// The messages and hints of cudagap's CUDA errors: the common errors (docs/doctor.md's table),
+// turned into fixes that name the values involved.
 #include "capture_hints.hpp"
 
 #include <gpu/allocation_stats.hpp>

@@ -1,5 +1,5 @@
-// cuDNN statuses: names, plain descriptions, and the hints that turn the article's
-// CUDNN_STATUS_NOT_INITIALIZED row (and its relatives) into fixes with this machine's facts.
+// cuDNN statuses: names, plain descriptions, and the hints that turn the common
+// CUDNN_STATUS_NOT_INITIALIZED (and its relatives) into fixes with this machine's facts.
 #include <gpu/memory_ledger.hpp>
 #include <gpu/device.hpp>
 #include <gpu/dnn/error.hpp>

@@ -125,7 +125,7 @@ tensor_spec conv2d::do_plan(context& ctx, const tensor_spec& input)
     problem.geometry.padding = {options_.padding[0], options_.padding[1]};
     problem.geometry.stride = {options_.stride[0], options_.stride[1]};
     problem.type = detail::dnn_type_of(describe(), input);
-    problem.validate(); // the element counts cuDNN can index, named by the wing
+    problem.validate(); // the element counts cuDNN can index, named by dnn
     // The previous plan's workspaces go before the new ones are made.
     forward_.reset();
     data_.reset();

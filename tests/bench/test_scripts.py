@@ -1065,7 +1065,7 @@ class GpuCheckTests(unittest.TestCase):
         for spec in specs:
             suite, filters = spec.split(":", 1)
             binary = BUILD / "tests" / suite / f"cudagap_{suite}_tests"
-            if not binary.exists():  # a wing this build does not have (no cuDNN, say)
+            if not binary.exists():  # a wrapper this build does not have (no cuDNN, say)
                 continue
             for one in filters.split(","):
                 with self.subTest(suite=suite, filter=one):

@@ -1,4 +1,4 @@
-// gpu/blas/error.hpp: the wing's errors; cuBLAS and cuRAND status names, messages and hints,
+// gpu/blas/error.hpp: the wrapper's errors; cuBLAS and cuRAND status names, messages and hints,
 // against the real libraries (which answer these questions without a GPU), with the facts of a
 // hint given explicitly; the checking macros.
 #include <gpu/blas/error.hpp>
@@ -228,7 +228,7 @@ TEST_CASE("GPU_CURAND_CHECK throws random_error with expression, name, message a
     }
 }
 
-TEST_CASE("GPU_CHECK picks the wing's error by the status type", "[blas]")
+TEST_CASE("GPU_CHECK picks the wrapper's error by the status type", "[blas]")
 {
     CHECK_THROWS_AS(GPU_CHECK(CUBLAS_STATUS_INTERNAL_ERROR), gpu::blas::blas_error);
     CHECK_THROWS_AS(GPU_CHECK(CURAND_STATUS_INTERNAL_ERROR), gpu::blas::random_error);
@@ -247,7 +247,8 @@ TEST_CASE("GPU_CHECK picks the wing's error by the status type", "[blas]")
     }
 }
 
-TEST_CASE("the wing's errors are gpu::errors in gpu::blas, and the old name still works", "[blas]")
+TEST_CASE("the wrapper's errors are gpu::errors in gpu::blas, and the old name still works",
+          "[blas]")
 {
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::blas::blas_error>);
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::blas::random_error>);

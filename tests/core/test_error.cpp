@@ -31,7 +31,7 @@ TEST_CASE("every cudaError_t of this toolkit has its symbolic name", "[error]")
     }
 }
 
-TEST_CASE("the statuses of the article's error table are named", "[error]")
+TEST_CASE("the statuses of the common-error table are named", "[error]")
 {
     CHECK(gpu::cuda_status_name(cudaErrorMemoryAllocation) == "cudaErrorMemoryAllocation");
     CHECK(gpu::cuda_status_name(cudaErrorInsufficientDriver) == "cudaErrorInsufficientDriver");

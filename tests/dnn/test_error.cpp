@@ -52,7 +52,7 @@ TEST_CASE("every cudnnStatus_t of this cuDNN has its name and a description", "[
     }
 }
 
-TEST_CASE("the statuses of the article's table have their cuDNN names and codes", "[dnn]")
+TEST_CASE("the statuses of the common-error table have their cuDNN names and codes", "[dnn]")
 {
     CHECK(gpu::dnn::status_name(CUDNN_STATUS_NOT_INITIALIZED) == "CUDNN_STATUS_NOT_INITIALIZED");
     CHECK(gpu::dnn::status_name(CUDNN_STATUS_BAD_PARAM) == "CUDNN_STATUS_BAD_PARAM");
