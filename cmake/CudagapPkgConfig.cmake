@@ -111,7 +111,7 @@ function(cudagap_write_pkg_config_files)
     # The library wrappers it was built with link privately, but a static library needs them at
     # the program's link too.
     set(needs "")
-    foreach(component IN LISTS CUDAGAP_TOOLS_WINGS)
+    foreach(component IN LISTS CUDAGAP_TOOLS_WRAPPERS)
       list(APPEND needs cudagap-${component})
     endforeach()
     if(CUDAGAP_TOOLS_USES_JSON)

@@ -26,6 +26,8 @@ function(cudagap_add_test_suite name)
     target_compile_options(${target} PRIVATE $<$<AND:$<CONFIG:Release>,$<COMPILE_LANGUAGE:CXX>>:-O1>)
   endif()
   add_dependencies(cudagap_test_suites ${target})
+  # The suites of this build, by name: the Catch2 v3 check builds each of them too.
+  set_property(GLOBAL APPEND PROPERTY CUDAGAP_TEST_SUITES ${name})
   # Catch2 v3's catch_discover_tests adds SKIP_RETURN_CODE 4 (its SKIP() macro's exit code),
   # which would replace the 77 of the [gpu] entries: SKIP_IS_FAILURE keeps it out (no test here
   # uses SKIP(); a skip that is not ours should fail). v2 has neither.

@@ -23,7 +23,7 @@
 # ``NCCL_MINIMUM_VERSION`` (2.14).
 #
 # An NCCL older than ``NCCL_MINIMUM_VERSION`` is not found, whatever version was asked for, and
-# the message says why: cudagap's nccl wing rests on non-blocking communicators
+# the message says why: cudagap's nccl wrapper rests on non-blocking communicators
 # (``ncclConfig_t::blocking``, ``ncclCommFinalize``, ``ncclInProgress``), which came in 2.14.
 # ``NCCL_VERSION_SUPPORTED`` says whether the NCCL found is new enough.
 #
@@ -74,8 +74,8 @@ if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
   set(NCCL_VERSION "${NCCL_VERSION_MAJOR}.${NCCL_VERSION_MINOR}.${NCCL_VERSION_PATCH}")
 endif()
 
-# The floor applies to every caller (cudagapConfig.cmake asks for no version): an older nccl.h
-# would fail to compile the wing (a static_assert in <gpu/nccl/version.hpp> says the same).
+# The minimum applies to every caller (cudagapConfig.cmake asks for no version): an older nccl.h
+# would fail to compile the wrapper (a static_assert in <gpu/nccl/version.hpp> says the same).
 set(NCCL_MINIMUM_VERSION 2.14)
 set(_nccl_advice
   "set NCCL_ROOT to the folder that holds include/nccl.h and lib/libnccl.so, install NVIDIA's wheel (pip install nvidia-nccl-cu13), or install Debian's libnccl-dev")
@@ -83,7 +83,7 @@ set(NCCL_VERSION_SUPPORTED TRUE)
 if(NCCL_VERSION AND NCCL_VERSION VERSION_LESS NCCL_MINIMUM_VERSION)
   set(NCCL_VERSION_SUPPORTED FALSE)
   set(_nccl_advice
-    "NCCL ${NCCL_VERSION} (${NCCL_INCLUDE_DIR}/nccl.h) is older than ${NCCL_MINIMUM_VERSION}, the oldest cudagap's nccl wing supports (non-blocking communicators: ncclConfig_t::blocking, ncclCommFinalize, ncclInProgress): ${_nccl_advice}, with NCCL ${NCCL_MINIMUM_VERSION} or newer")
+    "NCCL ${NCCL_VERSION} (${NCCL_INCLUDE_DIR}/nccl.h) is older than ${NCCL_MINIMUM_VERSION}, the oldest cudagap's nccl wrapper supports (non-blocking communicators: ncclConfig_t::blocking, ncclCommFinalize, ncclInProgress): ${_nccl_advice}, with NCCL ${NCCL_MINIMUM_VERSION} or newer")
 endif()
 
 find_package_handle_standard_args(NCCL

@@ -8,9 +8,11 @@
 //   torch                            torch.empty + del through PyTorch's caching allocator
 //   malloc/free (host)               plain host memory, for scale (runs without a GPU)
 //
-// And the ledger's cost (host only): a 4 KiB allocate/free pair through a host resource, then
-// through gpu::ledger_resource over the same resource, directly and behind the resource_ref
-// device_buffer will store (issue 22: the ledger at most 50 ns more a pair).
+// And the ledger's cost (issue 22: at most 50 ns more a pair). On the host: a 4 KiB
+// allocate/free pair through a host resource, then through gpu::ledger_resource over the same
+// resource, directly and behind the resource_ref device_buffer stores. On the GPU: the 4 KiB
+// device_buffer pair from the device's default resource (the ledger over the retry over the
+// pool) against the same buffer from a bare gpu::pool_resource, in alternating samples.
 //
 // Allocation is host work, so every variant is timed with the host clock around back-to-back
 // pairs plus one synchronisation at the end of each sample (compare_torch.py times torch.empty
@@ -230,6 +232,42 @@ void set_targets(bench::report& r)
     }
 }
 
+// The ledger's overhead on the device_buffer path: a device_buffer from the default resource
+// (ledger, retry, pool) against one from a bare pool_resource (the same pool, untracked).
+const char* const variant_buffer_ledger = "device_buffer, default resource (ledger)";
+const char* const variant_buffer_bare = "device_buffer, bare pool_resource";
+const char* const buffer_ledger_target = "ledger on the device_buffer path <= 50 ns a pair";
+
+void time_buffer_ledger(bench::report& r, gpu::stream_ref stream)
+{
+    const std::string name = "ledger " + bench::size_name(ledger_bytes) + " device_buffer";
+    gpu::pool_resource bare(stream.device());
+    const auto sync = [&] { stream.synchronize(); };
+    const auto tracked = [&] { const gpu::device_buffer<std::byte> b(ledger_bytes, stream); };
+    const auto untracked = [&] {
+        const gpu::device_buffer<std::byte> b(ledger_bytes, stream, bare);
+    };
+    const int calls = pairs_per_sample(r.settings(), tracked, sync);
+    const std::vector<bench::take_sample> takes{pairs_sample(calls, tracked, sync),
+                                                pairs_sample(calls, untracked, sync)};
+    const std::vector<bench::series> both = bench::sample_alternating(r.rule(), takes, calls);
+    const std::array<const char*, 2> variants{variant_buffer_ledger, variant_buffer_bare};
+    std::array<double, 2> medians{};
+    for (std::size_t k = 0; k < 2; ++k) {
+        bench::measurement m = bench::measurement::from(both[k], "host clock");
+        m.case_name = name;
+        m.variant = variants[k];
+        medians[k] = m.median_ms;
+        r.add(std::move(m));
+    }
+    r.add_ratio(name, variant_buffer_ledger, variant_buffer_bare,
+                "the ledger and the retry adaptor over the bare pool");
+    const double overhead_ns = (medians[0] - medians[1]) * 1e6;
+    std::array<char, 48> text{};
+    std::snprintf(text.data(), text.size(), "%.1f ns", overhead_ns);
+    r.set_target(buffer_ledger_target, overhead_ns <= ledger_target_ns, text.data());
+}
+
 // The pooled pairs, cudagap's and the raw one, in alternating samples; then the same pairs
 // captured into one CUDA graph each (allocation and free nodes) and replayed, each replay and
 // its synchronisation a sample.
@@ -343,6 +381,7 @@ void gpu_part(bench::report& r)
         });
         r.run_case(name + " pooled", [&] { time_pooled(r, bytes, stream); });
     }
+    r.run_case("ledger on the device_buffer path", [&] { time_buffer_ledger(r, stream); });
     const bool torch = add_torch_rows(r);
     for (const std::size_t bytes : sizes) {
         const std::string name = bench::size_name(bytes);
@@ -381,6 +420,9 @@ int main(int argc, char** argv)
     }
     s.targets.push_back({ledger_target, "median pair through gpu::ledger_resource at most 50 ns "
                                         "above the same pair untracked (host, 4 KiB)"});
+    s.targets.push_back({buffer_ledger_target,
+                         "median 4 KiB device_buffer pair from the default resource at most 50 ns "
+                         "above the same buffer from a bare pool_resource"});
     s.cpu = cpu_part;
     s.gpu = gpu_part;
     return bench::run(argc, argv, s);

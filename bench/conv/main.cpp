@@ -1,5 +1,5 @@
-// cudagap-bench-conv: the article's convolution, nn.Conv2d(3, 64, 3, padding=1) on a
-// 32x3x224x224 batch, in FP32 NCHW (the article's settings) and in FP16 NHWC (what tensor
+// cudagap-bench-conv: the demo's convolution, nn.Conv2d(3, 64, 3, padding=1) on a
+// 32x3x224x224 batch, in FP32 NCHW (PyTorch's defaults) and in FP16 NHWC (what tensor
 // cores read best), side by side in one run:
 //
 //   cudagap heuristic       gpu::dnn::convolution, cuDNN's ranked heuristic list
@@ -53,7 +53,7 @@ namespace {
 namespace bench = gpu::bench;
 namespace dnn = gpu::dnn;
 
-// The article's layer and batch.
+// The layer and batch of docs/convolution.md's PyTorch line.
 constexpr int batch = 32;
 constexpr int in_channels = 3;
 constexpr int image = 224;
@@ -184,8 +184,8 @@ void cpu_part(bench::report& r)
     const dnn::version_info v = dnn::version();
     r.add_note("cuDNN " + v.loaded.to_string() + " loaded (compiled against " +
                v.compiled.to_string() + ", built for CUDA " + v.loaded_for_cuda.to_string() + ")");
-    r.add_note("problem: the article's nn.Conv2d(3, 64, kernel_size=3, padding=1) on a " +
-               std::to_string(batch) + "x3x224x224 batch, no bias");
+    r.add_note("problem: nn.Conv2d(3, 64, kernel_size=3, padding=1) on a " + std::to_string(batch) +
+               "x3x224x224 batch, no bias");
     for (const conv_case& c : cases) {
         const dnn::convolution_problem p = problem_of(c);
         // Descriptors and cuDNN's own output shape: host calls, no GPU needed.
@@ -537,7 +537,7 @@ int main(int argc, char** argv)
 {
     bench::suite s;
     s.name = "conv";
-    s.description = "the article's convolution (32x3x224x224, 64 filters 3x3, padding 1) in FP32 "
+    s.description = "the demo's convolution (32x3x224x224, 64 filters 3x3, padding 1) in FP32 "
                     "NCHW and FP16 NHWC: cudagap under each policy vs the raw cuDNN call vs torch "
                     "conv2d (cudnn.benchmark), against the measured copy bandwidth";
     for (const conv_case& c : cases) {

@@ -1,4 +1,4 @@
-// cudagap-bench-gemm: the article's matrix multiplies, side by side in one run on the same
+// cudagap-bench-gemm: the demo's matrix multiplies, side by side in one run on the same
 // buffers and settings:
 //
 //   cudagap      gpu::blas::gemm on row-major views (C = A·B), the handle's math mode set for
@@ -129,7 +129,7 @@ std::string peak_note(const std::optional<blas::peak_figure>& peak)
     return peak ? "; of peak: " + peak->label() : std::string();
 }
 
-// ---- the CPU part: the article's CPU side on a real BLAS -----------------------------------
+// ---- the CPU part: the demo's CPU side on a real BLAS --------------------------------------
 
 std::string cpu_variant()
 {
@@ -530,7 +530,7 @@ void gpu_part(bench::report& r)
     const std::vector<int> cpu = cpu_sizes(r.settings(), gpu::host_blas::library().kind);
     for (const int n : cpu) {
         r.add_ratio(case_name(n, precisions[0]), cpu_variant(), cudagap_variant,
-                    "the article's CPU vs GPU: how many times longer the CPU takes");
+                    "CPU vs GPU: how many times longer the CPU takes");
     }
     set_targets(r, props);
 }

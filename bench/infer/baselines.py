@@ -8,7 +8,7 @@ on the host), one JSON object on stdout.
                [--requests N] [--warmup N] [--max-seconds S] [--seed S]
                [--compare-outputs OUT.safetensors]
 
-- torch-eager: the article's InferenceWrapper: the model (bench/train/torch_train.py's, the
+- torch-eager: the InferenceWrapper: the model (bench/train/torch_train.py's, the
   names of cudagap's checkpoint) loaded from CK with load_state_dict(strict=True), eval(),
   `torch.inference_mode()` and `torch.autocast` in the precision (FP32: none, TF32 allowed, as
   cudagap's production profile), cudnn.benchmark on; the input in pinned host memory, copied

@@ -284,7 +284,7 @@ void gpu_part(bench::report& r)
     });
 #else
     r.set_target_not_measured(target_gemm,
-                              "this build has no cuBLAS wing (CUDAGAP_ENABLE_BLAS=OFF)");
+                              "this build has no cuBLAS wrapper (CUDAGAP_ENABLE_BLAS=OFF)");
 #endif
 }
 

@@ -2,8 +2,8 @@
 """bench/train: cudagap-train against the same training in PyTorch, in one run.
 
 Runs, on the same data, seed and hyperparameters: cudagap-train --graph (saving its
-checkpoint), cudagap-train eager, torch_train.py eager (autocast + GradScaler, as the article
-writes it), the checkpoint's test accuracy measured in PyTorch, then torch_train.py under
+checkpoint), cudagap-train eager, torch_train.py eager (autocast + GradScaler, PyTorch's AMP
+recipe), the checkpoint's test accuracy measured in PyTorch, then torch_train.py under
 torch.compile (each mode of --compile-modes while the budget allows: its first compilation takes
 tens of seconds). Prints the side-by-side table (images/s of the epochs after the warm-up epoch,
 test accuracy after the last one) and the targets, reported, not asserted; --json writes the
@@ -385,7 +385,7 @@ def build_report(run):
     a = run.args
     notes.append(f"settings: data {a.data}, {a.epochs} epochs, batch {a.batch_size}, AdamW lr {a.lr} "
                  f"weight decay {a.weight_decay}, dropout {a.dropout}, seed {a.seed}, {a.precision}; "
-                 "PyTorch: cudnn.benchmark, TF32, loss.item() every step (the article's loop)")
+                 "PyTorch: cudnn.benchmark, TF32, loss.item() every step (research_training.py)")
     skipped = bool(run.skip_reason)
     code = 1 if run.errors else (SKIP_EXIT_CODE if skipped else 0)
     return {"schema": "cudagap-bench/1", "benchmark": "train",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The PyTorch side of bench/train: cudagap-train's model, data, seed and hyperparameters in
-PyTorch, written as the article's research_training.py writes its loop (seeds, cudnn.benchmark,
+PyTorch, written as the research_training.py template writes its loop (seeds, cudnn.benchmark,
 TF32, autocast + GradScaler, AdamW, CrossEntropyLoss, loss.item() every step), eager or under
 torch.compile; or the evaluation of a checkpoint cudagap-train saved.
 
@@ -191,7 +191,7 @@ def to_device(torch, split):
 
 
 def autocast_of(torch, precision):
-    """The article's `with autocast():` for @precision (FP32: none)."""
+    """The template's `with autocast():` for @precision (FP32: none)."""
     if precision == "fp32":
         return contextlib.nullcontext()
     dtype = torch.float16 if precision == "fp16" else torch.bfloat16
@@ -218,14 +218,14 @@ def train_epoch(torch, step, x, y, batch_size, generator):
     total, steps = 0.0, 0
     for first in range(0, x.shape[0], batch_size):
         index = order[first:first + batch_size]
-        total += step(x[index], y[index])   # loss.item(), every step, as the article writes it
+        total += step(x[index], y[index])   # loss.item(), every step, as the template writes it
         steps += 1
     torch.cuda.synchronize()
     return total / steps, time.perf_counter() - start
 
 
 def make_step(torch, model, optimizer, scaler, precision):
-    """The article's step: zero_grad, autocast forward + loss, scaled backward, step, update."""
+    """The template's step: zero_grad, autocast forward + loss, scaled backward, step, update."""
     criterion = torch.nn.CrossEntropyLoss()
 
     def step(data, target):
@@ -241,14 +241,14 @@ def make_step(torch, model, optimizer, scaler, precision):
 
 
 def make_scaler(torch, enabled):
-    """GradScaler() as the article writes it: torch.amp's (PyTorch 2.3+), else torch.cuda.amp's."""
+    """GradScaler() as the template writes it: torch.amp's (PyTorch 2.3+), else torch.cuda.amp's."""
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
         return torch.amp.GradScaler("cuda", enabled=enabled)
     return torch.cuda.amp.GradScaler(enabled=enabled)
 
 
 def set_up(torch, seed):
-    """The article's seeds and math settings."""
+    """The template's seeds and math settings."""
     torch.manual_seed(seed)
     torch.cuda.manual_seed_all(seed)
     torch.backends.cudnn.benchmark = True

@@ -1,9 +1,9 @@
-// cudagap-doctor: the article's CUDA environment diagnosis (cuda_gap_diagnosis.py) in C++.
+// cudagap-doctor: cuda_gap_diagnosis.py's CUDA environment diagnosis in C++ (docs/doctor.md).
 //
 // Every check (driver, runtime, GPUs, kernel images, nvcc, cuBLAS, cuDNN, NCCL and the GPUs'
 // peer access, duplicate libraries, other platforms) reports ok / info / skipped / warning / error with what it found and the
 // exact fix; the report ends with the fixes to apply, root causes first. gpu::diagnose (the
-// tools component) runs the checks of every wing this cudagap was built with.
+// tools component) runs the checks of every wrapper this cudagap was built with.
 //
 //   cudagap-doctor            the report as text
 //   cudagap-doctor --json     the same report as one JSON object

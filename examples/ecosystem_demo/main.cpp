@@ -1,9 +1,9 @@
-// cudagap-demo: the article's CUDA ecosystem demo (cuda_ecosystem_demo.py) in C++, measured
+// cudagap-demo: the CUDA ecosystem demo cuda_ecosystem_demo.py in C++, measured
 // honestly: warm-up, medians of repetitions, GFLOP/s next to milliseconds, a real CPU BLAS.
 //
 //   1. the ecosystem's status: runtime, driver, cuBLAS, cuDNN, GPUs (or why there is none);
 //   2. CPU vs GPU matrix multiply (OpenBLAS or whatever BLAS CMake found, vs cuBLAS);
-//   3. the cuDNN convolution of the article (32x3x224x224, 64 3x3 filters), and why cuDNN chose
+//   3. the demo's cuDNN convolution (32x3x224x224, 64 3x3 filters), and why cuDNN chose
 //      its algorithm;
 //   4. tensor cores: a 4096x4096 multiply in FP32, TF32, FP16 and BF16.
 //
@@ -11,7 +11,8 @@
 // judged by its precision's bound; a result past it prints WRONG and the program exits 3.
 // Without a CPU BLAS the CPU side is a naive loop, timed at n <= 500 only (sizes.hpp).
 // Without a GPU the CPU column still runs and the GPU parts say why they were skipped.
-// --json prints the whole report as one JSON object; --profile picks a gpu::profile.
+// --json prints the whole report as one JSON object (in a build with nlohmann-json; without it
+// --json says how to get it); --profile picks a gpu::profile.
 #include <gpu/blas/capabilities.hpp>
 #include <gpu/blas/convert.hpp>
 #include <gpu/blas/gemm.hpp>
@@ -20,7 +21,6 @@
 #include <gpu/blas/version.hpp>
 #include <gpu/gpu.hpp>
 #include <gpu/host_blas.hpp>
-#include <gpu/json.hpp>
 #if CUDAGAP_DEMO_HAS_DNN
 #include <gpu/dnn/convolution.hpp>
 #include <gpu/dnn/handle.hpp>
@@ -28,8 +28,10 @@
 #endif
 
 #include "accuracy.hpp"
+#include "report.hpp"
 #include "sizes.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -46,13 +48,13 @@
 
 namespace {
 
-using nlohmann::json;
+using json = demo::report;
 using namespace std::chrono_literals;
 
 constexpr const char* usage =
     R"(usage: cudagap-demo [--sizes N,N,...] [--tensor-size N] [--profile NAME] [--json] [--help]
 
-The article's CUDA ecosystem demo: the ecosystem's status, CPU vs GPU matrix multiply, the
+cuda_ecosystem_demo.py in C++: the ecosystem's status, CPU vs GPU matrix multiply, the
 cuDNN convolution and tensor cores, with warm-up, medians and FLOP/s.
 
   --sizes N,N,...   matrix sizes of the CPU vs GPU multiply (default 1000,2000,4000)
@@ -63,9 +65,19 @@ cuDNN convolution and tensor cores, with warm-up, medians and FLOP/s.
 
 Each GPU result is checked against a float64 reference on the CPU (relative error under 1e-5
 in FP32, 1e-3 in TF32, 1e-2 in FP16 and BF16). Exit status: 0 when every result is correct
-(or there is no GPU), 1 when something failed, 2 for a bad command line, 3 when a GPU result
-is WRONG.
+(or there is no GPU), 1 when something failed, 2 for a bad command line (or --json in a build
+without nlohmann-json), 3 when a GPU result is WRONG.
 )";
+
+#if !CUDAGAP_DEMO_HAS_JSON
+// What --json says in a build without nlohmann-json: how to get it. CMake looks for it again
+// only when it configures, which scripts/quickstart demo --json does when the last one found none.
+constexpr const char* no_json_message =
+    "cudagap-demo: --json needs nlohmann-json, and this cudagap-demo was built without it.\n"
+    "Install it (apt-get install nlohmann-json3-dev), or on a host without apt copy beside\n"
+    "cudagap's source the .deps/ folder that scripts/bundle-deps makes where it is installed;\n"
+    "then run scripts/quickstart demo --json, which configures again to find it.\n";
+#endif
 
 struct options {
     std::vector<int> sizes = {1000, 2000, 4000};
@@ -622,9 +634,11 @@ void summarize(json& report, const std::vector<demo::verdict>& verdicts)
             report["wrong_results"].push_back(v.to_string());
         }
     }
-    if (!report["wrong_results"].empty()) {
+    const auto wrong = std::count_if(verdicts.begin(), verdicts.end(),
+                                     [](const demo::verdict& v) { return !v.correct; });
+    if (wrong > 0) {
         say("\n%zu GPU result(s) WRONG (the Check lines above): cudagap-demo exits %d.\n",
-            static_cast<std::size_t>(report["wrong_results"].size()), demo::exit_wrong_result);
+            static_cast<std::size_t>(wrong), demo::exit_wrong_result);
     }
 }
 
@@ -647,6 +661,12 @@ int main(int argc, char* argv[])
         std::fprintf(stderr, "cudagap-demo: %s\n\n%s", e.what(), usage);
         return 2;
     }
+#if !CUDAGAP_DEMO_HAS_JSON
+    if (opts.json) {
+        std::fputs(no_json_message, stderr);
+        return 2;
+    }
+#endif
     quiet = opts.json;
     // The testing profile fixes the seed; otherwise every run draws new inputs.
     const std::uint64_t seed = profile.seed.value_or(std::random_device{}());
@@ -673,9 +693,11 @@ int main(int argc, char* argv[])
             "work;\n"
             "cudagap adds RAII, errors that say what to do, and honest numbers.\n%s\n",
             rule.c_str(), rule.c_str());
+#if CUDAGAP_DEMO_HAS_JSON
         if (opts.json) {
             std::cout << gpu::to_json_text(report) << '\n';
         }
+#endif
         return status;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cudagap-demo: %s\n", e.what());

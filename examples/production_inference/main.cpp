@@ -1,4 +1,4 @@
-// cudagap-infer: the article's production_inference.py made real. The Fashion-MNIST convnet
+// cudagap-infer: production_inference.py made real. The Fashion-MNIST convnet
 // that cudagap-train trains, served as its InferenceWrapper serves a model (predict,
 // predict_batch) in inference mode, with torch.compile(mode="reduce-overhead")'s CUDA graph
 // replay: requests padded to batch buckets, each bucket planned once (exhaustive algorithm
@@ -14,6 +14,7 @@
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
 #include <gpu/json.hpp>
+#include <gpu/memory_ledger.hpp>
 #include <gpu/nn/safetensors.hpp>
 #include <gpu/version.hpp>
 
@@ -317,6 +318,8 @@ int serve(const infer::options& opts, const inputs& in, nlohmann::json& report)
     if (show_progress(opts)) {
         progress_line("", true);
     }
+    // Who holds the GPU once every bucket is planned: a "bucket N activations" row per bucket.
+    report["memory_ledger"] = gpu::memory_ledger::snapshot(gpu::device::current());
     if (text_out(opts)) {
         std::printf("GPU: %s; %s, profile %s: %zu buckets planned%s in %.2f s\n",
                     report["device"].get<std::string>().c_str(), opts.precision.c_str(),

@@ -13,10 +13,15 @@
 # OFF) in the caller's scope, and prints one status line saying which, once per configure.
 include_guard(GLOBAL)
 
-# The reason ONNX export is off in this configure, empty when it is on. A macro, so that what
-# find_package sets (its imported targets, ONNX_VERSION, ...) lands in the function calling it.
-macro(_cudagap_infer_find_onnx why)
+# The reason ONNX export is off in this configure, empty when it is on; sets <library> to the
+# ONNX library's imported target. A macro, so that what find_package sets (its imported targets,
+# ONNX_VERSION, ...) lands in the function calling it. The target carries ONNX_ML=1, without
+# which onnx/onnx_pb.h includes an onnx/onnx.pb.h that does not exist: ONNX 1.16 and later
+# (Debian 13's 1.17) export it as ONNX::onnx, earlier ones (Debian 12's 1.12) as plain onnx, a
+# name that, linked where no such target exists, becomes a bare -lonnx.
+macro(_cudagap_infer_find_onnx why library)
   set(${why} "")
+  set(${library} "")
   find_package(ONNX 1.12 QUIET)
   if(NOT ONNX_FOUND)
     if(ONNX_CONSIDERED_VERSIONS)
@@ -24,7 +29,15 @@ macro(_cudagap_infer_find_onnx why)
     else()
       set(${why} "ONNX's C++ library was not found (Debian and Ubuntu: libonnx-dev)")
     endif()
+  elseif(TARGET ONNX::onnx)
+    set(${library} ONNX::onnx)
+  elseif(TARGET onnx)
+    set(${library} onnx)
   else()
+    string(CONCAT ${why} "ONNX ${ONNX_VERSION} was found (${ONNX_DIR}) but defines neither the "
+                         "target ONNX::onnx (ONNX 1.16 and later) nor onnx (earlier ones)")
+  endif()
+  if(NOT ${why})
     # ONNX's package config links protobuf::libprotobuf without finding it; the headers are needed too.
     find_package(Protobuf QUIET)
     if(NOT Protobuf_FOUND OR NOT TARGET protobuf::libprotobuf)
@@ -36,7 +49,7 @@ endmacro()
 function(cudagap_infer_use_onnx target)
   target_sources(${target} PRIVATE "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/onnx_export.cpp")
   target_include_directories(${target} PRIVATE "${CMAKE_CURRENT_FUNCTION_LIST_DIR}")
-  _cudagap_infer_find_onnx(why)
+  _cudagap_infer_find_onnx(why onnx_target)
   get_property(reported GLOBAL PROPERTY _CUDAGAP_INFER_ONNX_REPORTED)
   set_property(GLOBAL PROPERTY _CUDAGAP_INFER_ONNX_REPORTED ON)
   if(why)
@@ -47,10 +60,11 @@ function(cudagap_infer_use_onnx target)
     set(CUDAGAP_INFER_ONNX_FOUND OFF PARENT_SCOPE)
     return()
   endif()
-  target_link_libraries(${target} PRIVATE onnx)
+  target_link_libraries(${target} PRIVATE ${onnx_target})
   target_compile_definitions(${target} PRIVATE CUDAGAP_INFER_HAVE_ONNX=1)
   if(NOT reported)
-    message(STATUS "cudagap-infer: ONNX export on: ONNX ${ONNX_VERSION} (${ONNX_DIR}), protobuf ${Protobuf_VERSION}")
+    message(STATUS "cudagap-infer: ONNX export on: ONNX ${ONNX_VERSION} (${ONNX_DIR}, target "
+                   "${onnx_target}), protobuf ${Protobuf_VERSION}")
   endif()
   set(CUDAGAP_INFER_ONNX_FOUND ON PARENT_SCOPE)
 endfunction()

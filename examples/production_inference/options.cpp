@@ -20,7 +20,7 @@ const char* const usage = R"(usage: cudagap-infer [--checkpoint FILE] [--seed S]
                      [--outputs FILE] [--json FILE|-] [--quiet]
                      [--profile development|production|testing] [--help] [--version]
 
-Serves the Fashion-MNIST convnet that cudagap-train trains, as the article's
+Serves the Fashion-MNIST convnet that cudagap-train trains, as
 production_inference.py does: requests padded to batch buckets, each bucket planned once and
 captured once as a CUDA graph; eager and graph latency (p50/p90/p99), images/s and test
 accuracy side by side; --export-onnx writes the model for TensorRT and Triton.

@@ -6,6 +6,8 @@
 #include <gpu/capture.hpp>
 #include <gpu/graph.hpp>
 #include <gpu/memory.hpp>
+#include <gpu/memory_ledger.hpp>
+#include <gpu/memory_tag.hpp>
 #include <gpu/nn/flatten.hpp>
 #include <gpu/nn/max_pool2d.hpp>
 #include <gpu/nn/relu.hpp>
@@ -103,6 +105,24 @@ std::int64_t images_in(std::span<const float> images, std::string_view function)
 }
 
 namespace {
+
+// The ledger's tag of one bucket's own memory: "bucket 64 activations".
+gpu::memory_tag bucket_tag(std::int64_t rows)
+{
+    return gpu::memory_tag::define("bucket " + std::to_string(rows) + " activations",
+                                   gpu::memory_category::activations);
+}
+
+// What @p tag holds now on @p device, by the process's ledger.
+std::size_t ledger_bytes(gpu::memory_tag tag, int device)
+{
+    for (const gpu::memory_ledger_row& row : gpu::memory_ledger::global().rows(device)) {
+        if (row.tag == tag) {
+            return row.current_bytes;
+        }
+    }
+    return 0;
+}
 
 // FP32 -> the compute type and back, on the stream (capturable); nothing for FP32.
 void convert(const void* from, gpu::element_type from_type, void* to, gpu::element_type to_type,
@@ -281,6 +301,8 @@ server::server(nn::mixed_precision precision, std::span<const float> weights,
         if (options.progress) {
             options.progress(i, buckets_.size(), buckets_[i]);
         }
+        // What the bucket allocates for itself (its activations) is its own line in the ledger.
+        const gpu::memory_tag_scope tagged(bucket_tag(buckets_[i]));
         auto b = std::make_unique<bucket>(net_, buckets_[i]);
         b->plan(ctx_);
         b->input.buffer().fill_zero_async(stream_);
@@ -411,11 +433,14 @@ std::string algorithm_of(const nn::conv2d& conv)
 std::vector<std::string> server::describe() const
 {
     std::vector<std::string> lines;
+    const int device = stream_.device().id();
     for (const auto& b : plans_) {
+        const gpu::memory_tag tag = bucket_tag(b->rows);
         lines.push_back(
             "bucket " + std::to_string(b->rows) + ": conv1 " + algorithm_of(b->conv1) + ", conv2 " +
             algorithm_of(b->conv2) + ", workspaces " + mib(b->workspaces()) + ", activations " +
-            mib(b->activations()) +
+            mib(b->activations()) + " (the ledger's " + tag.name() + ": " +
+            mib(ledger_bytes(tag, device)) + ")" +
             (capture_ ? ", graph of " + std::to_string(b->graph_nodes) + " nodes" : ""));
     }
     const memory_use use = device_memory();

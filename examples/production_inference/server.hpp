@@ -1,4 +1,4 @@
-// cudagap-infer's GPU part: the article's InferenceWrapper (predict, predict_batch) over batch
+// cudagap-infer's GPU part: the Python InferenceWrapper (predict, predict_batch) over batch
 // buckets. Each bucket is planned once (forward only, the profile's algorithm search), run once
 // eagerly and captured once as a CUDA graph; a request is padded up to the smallest bucket that
 // holds it and run eagerly or by one graph launch. See docs/production_inference.md.
@@ -131,14 +131,14 @@ public:
     server(server&&) = delete;
     server& operator=(server&&) = delete;
 
-    /// The logits [N, 10] of @p images (normalised floats [N, 1, 28, 28]): the article's
+    /// The logits [N, 10] of @p images (normalised floats [N, 1, 28, 28]): Python's
     /// predict(inputs). Padded to a bucket; more rows than the largest bucket are split. Graph
     /// mode needs capture on (std::logic_error otherwise).
     [[nodiscard]] std::vector<float> predict(std::span<const float> images,
                                              run_mode mode = run_mode::graph);
 
     /// The logits of @p images predicted @p batch_size at a time (the last batch may be smaller),
-    /// concatenated: the article's predict_batch(inputs, batch_size).
+    /// concatenated: the Python wrapper's predict_batch(inputs, batch_size).
     [[nodiscard]] std::vector<float> predict_batch(std::span<const float> images,
                                                    std::int64_t batch_size,
                                                    run_mode mode = run_mode::graph);

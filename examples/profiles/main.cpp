@@ -1,8 +1,8 @@
-// cudagap-profiles: the article's three configuration files (cuda_dev_config.py,
+// cudagap-profiles: the three configuration files of docs/profiles.md (cuda_dev_config.py,
 // cuda_prod_config.py, cuda_test_config.py) as gpu::profile presets, and what each changes.
 //
 // For every preset (or the one chosen with --profile or CUDAGAP_PROFILE) it prints the
-// settings as the article's [DEV], [PROD] and [TEST] lines, then their effect: the math mode
+// settings as [DEV], [PROD] and [TEST] lines, then their effect: the math mode
 // and atomics a cuBLAS handle reads back, the search policy a cuDNN convolution plan makes of
 // the profile's benchmark and deterministic switches and the algorithm it gets, what happens to a NaN in a GEMM's input, and whether random fills repeat. Without a
 // GPU it prints the settings that would apply.
@@ -30,7 +30,7 @@ namespace {
 constexpr const char* usage =
     R"(usage: cudagap-profiles [--profile development|production|testing] [--json] [--help]
 
-Prints the article's three configuration profiles as cudagap presets and shows what each
+Prints the development, production and testing profiles as cudagap presets and shows what each
 changes in cuBLAS and cuDNN (on a GPU; without one, the settings that would apply).
 
   --profile NAME   only this preset (also: CUDAGAP_PROFILE=NAME in the environment)
@@ -38,7 +38,7 @@ changes in cuBLAS and cuDNN (on a GPU; without one, the settings that would appl
   --help           print this text
 )";
 
-// Each line of the report, printed with the preset's tag (as the article's prints) and kept for
+// Each line of the report, printed with the preset's tag (as the Python files do) and kept for
 // --json.
 struct report {
     std::string tag;

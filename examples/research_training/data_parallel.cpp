@@ -1,4 +1,4 @@
-// cudagap-train --gpus N over NCCL (cudagap's nccl wing): the bootstrap through the launcher's
+// cudagap-train --gpus N over NCCL (cudagap's nccl wrapper): the bootstrap through the launcher's
 // file, one communicator per rank, the gradients' average, the agreement to stop, and the
 // check that the replicas ended identical.
 #include "data_parallel.hpp"

@@ -1,7 +1,7 @@
 // cudagap-train --gpus N: what the training loop asks of the other ranks (average the
 // gradients, agree to stop, check that the replicas ended identical), as an interface the loop
 // calls without knowing NCCL, so that trainer.cpp builds without it. data_parallel.cpp
-// implements it with cudagap's nccl wing; it is built only when cudagap has that component.
+// implements it with cudagap's nccl wrapper; it is built only when cudagap has that component.
 #pragma once
 
 #include "launcher.hpp"

@@ -1,5 +1,5 @@
-// cudagap-train: the article's research_training.py made real. Fashion-MNIST's reference
-// convnet trained with the article's setup (seeds, exhaustive algorithm search, TF32, FP16 with
+// cudagap-train: the research_training.py template made real. Fashion-MNIST's reference
+// convnet trained with that template's setup (seeds, exhaustive algorithm search, TF32, FP16 with
 // the grad scaler or BF16 or FP32, AdamW, cross-entropy), the whole data set on the GPU and
 // shuffled there, eager or with the whole step captured in one CUDA graph (--graph). Per epoch:
 // the mean loss, the test accuracy, images/s, the loss scale and the skipped steps; --json;
@@ -18,6 +18,8 @@
 #include <gpu/dnn/error.hpp>
 #include <gpu/error.hpp>
 #include <gpu/json.hpp>
+#include <gpu/memory_ledger.hpp>
+#include <gpu/memory_trace.hpp>
 #include <gpu/nn/format_error.hpp>
 #include <gpu/version.hpp>
 
@@ -213,6 +215,29 @@ int report_failure(const std::exception& e, const train::options& opts, nlohmann
 }
 
 // Trains in this process: on one GPU, or as a rank of --gpus N with its `group`.
+// Writes the --memory-trace file and prints the ledger's table of the device (current and
+// peak bytes by tag), which the JSON report holds too as "memory_ledger"; a trace that cannot
+// be written is reported, and the run's own result stands.
+void finish_memory_trace(const train::options& opts, std::optional<gpu::memory_trace>& trace,
+                         nlohmann::json& report)
+{
+    if (!trace) {
+        return;
+    }
+    try {
+        trace->write();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: --memory-trace: %s\n", program.c_str(), e.what());
+    }
+    const gpu::memory_ledger_snapshot snapshot =
+        gpu::memory_ledger::snapshot(gpu::device::current());
+    report["memory_ledger"] = snapshot;
+    if (text_out(opts)) {
+        std::printf("Memory trace written to %s (open it in ui.perfetto.dev); at the end:\n%s",
+                    opts.memory_trace->c_str(), snapshot.to_text().c_str());
+    }
+}
+
 int train_on_gpu(const train::options& opts, const train::fashion_mnist& data,
                  nlohmann::json& report, train::replica_group* group)
 {
@@ -234,6 +259,11 @@ int train_on_gpu(const train::options& opts, const train::fashion_mnist& data,
         std::signal(SIGINT, on_sigint); // a rank's was installed in main
     }
     train::run_report run;
+    // Recording from before the first allocation of the run to its end, failures included.
+    std::optional<gpu::memory_trace> trace;
+    if (opts.memory_trace) {
+        trace.emplace(*opts.memory_trace);
+    }
     try {
         report["device"] = gpu::device::current().properties().name;
         run = train::run_training(opts, data, on, group);
@@ -241,8 +271,10 @@ int train_on_gpu(const train::options& opts, const train::fashion_mnist& data,
         if (group != nullptr) {
             group->abort(); // run_training did when it threw; not when the device's name failed
         }
+        finish_memory_trace(opts, trace, report);
         return report_failure(e, opts, report);
     }
+    finish_memory_trace(opts, trace, report);
     report["interrupted"] = run.interrupted;
     if (run.replicas_identical) {
         report["replicas_identical"] = true;
@@ -346,6 +378,9 @@ int run(const train::options& opts, const std::optional<train::rank_info>& rank,
     if (opts.json && *opts.json != "-") {
         check_output("--json", *opts.json);
     }
+    if (opts.memory_trace) {
+        check_output("--memory-trace", *opts.memory_trace);
+    }
     const train::fashion_mnist data =
         train::load_fashion_mnist(opts.data, opts.train_limit, opts.test_limit);
     train::check_checkpoint(opts);
@@ -445,6 +480,7 @@ int main(int argc, char* argv[])
             opts.quiet = true;
             opts.json.reset();
             opts.save.reset();
+            opts.memory_trace.reset();
         }
         return run(opts, rank, std::vector<std::string>(argv, argv + argc));
     } catch (const usage_error& e) {

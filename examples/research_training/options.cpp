@@ -17,7 +17,8 @@ const char* const usage =
     R"(usage: cudagap-train [--data DIR] [--epochs N] [--batch-size B] [--lr LR]
                      [--precision fp16|bf16|fp32] [--graph] [--seed S]
                      [--train-limit N] [--test-limit N] [--weight-decay WD] [--dropout P]
-                     [--json FILE|-] [--save FILE] [--resume FILE] [--quiet]
+                     [--json FILE|-] [--save FILE] [--resume FILE] [--memory-trace FILE]
+                     [--quiet]
                      [--profile development|production|testing] [--gpus N] [--help] [--version]
 
 Trains the Fashion-MNIST reference convnet (conv 5x5 32, pool, conv 5x5 64, pool, linear 1024,
@@ -40,6 +41,9 @@ GPU, shuffled there each epoch.
   --json FILE|-       write the report as one JSON object (- : to stdout)
   --save FILE         the training state after every epoch (safetensors, written atomically)
   --resume FILE       start from a saved training state
+  --memory-trace FILE record every allocation of the run by tag as a Chrome trace (open it
+                      in ui.perfetto.dev; written atomically at the end) and print the
+                      memory ledger's table, with each tag's peak, when the run ends
   --quiet             no progress bar
   --profile NAME      production (default: exhaustive algorithm search, TF32), development
                       or testing
@@ -119,7 +123,7 @@ bool takes_value(std::string_view arg)
     for (const std::string_view name :
          {"--data", "--epochs", "--batch-size", "--lr", "--precision", "--seed", "--train-limit",
           "--test-limit", "--weight-decay", "--dropout", "--json", "--save", "--resume",
-          "--profile", "--gpus"}) {
+          "--memory-trace", "--profile", "--gpus"}) {
         if (arg == name) {
             return true;
         }
@@ -140,6 +144,8 @@ bool parse_text(options& opts, std::string_view arg, const std::string& text)
         opts.save = text;
     } else if (arg == "--resume") {
         opts.resume = text;
+    } else if (arg == "--memory-trace") {
+        opts.memory_trace = text;
     } else if (arg == "--profile") {
         opts.profile = one_of(text, "profile", {"development", "production", "testing"});
     } else {

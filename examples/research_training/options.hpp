@@ -34,6 +34,7 @@ struct options {
     std::optional<std::string> json; // a file, or "-" for stdout
     std::optional<std::string> save;
     std::optional<std::string> resume;
+    std::optional<std::string> memory_trace; // a Chrome trace of every allocation of the run
     bool quiet = false;
     std::string profile = "production";
     /// --gpus N: one process per GPU, data-parallel (0: not given, this process on one GPU).

@@ -1,10 +1,11 @@
-// cudagap-vram: the article's VRAM advice and monitoring for small cards (hobby_ai_setup.py).
+// cudagap-vram: hobby_ai_setup.py's VRAM advice and monitoring for small cards (docs/vram.md).
 //
 // Advice: precision, batch size, gradient checkpointing and TF32 by memory size and compute
 // capability, for this machine's GPU or any card (--vram-gib, useful without a GPU).
 // Monitoring: what this process allocated through cudagap, what the stream-ordered pool
-// reserves (and caches unused), and what the device shows for all processes; --clear returns
-// the pool's cache to the device and shows before and after. See docs/vram.md.
+// reserves (and caches unused), and what the device shows for all processes; the ledger says
+// who holds it, by tag (docs/memory.md); --clear returns the pool's cache to the device and
+// shows before and after. See docs/vram.md.
 #include <gpu/gpu.hpp>
 #include <gpu/tools/json.hpp>
 #include <gpu/tools/vram.hpp>
@@ -24,9 +25,10 @@ constexpr const char* usage =
     R"(usage: cudagap-vram [--vram-gib N] [--compute-capability X.Y] [--device N]
                     [--allocate-mib N] [--clear] [--json] [--help]
 
-Advice for training on a card of this size (the article's tiers, extended to 24, 48 and
+Advice for training on a card of this size (hobby_ai_setup.py's tiers, extended to 24, 48 and
 80+ GB cards) and, where a GPU is usable, its memory seen three ways: allocated by this
-process, reserved by the memory pool, and used on the device by everyone.
+process, reserved by the memory pool, and used on the device by everyone; then the memory
+ledger: who holds the device's memory, by tag, with the pool's unused and the untracked lines.
 
   --vram-gib N               advise for a hypothetical card with N GiB (no GPU needed)
   --compute-capability X.Y   its compute capability (BF16 and TF32 need 8.0)
@@ -36,6 +38,21 @@ process, reserved by the memory pool, and used on the device by everyone.
   --json                     print the report as one JSON object
   --help                     print this text
 )";
+
+// The ledger of @p device (its table on stdout unless @p json), as the report's "ledger"
+// object; null for a device beyond those the ledger counts.
+nlohmann::json show_ledger(const char* moment, int device, bool json)
+{
+    if (device >= gpu::memory_ledger::max_devices) {
+        return nullptr;
+    }
+    const gpu::memory_ledger_snapshot snapshot =
+        gpu::memory_ledger::global().snapshot(device, gpu::read_device_memory(device));
+    if (!json) {
+        std::printf("\n%s\n%s", moment, snapshot.to_text().c_str());
+    }
+    return snapshot;
+}
 
 struct options {
     std::optional<double> vram_gib;
@@ -161,7 +178,8 @@ int main(int argc, char* argv[])
                                  {"reason", nullptr},
                                  {"advice", nullptr},
                                  {"monitoring", nullptr},
-                                 {"clear", nullptr}};
+                                 {"clear", nullptr},
+                                 {"ledger", nullptr}};
         const bool have_gpu = gpu::is_available();
         if (!have_gpu) {
             report["reason"] = gpu::unavailable_reason();
@@ -219,9 +237,13 @@ int main(int argc, char* argv[])
                 std::fprintf(stderr, "cudagap-vram: allocating %zu MiB...\n", opts.allocate_mib);
                 gpu::stream stream;
                 {
-                    gpu::device_buffer<std::byte> block(opts.allocate_mib << 20, stream);
+                    const gpu::device_buffer<std::byte> block(
+                        opts.allocate_mib << 20, stream,
+                        gpu::memory_tag::named("cudagap-vram --allocate-mib"));
                     stream.synchronize();
                     show("VRAM with the buffer allocated:");
+                    static_cast<void>(show_ledger(
+                        "Who holds it, with the buffer allocated:", opts.device, opts.json));
                 }
                 stream.synchronize();
                 // What the pool kept depends on its release threshold (gpu::memory_pool).
@@ -243,6 +265,8 @@ int main(int argc, char* argv[])
                 }
             }
         }
+        report["ledger"] =
+            show_ledger("Who holds the memory (the ledger):", opts.device, opts.json);
         if (opts.json) {
             std::cout << gpu::to_json_text(report) << '\n';
         }

@@ -1,5 +1,5 @@
 /// @file blas.hpp
-/// @brief Umbrella header of the cuBLAS layer (`cudagap::blas`), with the matrix views and the
+/// @brief Umbrella header of the cuBLAS wrapper (`cudagap::blas`), with the matrix views and the
 /// GEMM plan (`cudagap::matrix`) that its GEMMs take.
 #pragma once
 

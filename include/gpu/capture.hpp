@@ -25,6 +25,7 @@
 #pragma once
 
 #include <gpu/graph.hpp>
+#include <gpu/memory_tag.hpp>
 #include <gpu/stream.hpp>
 
 #include <cuda_runtime_api.h>
@@ -151,7 +152,8 @@ private:
 };
 
 /// @brief Captures what @p work queues on @p stream into a graph: a `capture_scope` around
-/// `work(stream)`, ended when @p work returns and on every path out of it.
+/// `work(stream)`, ended when @p work returns and on every path out of it. What @p work
+/// allocates without a tag of its own is counted in the ledger under graph pools.
 /// @param stream the stream to capture; @p work queues its work there
 /// @param work called once as `work(stream)`
 /// @param mode which unsafe calls the capture forbids in other code (see `capture_mode`)
@@ -166,6 +168,9 @@ requires std::invocable<Work&, stream_ref>
                             std::source_location where = std::source_location::current())
 {
     capture_scope scope(stream, mode, where);
+    // What the work allocates becomes the graph's (allocation nodes in its memory): the ledger
+    // counts it as graph pools unless an allocation names its own tag.
+    const memory_tag_scope tagged(memory_tag::standard(memory_category::graph_pool), where);
     std::invoke(work, stream);
     return scope.end(where);
 }
@@ -175,8 +180,8 @@ namespace detail {
 /// each call (`synchronous_checks`, `check_numerics`) is on for @p function and @p stream is
 /// being captured, where that synchronisation would invalidate the capture. The message names
 /// the function and the switch and says to use a profile without it while capturing. Makes no
-/// CUDA call when both switches are off, one `cudaStreamIsCapturing` otherwise: what a wing
-/// calls before queuing the work.
+/// CUDA call when both switches are off, one `cudaStreamIsCapturing` otherwise: what a
+/// library wrapper calls before queuing the work.
 /// @param stream the stream the call runs on
 /// @param function the caller, e.g. `gpu::blas::gemm`
 /// @param synchronous_checks whether the caller will synchronise after the call

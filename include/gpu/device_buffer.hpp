@@ -6,12 +6,15 @@
 #include <gpu/detail/unique_handle.hpp>
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
+#include <gpu/memory_resource.hpp>
+#include <gpu/memory_tag.hpp>
 #include <gpu/stream.hpp>
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <source_location>
 #include <span>
 #include <stdexcept>
@@ -22,9 +25,12 @@ namespace gpu {
 
 /// @brief An owning, typed, stream-ordered array in device memory. Move-only.
 ///
-/// Allocated with `cudaMallocAsync` from the device's current memory pool (see `memory_pool`)
-/// where the device supports memory pools (every GPU CUDA 13 runs on, except some integrated
-/// ones), with plain `cudaMalloc` otherwise. The memory is uninitialised. Every buffer is made
+/// Allocated from a memory resource (`<gpu/memory_resource.hpp>`): by default the device's
+/// (`default_device_resource`), which records the allocation in the process's ledger under the
+/// buffer's tag (`gpu::memory_ledger`) and allocates with `cudaMallocAsync` from the device's
+/// current memory pool (see `memory_pool`) where the device supports memory pools (every GPU
+/// CUDA 13 runs on, except some integrated ones), with plain `cudaMalloc` otherwise; or from
+/// the resource given, which must outlive the buffer. The memory is uninitialised. Every buffer is made
 /// on a stream that the caller names (as RMM's `device_buffer` requires one): it is allocated
 /// and freed there, so it must not outlive that stream (or call `set_stream` first), and it is
 /// where cudagap's functions that take the buffer run unless told otherwise (see `stream_ref`
@@ -48,17 +54,41 @@ public:
     /// @brief Allocates @p count elements on @p stream's device (whatever device is current;
     /// the caller's stays current), ordered on @p stream (also
     /// when @p count is 0: the empty buffer still reports @p stream, so functions that default
-    /// to the buffer's stream use it). The stream is required: an allocation is stream-ordered
-    /// work, and none falls back to the legacy default stream unnamed.
+    /// to the buffer's stream use it), from the device's default resource, under the calling
+    /// thread's tag (`memory_tag_scope`; `user` outside any). The stream is required: an
+    /// allocation is stream-ordered work, and none falls back to the legacy default stream
+    /// unnamed.
     /// @throws gpu::out_of_memory when the device cannot hold them, even after waiting once for
     /// frees still pending on other streams and returning the pool's cached memory to the
-    /// device (the process can go on)
+    /// device (the default resource's `oom_retry_adaptor`; the process can go on); its text
+    /// names who holds the device's memory
     /// @throws std::invalid_argument when the byte count overflows
     /// @throws gpu::cuda_error when CUDA is unavailable
     explicit device_buffer(std::size_t count, stream_ref stream,
                            std::source_location where = std::source_location::current())
         : block_(detail::allocate(detail::checked_bytes("gpu::device_buffer", count, sizeof(T)),
-                                  stream, where))
+                                  stream, std::nullopt, std::nullopt, where))
+    {}
+
+    /// @brief Allocates as the constructor above, under @p tag (e.g.
+    /// `memory_tag::named("kv cache")`) whatever the thread's scope says.
+    device_buffer(std::size_t count, stream_ref stream, memory_tag tag,
+                  std::source_location where = std::source_location::current())
+        : block_(detail::allocate(detail::checked_bytes("gpu::device_buffer", count, sizeof(T)),
+                                  stream, std::nullopt, tag, where))
+    {}
+
+    /// @brief Allocates @p count elements from @p resource, ordered on @p stream, under @p tag
+    /// (none: the thread's). The resource must outlive the buffer; it frees the memory. A
+    /// resource that records in the ledger (`gpu::ledger_resource`) records the tag.
+    /// @throws gpu::out_of_memory, std::invalid_argument or gpu::cuda_error as the resource does
+    /// (a `limiting_adaptor` refuses past its limit), std::invalid_argument when the byte count
+    /// overflows
+    device_buffer(std::size_t count, stream_ref stream, device_resource_ref resource,
+                  std::optional<memory_tag> tag = std::nullopt,
+                  std::source_location where = std::source_location::current())
+        : block_(detail::allocate(detail::checked_bytes("gpu::device_buffer", count, sizeof(T)),
+                                  stream, resource, tag, where))
     {}
 
     /// @brief Allocates a buffer the size of @p host on @p stream and copies it in there;
@@ -92,8 +122,17 @@ public:
     /// `stream_ref`). The legacy default stream for a default-constructed or moved-from buffer,
     /// which holds no elements, so no work is ever queued there for it.
     [[nodiscard]] stream_ref stream() const noexcept { return stream_ref(block_.get().stream); }
-    /// @brief Whether the memory comes from the stream-ordered pool (`cudaMallocAsync`).
-    [[nodiscard]] bool is_pooled() const noexcept { return block_.get().pooled; }
+    /// @brief Whether the memory comes from the device's default resource on a device with
+    /// memory pools, so from its stream-ordered pool (`cudaMallocAsync`). False for an empty
+    /// buffer and for a buffer of a resource given (which may still be a pool's: ask it).
+    [[nodiscard]] bool is_pooled() const noexcept
+    {
+        return detail::from_default_pool(block_.get());
+    }
+    /// @brief The resource that allocated the memory and will free it: the one given, or the
+    /// device's default. An empty buffer made without a resource has none (`allocate` of more
+    /// than 0 bytes from it throws `std::logic_error`).
+    [[nodiscard]] device_resource_ref resource() const noexcept { return block_.get().resource; }
     /// @brief The device the memory lives on (recorded at allocation). A buffer without elements
     /// has no memory: its stream's device, as CUDA says (`stream_ref::device`).
     /// @throws gpu::cuda_error only for a buffer without elements when CUDA cannot say
@@ -200,8 +239,9 @@ public:
         }
     }
 
-    /// @brief Gives up ownership of the memory and stops counting it. Free the pointer with
-    /// `cudaFreeAsync` (or `cudaFree`, which synchronises).
+    /// @brief Gives up ownership of the memory and stops counting it (in the statistics and the
+    /// ledger). Free the pointer with `resource().deallocate(stream, pointer, bytes)`: for the
+    /// default resource, `cudaFreeAsync` (or `cudaFree`, which synchronises) does it too.
     /// @post the buffer is empty.
     [[nodiscard]] T* release() noexcept
     {

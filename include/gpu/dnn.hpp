@@ -1,5 +1,5 @@
 /// @file dnn.hpp
-/// @brief Umbrella header of the cuDNN wing (`cudagap::dnn`): errors, the handle, descriptors,
+/// @brief Umbrella header of the cuDNN wrapper (`cudagap::dnn`): errors, the handle, descriptors,
 /// convolution plans (forward and backward), pooling, activations, softmax, dropout and NaN/Inf
 /// checks.
 #pragma once

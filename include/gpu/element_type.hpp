@@ -1,7 +1,7 @@
 /// @file element_type.hpp
 /// @brief `gpu::element_type`: the floating-point formats of device data (FP32, FP64, FP16,
 /// BF16) as a value, for the functions that take untyped memory (`gpu::check_finite`) and for
-/// the wings' own vocabularies to map onto.
+/// the library wrappers' own vocabularies to map onto.
 ///
 /// @code
 /// const gpu::non_finite_report r = gpu::check_finite(ptr, count, gpu::element_type::fp16, stream);

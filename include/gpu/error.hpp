@@ -3,7 +3,7 @@
 /// for CUDA runtime calls.
 ///
 /// Every library or device failure that cudagap reports is a `gpu::error`: the core's
-/// `cuda_error` and `out_of_memory` here, each wing's own in its `error.hpp`
+/// `cuda_error` and `out_of_memory` here, each library wrapper's own in its `error.hpp`
 /// (`gpu::blas::blas_error`, `gpu::blas::random_error`, `gpu::dnn::dnn_error`). A bad argument
 /// is a `std::invalid_argument` and an empty or moved-from object used is a `std::logic_error`
 /// (docs/architecture.md, "Errors"). Each error knows the API call that failed, its status, the
@@ -145,7 +145,7 @@ private:
 
 /// @brief The advice cudagap gives for a CUDA status on a device (-1 when unknown).
 ///
-/// Turns the article's table of common errors into fixes: for a too-old driver it names the
+/// Turns the common CUDA errors (docs/doctor.md) into fixes: for a too-old driver it names the
 /// driver's CUDA version and the runtime's, for a missing kernel image the architectures this
 /// library was built for and the device's, for sticky errors that the process must restart,
 /// for the statuses of stream capture the kind of call that breaks a capture (`<gpu/capture.hpp>`).

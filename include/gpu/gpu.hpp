@@ -3,7 +3,7 @@
 /// streams, events, memory, CUDA graphs and their capture, timing, profiles, NaN/Inf reports,
 /// launches of your own kernels with occupancy helpers, and NVTX ranges.
 /// `<gpu/cccl_stream.hpp>`, which needs CCCL's headers, is included on its own. The cuBLAS and
-/// cuDNN wings have their own umbrellas, `<gpu/blas.hpp>` and `<gpu/dnn.hpp>`, and so do the
+/// cuDNN wrappers have their own umbrellas, `<gpu/blas.hpp>` and `<gpu/dnn.hpp>`, and so do the
 /// tools above them (diagnosis, VRAM advice), `<gpu/tools.hpp>`.
 #pragma once
 

@@ -47,9 +47,10 @@ struct pool_info {
 ///   after the first are a few microseconds (what bench/alloc measures), at the price of memory
 ///   that stays reserved by this process.
 /// - **trimming** (`trim_to`, or `trim_memory_pool`, which synchronises first): returns unused
-///   memory now, down to a given amount. cudagap trims on its own in one place only: a pooled
-///   allocation that fails waits for the device, trims the pool to 0 and retries once, so that
-///   "out of memory" means out of memory.
+///   memory now, down to a given amount. cudagap trims on its own in one place only: the
+///   device's default resource (`default_device_resource`, what `device_buffer` allocates from)
+///   holds a `gpu::oom_retry_adaptor`, so an allocation that fails waits for the device, trims
+///   the pool to 0 and retries once, so that "out of memory" means out of memory.
 ///
 /// PyTorch's caching allocator is `keep_all` with no knob: it caches every freed block in the
 /// process and gives memory back only on `torch.cuda.empty_cache()` or when a `cudaMalloc`

@@ -147,6 +147,13 @@ public:
 /// @throws gpu::cuda_error when CUDA cannot say whether @p dev has memory pools
 [[nodiscard]] device_resource_ref default_device_resource(gpu::device dev);
 
+namespace detail {
+/// @brief Whether @p resource is the default resource of device @p device and that allocates
+/// from the device's pool (not `cudaMalloc`). Makes no CUDA call: false when the default was
+/// never made.
+[[nodiscard]] bool is_default_pool_resource(device_resource_ref resource, int device) noexcept;
+} // namespace detail
+
 /// @brief The resource pinned buffers allocate from unless told otherwise: a
 /// `gpu::ledger_resource` over `pinned_host_resource`, counted under `memory_ledger::host`.
 /// Made on first use, kept for the process; needs no device to be made.

@@ -1,5 +1,5 @@
 /// @file nccl.hpp
-/// @brief The nccl wing (`cudagap::nccl`): NCCL's communicators and collectives, for one
+/// @brief The nccl wrapper (`cudagap::nccl`): NCCL's communicators and collectives, for one
 /// program on several GPUs. Includes every header of `<gpu/nccl/...>`.
 ///
 /// @code

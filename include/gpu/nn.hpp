@@ -1,6 +1,6 @@
 /// @file nn.hpp
-/// @brief Umbrella header of the `nn` component (`cudagap::nn`), the floor above the blas and
-/// dnn wings: layers (conv2d, linear, relu, max_pool2d, flatten, dropout), parameters, mixed
+/// @brief Umbrella header of the `nn` component (`cudagap::nn`), which sits above the blas
+/// and dnn wrappers: layers (conv2d, linear, relu, max_pool2d, flatten, dropout), parameters, mixed
 /// precision, AdamW, cross-entropy, the grad scaler, a training step captured in a CUDA graph,
 /// checkpoints (safetensors) and data sets (IDX).
 #pragma once

@@ -1,11 +1,11 @@
 /// @file numerics.hpp
-/// @brief The NaN/Inf check of cudagap, once for every wing: `gpu::check_finite` counts NaN and
+/// @brief The NaN/Inf check of cudagap, once for every wrapper: `gpu::check_finite` counts NaN and
 /// Inf in device memory with one kernel, `gpu::check_finite_on_host` does the same on host bytes;
 /// both answer with a `gpu::non_finite_report`. `gpu::numerics_error` is what an operation
 /// throws when a profile's `check_numerics` finds NaN or Inf in its output (the
 /// `torch.autograd.set_detect_anomaly` idea).
 ///
-/// The wings add typed overloads (`gpu::blas::check_finite` on buffers and matrix views,
+/// The library wrappers add typed overloads (`gpu::blas::check_finite` on buffers and matrix views,
 /// `gpu::dnn::check_finite` on a `data_type`) that all run this check, and one
 /// `catch (const gpu::numerics_error&)` covers a GEMM and a convolution:
 ///

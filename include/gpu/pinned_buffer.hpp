@@ -4,6 +4,8 @@
 
 #include <gpu/detail/allocation.hpp>
 #include <gpu/detail/unique_handle.hpp>
+#include <gpu/memory_resource.hpp>
+#include <gpu/memory_resources.hpp>
 
 #include <cstddef>
 #include <source_location>
@@ -26,18 +28,30 @@ public:
     /// @brief An empty buffer.
     pinned_buffer() noexcept = default;
 
-    /// @brief Allocates @p count page-locked elements (uninitialised).
+    /// @brief Allocates @p count page-locked elements (uninitialised) from the default pinned
+    /// resource, which counts them in the ledger's host row (`memory_ledger::host`) under the
+    /// thread's tag.
     /// @throws gpu::cuda_error when CUDA is unavailable or the host cannot lock the memory (then
     /// with status `cudaErrorMemoryAllocation` and a hint about host memory; not a
     /// `gpu::out_of_memory`, which is about device memory)
     explicit pinned_buffer(std::size_t count,
                            std::source_location where = std::source_location::current())
+        : pinned_buffer(count, default_pinned_resource(), where)
+    {}
+
+    /// @brief Allocates @p count elements from @p resource (host-accessible; it must outlive
+    /// the buffer and frees the memory). Pinned memory is not stream-ordered: the resource is
+    /// called with the legacy default stream, which a stream-ordered one would order on.
+    /// @throws what the resource throws (see the constructor above for the default's)
+    pinned_buffer(std::size_t count, host_resource_ref resource,
+                  std::source_location where = std::source_location::current())
     {
         const std::size_t bytes = detail::checked_bytes("gpu::pinned_buffer", count, sizeof(T));
         if (bytes == 0) {
             return;
         }
-        block_.reset(detail::pinned_allocation{detail::allocate_pinned(bytes, where), bytes});
+        block_.reset(detail::pinned_allocation{detail::allocate_pinned(bytes, resource, where),
+                                               bytes, resource});
     }
 
     /// @brief The number of elements.

@@ -1,8 +1,8 @@
 /// @file profile.hpp
-/// @brief Configuration profiles: the article's development, production and testing settings
-/// (section 5.2) as plain structs that cudagap's handles and plans honour.
+/// @brief Configuration profiles: development, production and testing settings
+/// (docs/profiles.md) as plain structs that cudagap's handles and plans honour.
 ///
-/// A profile holds library-neutral switches, named as PyTorch names them; each wing maps them
+/// A profile holds library-neutral switches, named as PyTorch names them; each wrapper maps them
 /// onto its library (`gpu::blas::handle_options`, `gpu::dnn::convolution_options`):
 ///
 /// | setting | development | production | testing | PyTorch |
@@ -82,7 +82,7 @@ struct profile {
     /// (no extra checks, FP32 without TF32, no benchmarking), named `default`.
     [[nodiscard]] static profile defaults();
 
-    /// @brief The article's tag for the profile's lines: `DEV`, `PROD`, `TEST`, else the name
+    /// @brief The tag that prefixes the profile's lines: `DEV`, `PROD`, `TEST`, else the name
     /// in capitals (`DEFAULT`, `CUSTOM`).
     [[nodiscard]] std::string tag() const;
 

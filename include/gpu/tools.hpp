@@ -1,7 +1,7 @@
 /// @file tools.hpp
 /// @brief Umbrella header of the tools component (`cudagap::tools`): the environment diagnosis
 /// (`gpu::diagnose`), library copies on the loader's path, and VRAM advice and monitoring. The
-/// tools sit above the wings and may use them; a program that links only `cudagap::core` pulls
+/// tools sit above the wrappers and may use them; a program that links only `cudagap::core` pulls
 /// none of this. Their JSON form is `<gpu/tools/json.hpp>`, present when cudagap was built
 /// with nlohmann-json.
 #pragma once

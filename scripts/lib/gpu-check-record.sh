@@ -18,8 +18,8 @@ elapsed() { echo $(($(date +%s) - start_time)); }
 remaining() { local left=$((budget - $(elapsed))); ((left > 0)) && echo "$left" || echo 0; }
 
 # The seconds a required step (configure, build, tests) may still take: up to the hard end, less
-# <reserve> for what must follow it, and at least <floor>.
-required_left() { # reserve floor
+# <reserve> for what must follow it, and at least <minimum>.
+required_left() { # reserve minimum
   local left=$((hard_end - $(elapsed) - $1))
   ((left > $2)) && echo "$left" || echo "$2"
 }

@@ -72,9 +72,9 @@ configure_note() {
     *) parts+=("BLAS $line") ;;
   esac
   line="$(sed -n 's/^-- cudagap: cuDNN \([^ ]*\) at /\1 /p' "$log" | head -1)"
-  if [[ -n "$line" ]]; then parts+=("cuDNN ${line%% *} at ${line#* }"); else parts+=("NO cuDNN: the dnn wing is not built"); fi
+  if [[ -n "$line" ]]; then parts+=("cuDNN ${line%% *} at ${line#* }"); else parts+=("NO cuDNN: the dnn wrapper is not built"); fi
   line="$(sed -n 's/^-- cudagap: NCCL \([^ ]*\) at /\1 /p' "$log" | head -1)"
-  if [[ -n "$line" ]]; then parts+=("NCCL ${line%% *} at ${line#* }"); else parts+=("NO NCCL: the nccl wing is not built"); fi
+  if [[ -n "$line" ]]; then parts+=("NCCL ${line%% *} at ${line#* }"); else parts+=("NO NCCL: the nccl wrapper is not built"); fi
   printf '%s; ' "${parts[@]}" | sed 's/; $//'
 }
 
@@ -100,7 +100,7 @@ configure_step() {
   status=PASS
   # On a GPU host a missing cuDNN loses every convolution test and benchmark: a failure to fix.
   ((have_gpu)) && [[ "$note" == *"NO cuDNN"* ]] && status=FAIL
-  # ... and a missing NCCL the nccl wing's [gpu] tests and bench/allreduce.
+  # ... and a missing NCCL the nccl wrapper's [gpu] tests and bench/allreduce.
   ((have_gpu)) && [[ "$note" == *"NO NCCL"* ]] && status=FAIL
   record configure "$status" "$last_seconds" "$note"
   libraries_first

@@ -3,6 +3,7 @@
 // error beneath).
 #include <gpu/blas/error.hpp>
 #include <gpu/device.hpp>
+#include <gpu/memory_ledger.hpp>
 
 #include <cublas_api.h>
 #include <curand.h>
@@ -44,11 +45,16 @@ std::string capability_text(int capability)
     return std::to_string(capability / 10) + "." + std::to_string(capability % 10);
 }
 
-// " (<free> free of <total> on device <n>)" when the facts know the memory, else nothing.
+// " (<free> free of <total> on device <n>; who holds device <n>: ...)" when the facts know the
+// memory, else nothing: the holders by tag as gpu::out_of_memory names them.
 std::string memory_note(const detail::hint_facts& facts)
 {
     const std::string memory = memory_numbers(facts);
-    return memory.empty() ? std::string() : " (" + memory + ")";
+    if (memory.empty()) {
+        return {};
+    }
+    const std::string holders = facts.device >= 0 ? out_of_memory_holders(facts.device) : "";
+    return " (" + memory + (holders.empty() ? "" : "; " + holders) + ")";
 }
 
 // The hints that name this machine's facts (memory, compute capability, the pending CUDA error);

@@ -1,6 +1,8 @@
 // The cuBLAS handle: creation with actionable errors, stream binding that keeps the shared
 // workspace safe, the record of the math and pointer modes that GEMMs read instead of cuBLAS,
 // atomics read back from cuBLAS, and profiles.
+#include "memory_tags.hpp"
+
 #include <gpu/blas/handle.hpp>
 #include <gpu/capture.hpp>
 #include <gpu/detail/enum_names.hpp>
@@ -175,7 +177,7 @@ void handle::set_workspace_size(std::size_t bytes)
 {
     require_handle("gpu::blas::handle::set_workspace_size");
     // The old workspace is freed on the bound stream, after the work that may still use it.
-    workspace_ = device_buffer<std::byte>(bytes, stream_);
+    workspace_ = device_buffer<std::byte>(bytes, stream_, detail::cublas_workspace_tag());
     workspace_bytes_ = bytes;
     attach_workspace();
 }

@@ -1,4 +1,4 @@
-// The launchers of the BLAS wing's kernels (src/blas/*.cu), with plain types only, so that the
+// The launchers of the BLAS wrapper's kernels (src/blas/*.cu), with plain types only, so that the
 // .cu files need none of cudagap's C++20 headers and nvcc compiles them in its default dialect.
 #pragma once
 

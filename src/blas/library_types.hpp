@@ -1,4 +1,4 @@
-// cuBLAS's names for the wing's element types and compute types, for the compiled parts that
+// cuBLAS's names for the wrapper's element types and compute types, for the compiled parts that
 // call cuBLAS (gemm.cpp) and cuBLASLt (lt.cpp), and the name both give a GEMM's NVTX range.
 // Private to src/blas.
 #pragma once

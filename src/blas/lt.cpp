@@ -1,5 +1,7 @@
 // cuBLASLt: the handle with its workspace and stream, the argument checks of a matmul, its
 // descriptors, and the cache that asks cuBLASLt's heuristic once per problem.
+#include "memory_tags.hpp"
+
 #include <gpu/blas/handle.hpp> // recommended_workspace_bytes
 #include <gpu/blas/lt.hpp>
 #include <gpu/capture.hpp>
@@ -446,7 +448,7 @@ lt_handle::lt_handle(stream_ref stream, const lt_handle_options& options)
     workspace_ =
         device_buffer<std::byte>(options.workspace_bytes.value_or(recommended_workspace_bytes(
                                      gpu::device(device_).capability())),
-                                 stream);
+                                 stream, detail::cublaslt_workspace_tag());
 }
 
 lt_handle::lt_handle(adopt_tag, cublasLtHandle_t raw, stream_ref stream,
@@ -460,7 +462,7 @@ lt_handle::lt_handle(adopt_tag, cublasLtHandle_t raw, stream_ref stream,
         workspace_ =
             device_buffer<std::byte>(options.workspace_bytes.value_or(recommended_workspace_bytes(
                                          gpu::device(device_).capability())),
-                                     stream);
+                                     stream, detail::cublaslt_workspace_tag());
     }
 }
 
@@ -518,7 +520,7 @@ void lt_handle::set_workspace_size(std::size_t bytes)
 {
     require_handle("gpu::blas::lt_handle::set_workspace_size");
     // The old workspace is freed on the bound stream, after the work that may still use it.
-    workspace_ = device_buffer<std::byte>(bytes, stream_);
+    workspace_ = device_buffer<std::byte>(bytes, stream_, detail::cublaslt_workspace_tag());
     clear_cache();
 }
 

@@ -1,4 +1,4 @@
-// Device-side widening of the wing's element types to double, shared by the kernels.
+// Device-side widening of the blas wrapper's element types to double, shared by the kernels.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -1,11 +1,11 @@
-// The messages and hints of cudagap's CUDA errors: the article's table of common errors
-// (section 5.5), turned into fixes that name the values involved.
+// The messages and hints of cudagap's CUDA errors: the common errors (docs/doctor.md's table),
+// turned into fixes that name the values involved.
 #include "capture_hints.hpp"
 
 #include <gpu/allocation_stats.hpp>
 #include <gpu/device.hpp>
 #include <gpu/error.hpp>
-#include <gpu/memory_pool.hpp>
+#include <gpu/memory_ledger.hpp>
 #include <gpu/version.hpp>
 
 #include <atomic>
@@ -103,6 +103,11 @@ std::string no_kernel_image_hint(int device)
                   "`nvidia-smi --query-gpu=compute_cap --format=csv` prints it";
 }
 
+// The advice when no holder's own fix applies.
+constexpr std::string_view generic_oom_fix =
+    ": reduce the batch or problem size, use FP16/BF16 where precision allows, free buffers you "
+    "no longer need; memory held by other processes shows in nvidia-smi";
+
 // requested == 0 means "not known" (an allocation failure seen only by its status).
 std::string oom_hint_with_numbers(std::size_t requested, std::size_t free_bytes,
                                   std::size_t total_bytes, int device)
@@ -115,31 +120,22 @@ std::string oom_hint_with_numbers(std::size_t requested, std::size_t free_bytes,
     if (total_bytes != 0) {
         text += " with " + format_bytes(free_bytes) + " free of " + format_bytes(total_bytes);
     }
+    if (device >= 0) {
+        // Who holds the device's memory, by tag, with the fix for the largest holder.
+        const std::string holders = out_of_memory_holders(device, requested);
+        if (!holders.empty() && holders.find("; fix") != std::string::npos) {
+            return text + "; " + holders + "; memory held by other processes shows in nvidia-smi";
+        }
+        if (!holders.empty()) { // nothing tracked holds memory: no holder's fix to give
+            return text + "; " + holders + std::string(generic_oom_fix);
+        }
+    }
+    // No device to read (or no memory to format the ledger with): the process's totals.
     const allocation_stats stats = allocation_statistics();
     text += "; cudagap holds " + format_bytes(stats.current_bytes) + " in " +
             std::to_string(stats.live_allocations) + " buffers (peak " +
             format_bytes(stats.peak_bytes) + ")";
-    if (device >= 0) {
-        int pools = 0;
-        if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device) ==
-                cudaSuccess &&
-            pools != 0) {
-            try {
-                const pool_info pool = memory_pool_info(gpu::device(device));
-                if (pool.cached_bytes() > 0) {
-                    text += " and its pool caches " + format_bytes(pool.cached_bytes()) +
-                            " unused (gpu::trim_memory_pool() returns it)";
-                }
-            } catch (const std::exception&) {
-                // The numbers are a courtesy; the error itself must still be thrown.
-            }
-        } else {
-            static_cast<void>(cudaGetLastError());
-        }
-    }
-    return text + ": reduce the batch or problem size, use FP16/BF16 where precision allows, "
-                  "free buffers you no longer need; memory held by other processes shows in "
-                  "nvidia-smi";
+    return text + std::string(generic_oom_fix);
 }
 
 // An out-of-memory status seen without the request (a library's allocation failed): the

@@ -1,10 +1,11 @@
-// Device allocation: stream-ordered where the device has memory pools, counted, with
-// out-of-memory errors that carry the numbers a user needs.
+// Device allocation: through a memory resource (the device's default unless told otherwise),
+// tagged for the ledger, counted, with out-of-memory errors that carry the numbers a user needs.
 #include <gpu/allocation_stats.hpp>
 #include <gpu/detail/allocation.hpp>
+#include <gpu/memory_ledger.hpp>
 #include <gpu/memory_pool.hpp>
+#include <gpu/memory_resources.hpp>
 
-#include <array>
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -31,65 +32,6 @@ void count_free(std::size_t bytes) noexcept
 {
     current_bytes.fetch_sub(bytes, std::memory_order_relaxed);
     live_allocations.fetch_sub(1, std::memory_order_relaxed);
-}
-
-// Whether each device uses the pool: 0 unknown, 1 no, 2 yes, so that an allocation asks CUDA
-// once per device. Nothing about the pool is changed here: its release threshold is the user's
-// setting (gpu::memory_pool::set_release_threshold), CUDA's default until they set it.
-constexpr int max_tracked_devices = 64;
-std::array<std::atomic<int>, max_tracked_devices> pool_state{};
-
-bool uses_pool(int device)
-{
-    if (device < 0 || device >= max_tracked_devices) {
-        return false;
-    }
-    const int known = pool_state[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
-    if (known != 0) {
-        return known == 2;
-    }
-    int supported = 0;
-    GPU_CUDA_CHECK(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device));
-    // Two threads may both ask the first time; they store the same answer.
-    pool_state[static_cast<std::size_t>(device)].store(supported != 0 ? 2 : 1,
-                                                       std::memory_order_release);
-    return supported != 0;
-}
-
-// A pooled allocation can fail while frees queued on other streams have not yet returned their
-// blocks to the pool (the pool reuses a block across streams only once its free has completed),
-// or while the pool caches memory in chunks that cannot serve this request (when its release
-// threshold keeps memory, see gpu::memory_pool). Like RMM and PyTorch's caching allocator
-// (which frees its cached blocks and retries), wait for the device once, give the pool's unused
-// memory back to the device, and let the caller retry, so that "out of memory" means out of
-// memory. Not while the stream is being captured into a graph: synchronising would invalidate
-// the capture. Returns whether a retry makes sense; throws the error when the wait finds the
-// context broken (a sticky error: the process must restart, which no smaller batch fixes).
-bool release_cached_memory(stream_ref stream, int device)
-{
-    static_cast<void>(cudaGetLastError());
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream.get(), &capture) != cudaSuccess ||
-        capture != cudaStreamCaptureStatusNone) {
-        static_cast<void>(cudaGetLastError());
-        return false;
-    }
-    // cudaMallocAsync takes from the current pool of the stream's device (the default pool
-    // unless cudaDeviceSetMemPool chose another): @p device, which allocate made current.
-    cudaMemPool_t pool = nullptr;
-    // Frees queued with cudaFreeAsync count as outstanding for cudaMemPoolTrimTo until the host
-    // has observed their completion, so synchronise first.
-    const cudaError_t synced = cudaDeviceSynchronize();
-    const bool ok = synced == cudaSuccess && cudaDeviceGetMemPool(&pool, device) == cudaSuccess &&
-                    cudaMemPoolTrimTo(pool, 0) == cudaSuccess;
-    if (gpu::is_sticky(synced)) {
-        detail::throw_error(synced, "cudaDeviceSynchronize (before retrying an allocation)",
-                            std::source_location::current());
-    }
-    if (!ok) {
-        static_cast<void>(cudaGetLastError());
-    }
-    return ok;
 }
 
 } // namespace
@@ -134,35 +76,30 @@ void trim_memory_pool(device dev, std::size_t keep_bytes)
 
 namespace detail {
 
-allocation allocate(std::size_t bytes, stream_ref stream, std::source_location where)
+allocation allocate(std::size_t bytes, stream_ref stream,
+                    std::optional<device_resource_ref> resource, std::optional<memory_tag> tag,
+                    std::source_location where)
 {
     if (bytes == 0) {
-        return {nullptr, 0, stream.get(), false, -1};
+        return {nullptr, 0, stream.get(), resource.value_or(no_resource()), -1};
     }
     // The stream's device, not the current one: cudaMallocAsync allocates there whatever is
-    // current, and the pool decision, the plain cudaMalloc and the retry must agree with it.
-    int device = 0;
-    check(cudaStreamGetDevice(stream.get(), &device), "cudaStreamGetDevice(stream, &device)",
-          where);
-    const scoped_device on(detail::device_from_cuda(device), std::nothrow);
+    // current, and the default resource, the ledger's row and the free must agree with it.
+    const gpu::device dev = stream.device();
+    const scoped_device on(dev, std::nothrow);
     check(on.status(), "cudaSetDevice (to the stream's device, to allocate there)", where);
-    const bool pooled = uses_pool(device);
-    void* pointer = nullptr;
-    cudaError_t status =
-        pooled ? cudaMallocAsync(&pointer, bytes, stream.get()) : cudaMalloc(&pointer, bytes);
-    const char* api =
-        pooled ? "cudaMallocAsync(&pointer, bytes, stream)" : "cudaMalloc(&pointer, bytes)";
-    if (status == cudaErrorMemoryAllocation && pooled && release_cached_memory(stream, device)) {
-        api = "cudaMallocAsync(&pointer, bytes, stream), retried after cudaDeviceSynchronize and "
-              "cudaMemPoolTrimTo(pool, 0)";
-        status = cudaMallocAsync(&pointer, bytes, stream.get());
-    }
-    if (status == cudaErrorMemoryAllocation) {
-        throw_out_of_memory(api, bytes, where);
-    }
-    check(status, api, where);
+    const device_resource_ref from = resource ? *resource : default_device_resource(dev);
+    // The ledger records the scope's tag, and a resource's error names the scope's location.
+    const memory_tag_scope scope(tag ? *tag : current_memory_tag(), where);
+    void* pointer = from.allocate(stream, bytes);
     count_allocation(bytes);
-    return {pointer, bytes, stream.get(), pooled, device};
+    return {pointer, bytes, stream.get(), from, dev.id()};
+}
+
+bool from_default_pool(const allocation& block) noexcept
+{
+    // No CUDA call: this is asked inside stream captures too.
+    return block.pointer != nullptr && is_default_pool_resource(block.resource, block.device);
 }
 
 void deallocate(const allocation& block) noexcept
@@ -172,30 +109,28 @@ void deallocate(const allocation& block) noexcept
     }
     count_free(block.bytes);
     // On the device it came from, whatever the caller made current since.
-    const scoped_device on(detail::device_from_cuda(block.device), std::nothrow);
-    if (block.pooled) {
-        report_destroy_failure("cudaFreeAsync", cudaFreeAsync(block.pointer, block.stream));
-    } else {
-        report_destroy_failure("cudaFree", cudaFree(block.pointer));
-    }
+    const scoped_device on(device_from_cuda(block.device), std::nothrow);
+    block.resource.deallocate(stream_ref(block.stream), block.pointer, block.bytes);
 }
 
 void forget_allocation(const allocation& block) noexcept
 {
     if (block.pointer != nullptr) {
         count_free(block.bytes);
+        // The ledger stops counting it too; a resource that records elsewhere (or nowhere) has
+        // no entry in the process's ledger, and forgetting finds nothing there.
+        static_cast<void>(memory_ledger::global().forget(block.device, block.pointer));
     }
 }
 
-void* allocate_pinned(std::size_t bytes, std::source_location where)
+void* allocate_pinned(std::size_t bytes, host_resource_ref resource, std::source_location where)
 {
-    void* pointer = nullptr;
-    const char* api = "cudaMallocHost(&pointer, bytes)";
-    const cudaError_t status = cudaMallocHost(&pointer, bytes);
-    if (status != cudaSuccess) {
-        throw_pinned_allocation_failure(status, api, bytes, where);
+    if (bytes == 0) {
+        return nullptr;
     }
-    return pointer;
+    const memory_tag_scope scope(current_memory_tag(), where);
+    // Pinned memory is not stream-ordered: the stream is ignored.
+    return resource.allocate(legacy_default_stream, bytes);
 }
 
 void throw_pinned_allocation_failure(cudaError_t status, const char* api,

@@ -259,8 +259,10 @@ void sort_rows(std::vector<memory_ledger_row>& rows)
     });
 }
 
-// What CUDA graphs hold is read from the device, not allocated through a resource: it becomes
-// the "graph pools" row, measured, beside whatever was recorded under that tag.
+// What CUDA graphs hold is read from the device: it becomes the "graph pools" row. What was
+// allocated inside a capture was recorded under that tag (gpu::capture's scope) and is in the
+// graphs' used memory once they run: the measured part is only what the device says beyond
+// it, so that the row is the larger of the two and nothing is counted twice.
 void add_graph_row(memory_ledger_snapshot& snap)
 {
     const device_memory_reading& r = snap.reading;
@@ -274,10 +276,12 @@ void add_graph_row(memory_ledger_snapshot& snap)
         snap.rows.push_back({tag, tag.name(), tag.category(), 0, 0, 0, 0, 0});
         row = std::prev(snap.rows.end());
     }
-    row->current_bytes += r.graph_used_bytes;
-    row->measured_bytes += r.graph_used_bytes;
+    const std::size_t beyond =
+        r.graph_used_bytes > row->current_bytes ? r.graph_used_bytes - row->current_bytes : 0;
+    row->current_bytes += beyond;
+    row->measured_bytes += beyond;
     row->peak_bytes = std::max(row->peak_bytes, r.graph_used_peak_bytes);
-    snap.tracked_bytes += r.graph_used_bytes;
+    snap.tracked_bytes += beyond;
     sort_rows(snap.rows);
 }
 } // namespace

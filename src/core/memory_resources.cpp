@@ -162,9 +162,21 @@ device_resource_ref make_default_stack(device dev, bool pooled)
 }
 
 std::array<std::atomic<const device_resource_ref*>, memory_ledger::max_devices> default_stacks{};
+// Whether each device's default stack is the pooled one; written before its slot is published.
+std::array<bool, memory_ledger::max_devices> default_pooled{};
 std::mutex default_stacks_mutex;
 
 } // namespace
+
+bool detail::is_default_pool_resource(device_resource_ref resource, int device) noexcept
+{
+    if (device < 0 || device >= memory_ledger::max_devices) {
+        return false;
+    }
+    const device_resource_ref* made =
+        default_stacks[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+    return made != nullptr && default_pooled[static_cast<std::size_t>(device)] && *made == resource;
+}
 
 host_resource_ref default_pinned_resource()
 {
@@ -193,6 +205,7 @@ device_resource_ref default_device_resource(device dev)
     int pools = 0;
     GPU_CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, id));
     const auto* made = new device_resource_ref(make_default_stack(dev, pools != 0));
+    default_pooled[static_cast<std::size_t>(id)] = pools != 0;
     slot.store(made, std::memory_order_release);
     return *made;
 }

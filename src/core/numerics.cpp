@@ -1,4 +1,4 @@
-// The NaN/Inf check of every wing: its argument checks, the kernel's counters (numerics.cu), the
+// The NaN/Inf check of every wrapper: its argument checks, the kernel's counters (numerics.cu), the
 // host scan by the same bit rules, and the words of a report and of numerics_error: one error
 // type, in the house format, whichever library produced the output.
 #include <gpu/capture.hpp>
@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* numerics_hint =
     "NaN and Inf usually come from (1) NaN or Inf already in the inputs: check them the same way "
-    "(gpu::check_finite, or its typed overloads in the wings) to find the first operation that "
+    "(gpu::check_finite, or its typed overloads in blas and dnn) to find the first operation that "
     "made them; (2) FP16 overflow: FP16 holds magnitudes up to 65504 only, so scale the data down, "
     "or "
     "use BF16 (FP32's range) or FP32; (3) an uninitialised buffer: an input or output that was "

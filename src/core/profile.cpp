@@ -1,4 +1,4 @@
-// The three presets of the article's section 5.2 and their names.
+// The three presets (development, production, testing: docs/profiles.md) and their names.
 #include <gpu/detail/enum_names.hpp>
 #include <gpu/profile.hpp>
 

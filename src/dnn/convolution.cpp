@@ -1,6 +1,7 @@
 // Forward convolution plans: the buffer checks, planning with the inference epilogues (the fused
 // call tried at planning, unfused when it refuses every algorithm), and the forward itself. The
 // search, the trials, the cache and the workspace are every pass's (convolution_pass.cpp).
+#include "memory_tags.hpp"
 #include "convolution_pass.hpp"
 #include "ops.hpp"
 
@@ -47,7 +48,8 @@ std::optional<detail::trial_refusal_reason> try_fused(const detail::pass_view& v
         return refusal;
     }
     if (fused.bias_values.empty()) {
-        fused.bias_values = device_buffer<std::byte>(fused.bias.size_bytes(), stream);
+        fused.bias_values = device_buffer<std::byte>(fused.bias.size_bytes(), stream,
+                                                     detail::cudnn_planning_scratch_tag());
         fused.bias_values.fill_zero_async(stream);
     }
     // z is the output with alpha2 = 0, as in run(), where cuDNN is expected not to read it

@@ -2,6 +2,7 @@
 // search (heuristic ranking or exhaustive timing), the trials at planning, the workspace, the
 // descriptors, and the checks around a run. What differs between the passes is only which
 // cuDNN function each step calls, and in which order it takes the descriptors: `pass_api`.
+#include "memory_tags.hpp"
 #include "convolution_pass.hpp"
 #include "ops.hpp"
 
@@ -214,7 +215,7 @@ device_buffer<std::byte> allocate_search_workspace(const std::vector<std::size_t
 {
     for (const std::size_t bytes : sizes) {
         try {
-            return device_buffer<std::byte>(bytes, stream);
+            return device_buffer<std::byte>(bytes, stream, cudnn_planning_scratch_tag());
         } catch (const out_of_memory&) {
             // Fall back to the next smaller size, as PyTorch caps at its largest free block.
         }
@@ -318,9 +319,10 @@ void planning_buffers::ensure(const pass_view& view, data_type type)
     }
     const stream_ref stream = view.h.stream();
     const std::array<std::size_t, 3> bytes = pass_api<Algorithm>::bytes(view);
-    scratch_first_input_ = device_buffer<std::byte>(bytes[0], stream);
-    scratch_second_input_ = device_buffer<std::byte>(bytes[1], stream);
-    scratch_result_ = device_buffer<std::byte>(bytes[2], stream);
+    const memory_tag tag = cudnn_planning_scratch_tag();
+    scratch_first_input_ = device_buffer<std::byte>(bytes[0], stream, tag);
+    scratch_second_input_ = device_buffer<std::byte>(bytes[1], stream, tag);
+    scratch_result_ = device_buffer<std::byte>(bytes[2], stream, tag);
     scratch_result_.fill_zero_async(stream);
     const std::size_t size = element_size(type);
     fill_seeded_scratch(scratch_first_input_.data(), bytes[0] / size, type, 1, stream);
@@ -407,7 +409,7 @@ std::optional<device_buffer<std::byte>> trial_workspace(std::size_t bytes, strea
                                                         trial_refusal_reason& refusal)
 {
     try {
-        return device_buffer<std::byte>(bytes, stream);
+        return device_buffer<std::byte>(bytes, stream, cudnn_planning_scratch_tag());
     } catch (const gpu::out_of_memory&) {
         refusal = {CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
                    "its workspace of " + std::to_string(bytes) + " bytes " +
@@ -504,7 +506,7 @@ device_buffer<std::byte> plan_workspace(const pass_view& view,
     std::size_t bytes = 0;
     GPU_CUDNN_CHECK(pass_api<Algorithm>::workspace(view, native_of(explanation.algorithm), &bytes));
     device_buffer<std::byte> workspace(std::max(bytes, explanation.workspace_bytes),
-                                       view.h.stream());
+                                       view.h.stream(), cudnn_plan_workspace_tag());
     explanation.workspace_bytes = workspace.size();
     return workspace;
 }
@@ -545,7 +547,8 @@ void check_run(const char* what, bool planned, const handle& h, const void* firs
 void follow_stream(device_buffer<std::byte>& workspace, stream_ref stream)
 {
     if (!workspace.empty() && workspace.stream() != stream) {
-        workspace = device_buffer<std::byte>(workspace.size(), stream);
+        // A plan's workspace: the new one keeps the tag.
+        workspace = device_buffer<std::byte>(workspace.size(), stream, cudnn_plan_workspace_tag());
     }
 }
 

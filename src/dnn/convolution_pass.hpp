@@ -1,4 +1,4 @@
-// Private to the cuDNN wing: planning and running one pass of a convolution on cuDNN, written
+// Private to the cuDNN wrapper: planning and running one pass of a convolution on cuDNN, written
 // once for the three passes (forward, backward data, backward filter). Each pass reads two
 // tensors and writes one:
 //

@@ -1,6 +1,6 @@
-// Private to the cuDNN wing: how a convolution plan of any pass chooses its algorithm (the rules,
+// Private to the cuDNN wrapper: how a convolution plan of any pass chooses its algorithm (rules,
 // the selection, the trials and their refusals), the plan cache's key and its lookup, and the
-// planning scratch. Users never see these; the wing's tests include this header through the
+// planning scratch. Users never see these; the dnn tests include this header through the
 // private include directory tests/dnn adds (src/dnn), to drive the selection with fake
 // candidates on a machine without a GPU.
 #pragma once

@@ -1,5 +1,6 @@
 // Dropout on cuDNN's dropout descriptor: the generator states seeded once on the device, and one
 // cuDNN call per forward or backward on the handle's stream.
+#include "memory_tags.hpp"
 #include "ops.hpp"
 #include "translate.hpp"
 
@@ -79,7 +80,8 @@ dropout::dropout(handle& h, float probability, std::uint64_t seed) : dropout(pro
     check_probability("gpu::dnn::dropout", probability);
     detail::require_handle(h, "gpu::dnn::dropout");
     descriptor_.reset(create_descriptor());
-    states_ = device_buffer<std::byte>(state_bytes(h), h.stream());
+    states_ =
+        device_buffer<std::byte>(state_bytes(h), h.stream(), detail::cudnn_dropout_states_tag());
     // Launches cuDNN's seeding kernel on h's stream, where the states were just allocated.
     detail::check_call(cudnnSetDropoutDescriptor(get(), h.get(), probability, states_.data(),
                                                  states_.size(), seed),

@@ -1,6 +1,6 @@
-// cuDNN statuses: names, plain descriptions, and the hints that turn the article's
-// CUDNN_STATUS_NOT_INITIALIZED row (and its relatives) into fixes with this machine's facts.
-#include <gpu/allocation_stats.hpp>
+// cuDNN statuses: names, plain descriptions, and the hints that turn the common
+// CUDNN_STATUS_NOT_INITIALIZED (and its relatives) into fixes with this machine's facts.
+#include <gpu/memory_ledger.hpp>
 #include <gpu/device.hpp>
 #include <gpu/dnn/error.hpp>
 
@@ -128,9 +128,10 @@ std::string memory_text(const detail::hint_facts& facts)
     if (facts.total_bytes == 0) {
         return "the device may be out of memory";
     }
+    // Who holds the memory, by tag, as gpu::out_of_memory says it (empty when it cannot be said).
+    const std::string holders = facts.device >= 0 ? out_of_memory_holders(facts.device) : "";
     return "the device may be out of memory (" + format_bytes(facts.free_bytes) + " free of " +
-           format_bytes(facts.total_bytes) + "; cudagap holds " +
-           format_bytes(allocation_statistics().current_bytes) +
+           format_bytes(facts.total_bytes) + (holders.empty() ? "" : "; " + holders) +
            "): free buffers or reduce the batch";
 }
 
@@ -225,7 +226,8 @@ hint_facts current_hint_facts()
     facts.gpu_available = gpu::is_available();
     if (!facts.gpu_available) {
         facts.unavailable_reason = gpu::unavailable_reason();
-    } else if (cudaMemGetInfo(&facts.free_bytes, &facts.total_bytes) != cudaSuccess) {
+    } else if (cudaGetDevice(&facts.device) != cudaSuccess ||
+               cudaMemGetInfo(&facts.free_bytes, &facts.total_bytes) != cudaSuccess) {
         static_cast<void>(cudaGetLastError());
         facts.free_bytes = facts.total_bytes = 0;
     }

@@ -1,4 +1,4 @@
-// The cuDNN context: creation with the article's NOT_INITIALIZED diagnosis, stream binding.
+// The cuDNN context: creation that explains CUDNN_STATUS_NOT_INITIALIZED, stream binding.
 #include <gpu/detail/expects.hpp>
 #include <gpu/dnn/handle.hpp>
 #include <gpu/detail/unique_handle.hpp>

@@ -1,4 +1,4 @@
-// Private to the cuDNN wing: the checks every typed operation (pooling, activation, softmax,
+// Private to the cuDNN wrapper: the checks every typed operation (pooling, activation, softmax,
 // dropout) runs before its cuDNN call, and the check of that call, which names what the
 // operation was planned for only when it failed.
 #pragma once

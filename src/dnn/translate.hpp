@@ -1,4 +1,4 @@
-// Private to the cuDNN wing: cudagap's enums to cuDNN's and back, and the checks of dimension
+// Private to the cuDNN wrapper: cudagap's enums to cuDNN's and back, and the checks of dimension
 // lists that every descriptor shares.
 #pragma once
 
@@ -41,7 +41,7 @@ std::size_t product(const std::vector<int>& dims);
 
 [[noreturn]] void throw_unnamed_enumerator(const char* what, const char* type, int value);
 
-// The names of the wing's enums: one table each, which serves to_string and require_named.
+// The names of the dnn wrapper's enums: one table each, which serves to_string and require_named.
 // Each enum's table is a specialisation with its own array type.
 template <class Enum>
 inline constexpr auto names = nullptr;

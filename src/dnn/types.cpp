@@ -1,4 +1,4 @@
-// Names of the cuDNN wing's enums, and their translation to cuDNN's values and back.
+// Names of the cuDNN wrapper's enums, and their translation to cuDNN's values and back.
 #include "translate.hpp"
 
 #include <gpu/dnn/error.hpp>

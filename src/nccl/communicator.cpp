@@ -1,6 +1,7 @@
 // The communicator owner: made non-blocking so that nothing waits on the other ranks without a
 // deadline (init, the first collective's connections, finalize), closed by finalize + destroy or
 // by abort on every path, alone or as a set (whose finalizes wait for each other).
+#include "memory_tags.hpp"
 #include <gpu/nccl/communicator.hpp>
 
 #include "progress.hpp"
@@ -327,18 +328,24 @@ communicator communicator::init_rank(const unique_id& id, int rank, int size, gp
     const ncclResult_t started = ncclCommInitRankConfig(&comm, size, raw, rank, &config);
     const std::string context = rank_context(rank, size, dev.id());
     try {
-        if (started != ncclInProgress) {
-            gpu::detail::check(started, "ncclCommInitRankConfig", std::source_location::current(),
-                               context);
-        }
-        detail::wait_until_ready(comm, options.timeout, "ncclCommInitRankConfig", join_why(size),
-                                 context);
+        // NCCL allocates for itself: the device's used memory grows by its buffers as it sets
+        // up, measured around the wait (ncclCommInitRankConfig started it above).
+        measured_holding held =
+            memory_ledger::global().hold_growth(dev, detail::nccl_communicator_tag(), [&] {
+                if (started != ncclInProgress) {
+                    gpu::detail::check(started, "ncclCommInitRankConfig",
+                                       std::source_location::current(), context);
+                }
+                detail::wait_until_ready(comm, options.timeout, "ncclCommInitRankConfig",
+                                         join_why(size), context);
+            });
+        return communicator(detail::communicator_record{comm, rank, size, dev.id(), options.timeout,
+                                                        options.close_timeout},
+                            std::move(held));
     } catch (...) {
         abort_quietly(comm); // after the error took NCCL's text
         throw;
     }
-    return communicator(detail::communicator_record{comm, rank, size, dev.id(), options.timeout,
-                                                    options.close_timeout});
 }
 
 namespace {
@@ -398,6 +405,17 @@ void check_started(const start_result& started, std::span<const int> ids)
                        std::source_location::current(), context);
 }
 
+// The used memory of each of @p devices, read now.
+std::vector<std::size_t> used_bytes_of(std::span<const gpu::device> devices)
+{
+    std::vector<std::size_t> used;
+    used.reserve(devices.size());
+    for (const gpu::device& dev : devices) {
+        used.push_back(dev.memory().used_bytes());
+    }
+    return used;
+}
+
 // Waits for every communicator of init_all against one deadline: they set up together.
 void wait_all_ready(std::span<const ncclComm_t> comms, std::span<const int> ids,
                     std::chrono::milliseconds timeout)
@@ -434,6 +452,8 @@ std::vector<communicator> communicator::init_all(std::span<const gpu::device> de
     const scoped_device guard(devices.front()); // restores the caller's device at the end
     std::vector<ncclComm_t> comms(devices.size(), nullptr);
     std::vector<ncclConfig_t> configs(devices.size(), non_blocking_config());
+    // NCCL allocates for itself on every device: their used memory, before and after.
+    const std::vector<std::size_t> before = used_bytes_of(devices);
     try {
         check_started(start_all(comms, configs, devices, id.get()), ids);
         wait_all_ready(comms, ids, options.timeout);
@@ -441,11 +461,15 @@ std::vector<communicator> communicator::init_all(std::span<const gpu::device> de
         std::for_each(comms.begin(), comms.end(), abort_quietly);
         throw;
     }
+    const std::vector<std::size_t> after = used_bytes_of(devices);
     std::vector<communicator> owned;
     owned.reserve(comms.size());
     for (std::size_t i = 0; i < comms.size(); ++i) {
-        owned.push_back(communicator(detail::communicator_record{
-            comms[i], static_cast<int>(i), size, ids[i], options.timeout, options.close_timeout}));
+        owned.push_back(communicator(
+            detail::communicator_record{comms[i], static_cast<int>(i), size, ids[i],
+                                        options.timeout, options.close_timeout},
+            memory_ledger::global().hold(ids[i], detail::nccl_communicator_tag(),
+                                         after[i] > before[i] ? after[i] - before[i] : 0)));
     }
     return owned;
 }
@@ -504,12 +528,14 @@ void communicator::destroy()
     const detail::communicator_record owned = record("destroy");
     refuse_inside_group("gpu::nccl::communicator::destroy");
     static_cast<void>(handle_.release());
+    holding_.release();
     const std::span<const detail::communicator_record> one(&owned, 1);
     throw_close_failure(close_set(one), one);
 }
 
 void communicator::abort() noexcept
 {
+    holding_.release();
     abort_quietly(handle_.release().comm);
 }
 
@@ -520,6 +546,7 @@ std::vector<detail::communicator_record> communicator::take_records(std::span<co
     for (communicator& comm : comms) {
         if (comm) {
             owned.push_back(comm.handle_.release());
+            comm.holding_.release();
         }
     }
     return owned;

@@ -1,5 +1,6 @@
 // gpu::nn::adamw: option and argument checks, state import and export, and the launch of the
 // fused step (adamw.cu).
+#include "memory_tags.hpp"
 #include <gpu/detail/expects.hpp>
 #include <gpu/device_value.hpp>
 #include <gpu/nn/adamw.hpp>
@@ -39,8 +40,11 @@ const adamw_options& checked_options(const adamw_options& options)
 } // namespace
 
 adamw::adamw(std::size_t parameter_count, stream_ref stream, const adamw_options& options)
-    : options_(checked_options(options)), exp_avg_(parameter_count, stream),
-      exp_avg_sq_(parameter_count, stream), step_(1, stream), factors_(2, stream)
+    : options_(checked_options(options)),
+      exp_avg_(parameter_count, stream, detail::optimizer_state_tag),
+      exp_avg_sq_(parameter_count, stream, detail::optimizer_state_tag),
+      step_(1, stream, detail::optimizer_state_tag),
+      factors_(2, stream, detail::optimizer_state_tag)
 {
     reset(stream);
 }

@@ -1,5 +1,6 @@
 // The conv2d layer: registration, planning (three dnn plans and the gradient scratch), and its
 // forward and backward on cuDNN.
+#include "memory_tags.hpp"
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/accumulate.hpp>
 #include <gpu/nn/conv2d.hpp>
@@ -124,7 +125,7 @@ tensor_spec conv2d::do_plan(context& ctx, const tensor_spec& input)
     problem.geometry.padding = {options_.padding[0], options_.padding[1]};
     problem.geometry.stride = {options_.stride[0], options_.stride[1]};
     problem.type = detail::dnn_type_of(describe(), input);
-    problem.validate(); // the element counts cuDNN can index, named by the wing
+    problem.validate(); // the element counts cuDNN can index, named by dnn
     // The previous plan's workspaces go before the new ones are made.
     forward_.reset();
     data_.reset();
@@ -143,9 +144,10 @@ tensor_spec conv2d::do_plan(context& ctx, const tensor_spec& input)
     }
     // FP32 gradients take cuDNN's beta = 1 directly; FP16/BF16 ones go through a scratch.
     const std::size_t size = compute == element_type::fp32 || !backward ? 0 : element_size(compute);
-    weight_scratch_ = device_buffer<std::byte>(size * problem.filter_elements(), ctx.stream());
-    bias_scratch_ =
-        device_buffer<std::byte>(bias_ ? size * static_cast<std::size_t>(out_) : 0, ctx.stream());
+    weight_scratch_ = device_buffer<std::byte>(size * problem.filter_elements(), ctx.stream(),
+                                               detail::scratch_tag);
+    bias_scratch_ = device_buffer<std::byte>(bias_ ? size * static_cast<std::size_t>(out_) : 0,
+                                             ctx.stream(), detail::scratch_tag);
     problem_ = std::move(problem);
     planned_ = options;
     return tensor_spec{std::move(shape), compute, dnn::tensor_layout::nchw};

@@ -1,5 +1,6 @@
 // gpu::nn::cross_entropy and gpu::nn::count_correct: argument checks (every size and pointer
 // before a launch), the record of bad labels, and the launches (cross_entropy.cu).
+#include "memory_tags.hpp"
 #include <gpu/detail/expects.hpp>
 #include <gpu/device_value.hpp>
 #include <gpu/nn/cross_entropy.hpp>
@@ -63,7 +64,7 @@ cross_entropy::cross_entropy(std::int64_t classes, element_type logits_type, str
     check_type("gpu::nn::cross_entropy", logits_type);
     GPU_EXPECTS(classes >= 1 && classes <= int32_max, std::invalid_argument,
                 "gpu::nn::cross_entropy: classes ", classes, " is not in [1, ", int32_max, "]");
-    bad_label_ = device_buffer<unsigned long long>(1, stream);
+    bad_label_ = device_buffer<unsigned long long>(1, stream, detail::scratch_tag);
     clear_label_error(stream);
 }
 

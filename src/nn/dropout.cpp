@@ -1,4 +1,5 @@
 // The dropout layer: cuDNN's seeded dropout in training, a copy (or nothing) in evaluation.
+#include "memory_tags.hpp"
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/dropout.hpp>
 
@@ -51,7 +52,7 @@ tensor_spec dropout::do_plan(context& ctx, const tensor_spec& input)
     if (!dropout_) { // seeded once: a new batch size continues the same sequence of masks
         dropout_.emplace(h, probability_, seed_);
     }
-    reserve_ = device_buffer<std::byte>(reserve, ctx.stream());
+    reserve_ = device_buffer<std::byte>(reserve, ctx.stream(), detail::scratch_tag);
     return input;
 }
 

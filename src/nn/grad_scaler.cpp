@@ -1,5 +1,6 @@
 // gpu::nn::grad_scaler: its argument checks, the host-side record of what ran since the last
 // update, and the launches of its kernels (grad_scaler.cu).
+#include "memory_tags.hpp"
 #include <gpu/detail/expects.hpp>
 #include <gpu/device_value.hpp>
 #include <gpu/nn/grad_scaler.hpp>
@@ -59,7 +60,8 @@ grad_scaler::grad_scaler(stream_ref stream, const grad_scaler_options& options)
 
 grad_scaler::grad_scaler(stream_ref stream, const grad_scaler_options& options, std::string reason)
     : options_(checked_options(options)), enabled_(options.enabled), reason_(std::move(reason)),
-      values_(2, stream), tracker_(1, stream)
+      values_(2, stream, detail::optimizer_state_tag),
+      tracker_(1, stream, detail::optimizer_state_tag)
 {
     const float scale = enabled_ ? options_.init_scale : 1.0F;
     GPU_CUDA_CHECK(

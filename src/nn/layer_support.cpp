@@ -1,4 +1,4 @@
-// Shared by the layers on the dnn wing: types, dimensions, copies.
+// Shared by the layers on the dnn wrapper: types, dimensions, copies.
 #include "layer_support.hpp"
 
 #include <gpu/detail/expects.hpp>

@@ -1,4 +1,4 @@
-// What the layers on the dnn wing (conv2d, relu, max_pool2d, dropout) share: the dnn wing's
+// What the layers on the dnn wrapper (conv2d, relu, max_pool2d, dropout) share: the dnn
 // element type of a tensor spec, a spec's shape as cuDNN's int dimensions, the check that a
 // tensor can be described to cuDNN at all, the runs of a one-input dnn plan, and a
 // stream-ordered device copy. Private to src/nn.
@@ -17,7 +17,7 @@
 
 namespace gpu::nn::detail {
 
-// The dnn wing's data type of `type`: FP32, FP16 or BF16. `who` (the layer's describe()) and
+// The dnn wrapper's data type of `type`: FP32, FP16 or BF16. `who` (the layer's describe()) and
 // `spec` name the refusal of FP64, which cuDNN's layers do not take.
 [[nodiscard]] dnn::data_type dnn_type_of(const std::string& who, const tensor_spec& spec);
 

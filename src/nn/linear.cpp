@@ -1,4 +1,5 @@
 // The linear layer: registration, planning, and its forward and backward on cuBLASLt.
+#include "memory_tags.hpp"
 #include <gpu/blas/lt.hpp>
 #include <gpu/detail/enum_names.hpp>
 #include <gpu/detail/expects.hpp>
@@ -204,11 +205,11 @@ tensor_spec linear::do_plan(context& ctx, const tensor_spec& input)
         options_.relu && backward ? static_cast<std::size_t>(rows) *
                                         static_cast<std::size_t>(out_) * element_size(compute)
                                   : 0;
-    relu_gradient_ = device_buffer<std::byte>(gradient_bytes, ctx.stream());
+    relu_gradient_ = device_buffer<std::byte>(gradient_bytes, ctx.stream(), detail::scratch_tag);
     const bool scratch =
         backward && bias_.has_value() && options_.bias_gradient != bias_gradient_method::reduction;
-    bias_scratch_ =
-        device_buffer<float>(scratch ? static_cast<std::size_t>(out_) : 0, ctx.stream());
+    bias_scratch_ = device_buffer<float>(scratch ? static_cast<std::size_t>(out_) : 0, ctx.stream(),
+                                         detail::scratch_tag);
     return tensor_spec{std::move(shape), compute, dnn::tensor_layout::nchw};
 }
 

@@ -1,4 +1,4 @@
-// The max_pool2d layer: the dnn wing's pooling, planned for the input's shape, type and layout.
+// The max_pool2d layer: the dnn wrapper's pooling, planned for the input's shape, type and layout.
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/max_pool2d.hpp>
 

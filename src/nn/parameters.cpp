@@ -1,5 +1,6 @@
 // The parameter store: registration and layout, the host generator of initial values, and the
 // flat device buffers (master, gradient, working copy).
+#include "memory_tags.hpp"
 #include <gpu/blas/convert.hpp>
 #include <gpu/detail/enum_names.hpp>
 #include <gpu/detail/expects.hpp>
@@ -166,10 +167,11 @@ void parameters::require_allocated(const char* function) const
 void parameters::allocate(stream_ref stream)
 {
     GPU_EXPECTS(!allocated_, std::logic_error, "gpu::nn::parameters::allocate: already allocated");
-    master_ = device_buffer<float>(total_, stream);
-    gradient_ = device_buffer<float>(total_, stream);
+    master_ = device_buffer<float>(total_, stream, detail::parameters_tag);
+    gradient_ = device_buffer<float>(total_, stream, detail::gradients_tag);
     if (precision_.compute != element_type::fp32) {
-        working_ = device_buffer<std::byte>(total_ * element_size(precision_.compute), stream);
+        working_ = device_buffer<std::byte>(total_ * element_size(precision_.compute), stream,
+                                            detail::working_copy_tag);
     }
     // Zeroed so that the padding is zero in every buffer from the start.
     master_.fill_zero_async(stream);

@@ -1,4 +1,4 @@
-// The relu layer: the dnn wing's activation, planned for the input's shape and type.
+// The relu layer: the dnn wrapper's activation, planned for the input's shape and type.
 #include <gpu/nn/relu.hpp>
 
 #include "layer_support.hpp"

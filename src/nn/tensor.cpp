@@ -1,4 +1,5 @@
 // Tensor specs: element and byte counts with overflow checks, and their text.
+#include "memory_tags.hpp"
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/tensor.hpp>
 
@@ -40,8 +41,16 @@ std::string tensor_spec::to_string() const
     return text + "] " + std::string(dnn::to_string(layout));
 }
 
+namespace detail {
+memory_tag tensor_tag() noexcept
+{
+    const memory_tag scoped = current_memory_tag();
+    return scoped == memory_tag::user() ? activations_tag : scoped;
+}
+} // namespace detail
+
 tensor::tensor(tensor_spec spec, stream_ref stream)
-    : spec_(std::move(spec)), buffer_(spec_.bytes(), stream)
+    : spec_(std::move(spec)), buffer_(spec_.bytes(), stream, detail::tensor_tag())
 {}
 
 } // namespace gpu::nn

@@ -1,4 +1,4 @@
-// The diagnosis's cuBLAS checks, compiled when the blas wing is built: versions (cuBLAS and the
+// The diagnosis's cuBLAS checks, compiled when the blas wrapper is built: versions (cuBLAS and the
 // cuBLASLt it needs), handle creation with the real error, duplicate copies on the library path.
 #include "checks.hpp"
 

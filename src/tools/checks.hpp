@@ -28,25 +28,25 @@ inline constexpr const char* gpus_check = "GPUs";
 [[nodiscard]] std::vector<diagnostic> platform_checks(const std::string& search_path);
 
 /// `cuBLAS`, `cuBLAS handle`, `cuBLAS copies on the library path` (blas_checks.cpp, compiled
-/// only when the blas wing is built).
+/// only when the blas wrapper is built).
 [[nodiscard]] std::vector<diagnostic> blas_checks();
 
 /// `cuDNN`, `cuDNN handle`, `cuDNN copies on the library path` (dnn_checks.cpp, compiled only
-/// when the dnn wing is built).
+/// when the dnn wrapper is built).
 [[nodiscard]] std::vector<diagnostic> dnn_checks();
 
 /// `NCCL`, `NCCL copies on the library path`, `GPU peer access` (nccl_checks.cpp, compiled
-/// only when the nccl wing is built).
+/// only when the nccl wrapper is built).
 [[nodiscard]] std::vector<diagnostic> nccl_checks();
 
 /// Marks @p check as failed by @p failure, a library call that threw: the detail is the error's
 /// `<api>: <status name> (<code>): <message>`, the fix its hint, and when no GPU is usable the
-/// root cause is the `GPUs` check. What the wings' handle checks share.
+/// root cause is the `GPUs` check. What the wrappers' handle checks share.
 void record_failure(diagnostic& check, const error& failure);
 
 /// The check @p name of a library's handle: runs @p create, which makes a handle on the current
 /// device and returns what to say of it; `ok` with "<api> works on GPU <id> (<name>)<what it
-/// said>", or the library's error through `record_failure`. What the wings' handle checks share.
+/// said>", or the library's error through `record_failure`. What the wrappers' handle checks share.
 [[nodiscard]] diagnostic check_handle(std::string name, const std::string& api,
                                       const std::function<std::string()>& create);
 

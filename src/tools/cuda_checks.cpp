@@ -1,5 +1,6 @@
-// The CUDA checks of the diagnosis: the article's cuda_gap_diagnosis.py (section 5.6) with a
-// status, a detail and an exact fix per check, and the other platforms as information.
+// The CUDA checks of the diagnosis (docs/doctor.md: nvidia-smi, the driver, the runtime, the GPUs,
+// kernel images, nvcc), each with a status, a detail and an exact fix, and the other platforms as
+// information.
 #include "checks.hpp"
 #include "system_tools.hpp"
 #include "tool_parsers.hpp"

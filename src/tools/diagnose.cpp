@@ -1,5 +1,5 @@
 // The diagnosis report (its counts, recommendations and text) and gpu::diagnose, which runs
-// the CUDA checks, then the checks of every wing this cudagap was built with, then the other
+// the CUDA checks, then the checks of every wrapper this cudagap was built with, then the other
 // platforms.
 #include <gpu/detail/enum_names.hpp>
 #include <gpu/tools/diagnose.hpp>
@@ -30,28 +30,28 @@ std::string_view tag(diagnostic_status status) noexcept
     return "[ ?? ]";
 }
 
-// A wing this cudagap was built without still shows in the report, with how to get it.
-[[maybe_unused]] diagnostic missing_wing(const char* name, const char* how)
+// A wrapper this cudagap was built without still shows in the report, with how to get it.
+[[maybe_unused]] diagnostic missing_wrapper(const char* name, const char* how)
 {
     return {name, diagnostic_status::skipped,
             std::string("this cudagap was built without it: ") + how, "", ""};
 }
 
-// The checks of the wings that were built (CUDAGAP_TOOLS_WITH_*: src/tools/CMakeLists.txt).
-std::vector<diagnostic> wing_checks()
+// The checks of the wrappers that were built (CUDAGAP_TOOLS_WITH_*: src/tools/CMakeLists.txt).
+std::vector<diagnostic> wrapper_checks()
 {
     std::vector<diagnostic> checks;
 #if CUDAGAP_TOOLS_WITH_BLAS
     checks = detail::run_checks("cuBLAS", detail::blas_checks);
 #else
-    checks.push_back(missing_wing("cuBLAS", "configure with -DCUDAGAP_ENABLE_BLAS=ON"));
+    checks.push_back(missing_wrapper("cuBLAS", "configure with -DCUDAGAP_ENABLE_BLAS=ON"));
 #endif
 #if CUDAGAP_TOOLS_WITH_DNN
     for (diagnostic& check : detail::run_checks("cuDNN", detail::dnn_checks)) {
         checks.push_back(std::move(check));
     }
 #else
-    checks.push_back(missing_wing("cuDNN", "set CUDNN_ROOT to a cuDNN 9 and reconfigure"));
+    checks.push_back(missing_wrapper("cuDNN", "set CUDNN_ROOT to a cuDNN 9 and reconfigure"));
 #endif
 #if CUDAGAP_TOOLS_WITH_NCCL
     for (diagnostic& check : detail::run_checks("NCCL", detail::nccl_checks)) {
@@ -59,7 +59,7 @@ std::vector<diagnostic> wing_checks()
     }
 #else
     checks.push_back(
-        missing_wing("NCCL", "set NCCL_ROOT (or pip install nvidia-nccl-cu13) and reconfigure"));
+        missing_wrapper("NCCL", "set NCCL_ROOT (or pip install nvidia-nccl-cu13) and reconfigure"));
 #endif
     return checks;
 }
@@ -168,7 +168,7 @@ diagnosis diagnose(const diagnose_options& options)
     const std::string search_path = options.search_path.value_or(detail::environment("PATH"));
     diagnosis report;
     append(report, detail::cuda_checks(search_path, options.tool_timeout));
-    append(report, wing_checks());
+    append(report, wrapper_checks());
     append(report, detail::platform_checks(search_path));
     return report;
 }

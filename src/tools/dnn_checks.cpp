@@ -1,6 +1,6 @@
-// The diagnosis's cuDNN checks, compiled when the dnn wing is built: the article's "cuDNN error:
-// NOT_INITIALIZED" row and its "check that CUDA and cuDNN versions match", with this machine's
-// facts.
+// The diagnosis's cuDNN checks, compiled when the dnn wrapper is built: a handle that cannot be
+// made (CUDNN_STATUS_NOT_INITIALIZED), and whether the CUDA and cuDNN versions match, with this
+// machine's facts.
 #include "checks.hpp"
 
 #include <gpu/device.hpp>

@@ -1,5 +1,5 @@
 // Copies of shared libraries on the loader's search path, and the check that warns about
-// duplicates: the article's "check that CUDA and cuDNN versions match", found on the machine.
+// duplicates: two versions of one library on the path are how CUDA and cuDNN versions mismatch.
 #include <gpu/tools/library_copies.hpp>
 
 #include "checks.hpp"
@@ -242,7 +242,7 @@ diagnostic check_library_copies(std::string name, const std::vector<std::string>
     }
     if (check.status == diagnostic_status::warning) {
         check.fix = "the loader takes the first copy it finds, so a program built against one "
-                    "copy can load another (the version-mismatch errors of the article's table): "
+                    "copy can load another (a version-mismatch error): "
                     "keep one copy per version on the library path (remove the others, or drop "
                     "their folders from LD_LIBRARY_PATH and run ldconfig)";
         if (!root_variable.empty()) {

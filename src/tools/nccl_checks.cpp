@@ -1,4 +1,4 @@
-// The diagnosis's NCCL checks, compiled when the nccl wing is built: NCCL's versions (the one
+// The diagnosis's NCCL checks, compiled when the nccl wrapper is built: NCCL's versions (the one
 // loaded, from where, and the one cudagap was compiled against), its copies on the library path,
 // and the GPUs' peer access, which NCCL's fastest transport between GPUs of one host needs.
 #include "checks.hpp"

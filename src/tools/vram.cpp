@@ -1,5 +1,5 @@
-// The VRAM advisor and monitor: the article's setup_for_limited_vram(), monitor_vram() and
-// clear_vram() (section 6.3), with tiers for large cards and the three views of memory apart.
+// The VRAM advisor and monitor (docs/vram.md): settings by card size, the three views of
+// memory kept apart, and clearing the pool's cache.
 #include <gpu/tools/vram.hpp>
 
 #include <gpu/error.hpp>
@@ -23,8 +23,8 @@ struct tier_row {
     std::string_view note;
 };
 
-// Batch sizes double with each class from the article's 1, 4, 8; the half-precision and
-// checkpointing columns are the article's, which keep FP32 from 12 GB on.
+// Starting batch sizes: 1, 4, 8 on small cards, then doubling as memory doubles. Half precision
+// below 12 GB, where FP32 weights, activations and gradients crowd the card; FP32 from 12 GB on.
 constexpr std::array<tier_row, 6> tiers = {{
     {vram_tier::under_8gb, "under 8 GB", 0, 1, true, true,
      "memory is the limit: half precision halves weights, activations and gradients, and "
@@ -35,7 +35,7 @@ constexpr std::array<tier_row, 6> tiers = {{
      "half precision with a moderate batch fits fine-tuning of small models; turn on gradient "
      "checkpointing if a model runs out of memory"},
     {vram_tier::class_12gb, "12 GB class", 12, 8, false, false,
-     "full precision fits (the article's top tier); switch to BF16/FP16 before shrinking the "
+     "full precision fits; switch to BF16/FP16 before shrinking the "
      "batch when a model does not"},
     {vram_tier::class_24gb, "24 GB class", 24, 16, false, false,
      "room for FP32 training of mid-sized models; mixed precision still doubles tensor-core "
@@ -103,8 +103,9 @@ vram_advice advise_vram(std::size_t total_bytes, std::optional<compute_capabilit
                                       capability->to_string() + " has BF16 tensor cores)");
         } else {
             advice.precision = preferred_precision::fp16;
-            advice.notes.emplace_back("FP16 training needs loss scaling (the article's "
-                                      "GradScaler) to keep small gradients from underflowing");
+            advice.notes.emplace_back(
+                "FP16 training needs loss scaling (gpu::nn::grad_scaler, "
+                "PyTorch's GradScaler) to keep small gradients from underflowing");
             if (!capability) {
                 advice.notes.emplace_back("on an Ampere or newer GPU (compute capability 8.0+) "
                                           "use BF16 instead: give the capability for exact advice");

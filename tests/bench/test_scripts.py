@@ -1,7 +1,7 @@
 """Tests of the benchmark and GPU-check scripts: bench/compare_torch.py (with a fake torch, so
 its measuring path runs without PyTorch or a GPU), bench/harness/results.py (check, run-check,
 merge), bench/compare_results.py (on the two files in fixtures/), bench/plot_results.py,
-scripts/bundle-deps, scripts/gpu-check (its command line, its plan, its output's layout, and
+scripts/bundle-deps, scripts/quickstart (offline, with stand-ins for apt-get and CMake), scripts/gpu-check (its command line, its plan, its output's layout, and
 real runs in no-GPU mode against an existing build) and its helpers in
 scripts/lib/gpu_check_tools.py.
 
@@ -539,7 +539,10 @@ class BundleDepsTests(unittest.TestCase):
             "get_target_property(c Catch2::Catch2 INTERFACE_INCLUDE_DIRECTORIES)\n"
             "get_target_property(j nlohmann_json::nlohmann_json INTERFACE_INCLUDE_DIRECTORIES)\n"
             'message(STATUS "CATCH2=${Catch2_DIR}|${c}")\nmessage(STATUS "JSON=${nlohmann_json_DIR}|${j}")\n')
-        configured = run(["cmake", "-S", project, "-B", project / "build", f"-DCMAKE_PREFIX_PATH={bundle}"])
+        # Ninja where it is (a host with the quick start's packages may have no make).
+        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        configured = run(["cmake", "-S", project, "-B", project / "build", *generator,
+                          f"-DCMAKE_PREFIX_PATH={bundle}"])
         self.assertEqual(configured.returncode, 0, configured.stdout + configured.stderr)
         prefix = re.escape(str(bundle))  # lib/cmake/Catch2, or a multiarch lib/<triplet>/cmake/Catch2
         self.assertRegex(configured.stdout, f"CATCH2={prefix}/lib/([^/]+/)?cmake/Catch2\\|{prefix}/include")
@@ -555,6 +558,223 @@ class BundleDepsTests(unittest.TestCase):
         self.assertEqual(run([BUNDLE_DEPS, "--bogus"]).returncode, 2)
         self.assertEqual(run([BUNDLE_DEPS, "--out"]).returncode, 2)
         self.assertEqual(run([BUNDLE_DEPS, "--help"]).returncode, 0)
+
+QUICKSTART = SOURCE / "scripts" / "quickstart"
+
+# Stand-in for CMake in QuickstartTests: records each call (one line, arguments separated by
+# '|') in $FAKE_CMAKE_LOG. A configure writes the -D values into CMakeCache.txt (as CMake does,
+# even when it fails) and, unless FAKE_CMAKE_FAILS is set, build.ninja; --fresh starts a new
+# cache. A build writes a cudagap-demo that prints its arguments.
+FAKE_CMAKE = r'''#!/usr/bin/env python3
+import os, re, sys
+from pathlib import Path
+args = sys.argv[1:]
+with open(os.environ["FAKE_CMAKE_LOG"], "a") as log:
+    log.write("|".join(args) + "\n")
+if args[:1] == ["--version"]:
+    print("cmake version " + os.environ.get("FAKE_CMAKE_VERSION", "3.31.6"))
+    sys.exit(0)
+if args[:1] == ["--build"]:
+    demo = Path(args[1]) / "examples" / "ecosystem_demo" / "cudagap-demo"
+    demo.parent.mkdir(parents=True, exist_ok=True)
+    demo.write_text('#!/bin/sh\necho "cudagap-demo ran with: $*"\n')
+    demo.chmod(0o755)
+    sys.exit(0)
+build = Path(args[args.index("-B") + 1])
+build.mkdir(parents=True, exist_ok=True)
+cache = build / "CMakeCache.txt"
+entries = {}
+if cache.exists() and "--fresh" not in args:
+    for line in cache.read_text().splitlines():
+        name, _, value = line.partition("=")
+        entries[name.split(":")[0]] = value
+entries.setdefault("nlohmann_json_DIR", "nlohmann_json_DIR-NOTFOUND")
+for arg in args:
+    match = re.fullmatch(r"-D([^=:]+)(?::[A-Z]+)?=(.*)", arg)
+    if match:
+        entries[match.group(1)] = match.group(2)
+cache.write_text("".join(f"{name}:STRING={value}\n" for name, value in entries.items()))
+if os.environ.get("FAKE_CMAKE_FAILS"):
+    print("CMake Error: fake failure", file=sys.stderr)
+    sys.exit(1)
+(build / "build.ninja").write_text("")
+'''
+
+
+class QuickstartTests(unittest.TestCase):
+    """scripts/quickstart as on a GPU host without network: apt-get fails as it does offline
+    (or is missing, or the user is not root), and the quick start names what it could not
+    install and goes on; it stops only without CMake, a compiler, a build tool or the CUDA
+    Toolkit. CMake, the compiler and the toolkit are stand-ins (the build itself is checked by
+    the demo's own tests): what is checked is what quickstart asks of apt and CMake, and that it
+    runs the demo it built."""
+
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="cudagap-quickstart-"))
+        self.source = self.dir / "source"
+        (self.source / "scripts").mkdir(parents=True)
+        shutil.copy(QUICKSTART, self.source / "scripts" / "quickstart")
+        (self.source / ".deps").mkdir()
+        self.build = self.dir / "build"
+        self.bin = self.dir / "bin"
+        self.bin.mkdir()
+        # Only these system tools are on PATH, so that the real CMake and compiler are not.
+        for tool in ("bash", "awk", "sed", "grep", "sort", "head", "tail", "tr", "paste", "mktemp",
+                     "rm", "mkdir", "touch", "dirname", "cat", "nproc", "tee"):
+            os.symlink(shutil.which(tool), self.bin / tool)
+        os.symlink(sys.executable, self.bin / "python3")
+        self.fake("apt-get", 'echo "E: Failed to fetch http://deb.debian.org/debian/dists/trixie/InRelease'
+                             '  Temporary failure resolving \'deb.debian.org\'" >&2; exit 100')
+        self.fake("dpkg-query", "exit 1")  # nothing is installed
+        self.fake("id", 'echo "${FAKE_UID:-0}"')
+        self.fake("ninja", "exit 0")
+        self.fake("c++", "exit 0")
+        self.fake("ctest", 'echo "100% tests passed, 0 tests failed out of 1"')
+        (self.bin / "cmake").write_text(FAKE_CMAKE)
+        (self.bin / "cmake").chmod(0o755)
+        self.toolkit = self.dir / "cuda"
+        (self.toolkit / "bin").mkdir(parents=True)
+        (self.toolkit / "bin" / "nvcc").write_text("#!/bin/sh\n")
+        (self.toolkit / "bin" / "nvcc").chmod(0o755)
+        self.log = self.dir / "cmake-calls.txt"
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def fake(self, name, body):
+        (self.bin / name).write_text(f"#!/bin/sh\n{body}\n")
+        (self.bin / name).chmod(0o755)
+
+    def quickstart(self, *args, **env):
+        self.log.write_text("")
+        full_env = {"PATH": str(self.bin), "CUDAGAP_BUILD_DIR": str(self.build),
+                    "CUDAToolkit_ROOT": str(self.toolkit), "FAKE_CMAKE_LOG": str(self.log),
+                    "HOME": str(self.dir), **env}
+        return subprocess.run([str(self.bin / "bash"), str(self.source / "scripts" / "quickstart"), *args],
+                              capture_output=True, text=True, env=full_env, timeout=60, check=False)
+
+    def configures(self):
+        """The configure calls of the last run, each as its list of arguments."""
+        calls = [line.split("|") for line in self.log.read_text().splitlines()]
+        return [c for c in calls if "-S" in c]
+
+    def test_offline_as_root_the_demo_builds_and_runs(self):
+        result = self.quickstart("demo", "--sizes", "64", "-DCUDAGAP_ENABLE_NCCL=OFF")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("apt-get update failed (no network?)", result.stderr)
+        self.assertIn("Temporary failure resolving", result.stderr)
+        # The demo asks only for what it needs, and says it goes on without it.
+        self.assertIn("could not install cmake ninja-build g++ libopenblas-dev nlohmann-json3-dev: "
+                      "going on with what is here", result.stderr)
+        self.assertNotIn("catch2", result.stderr)
+        self.assertIn("cudagap-demo ran with: --sizes 64\n", result.stdout)
+        [configure] = self.configures()
+        for expected in ("-DCUDAGAP_BUILD_TESTS=OFF", "-DCUDAGAP_BUILD_BENCH=OFF", "-DCUDAGAP_BUILD_DOCS=OFF",
+                         f"-DCMAKE_PREFIX_PATH={self.source}/.deps", f"-DCUDAToolkit_ROOT={self.toolkit}",
+                         "-DCUDAGAP_ENABLE_NCCL=OFF"):
+            self.assertIn(expected, configure)
+        self.assertEqual(configure[configure.index("-G") + 1], "Ninja")
+        # The -D argument went to CMake, not to the demo; the -D given comes last, so it wins.
+        self.assertEqual(configure[-1], "-DCUDAGAP_ENABLE_NCCL=OFF")
+        self.assertIn(f"--build|{self.build}|--target|cudagap-demo", self.log.read_text())
+        # A second run uses the build as it is.
+        again = self.quickstart("demo")
+        self.assertEqual(again.returncode, 0, again.stderr)
+        self.assertEqual(self.configures(), [])
+
+    def test_without_apt_or_root_it_says_what_is_missing_and_goes_on(self):
+        (self.bin / "apt-get").unlink()
+        result = self.quickstart("demo")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("there is no apt-get here", result.stderr)
+        self.assertIn("cudagap-demo ran with:", result.stdout)
+        result = self.quickstart("demo", FAKE_UID="1000")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("not installed: cmake ninja-build g++ libopenblas-dev nlohmann-json3-dev", result.stderr)
+        self.assertIn("sudo apt-get update && sudo apt-get install -y --no-install-recommends cmake", result.stderr)
+
+    def test_a_failed_configure_is_redone_afresh(self):
+        failed = self.quickstart("demo", FAKE_CMAKE_FAILS="1")
+        self.assertEqual(failed.returncode, 1)
+        self.assertIn("configuring failed: CMake says why above; the next run configures afresh", failed.stderr)
+        self.assertTrue((self.build / "CMakeCache.txt").exists())
+        result = self.quickstart("demo")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("the last configure in", result.stderr)
+        [configure] = self.configures()
+        self.assertIn("--fresh", configure)
+        self.assertIn("-DCUDAGAP_BUILD_TESTS=OFF", configure)
+        # The cache without build.ninja (a configure that failed outside the quick start) too.
+        (self.build / "build.ninja").unlink()
+        result = self.quickstart("demo")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("--fresh", self.configures()[0])
+
+    def test_the_tests_reconfigure_a_demo_build_and_ask_for_their_packages(self):
+        self.assertEqual(self.quickstart("demo").returncode, 0)
+        result = self.quickstart("test", "-R", "core/")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("configured for the demo: configuring again with the tests", result.stderr)
+        self.assertIn("could not install cmake ninja-build g++ libopenblas-dev nlohmann-json3-dev "
+                      "catch2 doxygen zlib1g-dev python3", result.stderr)
+        [configure] = self.configures()
+        self.assertNotIn("--fresh", configure)
+        for expected in ("-DCUDAGAP_BUILD_TESTS=ON", "-DCUDAGAP_BUILD_BENCH=ON", "-DCUDAGAP_BUILD_DOCS=ON"):
+            self.assertIn(expected, configure)
+        self.assertIn("all tests passed", result.stderr)
+        self.assertEqual(self.quickstart("test").returncode, 0)
+        self.assertEqual(self.configures(), [])
+
+    def test_json_looks_again_for_nlohmann_json(self):
+        self.assertEqual(self.quickstart("demo").returncode, 0)
+        result = self.quickstart("demo", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("found no nlohmann-json, which --json needs: configuring again", result.stderr)
+        self.assertEqual(len(self.configures()), 1)
+        self.assertIn("cudagap-demo ran with: --json", result.stdout)
+        # Not when it was found, nor when the configure was told not to look.
+        for given in ("-Dnlohmann_json_DIR=/usr/share/cmake/nlohmann_json",
+                      "-DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON"):
+            shutil.rmtree(self.build)
+            self.assertEqual(self.quickstart("demo", given).returncode, 0)
+            result = self.quickstart("demo", "--json")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(self.configures(), [], given)
+
+    def test_it_stops_only_for_what_is_required_with_the_fix(self):
+        (self.bin / "ninja").unlink()
+        self.fake("make", "exit 0")
+        result = self.quickstart("demo")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("no ninja here: building with make", result.stderr)
+        configure = self.configures()[0]
+        self.assertEqual(configure[configure.index("-G") + 1], "Unix Makefiles")
+        (self.bin / "make").unlink()
+        shutil.rmtree(self.build)
+        cases = [({}, "neither ninja nor make was found on PATH", "apt-get install ninja-build"),
+                 ({"FAKE_CMAKE_VERSION": "3.22.1"}, "CMake 3.22.1 is on PATH", "pip install cmake"),
+                 ({"CUDAToolkit_ROOT": str(self.dir / "nowhere")}, "the CUDA Toolkit was not found",
+                  "https://developer.nvidia.com/cuda-downloads")]
+        self.fake("ninja", "exit 0")
+        for env, message, fix in cases:
+            if not env:
+                (self.bin / "ninja").unlink()
+            result = self.quickstart("demo", **env)
+            self.assertEqual(result.returncode, 3, (env, result.stderr))
+            self.assertIn(message, result.stderr)
+            self.assertIn(fix, result.stderr)
+            self.assertEqual(self.configures(), [])
+            self.fake("ninja", "exit 0")
+        (self.bin / "c++").unlink()
+        result = self.quickstart("demo")
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn("no C++ compiler was found", result.stderr)
+        self.assertIn("apt-get install g++", result.stderr)
+        (self.bin / "cmake").unlink()
+        result = self.quickstart("demo")
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn("CMake was not found on PATH", result.stderr)
+        self.assertIn("pip install cmake", result.stderr)
 
 
 def list_tests(binary, spec, *flags):
@@ -845,7 +1065,7 @@ class GpuCheckTests(unittest.TestCase):
         for spec in specs:
             suite, filters = spec.split(":", 1)
             binary = BUILD / "tests" / suite / f"cudagap_{suite}_tests"
-            if not binary.exists():  # a wing this build does not have (no cuDNN, say)
+            if not binary.exists():  # a wrapper this build does not have (no cuDNN, say)
                 continue
             for one in filters.split(","):
                 with self.subTest(suite=suite, filter=one):

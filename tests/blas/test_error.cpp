@@ -1,8 +1,10 @@
-// gpu/blas/error.hpp: the wing's errors; cuBLAS and cuRAND status names, messages and hints,
+// gpu/blas/error.hpp: the wrapper's errors; cuBLAS and cuRAND status names, messages and hints,
 // against the real libraries (which answer these questions without a GPU), with the facts of a
 // hint given explicitly; the checking macros.
 #include <gpu/blas/error.hpp>
 #include <gpu/device.hpp>
+#include <gpu/memory_ledger.hpp>
+#include <gpu/memory_tag.hpp>
 
 #include "catch.hpp"
 
@@ -91,6 +93,22 @@ TEST_CASE("ALLOC_FAILED gives the numbers and what to reduce, with the call", "[
     CHECK_THAT(hint, ContainsSubstring("12.00 MiB free of 16.00 GiB") &&
                          ContainsSubstring("workspace_bytes") &&
                          ContainsSubstring("(the call: FP32 inputs, m=4096)"));
+}
+
+TEST_CASE("ALLOC_FAILED names who holds the device, from the ledger", "[blas]")
+{
+    // Device 11 of the process's ledger, which no other test uses; the pointer is only a key.
+    constexpr int device = 11;
+    alignas(4) static char workspace[1];
+    const gpu::memory_tag tag =
+        gpu::memory_tag::define("test GEMM workspace", gpu::memory_category::workspace);
+    gpu::memory_ledger::global().record_allocation(device, workspace, std::size_t{96} << 20, tag);
+    auto facts = working_gpu();
+    facts.device = device;
+    const std::string hint = gpu::blas::detail::hint_for(CUBLAS_STATUS_ALLOC_FAILED, {}, facts);
+    CHECK(gpu::memory_ledger::global().record_free(device, workspace).has_value());
+    CHECK_THAT(hint, ContainsSubstring("who holds device 11: test GEMM workspace 96.00 MiB") &&
+                         ContainsSubstring("fix for test GEMM workspace, the largest"));
 }
 
 TEST_CASE("ARCH_MISMATCH names the device's compute capability", "[blas]")
@@ -210,7 +228,7 @@ TEST_CASE("GPU_CURAND_CHECK throws random_error with expression, name, message a
     }
 }
 
-TEST_CASE("GPU_CHECK picks the wing's error by the status type", "[blas]")
+TEST_CASE("GPU_CHECK picks the wrapper's error by the status type", "[blas]")
 {
     CHECK_THROWS_AS(GPU_CHECK(CUBLAS_STATUS_INTERNAL_ERROR), gpu::blas::blas_error);
     CHECK_THROWS_AS(GPU_CHECK(CURAND_STATUS_INTERNAL_ERROR), gpu::blas::random_error);
@@ -229,7 +247,8 @@ TEST_CASE("GPU_CHECK picks the wing's error by the status type", "[blas]")
     }
 }
 
-TEST_CASE("the wing's errors are gpu::errors in gpu::blas, and the old name still works", "[blas]")
+TEST_CASE("the wrapper's errors are gpu::errors in gpu::blas, and the old name still works",
+          "[blas]")
 {
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::blas::blas_error>);
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::blas::random_error>);

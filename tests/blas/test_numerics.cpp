@@ -1,4 +1,4 @@
-// gpu/blas/numerics.hpp: the wing's typed overloads of the core's NaN/Inf check; the shared report
+// gpu/blas/numerics.hpp: the typed overloads of the core's NaN/Inf check; the shared report
 // type and argument checks without a GPU; on a GPU, NaN and Inf are counted in every element
 // type, matrix padding is not read, and the first offending offset is found.
 #include <gpu/blas/numerics.hpp>
@@ -26,7 +26,7 @@ namespace blas = gpu::blas;
 
 TEST_CASE("check_finite reports in the shared core type that numerics_error carries", "[blas]")
 {
-    // The wing has no report or error of its own: what it counts is what the core words.
+    // The blas wrapper has no report or error of its own: what it counts is what the core words.
     STATIC_REQUIRE(std::is_same_v<decltype(blas::check_finite(static_cast<const float*>(nullptr), 0,
                                                               gpu::legacy_default_stream)),
                                   gpu::non_finite_report>);

@@ -3,7 +3,7 @@
 # Debian 12, where CI runs, packages v2 only).
 #
 #   tests/catch2/against_v3.sh --catch2-source DIR --work DIR [--jobs N] [--generator G]
-#                              [--main-version V] -- <cmake arguments>
+#                              [--main-version V] [--suites "NAME..."] -- <cmake arguments>
 #
 #   --catch2-source DIR  Catch2 v3's source (../shared/third_party/catch2-3.7.1 beside the
 #                        project); when it is absent the check is skipped (exit 77) with the reason
@@ -16,9 +16,13 @@
 #   --generator G        CMake's generator for both builds (default Ninja)
 #   --main-version V     the Catch2 major version of the calling build: with 3 the check is
 #                        skipped (exit 77), since that build already runs the suites on v3
+#   --suites "NAME..."   the suites of the calling build: each must be built here too, or the
+#                        check fails naming the missing ones
 #
-# Only the Catch2 suites are built (the target cudagap_test_suites) and only their ctest entries
-# run (names "<suite>/..."): [gpu] entries are Skipped without a GPU, as in the main build.
+# Only the Catch2 suites are built (the target cudagap_test_suites: with the examples and the
+# benchmarks on, so that their suites are there too, but not their programs) and only their
+# ctest entries run (names "<suite>/..."): [gpu] entries are Skipped without a GPU, as in the
+# main build.
 set -euo pipefail
 
 say() { printf 'catch2-v3: [%3d s] %s\n' "$SECONDS" "$*" >&2; }
@@ -30,6 +34,7 @@ work=""
 jobs=2
 generator=Ninja
 main_version=""
+expected_suites=""
 while (($#)); do
   case "$1" in
     --catch2-source) source_dir="${2:?--catch2-source needs a folder}"; shift 2 ;;
@@ -37,6 +42,7 @@ while (($#)); do
     --jobs) jobs="${2:?--jobs needs a number}"; shift 2 ;;
     --generator) generator="${2:?--generator needs a name}"; shift 2 ;;
     --main-version) main_version="${2:?--main-version needs a number}"; shift 2 ;;
+    --suites) expected_suites="${2?--suites needs a list}"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     --) shift; break ;;
     *) say "unknown argument '$1' (see --help)"; exit 2 ;;
@@ -100,8 +106,8 @@ catch2_dir="$work/deps/lib/cmake/Catch2"
 build="$work/build"
 say "configuring $build"
 cmake -S "$root" -B "$build" -G "$generator" "$@" "-DCMAKE_CXX_FLAGS_RELEASE=$release_flags" \
-  -DCUDAGAP_BUILD_TESTS=ON -DCUDAGAP_BUILD_EXAMPLES=OFF \
-  -DCUDAGAP_BUILD_BENCH=OFF -DCUDAGAP_BUILD_DOCS=OFF -DCUDAGAP_CATCH2_VERSION=3 \
+  -DCUDAGAP_BUILD_TESTS=ON -DCUDAGAP_BUILD_EXAMPLES=ON \
+  -DCUDAGAP_BUILD_BENCH=ON -DCUDAGAP_BUILD_DOCS=OFF -DCUDAGAP_CATCH2_VERSION=3 \
   "-DCatch2_DIR=$catch2_dir" > "$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; say "configuring failed"; exit 1; }
 found="$(sed -n 's/^-- cudagap: tests with //p' "$work/configure.log")"
@@ -118,6 +124,12 @@ for program in "$build"/tests/*/cudagap_*_tests; do
   suites+=("${name%_tests}")
 done
 ((${#suites[@]})) || { say "no suite was built in $build/tests"; exit 1; }
+absent=()
+for name in $expected_suites; do
+  [[ " ${suites[*]} " == *" $name "* ]] || absent+=("$name")
+done
+((${#absent[@]} == 0)) ||
+  { say "the calling build's suites ${absent[*]} were not built against Catch2 v3 in $build"; exit 1; }
 regex="^($(IFS='|'; echo "${suites[*]}"))/"
 identify="$("$build/tests/core/cudagap_core_tests" --libidentify | sed -n 's/^version: *//p')"
 say "running the suites ${suites[*]} (Catch2 ${identify:-?} linked)"

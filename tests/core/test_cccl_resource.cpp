@@ -3,9 +3,12 @@
 // resource used through CCCL's cuda::mr::async_resource_ref.
 #include <gpu/cccl_resource.hpp>
 
+#include <gpu/device_buffer.hpp>
 #include <gpu/ledger_resource.hpp>
 #include <gpu/memory_ledger.hpp>
+#include <gpu/memory_tag.hpp>
 #include <gpu/resource_adaptors.hpp>
+#include <gpu/stream.hpp>
 
 #include "fake_resource.hpp"
 
@@ -139,4 +142,29 @@ TEST_CASE("a cudagap resource is a CCCL async resource through as_cccl", "[cccl_
     cccl_ref.deallocate_async(p, 256, 256, stream);
     CHECK(fake.live_bytes == 0);
     CHECK(shown == gpu::as_cccl(fake));
+}
+
+TEST_CASE("a device_buffer takes a CCCL resource and frees through it", "[cccl_resource]")
+{
+    cccl_arena arena;
+    // Without a GPU, an empty buffer: it keeps the resource and allocates nothing.
+    const gpu::device_buffer<float> empty(0, gpu::test::fake_stream(), arena);
+    CHECK(empty.resource() == gpu::device_resource_ref(arena));
+    CHECK(arena.allocations == 0);
+}
+
+TEST_CASE("a device_buffer allocates from a CCCL resource on its stream", "[cccl_resource][gpu]")
+{
+    cccl_arena arena;
+    gpu::stream s;
+    {
+        // The arena hands out host memory: nothing is queued on it, only allocated and freed.
+        const gpu::device_buffer<float> buffer(256, s, arena, gpu::memory_tag::named("test cccl"));
+        CHECK(buffer.size() == 256);
+        CHECK(buffer.data() != nullptr);
+        CHECK(arena.allocations == 1);
+        CHECK(arena.last_stream == s.get());
+        CHECK_FALSE(buffer.is_pooled());
+    }
+    CHECK(arena.frees == 1);
 }

@@ -1,6 +1,7 @@
 // gpu/error.hpp: status names, messages, hints, stickiness and the checking macro, against the
 // real CUDA runtime (which answers these questions without a GPU).
 #include <gpu/error.hpp>
+#include <gpu/memory_ledger.hpp>
 #include <gpu/device.hpp>
 #include <gpu/version.hpp>
 
@@ -30,7 +31,7 @@ TEST_CASE("every cudaError_t of this toolkit has its symbolic name", "[error]")
     }
 }
 
-TEST_CASE("the statuses of the article's error table are named", "[error]")
+TEST_CASE("the statuses of the common-error table are named", "[error]")
 {
     CHECK(gpu::cuda_status_name(cudaErrorMemoryAllocation) == "cudaErrorMemoryAllocation");
     CHECK(gpu::cuda_status_name(cudaErrorInsufficientDriver) == "cudaErrorInsufficientDriver");
@@ -222,8 +223,35 @@ TEST_CASE("out_of_memory carries requested, free and total bytes in numbers and 
     CHECK_THAT(what, StartsWith("cudaMallocAsync(&p, n, s): cudaErrorMemoryAllocation (2): "));
     CHECK_THAT(what,
                ContainsSubstring("requested 1.00 PiB on device 0 with 3.00 GiB free of 80.00 GiB"));
-    CHECK_THAT(what, ContainsSubstring("cudagap holds"));
+    // Nothing in the ledger holds device 0 here: the holders line says so, and the generic fix
+    // follows.
+    CHECK_THAT(what, ContainsSubstring("who holds device 0: nothing the ledger tracks"));
     CHECK_THAT(what, ContainsSubstring("reduce the batch"));
+}
+
+TEST_CASE("out_of_memory names the device's holders from the ledger and the largest one's fix",
+          "[error]")
+{
+    // Device 9 of the process's ledger, which no other test uses; the pointers are never
+    // dereferenced (the ledger only keys on them).
+    constexpr int device = 9;
+    constexpr std::size_t mib = std::size_t{1} << 20;
+    gpu::memory_ledger& ledger = gpu::memory_ledger::global();
+    alignas(4) static char activations[1], parameters[1];
+    const auto activations_tag = gpu::memory_tag::standard(gpu::memory_category::activations);
+    ledger.record_allocation(device, activations, 300 * mib, activations_tag);
+    ledger.record_allocation(device, parameters, 100 * mib,
+                             gpu::memory_tag::standard(gpu::memory_category::parameters));
+    const gpu::out_of_memory e("cudaMallocAsync(&p, n, s)", 64 * mib, 0, 0, device,
+                               std::source_location::current());
+    CHECK(ledger.record_free(device, activations).has_value());
+    CHECK(ledger.record_free(device, parameters).has_value());
+    const std::string what = e.what();
+    CHECK_THAT(what, ContainsSubstring("requested 64.00 MiB on device 9"));
+    CHECK_THAT(what, ContainsSubstring("who holds device 9: activations 300.00 MiB"));
+    CHECK_THAT(what, ContainsSubstring("parameters 100.00 MiB"));
+    CHECK_THAT(what, ContainsSubstring("fix for activations, the largest: lower the batch size"));
+    CHECK_THAT(what, !ContainsSubstring("cudagap holds"));
 }
 
 TEST_CASE("every cudagap error is a gpu::error and a std::runtime_error", "[error]")

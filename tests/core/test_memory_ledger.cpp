@@ -253,6 +253,23 @@ TEST_CASE("the snapshot's pool and untracked lines come from the device's number
     CHECK(graphs->peak_bytes == 800);
     CHECK(snap.rows.front().tag == acts);
 
+    // What captures allocated is recorded under graph pools and is part of the graphs' used
+    // memory: the row is the larger of the two, the measured part only the difference.
+    gpu::memory_ledger captured;
+    captured.record_allocation(0, address(3), 500,
+                               gpu::memory_tag::standard(gpu::memory_category::graph_pool));
+    const gpu::memory_ledger_snapshot both = captured.snapshot(0, r);
+    const gpu::memory_ledger_row* graph_row =
+        row_of(both.rows, gpu::memory_tag::standard(gpu::memory_category::graph_pool));
+    REQUIRE(graph_row != nullptr);
+    CHECK(graph_row->current_bytes == 600);
+    CHECK(graph_row->measured_bytes == 100);
+    CHECK(both.tracked_bytes == 600);
+    r.graph_used_bytes = 300; // a graph not launched yet: the record holds more than the device
+    CHECK(row_of(captured.snapshot(0, r).rows,
+                 gpu::memory_tag::standard(gpu::memory_category::graph_pool))
+              ->current_bytes == 500);
+
     const gpu::memory_ledger_snapshot unknown = ledger.snapshot(0, {});
     CHECK_FALSE(unknown.untracked_bytes().has_value());
     // Counting more than the device says is used shows as a negative untracked line.

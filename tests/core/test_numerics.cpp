@@ -1,4 +1,4 @@
-// gpu/numerics.hpp and gpu/element_type.hpp: the NaN/Inf check of every wing. On the host: the
+// gpu/numerics.hpp and gpu/element_type.hpp: the NaN/Inf check of every wrapper. On the host: the
 // report's words, numerics_error's place in the error family, its message and hint, the host
 // scan (by the same bit rules as the kernel) and every argument check; on a GPU, the kernel
 // counts every format, reads strided data without its padding, and waits for its stream; the

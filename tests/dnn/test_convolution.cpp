@@ -1,7 +1,7 @@
 // gpu/dnn/convolution.hpp: problems, options, cache keys, algorithm selection and explanations
 // on the host; forward convolutions against a float64 CPU reference on a GPU.
 #include "candidates.hpp"
-#include "convolution_selection.hpp" // the wing's private selection machinery
+#include "convolution_selection.hpp" // the dnn wrapper's private selection machinery
 #include "reference_convolution.hpp"
 #include "typed_values.hpp"
 
@@ -46,7 +46,8 @@ using gpu::test::candidate;
 
 namespace {
 
-convolution_problem article_problem()
+// The convolution cudagap-demo runs: nn.Conv2d(3, 64, 3, padding=1) on 32x3x224x224.
+convolution_problem demo_problem()
 {
     return {.input = {32, 3, 224, 224}, .filter = {64, 3, 3, 3}, .geometry = {.padding = {1, 1}}};
 }
@@ -55,14 +56,14 @@ convolution_problem article_problem()
 
 // ---- host: problems, options, keys, selection ---------------------------------------------
 
-TEST_CASE("the article's convolution problem: shapes, work and bytes", "[dnn]")
+TEST_CASE("the demo's convolution problem: shapes, work and bytes", "[dnn]")
 {
-    const convolution_problem p = article_problem();
+    const convolution_problem p = demo_problem();
     CHECK(p.output() == std::vector<int>{32, 64, 224, 224});
     CHECK(p.input_elements() == 32u * 3 * 224 * 224);
     CHECK(p.filter_elements() == 64u * 3 * 3 * 3);
     CHECK(p.output_elements() == 32u * 64 * 224 * 224);
-    // The output alone is the 411 MB the article's demo writes.
+    // The output alone is 411 MB in FP32.
     CHECK(p.output_elements() * 4 == 411041792u);
     CHECK(p.minimum_bytes() ==
           Approx(4.0 * (32 * 3 * 224 * 224 + 64 * 27 + 32.0 * 64 * 224 * 224)));
@@ -78,26 +79,26 @@ TEST_CASE("the article's convolution problem: shapes, work and bytes", "[dnn]")
 
 TEST_CASE("bad problems are refused with their values, before any handle is used", "[dnn]")
 {
-    convolution_problem p = article_problem();
+    convolution_problem p = demo_problem();
     p.filter = {64, 4, 3, 3};
     CHECK_THROWS_WITH(p.validate(), ContainsSubstring("the input has 3 channels"));
     // A plan refuses it even with an empty handle: nothing was allocated or asked of cuDNN.
     gpu::dnn::handle empty = gpu::dnn::handle::from_native_handle(nullptr);
     CHECK_THROWS_WITH(convolution(empty, p), ContainsSubstring("the input has 3 channels"));
-    p = article_problem();
+    p = demo_problem();
     p.geometry.stride = {0, 1};
     CHECK_THROWS_WITH(convolution(empty, p), ContainsSubstring("stride [0, 1]"));
-    p = article_problem();
+    p = demo_problem();
     p.input = {32, 3, 2, 2};
     p.geometry.padding = {0, 0};
     CHECK_THROWS_WITH(convolution(empty, p), ContainsSubstring("padded input is only 2"));
     // An output beyond cuDNN's 32-bit indexing.
-    p = article_problem();
+    p = demo_problem();
     p.input = {1024, 3, 224, 224};
     CHECK_THROWS_WITH(p.validate(),
                       ContainsSubstring("convolution output") && ContainsSubstring("INT_MAX"));
     // A good problem with an empty handle: the handle is named.
-    CHECK_THROWS_WITH(convolution(empty, article_problem()),
+    CHECK_THROWS_WITH(convolution(empty, demo_problem()),
                       ContainsSubstring("gpu::dnn::handle is empty"));
 }
 
@@ -108,28 +109,28 @@ TEST_CASE("nothing is computed from an invalid problem", "[dnn]")
     const convolution_problem no_filter{.input = {1, 3, 8, 8}};
     CHECK_THROWS_WITH(no_filter.flops(), ContainsSubstring("filter [] 0"));
     CHECK_THROWS_AS(no_filter.minimum_bytes(), std::invalid_argument);
-    convolution_problem negative = article_problem();
+    convolution_problem negative = demo_problem();
     negative.input[0] = -32;
     CHECK_THROWS_WITH(negative.input_elements(),
                       ContainsSubstring("dimension 0 of [-32, 3, 224, 224]"));
     CHECK_THROWS_AS(negative.filter_elements(), std::invalid_argument);
     CHECK_THROWS_AS(negative.output_elements(), std::invalid_argument);
     // Padding so large that the padded input does not fit int, reported before any handle.
-    convolution_problem padded = article_problem();
+    convolution_problem padded = demo_problem();
     padded.geometry.padding = {1 << 30, 1};
     CHECK_THROWS_WITH(padded.output(), ContainsSubstring("padded input is 2147483872"));
     gpu::dnn::handle empty = gpu::dnn::handle::from_native_handle(nullptr);
     CHECK_THROWS_WITH(convolution(empty, padded), ContainsSubstring("more than INT_MAX"));
     // Enumerators cast from integers.
-    convolution_problem cast = article_problem();
+    convolution_problem cast = demo_problem();
     cast.epilogue = static_cast<convolution_epilogue>(3);
     CHECK_THROWS_WITH(cast.validate(), ContainsSubstring("convolution_epilogue value 3"));
-    cast = article_problem();
+    cast = demo_problem();
     cast.type = static_cast<gpu::dnn::data_type>(-1);
     CHECK_THROWS_WITH(cast.output(), ContainsSubstring("data_type value -1"));
 }
 
-TEST_CASE("convolution options follow the article's three profiles", "[dnn]")
+TEST_CASE("convolution options follow the three profiles", "[dnn]")
 {
     const convolution_options dev = convolution_options::from_profile(gpu::profile::development());
     CHECK(dev.search == algorithm_search::heuristic);
@@ -173,7 +174,7 @@ TEST_CASE("the profile's benchmark and deterministic switches give the search", 
 TEST_CASE("plan cache keys tell apart exactly what changes the choice", "[dnn]")
 {
     using gpu::dnn::detail::make_plan_key;
-    const convolution_problem p = article_problem();
+    const convolution_problem p = demo_problem();
     const convolution_options o;
     const auto base = make_plan_key(p, o, 0);
     CHECK(base == make_plan_key(p, o, 0));
@@ -570,7 +571,7 @@ TEST_CASE("a plain plan's choice is tried, and a candidate cuDNN refuses is reje
     CHECK_THAT(c[2].reason, ContainsSubstring("over the budget"));
 
     gpu::dnn::convolution_explanation e;
-    e.problem = article_problem().to_string();
+    e.problem = demo_problem().to_string();
     e.candidates = c;
     CHECK_THAT(e.to_string(),
                ContainsSubstring("rejected: refused at trial: CUDNN_STATUS_NOT_SUPPORTED (3000) "
@@ -581,7 +582,7 @@ TEST_CASE("when cuDNN refuses every candidate at trial, nothing is chosen and th
           "[dnn]")
 {
     gpu::dnn::convolution_explanation e;
-    e.problem = article_problem().to_string();
+    e.problem = demo_problem().to_string();
     e.candidates = {candidate(convolution_algorithm::implicit_gemm, 0),
                     candidate(convolution_algorithm::gemm, std::size_t{2} << 30),
                     candidate(convolution_algorithm::implicit_precomp_gemm, 4096)};
@@ -749,7 +750,7 @@ TEST_CASE("planning scratch values are seeded, never zero, denormal or non-finit
 TEST_CASE("a fused epilogue is named in the explanation", "[dnn]")
 {
     gpu::dnn::convolution_explanation e;
-    e.problem = article_problem().to_string();
+    e.problem = demo_problem().to_string();
     CHECK_THAT(e.to_string(), !ContainsSubstring("epilogue:"));
     e.epilogue = convolution_epilogue::bias;
     e.execution = gpu::dnn::epilogue_execution::fused;
@@ -765,7 +766,7 @@ TEST_CASE("a fused epilogue is named in the explanation", "[dnn]")
 TEST_CASE("when nothing fits, the error lists every candidate and its reason", "[dnn]")
 {
     gpu::dnn::convolution_explanation e;
-    e.problem = article_problem().to_string();
+    e.problem = demo_problem().to_string();
     e.candidates = {candidate(convolution_algorithm::gemm, 1 << 20),
                     candidate(convolution_algorithm::fft, 1 << 24)};
     gpu::dnn::detail::selection_rules rules; // budget 0
@@ -783,7 +784,7 @@ TEST_CASE("when nothing fits, the error lists every candidate and its reason", "
 TEST_CASE("an explanation reads as a report", "[dnn]")
 {
     gpu::dnn::convolution_explanation e;
-    e.problem = article_problem().to_string();
+    e.problem = demo_problem().to_string();
     e.search = algorithm_search::exhaustive;
     e.workspace_budget_bytes = std::size_t{1} << 30;
     e.algorithm = convolution_algorithm::implicit_precomp_gemm;

@@ -4,8 +4,8 @@
 // references under every policy, layout and type, bit-identical deterministic runs, gradient
 // accumulation and the errors of a run.
 #include "candidates.hpp"
-#include "convolution_pass.hpp"      // the wing's private planning pieces (descriptors)
-#include "convolution_selection.hpp" // the wing's private selection machinery
+#include "convolution_pass.hpp"      // the dnn wrapper's private planning pieces (descriptors)
+#include "convolution_selection.hpp" // the dnn wrapper's private selection machinery
 #include "reference_convolution.hpp"
 #include "typed_values.hpp"
 

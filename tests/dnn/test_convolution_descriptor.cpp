@@ -52,7 +52,7 @@ convolution_geometry geometry2(std::vector<int> padding, std::vector<int> stride
 }
 
 const std::vector<shape_case> shape_cases = {
-    {"the article's conv: 3x3, pad 1", {32, 3, 224, 224}, {64, 3, 3, 3}, geometry2({1, 1})},
+    {"the demo's conv: 3x3, pad 1", {32, 3, 224, 224}, {64, 3, 3, 3}, geometry2({1, 1})},
     {"1x1", {8, 64, 56, 56}, {256, 64, 1, 1}, geometry2({0, 0})},
     {"1x1 stride 2", {8, 256, 56, 56}, {512, 256, 1, 1}, geometry2({0, 0}, {2, 2})},
     {"7x7 stride 2 pad 3 (ResNet stem)",

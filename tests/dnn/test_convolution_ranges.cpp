@@ -1,7 +1,7 @@
 // The names of the NVTX ranges of the convolution passes (src/dnn/convolution_pass.hpp): what a
 // Nsight Systems timeline shows for each run of a plan. The runs themselves, with the ranges
 // read back from NVTX, are in tests/nn/test_nvtx_ranges.cpp (conv2d's three passes, [gpu]).
-#include "convolution_pass.hpp" // the wing's private pass helpers
+#include "convolution_pass.hpp" // the dnn wrapper's private pass helpers
 
 #include <gpu/dnn/convolution_planning.hpp>
 

@@ -3,10 +3,12 @@
 #include <gpu/device.hpp>
 #include <gpu/dnn/convolution_planning.hpp>
 #include <gpu/dnn/error.hpp>
+#include <gpu/memory_ledger.hpp>
 
 #include "candidates.hpp"
 #include "catch.hpp"
 #include "convolution_selection.hpp"
+#include "memory_tags.hpp" // the layer's private tags
 
 #include <cudnn_ops.h>
 
@@ -50,7 +52,7 @@ TEST_CASE("every cudnnStatus_t of this cuDNN has its name and a description", "[
     }
 }
 
-TEST_CASE("the statuses of the article's table have their cuDNN names and codes", "[dnn]")
+TEST_CASE("the statuses of the common-error table have their cuDNN names and codes", "[dnn]")
 {
     CHECK(gpu::dnn::status_name(CUDNN_STATUS_NOT_INITIALIZED) == "CUDNN_STATUS_NOT_INITIALIZED");
     CHECK(gpu::dnn::status_name(CUDNN_STATUS_BAD_PARAM) == "CUDNN_STATUS_BAD_PARAM");
@@ -151,6 +153,36 @@ TEST_CASE("NOT_INITIALIZED with a GPU and matching versions names the three caus
     CHECK_THAT(hint, ContainsSubstring("cuDNN 9.19.0 (built for CUDA 13.0)"));
     CHECK_THAT(hint, ContainsSubstring("3.00 GiB free of 80.00 GiB"));
     CHECK_THAT(hint, ContainsSubstring("cudagap-doctor"));
+}
+
+TEST_CASE("an allocation failure names who holds the device, from the ledger", "[dnn]")
+{
+    // Device 12 of the process's ledger, which no other test uses; the pointer is only a key.
+    constexpr int device = 12;
+    alignas(4) static char workspace[1];
+    const gpu::memory_tag plan = gpu::dnn::detail::cudnn_plan_workspace_tag();
+    gpu::memory_ledger::global().record_allocation(device, workspace, std::size_t{1} << 30, plan);
+    gpu::dnn::detail::hint_facts facts = facts_with_gpu();
+    facts.device = device;
+    const std::string hint =
+        gpu::dnn::detail::hint_for(static_cast<cudnnStatus_t>(4004), "", "", facts);
+    CHECK(gpu::memory_ledger::global().record_free(device, workspace).has_value());
+    CHECK_THAT(hint, ContainsSubstring("3.00 GiB free of 80.00 GiB") &&
+                         ContainsSubstring("who holds device 12: cuDNN plan workspace 1.00 GiB") &&
+                         ContainsSubstring("lower cuDNN's workspace budget"));
+}
+
+TEST_CASE("cuDNN's own memory carries tags named for it, in their categories", "[dnn]")
+{
+    using gpu::memory_category;
+    CHECK(gpu::dnn::detail::cudnn_plan_workspace_tag().name() == "cuDNN plan workspace");
+    CHECK(gpu::dnn::detail::cudnn_plan_workspace_tag().category() == memory_category::workspace);
+    CHECK(gpu::dnn::detail::cudnn_planning_scratch_tag().category() ==
+          memory_category::planning_scratch);
+    CHECK(gpu::dnn::detail::cudnn_dropout_states_tag().category() == memory_category::scratch);
+    // Defined once: asking again gives the same tag.
+    CHECK(gpu::dnn::detail::cudnn_plan_workspace_tag() ==
+          gpu::memory_tag::define("cuDNN plan workspace", memory_category::workspace));
 }
 
 TEST_CASE("BAD_PARAM and NOT_SUPPORTED hints name the value and the combination", "[dnn]")

@@ -1,4 +1,4 @@
-// gpu/dnn/handle.hpp: the cuDNN context, its stream binding, and the article's
+// gpu/dnn/handle.hpp: the cuDNN context, its stream binding, and the hint for
 // CUDNN_STATUS_NOT_INITIALIZED on a machine without a driver.
 #include <gpu/device.hpp>
 #include <gpu/dnn/handle.hpp>

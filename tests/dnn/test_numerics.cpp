@@ -1,4 +1,4 @@
-// gpu/dnn/numerics.hpp: the wing's overload of the core's NaN/Inf check on a data_type (the scans
+// gpu/dnn/numerics.hpp: the overload of the core's NaN/Inf check on a data_type (the scans
 // themselves are tested in tests/core/test_numerics.cpp), its argument checks on the host, the
 // 0.1 names that forward to it, and on a GPU a large tensor checked by the core's kernel.
 #include <gpu/dnn/numerics.hpp>

@@ -1,4 +1,4 @@
-// gpu/dnn/types.hpp: the names and sizes of the cuDNN wing's vocabulary.
+// gpu/dnn/types.hpp: the names and sizes of the cuDNN wrapper's vocabulary.
 #include <gpu/dnn/types.hpp>
 
 #include "catch.hpp"

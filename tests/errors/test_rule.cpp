@@ -1,4 +1,4 @@
-// The error rule of docs/architecture.md ("Errors"), checked across the floors in one place:
+// The error rule of docs/architecture.md ("Errors"), checked across the layers in one place:
 // a bad argument is std::invalid_argument naming the values; an empty or moved-from owner used
 // is std::logic_error; a library or device failure is a gpu::error subclass.
 //
@@ -213,7 +213,7 @@ TEST_CASE("an empty core owner refuses to be used with logic_error", "[rule]")
     CHECK_THROWS_AS(static_cast<void>(x.update(g)), std::logic_error);
 }
 
-TEST_CASE("an empty wing owner refuses to be used with logic_error", "[rule]")
+TEST_CASE("an empty blas or dnn handle refuses to be used with logic_error", "[rule]")
 {
     blas::handle b = blas::handle::from_native_handle(nullptr, gpu::legacy_default_stream);
     check_empty_blas_handle(b);
@@ -294,7 +294,7 @@ TEST_CASE("a moved-from buffer is an empty buffer, like a moved-from std::vector
     CHECK_THROWS_WITH(a.copy_from_host(three), ContainsSubstring("0") && ContainsSubstring("3"));
 }
 
-TEST_CASE("bad arguments are invalid_argument naming the values, in every floor", "[rule]")
+TEST_CASE("bad arguments are invalid_argument naming the values, in every layer", "[rule]")
 {
     CHECK_THROWS_AS(gpu::compute_capability::from_int(-75), std::invalid_argument);
     CHECK_THROWS_WITH(gpu::compute_capability::from_int(-75), ContainsSubstring("-75"));
@@ -320,7 +320,7 @@ TEST_CASE("bad arguments are invalid_argument naming the values, in every floor"
                         gpu::matrix::row_major(static_cast<const float*>(fake_b), 5, 2),
                         gpu::matrix::row_major(fake_c, 3, 2)),
         ContainsSubstring("a has 4 columns, b has 5 rows"));
-    // The nn floor checks its options before it allocates anything, so no GPU is needed here.
+    // nn checks its options before it allocates anything, so no GPU is needed here.
     CHECK_THROWS_WITH(nn::adamw(8, gpu::legacy_default_stream, {.beta1 = 1.5}),
                       ContainsSubstring("beta1 1.5"));
     CHECK_THROWS_WITH(nn::grad_scaler(gpu::legacy_default_stream, {.growth_interval = 0}),
@@ -329,14 +329,14 @@ TEST_CASE("bad arguments are invalid_argument naming the values, in every floor"
                       ContainsSubstring("classes 0"));
 }
 
-TEST_CASE("library failures are gpu::error subclasses of each library's floor", "[rule]")
+TEST_CASE("library failures are gpu::error subclasses of the layer of each library", "[rule]")
 {
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, gpu::cuda_error>);
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, blas::blas_error>);
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, blas::random_error>);
     STATIC_REQUIRE(std::is_base_of_v<gpu::error, dnn::dnn_error>);
     STATIC_REQUIRE(std::is_base_of_v<dnn::dnn_error, dnn::no_algorithm_error>);
-    // A file that breaks its format is no library failure and no bad argument: the nn floor's
+    // A file that breaks its format is no library failure and no bad argument: nn's
     // format_error is a std::runtime_error, like the filesystem_error of a file that cannot be read.
     STATIC_REQUIRE(std::is_base_of_v<std::runtime_error, nn::format_error>);
     STATIC_REQUIRE(!std::is_base_of_v<gpu::error, nn::format_error>);
@@ -351,7 +351,7 @@ TEST_CASE("library failures are gpu::error subclasses of each library's floor", 
                ContainsSubstring("no algorithm fits") && ContainsSubstring("\nhint: raise"));
 }
 
-TEST_CASE("every wing's error reads the same: '<api>: <name> (<code>): <message>'", "[rule]")
+TEST_CASE("every wrapper's error reads the same: '<api>: <name> (<code>): <message>'", "[rule]")
 {
     const blas::blas_error b("cublasCreate(&handle)", "CUBLAS_STATUS_NOT_INITIALIZED", 1,
                              "the library was not initialized", "check the driver", -1,

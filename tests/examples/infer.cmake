@@ -72,6 +72,7 @@ _cudagap_infer_test("cudagap-infer on the tiny test set" ARGS --data "${_tiny}/g
   EXPECT_NO_GPU "No usable GPU, so no inference: "
   EXPECT_GPU "fp16, profile production: 5 buckets planned and captured in [0-9.]+ s"
              "bucket 256: conv1 [a-z_]+ \\([0-9.]+ ms, timed\\), conv2 [a-z_]+ [^\n]*graph of [0-9]+ nodes"
+             "activations [0-9.]+ MiB \\(the ledger's bucket 256 activations: [0-9.]+ MiB\\)"
              " batch +bucket +mode +p50 ms +p90 ms +p99 ms +mean ms +images/s +p99/p50"
              "\n +1 +1  eager +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9.]+\n +1 +1  graph "
              "\n +8 +8  graph "
@@ -80,7 +81,7 @@ set(_infer_json_gpu "gpu_available=ON" "device:STRING" "results/0/mode=eager" "r
   "results/0/bucket=1" "results/0/requests=20" "results/0/latency_ms/p50:NUMBER" "results/0/latency_ms/p90:NUMBER"
   "results/0/latency_ms/p99:NUMBER" "results/0/latency_ms/mean:NUMBER" "results/0/images_per_second:NUMBER"
   "results/1/mode=graph" "results/3/batch_size=8" "results/3/bucket=8" "test_accuracy/eager:NUMBER"
-  "test_accuracy/graph:NUMBER")
+  "test_accuracy/graph:NUMBER" "memory_ledger/rows:ARRAY" "memory_ledger/device_read=ON")
 _cudagap_infer_test("cudagap-infer --json on the tiny test set"
   ARGS --data "${_tiny}/good" --precision bf16 ${_infer_quick} --json - JSON EXIT 0
   JSON_CHECKS "program=cudagap-infer" "version=${PROJECT_VERSION}" "precision=bf16" "profile=production"

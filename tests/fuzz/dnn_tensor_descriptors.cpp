@@ -1,4 +1,4 @@
-// Fuzzes the cuDNN wing's descriptor factories and packed strides (tensor_descriptor.hpp,
+// Fuzzes the cuDNN wrapper's descriptor factories and packed strides (tensor_descriptor.hpp,
 // filter_descriptor.hpp, activation_descriptor.hpp, convolution_descriptor.hpp): any rank, dims,
 // layout, type, mode and coefficient, and descriptors adopted from raw cuDNN calls with any
 // strides.

@@ -1,4 +1,4 @@
-// What the cuDNN wing's fuzzers share: int values biased to where cuDNN's 32-bit arithmetic
+// What the cuDNN wrapper's fuzzers share: int values biased to where cuDNN's 32-bit arithmetic
 // breaks, enumerators that are now and then none of the named ones, and a saturating product.
 #pragma once
 

@@ -3,6 +3,7 @@
 // one-rank communicator, one per local GPU, closing them together, adopting and closing ones
 // still in progress, and NCCL's own refusal of a duplicated GPU.
 #include <gpu/device.hpp>
+#include <gpu/memory_ledger.hpp>
 #include <gpu/nccl/communicator.hpp>
 #include <gpu/nccl/error.hpp>
 #include <gpu/nccl/group.hpp>
@@ -81,6 +82,7 @@ TEST_CASE("an empty communicator refuses every use, and aborting it does nothing
     CHECK_THROWS_AS(comm.timeout(), std::logic_error);
     CHECK_THROWS_AS(comm.check_async_error(), std::logic_error);
     CHECK_THROWS_AS(comm.destroy(), std::logic_error);
+    CHECK(comm.measured_bytes() == 0);
     comm.abort();
     CHECK(comm.release() == nullptr);
     CHECK_THROWS_AS(gpu::nccl::communicator::from_native_handle(nullptr), std::invalid_argument);
@@ -223,6 +225,42 @@ TEST_CASE("a one-rank communicator: rank, size, device, destroy and move", "[ncc
             gpu::nccl::communicator::init_rank(gpu::nccl::unique_id::create(), 0, 1, dev);
     }
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+}
+
+namespace {
+// What the process's ledger holds on @p device under "NCCL communicator" now.
+std::size_t nccl_held(int device)
+{
+    for (const gpu::memory_ledger_row& row : gpu::memory_ledger::global().rows(device)) {
+        if (row.name == "NCCL communicator") {
+            return row.current_bytes;
+        }
+    }
+    return 0;
+}
+} // namespace
+
+TEST_CASE("a communicator's set-up is held in the ledger until it closes", "[nccl][gpu]")
+{
+    const gpu::device dev(0);
+    const std::size_t before = nccl_held(dev.id());
+    const std::size_t used = dev.memory().used_bytes();
+    gpu::nccl::communicator comm =
+        gpu::nccl::communicator::init_rank(gpu::nccl::unique_id::create(), 0, 1, dev);
+    // NCCL allocates its buffers as it sets up: the device's used memory grew by what it holds.
+    CHECK(comm.measured_bytes() > 0);
+    CHECK(comm.measured_bytes() <= dev.memory().used_bytes() - used);
+    CHECK(nccl_held(dev.id()) == before + comm.measured_bytes());
+    comm.destroy();
+    CHECK(comm.measured_bytes() == 0);
+    CHECK(nccl_held(dev.id()) == before);
+
+    const std::vector<gpu::device> one{dev};
+    std::vector<gpu::nccl::communicator> all = gpu::nccl::communicator::init_all(one);
+    REQUIRE(all.size() == 1);
+    CHECK(nccl_held(dev.id()) == before + all[0].measured_bytes());
+    gpu::nccl::destroy_all(all);
+    CHECK(nccl_held(dev.id()) == before);
 }
 
 TEST_CASE("init_all makes one communicator per device and restores the current device",

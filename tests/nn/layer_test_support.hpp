@@ -1,4 +1,4 @@
-// Helpers of the tests of the layers on the dnn wing (conv2d, relu, max_pool2d, dropout, and the
+// Helpers of the tests of the layers on the dnn wrapper (conv2d, relu, max_pool2d, dropout, and the
 // stack of them): the dnn tests' typed device tensors (tests/dnn/typed_tensor.hpp) as layer
 // tensors, the store's parameters read back as doubles, and central finite differences of a
 // float64 function. Test code only; the device helpers need a GPU.

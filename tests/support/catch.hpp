@@ -14,7 +14,12 @@
 #include <catch2/catch_version_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/generators/catch_generators_range.hpp>
+#include <catch2/matchers/catch_matchers_exception.hpp>
+#include <catch2/matchers/catch_matchers_predicate.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+
+// Every matcher the tests use, each from its own header in v3 (v2's catch.hpp has them all): the
+// string ones, Message (an exception's what()) and Predicate.
 
 // v2 declares Approx in the global namespace, v3 only as Catch::Approx: the tests write Approx.
 using Catch::Approx;

@@ -1,4 +1,4 @@
-// A scenario shared by the tests of the NaN/Inf checks (the core's and the wings' overloads):
+// A scenario shared by the tests of the NaN/Inf checks (the core's and the wrappers' overloads):
 // a check must wait for the work queued on the stream it is given (or the buffer's), not run on
 // the legacy default stream. Header-only, test code only; [gpu] tests only.
 #pragma once

@@ -1,4 +1,4 @@
-# Proves that the core floor knows nothing of the tools above it: a program that links only
+# Proves that the core layer knows nothing of the tools above it: a program that links only
 # cudagap::core gets none of the diagnosis, the process spawning, the VRAM advisor or JSON.
 # -D NM=<nm> -D CORE_LIBRARY=<file> -D TOOLS_LIBRARY=<file> -D CORE_SOURCE_DIR=<src/core>
 # -D CORE_SOURCES=... -D CORE_HEADERS=... -D CORE_LINKS=... (lists joined by '|')
@@ -11,7 +11,7 @@ set(failures "")
 set(tool_symbols "gpu::diagnose(" "gpu::diagnosis::describe" "gpu::advise_vram("
                  "gpu::measure_vram(" "gpu::find_library_copies(" "gpu::detail::run_tool("
                  "gpu::detail::parse_smi_rows(")
-# Names that no part of the core may define or use: the wings' libraries and the JSON library.
+# Names that no part of the core may define or use: the wrapped libraries and the JSON library.
 set(foreign_names "cublas" "cudnn" "nlohmann")
 
 function(symbols library out)
@@ -55,13 +55,13 @@ foreach(link IN LISTS CORE_LINKS)
   endif()
 endforeach()
 
-# The core's own files include nothing of a higher floor.
+# The core's own files include nothing of a higher layer.
 file(GLOB core_files "${CORE_SOURCE_DIR}/*.cpp" "${CORE_SOURCE_DIR}/*.hpp" "${CORE_SOURCE_DIR}/*.cu")
 list(APPEND core_files ${CORE_HEADERS})
 foreach(file IN LISTS core_files)
   file(STRINGS "${file}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]gpu/(tools|blas|dnn|nccl|nn|json)")
   foreach(line IN LISTS includes)
-    list(APPEND failures "${file} includes a higher floor: ${line}")
+    list(APPEND failures "${file} includes a higher layer: ${line}")
   endforeach()
 endforeach()
 
@@ -71,4 +71,4 @@ if(failures)
 endif()
 list(LENGTH core_files checked)
 message(STATUS "cudagap::core: none of ${tool_symbols} in ${CORE_LIBRARY}; links ${CORE_LINKS}; "
-               "${checked} files include no higher floor")
+               "${checked} files include no higher layer")

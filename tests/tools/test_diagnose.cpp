@@ -4,7 +4,7 @@
 #include <gpu/tools/diagnose.hpp>
 #include <gpu/tools/library_copies.hpp>
 
-#include "checks.hpp" // the private helpers the wings' checks share
+#include "checks.hpp" // the private helpers the wrappers' checks share
 
 #include <gpu/device.hpp>
 #include <gpu/version.hpp>
@@ -104,9 +104,9 @@ gpu::diagnostic_status expected_status(gpu::kernel_image image)
     }
 }
 
-// The checks gpu::diagnose runs after @p cuda_checks: each built wing's three, or one skipped
-// check for a wing this cudagap lacks, then the other platforms.
-std::vector<std::string> wing_check_names(std::vector<std::string> names)
+// The checks gpu::diagnose runs after @p cuda_checks: each built wrapper's three, or one skipped
+// check for a wrapper this cudagap lacks, then the other platforms.
+std::vector<std::string> wrapper_check_names(std::vector<std::string> names)
 {
     if (CUDAGAP_TEST_WITH_BLAS) {
         names.insert(names.end(), {"cuBLAS", "cuBLAS handle", "cuBLAS copies on the library path"});
@@ -135,10 +135,10 @@ gpu::diagnosis diagnose_with_tools(const temporary_folder& tools)
 
 } // namespace
 
-TEST_CASE("the diagnosis runs the article's checks in order, each with a detail", "[diagnose]")
+TEST_CASE("the diagnosis runs its checks in order, each with a detail", "[diagnose]")
 {
     const gpu::diagnosis report = gpu::diagnose();
-    const std::vector<std::string> expected = wing_check_names(
+    const std::vector<std::string> expected = wrapper_check_names(
         {"nvidia-smi", "NVIDIA driver", "CUDA runtime", "GPUs", "kernel images", "nvcc"});
     REQUIRE(report.checks.size() == expected.size());
     for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -431,14 +431,14 @@ TEST_CASE("other platforms are reported as information", "[diagnose]")
     CHECK_THAT(oneapi.detail, ContainsSubstring("Intel oneAPI (SYCL) is installed"));
 }
 
-TEST_CASE("a wing this cudagap was built without is a skipped check that says how to get it",
+TEST_CASE("a wrapper this cudagap was built without is a skipped check that says how to get it",
           "[diagnose]")
 {
     const gpu::diagnosis report = gpu::diagnose();
-    for (const auto& [wing, built] : {std::pair{"cuBLAS", CUDAGAP_TEST_WITH_BLAS != 0},
-                                      std::pair{"cuDNN", CUDAGAP_TEST_WITH_DNN != 0},
-                                      std::pair{"NCCL", CUDAGAP_TEST_WITH_NCCL != 0}}) {
-        const gpu::diagnostic* check = report.find(wing);
+    for (const auto& [wrapper, built] : {std::pair{"cuBLAS", CUDAGAP_TEST_WITH_BLAS != 0},
+                                         std::pair{"cuDNN", CUDAGAP_TEST_WITH_DNN != 0},
+                                         std::pair{"NCCL", CUDAGAP_TEST_WITH_NCCL != 0}}) {
+        const gpu::diagnostic* check = report.find(wrapper);
         REQUIRE(check != nullptr);
         INFO(check->name << ": " << check->detail);
         CHECK((check->status == gpu::diagnostic_status::skipped) == !built);
@@ -449,12 +449,12 @@ TEST_CASE("a wing this cudagap was built without is a skipped check that says ho
 
 TEST_CASE("a group of checks that throws becomes one failed check, not a lost report", "[diagnose]")
 {
-    const std::vector<gpu::diagnostic> fine = gpu::detail::run_checks("wing", [] {
+    const std::vector<gpu::diagnostic> fine = gpu::detail::run_checks("group", [] {
         return std::vector<gpu::diagnostic>{
-            {"wing check", gpu::diagnostic_status::ok, "fine", "", ""}};
+            {"group check", gpu::diagnostic_status::ok, "fine", "", ""}};
     });
     REQUIRE(fine.size() == 1);
-    CHECK(fine[0].name == "wing check");
+    CHECK(fine[0].name == "group check");
     const std::vector<gpu::diagnostic> thrown = gpu::detail::run_checks(
         "cuBLAS", []() -> std::vector<gpu::diagnostic> { throw std::runtime_error("boom"); });
     REQUIRE(thrown.size() == 1);

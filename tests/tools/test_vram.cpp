@@ -46,8 +46,7 @@ TEST_CASE("each tier starts at 7/8 of the size it is sold as", "[vram]")
     CHECK(gpu::vram_tier_for(std::size_t{1} << 50) == gpu::vram_tier::class_80gb);
 }
 
-TEST_CASE("real cards land in the class they are sold as, unlike the article's comparison",
-          "[vram]")
+TEST_CASE("real cards land in the class they are sold as, not the one below", "[vram]")
 {
     // Totals as cudaMemGetInfo/nvidia-smi report them (MiB), which are below the box's number.
     const std::vector<std::tuple<const char*, std::size_t, gpu::vram_tier>> cards = {
@@ -68,7 +67,7 @@ TEST_CASE("real cards land in the class they are sold as, unlike the article's c
     }
 }
 
-TEST_CASE("the article's tiers: half precision and small batches below 12 GB", "[vram]")
+TEST_CASE("the small tiers: half precision and small batches below 12 GB", "[vram]")
 {
     SECTION("under 8 GB: batch 1 with gradient checkpointing")
     {

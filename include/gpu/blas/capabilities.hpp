@@ -27,7 +27,7 @@
 
 namespace gpu::blas {
 
-/// @brief The precisions of a GEMM, as the article compares them.
+/// @brief The precisions a GEMM can run in, from FP64 down to the 16-bit formats.
 enum class precision {
     fp64, ///< `double` in and out, FP64 arithmetic
     fp32, ///< `float` in and out, FP32 arithmetic (`math_mode::default_math` or `strict_fp32`)

@@ -1,5 +1,5 @@
 /// @file error.hpp
-/// @brief The errors of the blas wing (`blas_error` for cuBLAS, `random_error` for cuRAND),
+/// @brief The errors of the blas wrapper (`blas_error` for cuBLAS, `random_error` for cuRAND),
 /// their statuses by name, the hints cudagap gives for them, and the checking macros
 /// `GPU_CUBLAS_CHECK` and `GPU_CURAND_CHECK`.
 ///
@@ -104,14 +104,14 @@ random_status_name(curandStatus_t status)
     return status == CURAND_STATUS_ALLOCATION_FAILED;
 }
 
-/// @brief Whether @p e says that memory ran out, as far as the core and this wing can tell, so
+/// @brief Whether @p e says that memory ran out, as far as the core and this wrapper can tell, so
 /// that a program gives one piece of advice (a smaller batch, fewer buffers) whichever call ran
 /// out.
 ///
 /// True for the core's `gpu::out_of_memory` (a failed allocation of cudagap's), a `blas_error`
 /// or `random_error` whose status `is_out_of_memory`. False for anything else, a cuDNN error
-/// among them: that is the dnn wing's to judge (`gpu::dnn::is_out_of_memory`); the core cannot
-/// know either wing.
+/// among them: that is the dnn wrapper's to judge (`gpu::dnn::is_out_of_memory`); the core cannot
+/// know either wrapper.
 [[nodiscard]] bool is_out_of_memory(const std::exception& e) noexcept;
 
 namespace detail {

@@ -1,5 +1,5 @@
 /// @file lt.hpp
-/// @brief cuBLASLt in the blas wing: `gpu::blas::lt_handle` (a cuBLASLt context with its stream,
+/// @brief cuBLASLt in the blas wrapper: `gpu::blas::lt_handle` (a cuBLASLt context with its stream,
 /// its stream-ordered workspace and its cache of chosen algorithms) and `gpu::blas::lt_matmul`,
 /// a GEMM whose epilogue adds a bias, applies a ReLU, or reduces a bias gradient in the same
 /// kernel.

@@ -1,6 +1,6 @@
 /// @file numerics.hpp
 /// @brief `gpu::blas::check_finite`: the core's NaN/Inf check (`gpu::check_finite`, one kernel for
-/// every wing) on the wing's typed data, a pointer, a buffer or a matrix view. It is the count a
+/// every wrapper) on this one's typed data, a pointer, a buffer or a matrix view. It is the count a
 /// handle with `check_numerics` runs after every GEMM (it then throws `gpu::numerics_error`,
 /// declared with `gpu::non_finite_report` in `<gpu/numerics.hpp>`).
 ///

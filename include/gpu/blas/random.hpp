@@ -1,6 +1,6 @@
 /// @file random.hpp
 /// @brief Random fills of device memory through cuRAND, seeded and reproducible: uniform and
-/// normal values of any of the wing's element types, for demos, tests and benchmarks.
+/// normal values of any of the blas wrapper's element types, for demos, tests and benchmarks.
 ///
 /// @code
 /// gpu::device_buffer<__half> a(n * n, stream);

@@ -1,5 +1,5 @@
 /// @file types.hpp
-/// @brief The element types of the BLAS wing (`float`, `double`, `__half`, `__nv_bfloat16`)
+/// @brief The element types of the BLAS wrapper (`float`, `double`, `__half`, `__nv_bfloat16`)
 /// and the scalar type that scales each of them in a GEMM.
 #pragma once
 
@@ -26,7 +26,7 @@ using scalar_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 namespace detail {
 
 /// @brief The element types, as a value (for the compiled part of the library): the core's
-/// `gpu::element_type`, whose four formats are exactly the wing's.
+/// `gpu::element_type`, whose four formats are exactly the wrapper's.
 using element_type = gpu::element_type;
 
 /// @brief The `element_type` of a C++ element type.

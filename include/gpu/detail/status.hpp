@@ -3,7 +3,7 @@
 /// the check, throw and destroy-report written once for every library.
 ///
 /// Each library that returns a status enum (the CUDA runtime in the core; cuBLAS, cuRAND and
-/// cuDNN in their wings) specialises `gpu::detail::status_traits` next to its own error type.
+/// cuDNN in their wrappers) specialises `gpu::detail::status_traits` next to its own error type.
 /// The check, the composition of the error and the report of a failed destroy are then the same
 /// code for all of them, and `GPU_CHECK(call)` checks a call of any of those libraries:
 ///
@@ -13,7 +13,7 @@
 /// @endcode
 ///
 /// This header names no library: the core's traits (for `cudaError_t`) are in `<gpu/error.hpp>`,
-/// each wing's in its own `error.hpp`.
+/// each library wrapper's in its own `error.hpp`.
 #pragma once
 
 #include <concepts>
@@ -37,7 +37,7 @@ struct failure_context {
 };
 
 /// @brief What cudagap knows about the status type of one library; specialised by that library's
-/// floor (never here).
+/// wrapper (never here).
 ///
 /// A specialisation has:
 /// - `using error_type = ...;` the `gpu::error` subclass to throw, constructible from

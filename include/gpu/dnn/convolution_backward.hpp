@@ -92,7 +92,7 @@ public:
     device_buffer<std::byte> workspace{}; ///< the chosen algorithm's, on the handle's stream
 };
 
-// Compiled once, in the wing's library.
+// Compiled once, in the dnn wrapper's library.
 extern template class backward_plan<backward_data_algorithm>;
 extern template class backward_plan<backward_filter_algorithm>;
 

@@ -286,7 +286,7 @@ using backward_data_explanation = basic_convolution_explanation<backward_data_al
 /// @brief `explain()` of a backward filter plan.
 using backward_filter_explanation = basic_convolution_explanation<backward_filter_algorithm>;
 
-// Compiled once, in the wing's library.
+// Compiled once, in the dnn wrapper's library.
 extern template struct basic_convolution_explanation<convolution_algorithm>;
 extern template struct basic_convolution_explanation<backward_data_algorithm>;
 extern template struct basic_convolution_explanation<backward_filter_algorithm>;

@@ -1,5 +1,5 @@
 /// @file element.hpp
-/// @brief The C++ element types of the cuDNN wing's buffers (`float`, `__half`,
+/// @brief The C++ element types of the cuDNN wrapper's buffers (`float`, `__half`,
 /// `__nv_bfloat16`), their `data_type`, and what the typed operations (pooling, activation,
 /// softmax, dropout) check of their buffers before any cuDNN call.
 ///
@@ -18,7 +18,7 @@
 
 namespace gpu::dnn {
 
-/// @brief An element type that the wing's typed operations take: `float` (fp32), `__half`
+/// @brief An element type that the wrapper's typed operations take: `float` (fp32), `__half`
 /// (fp16) or `__nv_bfloat16` (bf16).
 template <class T>
 concept dnn_element =

@@ -1,5 +1,5 @@
 /// @file error.hpp
-/// @brief The error of the dnn wing (`dnn_error`), cuDNN statuses by name, the hints cudagap
+/// @brief The error of the dnn wrapper (`dnn_error`), cuDNN statuses by name, the hints cudagap
 /// gives for them, and the checking macro `GPU_CUDNN_CHECK`.
 ///
 /// A failed call reads, for example:
@@ -76,15 +76,15 @@ public:
            status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
 }
 
-/// @brief Whether @p e says that memory ran out, as far as the core and this wing can tell, so
+/// @brief Whether @p e says that memory ran out, as far as the core and this wrapper can tell, so
 /// that a program gives one piece of advice (a smaller batch, fewer buffers) whichever call ran
 /// out.
 ///
 /// True for the core's `gpu::out_of_memory` (a failed allocation of cudagap's), a `dnn_error`
 /// whose status `is_out_of_memory`, and a `no_algorithm_error` whose `out_of_memory()` is true
 /// (an algorithm the policy and the budget allow was refused because its workspace could not
-/// be had). False for anything else, a cuBLAS error among them: that is the blas wing's to
-/// judge (`gpu::blas::is_out_of_memory`); the core cannot know either wing.
+/// be had). False for anything else, a cuBLAS error among them: that is the blas wrapper's to
+/// judge (`gpu::blas::is_out_of_memory`); the core cannot know either wrapper.
 /// @code
 /// } catch (const std::exception& e) {
 ///     if (gpu::dnn::is_out_of_memory(e) || gpu::blas::is_out_of_memory(e)) {
@@ -106,6 +106,7 @@ struct hint_facts {
     cuda_version runtime{};           ///< the CUDA runtime loaded in this process
     std::size_t free_bytes = 0;       ///< free memory of the current device, 0 when unknown
     std::size_t total_bytes = 0;      ///< total memory of the current device, 0 when unknown
+    int device = -1;                  ///< the current device, -1 when unknown
 };
 
 /// @brief Reads the facts of this process. Never throws for "no GPU".

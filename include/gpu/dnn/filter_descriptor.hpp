@@ -3,7 +3,7 @@
 /// weights), which reads back what it was set to.
 ///
 /// @code
-/// // 64 filters of 3x3 over 3 input channels, as the article's nn.Conv2d(3, 64, 3) holds them
+/// // 64 filters of 3x3 over 3 input channels, as PyTorch's nn.Conv2d(3, 64, 3) holds them
 /// gpu::dnn::filter_descriptor w({64, 3, 3, 3}, gpu::dnn::data_type::fp32);
 /// @endcode
 #pragma once

@@ -1,6 +1,6 @@
 /// @file numerics.hpp
 /// @brief `gpu::dnn::check_finite`: the core's NaN/Inf check (`gpu::check_finite`, one kernel for
-/// every wing) on a tensor named by its `data_type`. It is what the development profile's
+/// every wrapper) on a tensor named by its `data_type`. It is what the development profile's
 /// `check_numerics` runs after every convolution (the `torch.autograd.set_detect_anomaly`
 /// idea). It answers with the core's `gpu::non_finite_report`; a plan that finds NaN or Inf
 /// throws the core's `gpu::numerics_error` (both in `<gpu/numerics.hpp>`).

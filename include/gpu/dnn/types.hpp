@@ -1,5 +1,5 @@
 /// @file types.hpp
-/// @brief The vocabulary of the cuDNN wing: element types, memory layouts, math types,
+/// @brief The vocabulary of the cuDNN wrapper: element types, memory layouts, math types,
 /// convolution modes, activation modes and algorithm searches, as `enum class`es with names.
 ///
 /// cudagap names these after the job, not the vendor: `data_type::fp16` rather than

@@ -15,7 +15,7 @@
 ///                 gpu::matrix::row_major(b, k, n), gpu::matrix::row_major(c, m, n));
 /// @endcode
 ///
-/// This header is shared by the cuBLAS layer and the CPU baseline (`cudagap::host_blas`): it is
+/// This header is shared by the cuBLAS wrapper and the CPU baseline (`cudagap::host_blas`): it is
 /// header-only and includes no vendor header.
 #pragma once
 

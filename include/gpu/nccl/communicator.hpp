@@ -31,6 +31,7 @@
 
 #include <gpu/detail/unique_handle.hpp>
 #include <gpu/device.hpp>
+#include <gpu/memory_ledger.hpp>
 #include <gpu/nccl/unique_id.hpp>
 
 #include <cuda_bf16.h> // first: nccl.h declares ncclBfloat16 only when the bf16 types exist
@@ -178,6 +179,11 @@ public:
     /// @brief The GPU of this rank.
     /// @throws std::logic_error when empty
     [[nodiscard]] gpu::device device() const { return gpu::device(record("device").device); }
+    /// @brief The device memory NCCL took for itself while this rank set up (the device's used
+    /// memory after `init_rank`/`init_all` less before), which the process's ledger holds under
+    /// "NCCL communicator" until the communicator closes. 0 for an adopted one (not measured)
+    /// and when empty; other allocations on the device during the set-up count too.
+    [[nodiscard]] std::size_t measured_bytes() const noexcept { return holding_.bytes(); }
     /// @brief `communicator_options::timeout` of this communicator.
     /// @throws std::logic_error when empty
     [[nodiscard]] std::chrono::milliseconds timeout() const { return record("timeout").timeout; }
@@ -227,7 +233,11 @@ public:
 
     /// @brief Gives up ownership without closing.
     /// @post empty
-    [[nodiscard]] ncclComm_t release() noexcept { return handle_.release().comm; }
+    [[nodiscard]] ncclComm_t release() noexcept
+    {
+        holding_.release(); // the memory leaves cudagap's ledger with the communicator
+        return handle_.release().comm;
+    }
 
     /// @brief Moving leaves the source empty.
     communicator(communicator&&) noexcept = default;
@@ -244,13 +254,17 @@ private:
     friend void destroy_all(std::span<communicator> comms);
     friend void close_all(std::span<communicator> comms) noexcept;
 
-    explicit communicator(const detail::communicator_record& owned) noexcept : handle_(owned) {}
+    explicit communicator(const detail::communicator_record& owned,
+                          measured_holding held = {}) noexcept
+        : handle_(owned), holding_(std::move(held))
+    {}
     [[nodiscard]] detail::communicator_record record(const char* what) const;
     // Takes the records of the communicators of @p comms that are not empty, leaving all empty.
     [[nodiscard]] static std::vector<detail::communicator_record>
     take_records(std::span<communicator> comms);
 
     gpu::detail::unique_handle<detail::communicator_record, detail::communicator_deleter> handle_;
+    measured_holding holding_; // NCCL's own memory in the ledger, released when it closes
 };
 
 /// @brief Destroys @p comms together, what `communicator::destroy` does for one: waits for

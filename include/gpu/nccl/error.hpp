@@ -1,5 +1,5 @@
 /// @file error.hpp
-/// @brief The error of the nccl wing (`nccl_error`), NCCL's statuses by name, the hints cudagap
+/// @brief The error of the nccl wrapper (`nccl_error`), NCCL's statuses by name, the hints cudagap
 /// gives for them, and the checking macro `GPU_NCCL_CHECK`.
 ///
 /// A failed call reads, for example:

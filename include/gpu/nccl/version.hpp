@@ -1,7 +1,7 @@
 /// @file version.hpp
 /// @brief The NCCL version cudagap was compiled against (`NCCL_VERSION_CODE`) and the one
 /// loaded at run time (`ncclGetVersion`), both readable without a GPU; and the oldest NCCL the
-/// wing compiles against, 2.14 (every header of the wing includes this one).
+/// wrapper compiles against, 2.14 (every header of the wrapper includes this one).
 #pragma once
 
 #include <gpu/version.hpp>
@@ -10,12 +10,12 @@
 #include <nccl.h>
 
 // Non-blocking communicators (ncclConfig_t::blocking, ncclCommInitRankConfig,
-// ncclCommFinalize, ncclInProgress), on which every deadline of the wing rests, came in 2.14.
+// ncclCommFinalize, ncclInProgress), on which every deadline of the wrapper rests, came in 2.14.
 // cmake/FindNCCL.cmake refuses an older NCCL with the same words; this catches another nccl.h
 // found first on the include path.
 static_assert(
     NCCL_VERSION_CODE >= 21400,
-    "cudagap's nccl wing needs NCCL 2.14 or newer (non-blocking communicators: "
+    "cudagap's nccl wrapper needs NCCL 2.14 or newer (non-blocking communicators: "
     "ncclConfig_t::blocking, ncclCommFinalize, ncclInProgress): the nccl.h found is older; "
     "set NCCL_ROOT to a newer NCCL");
 

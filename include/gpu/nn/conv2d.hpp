@@ -1,5 +1,5 @@
 /// @file conv2d.hpp
-/// @brief `gpu::nn::conv2d`: `torch.nn.Conv2d` on the dnn wing's planned convolutions: the
+/// @brief `gpu::nn::conv2d`: `torch.nn.Conv2d` on the dnn wrapper's planned convolutions: the
 /// forward with its bias (fused into cuDNN's epilogue when cuDNN takes it), and the backward
 /// data, filter and bias passes, with FP32 parameter gradients.
 ///
@@ -9,7 +9,7 @@
 /// const auto out = conv1.plan(ctx, {.shape = {64, 1, 28, 28}, .type = gpu::element_type::fp16});
 /// @endcode
 ///
-/// | pass | computation | dnn wing | types under `mixed_precision::fp16()` |
+/// | pass | computation | dnn wrapper | types under `mixed_precision::fp16()` |
 /// |---|---|---|---|
 /// | forward | `y = conv(x, W) + b` | `dnn::convolution` with the `bias` epilogue (fused, or `cudnnAddTensor` after) | x, W, b, y FP16, FP32 accumulation |
 /// | backward, input | `dx = conv_backward_data(W, dy)` | `dnn::convolution_backward_data` | FP16 |

@@ -1,5 +1,5 @@
 /// @file dropout.hpp
-/// @brief `gpu::nn::dropout`: `torch.nn.Dropout(p)`, inverted dropout on the dnn wing's seeded
+/// @brief `gpu::nn::dropout`: `torch.nn.Dropout(p)`, inverted dropout on the dnn wrapper's seeded
 /// cuDNN dropout in training, the identity in evaluation (`ctx.set_training(false)`).
 ///
 /// @code

@@ -1,6 +1,6 @@
 /// @file max_pool2d.hpp
 /// @brief `gpu::nn::max_pool2d`: `torch.nn.MaxPool2d`, the maximum over each window, and its
-/// gradient, on the dnn wing's pooling (`cudnnPoolingForward` / `cudnnPoolingBackward`).
+/// gradient, on the dnn wrapper's pooling (`cudnnPoolingForward` / `cudnnPoolingBackward`).
 ///
 /// @code
 /// gpu::nn::max_pool2d pool(2);                           // nn.MaxPool2d(2): stride 2, no padding

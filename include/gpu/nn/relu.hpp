@@ -1,6 +1,6 @@
 /// @file relu.hpp
 /// @brief `gpu::nn::relu`: `torch.nn.ReLU`, `y = max(x, 0)`, and its gradient, on the dnn
-/// wing's activation (`cudnnActivationForward` / `cudnnActivationBackward`).
+/// wrapper's activation (`cudnnActivationForward` / `cudnnActivationBackward`).
 ///
 /// @code
 /// gpu::nn::relu act;                                     // nn.ReLU()

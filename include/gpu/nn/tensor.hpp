@@ -60,7 +60,9 @@ class tensor {
 public:
     /// @brief An empty tensor: no memory, an empty spec.
     tensor() noexcept = default;
-    /// @brief Allocates `spec.bytes()` bytes on @p stream.
+    /// @brief Allocates `spec.bytes()` bytes on @p stream, counted in the ledger as
+    /// activations, or under the calling thread's `memory_tag_scope` when it names a tag (a
+    /// server's "bucket 64 activations").
     /// @throws std::invalid_argument as `tensor_spec::bytes`
     /// @throws gpu::out_of_memory, gpu::cuda_error from the allocation
     tensor(tensor_spec spec, stream_ref stream);

@@ -2,8 +2,8 @@
 /// @brief The environment diagnosis behind `cudagap-doctor`: a structured report of checks
 /// (driver, runtime, GPUs, kernel images, toolkit, cuBLAS, cuDNN, library copies, other
 /// platforms), each with what was found and the exact fix. Part of the tools component
-/// (`cudagap::tools`), which sits above the wings and runs the checks of every wing this
-/// cudagap was built with:
+/// (`cudagap::tools`), which sits above the library wrappers and runs the checks of every
+/// wrapper this cudagap was built with:
 ///
 /// @code
 /// const gpu::diagnosis report = gpu::diagnose();
@@ -52,7 +52,7 @@ struct diagnostic {
 /// @brief The report of `gpu::diagnose()`: the checks in the order they ran.
 struct diagnosis {
     std::vector<diagnostic>
-        checks{}; ///< every check: CUDA's first, then the wings', then other platforms
+        checks{}; ///< every check: CUDA's first, then the wrappers', then other platforms
 
     /// @brief The first check called @p name, or null.
     [[nodiscard]] const diagnostic* find(std::string_view name) const noexcept;
@@ -92,8 +92,8 @@ struct diagnose_options {
     std::chrono::milliseconds tool_timeout{15000};
 };
 
-/// @brief Diagnoses this machine's CUDA environment, as the article's
-/// `cuda_gap_diagnosis.py` does, but with a status, detail and fix per check:
+/// @brief Diagnoses this machine's CUDA environment, with a status, detail and fix per check
+/// (docs/doctor.md):
 ///
 /// - `nvidia-smi`: on the search path, and what its GPU, driver and memory query returns;
 /// - `NVIDIA driver`: the CUDA version it supports against the runtime's, the kernel module;
@@ -108,7 +108,7 @@ struct diagnose_options {
 ///   usable GPU), and more than one copy of a major version on the library path;
 /// - `cuDNN`, `cuDNN handle`, `cuDNN copies on the library path`: the same for cuDNN, with the
 ///   CUDA version the loaded cuDNN was built for against the runtime;
-/// - for a wing this cudagap was built without, one `skipped` check (`cuBLAS` or `cuDNN`)
+/// - for a wrapper this cudagap was built without, one `skipped` check (`cuBLAS` or `cuDNN`)
 ///   that says how to get it;
 /// - `ROCm` and `Intel oneAPI`: present or not, as information.
 ///

@@ -1,12 +1,12 @@
 /// @file vram.hpp
-/// @brief VRAM advice and monitoring for small cards (the article's section 6.3): settings by
+/// @brief VRAM advice and monitoring for small cards (docs/vram.md): settings by
 /// memory size and capability, what this process and the pool hold against what the device
 /// shows, and releasing the pool's cache. Part of the tools component (`cudagap::tools`).
 ///
-/// The article's tiers, extended to large cards. A card is sold as "8 GB" but reports less (the
+/// Tiers by card size, small cards to large. A card is sold as "8 GB" but reports less (the
 /// driver and ECC take their share: an RTX 4090 reports 23.99 GiB, an L40S with ECC 44.99 GiB),
-/// so each tier starts at 7/8 of its size; the article compares with the full size and so puts
-/// every 12 GB card in its "under 12 GB" tier and every 24 GB card below its class.
+/// so each tier starts at 7/8 of its size; comparing with the full size would put every 12 GB
+/// card in the "under 12 GB" tier and every 24 GB card below its class.
 ///
 /// | tier | reported total | precision | batch | gradient checkpointing |
 /// |---|---|---|---|---|
@@ -33,9 +33,9 @@ namespace gpu {
 
 /// @brief The memory classes of the advisor, smallest first.
 enum class vram_tier {
-    under_8gb,  ///< less than an 8 GB card (the article's "under 8 GB")
-    class_8gb,  ///< 8 to 11 GB cards (the article's "under 12 GB")
-    class_12gb, ///< 12 to 20 GB cards (the article's "otherwise")
+    under_8gb,  ///< less than an 8 GB card
+    class_8gb,  ///< 8 to 11 GB cards
+    class_12gb, ///< 12 to 20 GB cards
     class_24gb, ///< 24 to 40 GB cards (RTX 3090/4090, A10, L4 pairs)
     class_48gb, ///< 48 to 64 GB cards (RTX A6000, L40S)
     class_80gb, ///< 80 GB and more (A100 80GB, H100, H200)
@@ -51,7 +51,7 @@ enum class vram_tier {
 /// @brief The tier of a card that reports @p total_bytes of memory.
 [[nodiscard]] vram_tier vram_tier_for(std::size_t total_bytes) noexcept;
 
-/// @brief What to run with on a card: the article's `setup_for_limited_vram()` result.
+/// @brief What to run with on a card: precision, TF32, batch size, checkpointing and notes.
 struct vram_advice {
     std::size_t total_bytes = 0;                    ///< the memory the advice is for
     std::optional<compute_capability> capability{}; ///< the GPU's, when known
@@ -80,15 +80,16 @@ struct vram_advice {
 /// @throws gpu::cuda_error when CUDA is unavailable
 [[nodiscard]] vram_advice advise_vram(device dev);
 
-/// @brief A snapshot of memory use on a device: the article's `monitor_vram()` with the three
-/// views kept apart (see docs/vram.md).
+/// @brief A snapshot of memory use on a device, with the three views kept apart (what this
+/// process holds, what the pool caches, what the device shows: docs/vram.md).
 struct vram_usage {
     int device_id = -1;           ///< the device looked at
     allocation_stats allocated{}; ///< held by this process's cudagap buffers (all devices)
     pool_info pool{};             ///< the device's default pool: reserved, in use, cached
     memory_info device_memory{};  ///< the driver's view: every process, the driver, the pools
 
-    /// The used fraction of device memory above which `warning()` speaks (the article's 0.9).
+    /// The used fraction of device memory above which `warning()` speaks (90%, where the
+    /// monitor that docs/vram.md compares with warns).
     static constexpr double high_usage_fraction = 0.9;
 
     /// @brief Whether the device is more than 90% full.
@@ -122,8 +123,8 @@ struct vram_clear_result {
     }
 };
 
-/// @brief Returns what @p dev's pool holds but does not use to the device (the article's
-/// `clear_vram()`, `torch.cuda.empty_cache()`): synchronises the device, trims the pool to
+/// @brief Returns what @p dev's pool holds but does not use to the device (what
+/// `torch.cuda.empty_cache()` does): synchronises the device, trims the pool to
 /// zero, and reports the views before and after. Live buffers are untouched.
 /// @throws gpu::cuda_error when CUDA is unavailable
 vram_clear_result clear_vram(device dev);

@@ -1,6 +1,6 @@
 # FindNCCL against fake NCCL folders (a header with a version, an empty libnccl.so.2), so that
-# the floor of 2.14 is tested without installing an old NCCL: 2.12.3 is not found, with the
-# reason (the version, the floor, what the wing needs from 2.14) even though no version was
+# the minimum of 2.14 is tested without installing an old NCCL: 2.12.3 is not found, with the
+# reason (the version, the minimum, what the wrapper needs from 2.14) even though no version was
 # asked for, as cudagapConfig.cmake asks; 2.14.3 is found.
 # -D MODULE_DIR=<cudagap's cmake/> -D WORK=<scratch folder> -D GENERATOR=<CMake generator>
 cmake_minimum_required(VERSION 3.24)
@@ -10,7 +10,7 @@ file(REMOVE_RECURSE "${WORK}")
 # what it found.
 file(WRITE "${WORK}/project/CMakeLists.txt" "
 cmake_minimum_required(VERSION 3.24)
-project(find_nccl_floor LANGUAGES NONE)
+project(find_nccl_minimum LANGUAGES NONE)
 list(APPEND CMAKE_MODULE_PATH \"${MODULE_DIR}\")
 find_package(NCCL)
 message(STATUS \"found: \${NCCL_FOUND}|\${NCCL_VERSION}|\${NCCL_VERSION_SUPPORTED}|\${NCCL_LIBRARY}\")
@@ -40,7 +40,7 @@ configure_against(2.12.3 old)
 if(NOT old MATCHES "found: FALSE\\|2\\.12\\.3\\|FALSE\\|[^\n]*nccl-2\\.12\\.3/lib/libnccl\\.so\\.2")
   message(FATAL_ERROR "NCCL 2.12.3 was not refused (or not found at all):\n${old}")
 endif()
-if(NOT old MATCHES "NCCL 2\\.12\\.3 \\([^)]*nccl\\.h\\) is older than 2\\.14, the oldest cudagap's nccl wing supports \\(non-blocking communicators")
+if(NOT old MATCHES "NCCL 2\\.12\\.3 \\([^)]*nccl\\.h\\) is older than 2\\.14, the oldest cudagap's nccl wrapper supports \\(non-blocking communicators")
   message(FATAL_ERROR "the refusal of NCCL 2.12.3 does not say why:\n${old}")
 endif()
 
