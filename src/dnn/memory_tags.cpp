@@ -1,4 +1,4 @@
-// The cuDNN layer's tags, defined once per process where the library is named (the core names
+// The cuDNN wrapper's tags, defined once per process where the library is named (the core names
 // no library), each with the fix that matches it.
 #include "memory_tags.hpp"
 

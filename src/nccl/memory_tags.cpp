@@ -1,4 +1,4 @@
-// The NCCL layer's tag, defined once per process where the library is named (the core names no
+// The NCCL wrapper's tag, defined once per process where the library is named (the core names no
 // library), with the fix that matches it.
 #include "memory_tags.hpp"
 
