@@ -14,7 +14,11 @@ find_toolkit() {
     nvcc=/usr/local/cuda/bin/nvcc
   fi
   toolkit=""
-  [[ -n "$nvcc" ]] && toolkit="$(cd "$(dirname "$nvcc")/.." && pwd)"
+  if [[ -n "${CUDAToolkit_ROOT:-}" && -n "$nvcc" ]]; then
+    toolkit="$(cd "$CUDAToolkit_ROOT" && pwd)"
+  elif [[ -n "$nvcc" ]]; then
+    toolkit="$(toolkit_root_of_nvcc "$nvcc")"
+  fi
   sanitizer=""
   if command -v compute-sanitizer >/dev/null 2>&1; then
     sanitizer="$(command -v compute-sanitizer)"
