@@ -614,6 +614,8 @@ class QuickstartTests(unittest.TestCase):
         self.source = self.dir / "source"
         (self.source / "scripts").mkdir(parents=True)
         shutil.copy(QUICKSTART, self.source / "scripts" / "quickstart")
+        (self.source / "scripts" / "lib").mkdir()
+        shutil.copy(SOURCE / "scripts" / "lib" / "cuda-toolkit.sh", self.source / "scripts" / "lib")
         (self.source / ".deps").mkdir()
         self.build = self.dir / "build"
         self.bin = self.dir / "bin"
@@ -657,6 +659,27 @@ class QuickstartTests(unittest.TestCase):
         """The configure calls of the last run, each as its list of arguments."""
         calls = [line.split("|") for line in self.log.read_text().splitlines()]
         return [c for c in calls if "-S" in c]
+
+    def test_the_toolkit_is_where_nvcc_on_path_says_it_is(self):
+        # As on images where /usr/local/bin/nvcc is a wrapper that runs the toolkit's nvcc: the
+        # folder above the wrapper holds a libcudart and no cuBLAS, so it is not the toolkit.
+        prefix = self.dir / "usr-local"
+        (prefix / "bin").mkdir(parents=True)
+        (prefix / "lib").mkdir()
+        (prefix / "bin" / "nvcc").write_text(
+            f'#!/bin/sh\ncase "$*" in *-dryrun*) echo "#$ _HERE_={self.toolkit}/bin" >&2;'
+            f' echo "#$ TOP={self.toolkit}/bin/.." >&2 ;; esac\n')
+        (prefix / "bin" / "nvcc").chmod(0o755)
+        env = {"PATH": f"{prefix / 'bin'}:{self.bin}", "CUDAToolkit_ROOT": ""}
+        self.assertEqual(self.quickstart("demo", **env).returncode, 0)
+        [configure] = self.configures()
+        self.assertIn(f"-DCUDAToolkit_ROOT={self.toolkit}", configure)
+        # An nvcc that reports no TOP (an old or odd one): the folder above it is the toolkit.
+        (prefix / "bin" / "nvcc").write_text("#!/bin/sh\nexit 1\n")
+        shutil.rmtree(self.build)
+        self.assertEqual(self.quickstart("demo", **env).returncode, 0)
+        [configure] = self.configures()
+        self.assertIn(f"-DCUDAToolkit_ROOT={prefix}", configure)
 
     def test_offline_as_root_the_demo_builds_and_runs(self):
         result = self.quickstart("demo", "--sizes", "64", "-DCUDAGAP_ENABLE_NCCL=OFF")
