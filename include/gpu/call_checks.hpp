@@ -97,6 +97,7 @@ public:
     /// `<operation> (<context()>)`: the shapes and types of the call
     /// @throws gpu::cuda_error naming the operation when the work or the synchronisation failed
     /// @throws gpu::numerics_error when the output holds NaN or Inf
+    /// @throws std::invalid_argument as `check_finite_strided`, for extents or data it refuses
     template <class Context>
     requires std::convertible_to<std::invoke_result_t<Context&>, std::string>
     void finish(const void* output, element_type type, const strided_elements& where,
