@@ -176,21 +176,6 @@ requires std::invocable<Work&, stream_ref>
 }
 
 namespace detail {
-/// @brief Throws `std::logic_error` when a profile switch that synchronises the stream after
-/// each call (`synchronous_checks`, `check_numerics`) is on for @p function and @p stream is
-/// being captured, where that synchronisation would invalidate the capture. The message names
-/// the function and the switch and says to use a profile without it while capturing. Makes no
-/// CUDA call when both switches are off, one `cudaStreamIsCapturing` otherwise: what a
-/// library wrapper calls before queuing the work.
-/// @param stream the stream the call runs on
-/// @param function the caller, e.g. `gpu::blas::gemm`
-/// @param synchronous_checks whether the caller will synchronise after the call
-/// @param check_numerics whether the caller will check its output for NaN/Inf (a copy to the
-/// host and a synchronisation)
-/// @throws gpu::cuda_error when the capture status cannot be read
-void refuse_while_capturing(stream_ref stream, std::string_view function, bool synchronous_checks,
-                            bool check_numerics);
-
 /// @brief Throws `std::logic_error` when an owner that moves its workspace from stream @p from
 /// to stream @p to (the new stream waits on an event recorded on the old one) would make a
 /// capturing stream wait for work outside its capture, which invalidates the capture

@@ -7,6 +7,7 @@
 /// tools above them (diagnosis, VRAM advice), `<gpu/tools.hpp>`.
 #pragma once
 
+#include <gpu/call_checks.hpp>
 #include <gpu/capture.hpp>
 #include <gpu/device.hpp>
 #include <gpu/element_type.hpp>

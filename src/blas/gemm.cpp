@@ -2,7 +2,7 @@
 // asks for, errors that name the GEMM, and the checks a handle's profile asks for.
 #include <gpu/blas/error.hpp>
 #include <gpu/blas/gemm.hpp>
-#include <gpu/capture.hpp>
+#include <gpu/call_checks.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/numerics.hpp>
 #include <gpu/nvtx.hpp>
@@ -100,30 +100,6 @@ void enqueue_gemm(cublasHandle_t handle, const gemm_call& call, math_mode mode)
     }
 }
 
-// What a handle with check_numerics asks for after each GEMM: every element of C finite, or a
-// numerics_error that names the GEMM.
-void check_output_finite(const handle& h, const gemm_call& call, math_mode mode,
-                         const char* function)
-{
-    const matrix::gemm_plan& p = call.plan;
-    // Column-major C: batch_count blocks stride_c apart, each n columns of m contiguous
-    // elements, ldc apart.
-    const gpu::non_finite_report report =
-        gpu::detail::check_finite_strided(call.c, call.output,
-                                          {.batch = p.batch_count,
-                                           .batch_stride = p.stride_c,
-                                           .runs = p.n,
-                                           .run_length = p.m,
-                                           .run_stride = p.ldc},
-                                          h.stream());
-    if (!report.all_finite()) {
-        throw gpu::numerics_error(std::string(function) + " (" +
-                                      describe_call(call, compute_type_name(call.input, mode)) +
-                                      ")",
-                                  report, h.device().id());
-    }
-}
-
 } // namespace
 
 std::string_view compute_type_name(element_type input, math_mode mode) noexcept
@@ -169,25 +145,29 @@ void run_gemm(handle& h, const gemm_call& call, const char* function)
                 ": the cuBLAS handle is in device pointer mode, but alpha and beta are host "
                 "values; set CUBLAS_POINTER_MODE_HOST with cublasSetPointerMode, then call "
                 "refresh_settings()");
+    const gpu::device device = h.device();
     // The checks synchronise after the GEMM: refused before it is queued, not breaking a capture.
-    gpu::detail::refuse_while_capturing(h.stream(), function, h.synchronous_checks(),
-                                        h.check_numerics());
+    const gpu::detail::checked_call checked(
+        {.synchronous_checks = h.synchronous_checks(), .check_numerics = h.check_numerics()},
+        h.stream(), function, device.id());
     const math_mode mode = gemm_math(h.math_);
     // cuBLAS runs a handle's work on the device current at the call: the handle's, here, and
     // the caller's again after (the numerics check's kernel is launched there too).
-    const scoped_device on(h.device());
+    const scoped_device on(device);
     const nvtx::range range(
         [&] { return range_name(call.plan, call.input, call.batched ? "batched" : ""); },
         nvtx::colours::compute);
     enqueue_gemm(h.get(), call, mode);
-    if (h.synchronous_checks()) {
-        // Report a failure of the work itself here, at the call that queued it.
-        gpu::detail::check(cudaGetLastError(), function, std::source_location::current());
-        h.stream().synchronize();
-    }
-    if (h.check_numerics()) {
-        check_output_finite(h, call, mode, function);
-    }
+    // Column-major C: batch_count blocks stride_c apart, each n columns of m contiguous
+    // elements, ldc apart.
+    const matrix::gemm_plan& p = call.plan;
+    checked.finish(call.c, call.output,
+                   {.batch = p.batch_count,
+                    .batch_stride = p.stride_c,
+                    .runs = p.n,
+                    .run_length = p.m,
+                    .run_stride = p.ldc},
+                   [&] { return describe_call(call, compute_type_name(call.input, mode)); });
 }
 
 } // namespace gpu::blas::detail

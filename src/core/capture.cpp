@@ -1,5 +1,5 @@
 // Stream capture: the scope that ends a capture on every path, the capture status query, the
-// refusal of per-call synchronisation during a capture, and the hints for the statuses that
+// refusal of a stream change that would join a capture, and the hints for the statuses that
 // capture produces (which gpu::hint_for gives through capture_hints.hpp).
 #include "capture_hints.hpp"
 
@@ -105,24 +105,6 @@ std::string capture_hint(cudaError_t status)
                "synchronise after launching the graph";
     default: return {};
     }
-}
-
-void refuse_while_capturing(stream_ref stream, std::string_view function, bool synchronous_checks,
-                            bool check_numerics)
-{
-    if ((!synchronous_checks && !check_numerics) || !is_capturing(stream)) {
-        return;
-    }
-    const std::string option = synchronous_checks ? "synchronous_checks" : "check_numerics";
-    throw std::logic_error(std::string(function) +
-                           ": the stream is being captured into a CUDA "
-                           "graph, and " +
-                           option +
-                           " synchronises it after the call, which "
-                           "would invalidate the capture: use a profile without " +
-                           option +
-                           " while capturing (gpu::profile::production() or defaults()), or turn "
-                           "it off on the handle or plan");
 }
 
 void refuse_joining_a_capture(stream_ref from, stream_ref to, std::string_view function)

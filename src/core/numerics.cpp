@@ -1,7 +1,7 @@
 // The NaN/Inf check of every wrapper: its argument checks, the kernel's counters (numerics.cu), the
 // host scan by the same bit rules, and the words of a report and of numerics_error: one error
 // type, in the house format, whichever library produced the output.
-#include <gpu/capture.hpp>
+#include <gpu/call_checks.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/device_buffer.hpp>
 #include <gpu/numerics.hpp>
@@ -191,10 +191,7 @@ non_finite_report check_finite(const void* data, std::size_t count, element_type
                                     byte_count(count, type) +
                                     " bytes, more than the address space holds");
     }
-    const auto n = static_cast<std::int64_t>(count);
-    return detail::check_finite_strided(
-        data, type, {.batch = 1, .batch_stride = 0, .runs = 1, .run_length = n, .run_stride = n},
-        stream);
+    return detail::check_finite_strided(data, type, detail::contiguous_elements(count), stream);
 }
 
 void flag_non_finite(const void* data, std::size_t count, element_type type, std::uint32_t* flag,
@@ -263,10 +260,9 @@ non_finite_report check_finite_strided(const void* data, element_type type,
     require_aligned(data, type, "gpu::check_finite");
     // The counts come back through a copy to the host and a synchronisation, which would
     // invalidate a capture: refuse clearly instead of breaking the graph.
-    GPU_EXPECTS(!is_capturing(stream), std::logic_error,
-                "gpu::check_finite: the stream is being captured into a CUDA graph, and this check "
-                "copies its counts to the host and synchronises the stream, which would "
-                "invalidate the capture: check the outputs after launching the graph");
+    refuse_while_capturing(stream, "gpu::check_finite",
+                           "this check copies its counts to the host and synchronises the stream",
+                           "check the outputs after launching the graph");
     // counters: NaN, Inf (from 0), the first offset (from all ones, the "none" that atomicMin
     // lowers).
     constexpr unsigned long long none = std::numeric_limits<unsigned long long>::max();

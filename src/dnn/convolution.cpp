@@ -5,7 +5,6 @@
 #include "convolution_pass.hpp"
 #include "ops.hpp"
 
-#include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/dnn/convolution.hpp>
 #include <gpu/error.hpp>
@@ -202,8 +201,8 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
                       names);
     const stream_ref stream = h.stream();
     // The checks synchronise after the call: refused before it is queued, not breaking a capture.
-    gpu::detail::refuse_while_capturing(stream, "gpu::dnn::convolution::forward",
-                                        options_.synchronous_checks, options_.check_numerics);
+    const gpu::detail::checked_call checked(detail::call_checks_of(options_), stream,
+                                            "gpu::dnn::convolution::forward");
     // cuDNN runs a handle's work on the device current at the call: the handle's, here.
     const scoped_device on(h.device());
     const nvtx::range range(
@@ -248,8 +247,9 @@ void convolution::run(handle& h, const void* x, const void* w, const void* bias,
                                       "cudnnActivationForward", explanation_);
         }
     }
-    detail::finish_pass(options_, y, counts_.output, problem_.type, stream, "gpu::dnn::convolution",
-                        explanation_.problem);
+    checked.finish(y, to_element_type(problem_.type),
+                   gpu::detail::contiguous_elements(counts_.output),
+                   [&] { return explanation_.problem; });
 }
 
 } // namespace gpu::dnn

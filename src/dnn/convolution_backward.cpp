@@ -5,7 +5,6 @@
 #include "ops.hpp"
 #include "translate.hpp"
 
-#include <gpu/capture.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/dnn/convolution_backward.hpp>
 #include <gpu/nvtx.hpp>
@@ -133,8 +132,7 @@ void backward_plan<Algorithm>::run(handle& h, const void* first_input, const voi
     require_named(pass::run, "gradient_update", update);
     const stream_ref stream = h.stream();
     // The checks synchronise after the call: refused before it is queued, not breaking a capture.
-    gpu::detail::refuse_while_capturing(stream, pass::run, options.synchronous_checks,
-                                        options.check_numerics);
+    const gpu::detail::checked_call checked(call_checks_of(options), stream, pass::run);
     // cuDNN runs a handle's work on the device current at the call: the handle's, here.
     const scoped_device on(h.device());
     const nvtx::range range(
@@ -148,8 +146,9 @@ void backward_plan<Algorithm>::run(handle& h, const void* first_input, const voi
     check_pass_status(run_without_epilogue(view, explanation.algorithm, first_input, second_input,
                                            result, workspace, update),
                       plain_call(pass_of_algorithm<Algorithm>), explanation);
-    finish_pass(options, result, pass::counts(counts)[2], problem.type, stream, pass::plan,
-                explanation.problem);
+    checked.finish(result, to_element_type(problem.type),
+                   gpu::detail::contiguous_elements(pass::counts(counts)[2]),
+                   [&] { return explanation.problem; });
 }
 
 template class backward_plan<backward_data_algorithm>;
@@ -173,8 +172,7 @@ void run_backward_bias(handle& h, const convolution_problem& problem, const void
     }
     GPU_EXPECTS(dy != nullptr && db != nullptr, std::invalid_argument, what, ": null ",
                 dy == nullptr ? "dy" : "db", " pointer");
-    gpu::detail::refuse_while_capturing(h.stream(), what, options.synchronous_checks,
-                                        options.check_numerics);
+    const gpu::detail::checked_call checked(call_checks_of(options), h.stream(), what);
     // Descriptors per call: creating one is a host-side allocation (no GPU work, no
     // synchronisation), so the call stays capturable; the bias gradient is 1 x K x 1 x 1 in the
     // problem's layout, as the forward's bias.
@@ -189,7 +187,8 @@ void run_backward_bias(handle& h, const convolution_problem& problem, const void
         throw_pass_error(status, "cudnnConvolutionBackwardBias", problem.to_string(),
                          std::source_location::current());
     }
-    finish_pass(options, db, channels, problem.type, h.stream(), what, problem.to_string());
+    checked.finish(db, to_element_type(problem.type), gpu::detail::contiguous_elements(channels),
+                   [&] { return problem.to_string(); });
 }
 
 } // namespace detail

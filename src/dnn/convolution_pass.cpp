@@ -9,9 +9,7 @@
 #include "translate.hpp"
 
 #include <gpu/detail/expects.hpp>
-#include <gpu/dnn/numerics.hpp>
 #include <gpu/error.hpp>
-#include <gpu/numerics.hpp>
 
 #include <algorithm>
 #include <array>
@@ -563,20 +561,6 @@ std::string pass_context(const basic_convolution_explanation<Algorithm>& explana
 {
     return explanation.problem + ", algorithm " + std::string(to_string(explanation.algorithm)) +
            ", math " + std::string(to_string(explanation.math));
-}
-
-void finish_pass(const convolution_options& options, const void* result, std::size_t elements,
-                 data_type type, stream_ref stream, const char* plan, const std::string& problem)
-{
-    if (options.synchronous_checks) {
-        stream.synchronize();
-    }
-    if (options.check_numerics) {
-        const gpu::non_finite_report report = check_finite(result, elements, type, stream);
-        if (!report.all_finite()) {
-            throw gpu::numerics_error(std::string(plan) + " (" + problem + ")", report);
-        }
-    }
 }
 
 void check_element_type(const std::string& where, element_info element, data_type type)

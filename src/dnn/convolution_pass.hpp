@@ -17,6 +17,7 @@
 
 #include "convolution_selection.hpp"
 
+#include <gpu/call_checks.hpp>
 #include <gpu/device_buffer.hpp>
 #include <gpu/dnn/convolution_descriptor.hpp>
 #include <gpu/dnn/filter_descriptor.hpp>
@@ -206,11 +207,14 @@ void check_pass_status(cudnnStatus_t status, const char* api,
     }
 }
 
-// After a pass: synchronises when asked (`synchronous_checks`), and scans the `elements` of
-// `type` at `result` for NaN and Inf when asked (`check_numerics`), throwing gpu::numerics_error
-// that names the plan and the problem.
-void finish_pass(const convolution_options& options, const void* result, std::size_t elements,
-                 data_type type, stream_ref stream, const char* plan, const std::string& problem);
+// The per-call checks a plan's options ask for, which gpu::detail::checked_call refuses during a
+// capture and runs after each pass.
+[[nodiscard]] constexpr gpu::detail::call_checks
+call_checks_of(const convolution_options& options) noexcept
+{
+    return {.synchronous_checks = options.synchronous_checks,
+            .check_numerics = options.check_numerics};
+}
 
 // Throws std::invalid_argument unless `element` is the element type of `type` (float for FP32,
 // a 2-byte type for FP16/BF16), naming both; `where` starts the message.

@@ -1,7 +1,7 @@
 // Training checkpoints of device state: copies between the store, the optimizer, the scaler and
 // the host (on an explicit stream, then waited for), around the host readers and writers of
 // checkpoint.cpp. Every check runs before the first copy, so a refused load changes nothing.
-#include <gpu/capture.hpp>
+#include <gpu/call_checks.hpp>
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/checkpoint.hpp>
 #include <gpu/nn/format_error.hpp>
@@ -19,10 +19,9 @@ void check_store(const char* function, const parameters& store, stream_ref strea
 {
     GPU_EXPECTS(store.allocated(), std::logic_error, function,
                 ": the parameter store is not allocated (call allocate(stream) first)");
-    GPU_EXPECTS(
-        !is_capturing(stream), std::logic_error, function,
-        ": the stream is being captured into a CUDA graph; checkpoints copy to the host and wait, "
-        "so save and load between steps, outside the capture");
+    gpu::detail::refuse_while_capturing(stream, function,
+                                        "checkpoints copy to the host and wait for the copies",
+                                        "save and load between steps, outside the capture");
 }
 
 void check_training_objects(const char* function, const parameters& store, const adamw& optimizer,

@@ -1,5 +1,6 @@
 // gpu/capture.hpp: the capture scope and gpu::capture, the capture status query, the refusal of
-// synchronising checks during a capture, and the hints of the statuses capture produces. Without
+// gpu::check_finite during a capture (tests/core/test_call_checks.cpp covers the profile's
+// checks), and the hints of the statuses capture produces. Without
 // a GPU: argument checks, failures to begin, and every hint; on a GPU: capture of kernels,
 // copies and cudagap allocations, replay, an exception inside a capture, and the calls that
 // break one.
@@ -114,17 +115,6 @@ TEST_CASE("a capture that cannot begin throws the CUDA error with its hint and r
                     gpu::cuda_error);
     CHECK_FALSE(ran);
     CHECK_THROWS_AS(gpu::is_capturing(per_thread), gpu::cuda_error);
-}
-
-TEST_CASE("refusing checks during a capture costs nothing when the checks are off", "[capture]")
-{
-    // No CUDA call is made when both switches are off: without a driver this would throw.
-    CHECK_NOTHROW(gpu::detail::refuse_while_capturing(per_thread, "gpu::blas::gemm", false, false));
-    if (!gpu::is_available()) {
-        CHECK_THROWS_AS(
-            gpu::detail::refuse_while_capturing(per_thread, "gpu::blas::gemm", true, false),
-            gpu::cuda_error);
-    }
 }
 
 TEST_CASE("every status that capture produces has a hint naming the likely call",
@@ -306,13 +296,6 @@ TEST_CASE("check_finite refuses to run during a capture instead of breaking it",
                       ContainsSubstring("gpu::check_finite") &&
                           ContainsSubstring("being captured"));
     CHECK(gpu::capture_status_of(s) == gpu::capture_status::active); // not invalidated
-    CHECK_THROWS_WITH(gpu::detail::refuse_while_capturing(s, "gpu::blas::gemm", true, false),
-                      ContainsSubstring("gpu::blas::gemm") &&
-                          ContainsSubstring("synchronous_checks") &&
-                          ContainsSubstring("use a profile without synchronous_checks"));
-    CHECK_THROWS_WITH(gpu::detail::refuse_while_capturing(s, "f", false, true),
-                      ContainsSubstring("check_numerics"));
     const gpu::graph g = scope.end();
     CHECK(g.node_count() == 0);
-    CHECK_NOTHROW(gpu::detail::refuse_while_capturing(s, "f", true, true)); // no capture now
 }

@@ -91,6 +91,7 @@ namespace {
     CUDAGAP_FILL(gpu::pool_info, supported, release_threshold_bytes)
     CUDAGAP_FILL(gpu::graph_update_result, kind, reason)
     CUDAGAP_FILL(gpu::detail::allocation, pointer, device)
+    CUDAGAP_FILL(gpu::detail::call_checks, synchronous_checks, check_numerics)
     CUDAGAP_FILL(gpu::detail::enum_name<gpu::element_type>, value, name)
     CUDAGAP_FILL(gpu::detail::failure_context, call, device)
     CUDAGAP_FILL(gpu::detail::pinned_allocation, pointer, bytes)
