@@ -77,6 +77,10 @@ public:
     {
         const cudaError_t status = cudaEventQuery(native("gpu::event::is_ready"));
         if (status == cudaErrorNotReady) {
+            // The runtime records "not ready" as the thread's last error, in place of any
+            // earlier one; cleared, so that the next launch check (cudaGetLastError after a
+            // kernel, synchronous_checks after a call) does not report it as a failure.
+            static_cast<void>(cudaGetLastError());
             return false;
         }
         GPU_CUDA_CHECK(status);

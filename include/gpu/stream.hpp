@@ -54,6 +54,10 @@ public:
     {
         const cudaError_t status = cudaStreamQuery(native());
         if (status == cudaErrorNotReady) {
+            // The runtime records "not ready" as the thread's last error, in place of any
+            // earlier one; cleared, so that the next launch check (cudaGetLastError after a
+            // kernel, synchronous_checks after a call) does not report it as a failure.
+            static_cast<void>(cudaGetLastError());
             return false;
         }
         GPU_CUDA_CHECK(status);

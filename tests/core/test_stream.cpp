@@ -7,9 +7,12 @@
 #include "catch.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -129,6 +132,34 @@ TEST_CASE("a stream runs work, synchronizes and reports readiness", "[stream][gp
     CHECK(s.is_ready());
     CHECK(s.flags() == gpu::stream_flags::blocking);
     CHECK(s.priority() == 0);
+}
+
+TEST_CASE("a stream and an event that are not ready leave no error behind", "[stream][gpu]")
+{
+    // A host function holds the stream until the test lets it go, so both queries answer "not
+    // ready" for certain; the runtime records that answer as the thread's last error, which a
+    // later launch check (cudaGetLastError after a kernel) would take for a failure.
+    gpu::stream s;
+    std::atomic<bool> release{false};
+    s.launch_host_func([&release] {
+        while (!release.load()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    });
+    gpu::event after;
+    after.record(s);
+    const bool stream_ready = s.is_ready();
+    const cudaError_t after_stream = cudaGetLastError();
+    const bool event_ready = after.is_ready();
+    const cudaError_t after_event = cudaGetLastError();
+    release.store(true);
+    s.synchronize();
+    CHECK_FALSE(stream_ready);
+    CHECK(after_stream == cudaSuccess);
+    CHECK_FALSE(event_ready);
+    CHECK(after_event == cudaSuccess);
+    CHECK(s.is_ready());
+    CHECK(after.is_ready());
 }
 
 TEST_CASE("non-blocking flag and priority read back", "[stream][gpu]")
