@@ -31,7 +31,7 @@ handle::handle(stream_ref stream)
     }
     cudnnHandle_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreate(&raw));
-    handle_.reset(raw);
+    reset(raw);
     if (device_ < 0) {
         device_ = gpu::device::current().id();
     }
