@@ -89,7 +89,8 @@ public:
 /// @tparam Message the library's `status_message`
 template <class Status, class Error, Status Success, std::string (*Name)(Status),
           std::string (*Message)(Status)>
-struct status_traits_base : status_traits_defaults {
+class status_traits_base : public status_traits_defaults {
+public:
     /// @brief What a failed call throws.
     using error_type = Error;
     /// @brief The status of a call that worked.
