@@ -73,8 +73,24 @@ private:
     std::shared_ptr<const details> details_;
 };
 
+namespace detail {
+/// @brief A `gpu::error` whose code is a status of one library, read back by `status()`: the
+/// base of each library's own error type (`cuda_error`, `gpu::blas::blas_error`, ...), which
+/// stays a type of its own so that a handler can catch one library's failures.
+/// @tparam Status the library's status enum
+template <class Status>
+class status_error : public error {
+public:
+    /// @brief Builds the error from its parts (see `gpu::error`); @p code is the status.
+    using error::error;
+
+    /// @brief The status that was returned.
+    [[nodiscard]] Status status() const noexcept { return static_cast<Status>(code()); }
+};
+} // namespace detail
+
 /// @brief A CUDA runtime call returned something other than `cudaSuccess`.
-class cuda_error : public error {
+class cuda_error : public detail::status_error<cudaError_t> {
 public:
     /// @brief Builds the error for @p status; the message comes from the CUDA runtime.
     /// @param status the failing status
@@ -87,10 +103,7 @@ public:
 
     /// @brief Builds the error from the parts `gpu::detail::throw_error` composed (see
     /// `gpu::error`); @p code is the `cudaError_t`.
-    using error::error;
-
-    /// @brief The CUDA status that was returned.
-    [[nodiscard]] cudaError_t status() const noexcept { return static_cast<cudaError_t>(code()); }
+    using status_error::status_error;
 
     /// @brief Whether the CUDA context is now unusable, so that the process must restart.
     ///
@@ -164,17 +177,10 @@ namespace detail {
 /// @brief The CUDA runtime's status traits: its statuses throw `gpu::cuda_error`, and
 /// `cudaErrorMemoryAllocation` throws `gpu::out_of_memory`.
 template <>
-struct status_traits<cudaError_t> {
-    /// @brief What a failed runtime call throws.
-    using error_type = cuda_error;
+struct status_traits<cudaError_t> : status_traits_base<cudaError_t, cuda_error, cudaSuccess,
+                                                       cuda_status_name, cuda_status_message> {
     /// @brief The library's name.
     static constexpr std::string_view library = "CUDA runtime";
-    /// @brief The status of a call that worked.
-    static constexpr cudaError_t success = cudaSuccess;
-    /// @brief `gpu::cuda_status_name`.
-    static std::string name(cudaError_t status) { return cuda_status_name(status); }
-    /// @brief `gpu::cuda_status_message`.
-    static std::string message(cudaError_t status) { return cuda_status_message(status); }
     /// @brief `gpu::hint_for` on the device of the failure.
     static std::string hint(cudaError_t status, const failure_context& context)
     {

@@ -6,9 +6,11 @@
 /// The core names no library: it knows the categories (parameters, activations, workspaces,
 /// ...) and a tag for each. A layer above defines its own tags, with its name and the fix that
 /// matches it, once per process (`memory_tag::define("cuDNN plan workspace",
-/// memory_category::workspace, "lower cuDNN's workspace budget ...")`), and allocates under them.
+/// memory_category::workspace, "lower cuDNN's workspace budget ...")`, or a
+/// `memory_tag_definition` that defines it on first use), and allocates under them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <source_location>
@@ -100,9 +102,46 @@ public:
     friend constexpr bool operator==(memory_tag, memory_tag) noexcept = default;
 
 private:
+    friend class memory_tag_definition; // makes the tag from the id it cached
     constexpr explicit memory_tag(std::uint16_t id) noexcept : id_(id) {}
 
     std::uint16_t id_ = 0;
+};
+
+/// @brief A tag written as a constant (name, category, fix) and defined on its first use: a
+/// layer's tags then read as one table, each defined once per process however many places
+/// allocate under it. Thread-safe; neither copyable nor movable (it caches the tag's id).
+///
+/// @code
+/// inline constinit gpu::memory_tag_definition kv_cache_tag{
+///     "kv cache", gpu::memory_category::user, "serve fewer sequences at once"};
+/// gpu::device_buffer<std::byte> cache(bytes, stream, kv_cache_tag());
+/// @endcode
+class memory_tag_definition {
+public:
+    /// @brief The definition; nothing is defined until the first call.
+    /// @param name the tag's name (see `memory_tag::define`); must outlive the definition
+    /// @param category its category
+    /// @param fix the fix the out-of-memory advice gives when it holds the most (empty: the
+    /// category's); must outlive the definition
+    constexpr memory_tag_definition(std::string_view name, memory_category category,
+                                    std::string_view fix = {}) noexcept
+        : name_(name), fix_(fix), category_(category)
+    {}
+    memory_tag_definition(const memory_tag_definition&) = delete;
+    memory_tag_definition& operator=(const memory_tag_definition&) = delete;
+
+    /// @brief The tag: `memory_tag::define(name, category, fix)` on the first call, the same
+    /// tag without a look-up after.
+    /// @throws std::invalid_argument as `memory_tag::define` does
+    [[nodiscard]] memory_tag operator()() const;
+
+private:
+    std::string_view name_;
+    std::string_view fix_;
+    memory_category category_;
+    // 0 until defined: the id of `user`, which no definition of another category can have.
+    mutable std::atomic<std::uint16_t> id_{0};
 };
 
 /// @brief Tags the allocations the calling thread makes while it lives (those through

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <optional>
 #include <source_location>
 #include <utility>
 
@@ -232,6 +233,18 @@ namespace detail {
         return -1;
     }
     return id;
+}
+
+/// @brief A guard that keeps device @p id current while it lives, or none when @p id is -1
+/// (`device_or_unknown` could not say): what a library handle's constructor holds while it
+/// makes and sets up the handle on its stream's device (the caller's comes back at the end).
+/// @throws gpu::cuda_error when @p id cannot be made current
+[[nodiscard]] inline std::optional<scoped_device> scoped_device_or_none(int id)
+{
+    if (id < 0) {
+        return std::nullopt;
+    }
+    return std::optional<scoped_device>(std::in_place, device_from_cuda(id));
 }
 
 /// @brief Destroys a CUDA stream; failures are reported, never thrown.

@@ -70,10 +70,7 @@ handle::handle(stream_ref stream, const handle_options& options)
     // device comes back with the guard). cublasCreate is the first call that can fail: without a
     // driver or GPU it is what fails, with the hint.
     device_ = gpu::detail::device_or_unknown(stream);
-    std::optional<scoped_device> on;
-    if (device_ >= 0) {
-        on.emplace(gpu::detail::device_from_cuda(device_));
-    }
+    const std::optional<scoped_device> on = gpu::detail::scoped_device_or_none(device_);
     cublasHandle_t raw = nullptr;
     GPU_CUBLAS_CHECK(cublasCreate(&raw));
     handle_.reset(raw);

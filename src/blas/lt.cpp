@@ -435,10 +435,7 @@ lt_handle::lt_handle(stream_ref stream, const lt_handle_options& options)
     // cublasLtCreate is the first call that can fail: without a driver or GPU it is what fails,
     // with the hint.
     device_ = gpu::detail::device_or_unknown(stream);
-    std::optional<scoped_device> on;
-    if (device_ >= 0) {
-        on.emplace(gpu::detail::device_from_cuda(device_));
-    }
+    const std::optional<scoped_device> on = gpu::detail::scoped_device_or_none(device_);
     cublasLtHandle_t raw = nullptr;
     GPU_CUBLAS_CHECK(cublasLtCreate(&raw));
     handle_.reset(raw);

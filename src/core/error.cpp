@@ -218,8 +218,8 @@ error::error(std::string api, std::string status_name, long long code, std::stri
 
 cuda_error::cuda_error(cudaError_t status, std::string api, std::string hint, int device,
                        std::source_location where)
-    : error(std::move(api), cuda_status_name(status), static_cast<long long>(status),
-            cuda_status_message(status), std::move(hint), device, where)
+    : status_error(std::move(api), cuda_status_name(status), static_cast<long long>(status),
+                   cuda_status_message(status), std::move(hint), device, where)
 {}
 
 bool cuda_error::is_sticky() const noexcept

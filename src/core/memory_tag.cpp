@@ -172,6 +172,17 @@ std::string memory_tag::fix() const
     return record.fix.empty() ? std::string(default_fix(record.category)) : std::move(record.fix);
 }
 
+memory_tag memory_tag_definition::operator()() const
+{
+    std::uint16_t id = id_.load(std::memory_order_acquire);
+    if (id == 0) {
+        // Two threads may both define it: the registry gives both the same id.
+        id = memory_tag::define(name_, category_, fix_).id();
+        id_.store(id, std::memory_order_release);
+    }
+    return memory_tag(id);
+}
+
 memory_tag_scope::memory_tag_scope(memory_tag tag, std::source_location where) noexcept
     : tag_(tag), where_(where), previous_(innermost_scope)
 {

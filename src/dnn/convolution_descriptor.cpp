@@ -208,7 +208,7 @@ convolution_descriptor::convolution_descriptor(const convolution_geometry& geome
     }
     cudnnConvolutionDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&raw));
-    handle_.reset(raw);
+    reset(raw);
     const std::string context =
         "convolution " + geometry.to_string() + ", compute " + std::string(dnn::to_string(compute));
     detail::check_set(

@@ -153,7 +153,7 @@ tensor_descriptor::tensor_descriptor(const std::vector<int>& dims, data_type typ
     const std::vector<int> strides = packed_strides(dims, layout);
     cudnnTensorDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateTensorDescriptor(&raw));
-    handle_.reset(raw);
+    reset(raw);
     detail::check_set(cudnnSetTensorNdDescriptor(raw, detail::to_cudnn(type),
                                                  static_cast<int>(dims.size()), dims.data(),
                                                  strides.data()),
@@ -228,7 +228,7 @@ filter_descriptor::filter_descriptor(const std::vector<int>& dims, data_type typ
     detail::require_named("gpu::dnn::filter_descriptor", "tensor_layout", layout);
     cudnnFilterDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateFilterDescriptor(&raw));
-    handle_.reset(raw);
+    reset(raw);
     detail::check_set(cudnnSetFilterNdDescriptor(raw, detail::to_cudnn(type),
                                                  detail::to_cudnn(layout),
                                                  static_cast<int>(dims.size()), dims.data()),
@@ -310,7 +310,7 @@ activation_descriptor::activation_descriptor(activation_mode mode, double coeffi
                 coefficient);
     cudnnActivationDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreateActivationDescriptor(&raw));
-    handle_.reset(raw);
+    reset(raw);
     detail::check_set(
         cudnnSetActivationDescriptor(raw, detail::to_cudnn(mode),
                                      propagate_nan ? CUDNN_PROPAGATE_NAN : CUDNN_NOT_PROPAGATE_NAN,

@@ -25,13 +25,10 @@ handle::handle(stream_ref stream)
     // cudnnCreate is the first call that can fail: without a driver or GPU it is what fails,
     // with the NOT_INITIALIZED diagnosis.
     device_ = gpu::detail::device_or_unknown(stream);
-    std::optional<scoped_device> on;
-    if (device_ >= 0) {
-        on.emplace(gpu::detail::device_from_cuda(device_));
-    }
+    const std::optional<scoped_device> on = gpu::detail::scoped_device_or_none(device_);
     cudnnHandle_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreate(&raw));
-    handle_.reset(raw);
+    reset(raw);
     if (device_ < 0) {
         device_ = gpu::device::current().id();
     }

@@ -121,7 +121,7 @@ pooling_descriptor::pooling_descriptor(const pooling_geometry& geometry)
     validate(geometry);
     cudnnPoolingDescriptor_t raw = nullptr;
     GPU_CUDNN_CHECK(cudnnCreatePoolingDescriptor(&raw));
-    handle_.reset(raw);
+    reset(raw);
     detail::check_set(cudnnSetPoolingNdDescriptor(raw, to_cudnn(geometry.mode),
                                                   geometry.propagate_nan ? CUDNN_PROPAGATE_NAN
                                                                          : CUDNN_NOT_PROPAGATE_NAN,

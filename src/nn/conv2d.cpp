@@ -107,11 +107,8 @@ std::vector<std::int64_t> conv2d::output_shape(const std::vector<std::int64_t>& 
 
 tensor_spec conv2d::do_plan(context& ctx, const tensor_spec& input)
 {
-    const element_type compute = ctx.precision().compute;
-    GPU_EXPECTS(input.type == compute, std::invalid_argument, describe(), ": the input is ",
-                input.to_string(), ", but under the ", to_string(compute),
-                " policy a conv2d layer takes ", to_string(compute),
-                " (convert it first, e.g. with gpu::blas::convert)");
+    const element_type compute =
+        detail::require_compute_input(ctx, describe(), "a conv2d layer", input);
     GPU_EXPECTS(input.layout == dnn::tensor_layout::nchw, std::invalid_argument, describe(),
                 ": the input ", input.to_string(),
                 " is channels-last; the weight is stored [out, in, kh, kw] as PyTorch's, "

@@ -12,6 +12,16 @@
 
 namespace gpu::nn::detail {
 
+element_type require_compute_input(const context& ctx, const std::string& who,
+                                   std::string_view kind, const tensor_spec& input)
+{
+    const element_type compute = ctx.precision().compute;
+    GPU_EXPECTS(input.type == compute, std::invalid_argument, who, ": the input is ",
+                input.to_string(), ", but under the ", to_string(compute), " policy ", kind,
+                " takes ", to_string(compute), " (convert it first, e.g. with gpu::blas::convert)");
+    return compute;
+}
+
 dnn::data_type dnn_type_of(const std::string& who, const tensor_spec& spec)
 {
     switch (spec.type) {

@@ -1,4 +1,5 @@
-// What the layers on the dnn wrapper (conv2d, relu, max_pool2d, dropout) share: the dnn
+// What the layers on the dnn wrapper (conv2d, relu, max_pool2d, dropout) share, and the check
+// of a layer's input against the precision policy that linear shares with conv2d: the dnn
 // element type of a tensor spec, a spec's shape as cuDNN's int dimensions, the check that a
 // tensor can be described to cuDNN at all, the runs of a one-input dnn plan, and a
 // stream-ordered device copy. Private to src/nn.
@@ -13,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpu::nn::detail {
@@ -31,6 +33,12 @@ namespace gpu::nn::detail {
 // elementwise operation is packed in the same layout, so the tensor is described as NCHW
 // whatever its layout: element i of x maps to element i of y either way.
 [[nodiscard]] std::vector<int> elementwise_dims(const std::string& who, const tensor_spec& spec);
+
+// The compute type of ctx's precision policy, which a layer with parameters (linear, conv2d)
+// takes its input in; throws std::invalid_argument naming `who` (the layer's describe()), `kind`
+// ("a linear layer") and the input otherwise, with how to convert it.
+[[nodiscard]] element_type require_compute_input(const context& ctx, const std::string& who,
+                                                 std::string_view kind, const tensor_spec& input);
 
 // `[a, b]`: a window, stride or padding in a message.
 [[nodiscard]] std::string pair_text(const std::array<int, 2>& values);

@@ -7,6 +7,7 @@
 #include <gpu/nn/linear.hpp>
 
 #include "gradient_kernels.hpp"
+#include "layer_support.hpp"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -181,11 +182,8 @@ std::vector<std::int64_t> linear::output_shape(const std::vector<std::int64_t>& 
 
 tensor_spec linear::do_plan(context& ctx, const tensor_spec& input)
 {
-    const element_type compute = ctx.precision().compute;
-    GPU_EXPECTS(input.type == compute, std::invalid_argument, describe(), ": the input is ",
-                input.to_string(), ", but under the ", to_string(compute),
-                " policy a linear layer takes ", to_string(compute),
-                " (convert it first, e.g. with gpu::blas::convert)");
+    const element_type compute =
+        detail::require_compute_input(ctx, describe(), "a linear layer", input);
     GPU_EXPECTS(input.shape.size() <= 2 || input.layout == dnn::tensor_layout::nchw,
                 std::invalid_argument, describe(), ": the input ", input.to_string(),
                 " is channels-last, not row-major [batch..., in_features]");

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 using Catch::Matchers::ContainsSubstring;
 
@@ -55,6 +56,38 @@ TEST_CASE("a defined tag keeps its name, category and fix, once per name", "[mem
     CHECK(cache.category() == gpu::memory_category::user);
     CHECK(gpu::memory_tag::named("test kv cache") == cache);
     CHECK(gpu::memory_tag::named("user") == gpu::memory_tag::user());
+}
+
+namespace {
+constinit gpu::memory_tag_definition test_cache_tag{
+    "test definition cache", gpu::memory_category::scratch, "drop the test's cache"};
+constinit gpu::memory_tag_definition test_refused_definition{"activations",
+                                                             gpu::memory_category::user};
+} // namespace
+
+TEST_CASE("a tag definition defines its tag on first use, the same one each time after",
+          "[memory_tag]")
+{
+    std::vector<gpu::memory_tag> seen(4);
+    std::vector<std::thread> threads;
+    for (gpu::memory_tag& tag : seen) {
+        threads.emplace_back([&tag] { tag = test_cache_tag(); });
+    }
+    for (std::thread& thread : threads) {
+        thread.join();
+    }
+    const gpu::memory_tag cache = test_cache_tag();
+    CHECK(cache.id() >= gpu::memory_category_count);
+    CHECK(cache.name() == "test definition cache");
+    CHECK(cache.category() == gpu::memory_category::scratch);
+    CHECK(cache.fix() == "drop the test's cache");
+    for (const gpu::memory_tag& tag : seen) {
+        CHECK(tag == cache);
+    }
+    CHECK(gpu::memory_tag::define("test definition cache", gpu::memory_category::scratch) == cache);
+    // A refused definition throws as memory_tag::define does, at each use (nothing is cached).
+    CHECK_THROWS_WITH(test_refused_definition(), ContainsSubstring("already a tag of category"));
+    CHECK_THROWS_AS(test_refused_definition(), std::invalid_argument);
 }
 
 TEST_CASE("a tag name of another category, an empty name, an unknown id are refused",

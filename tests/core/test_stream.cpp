@@ -242,6 +242,24 @@ TEST_CASE("a stream can be made for a named device", "[stream]")
     }
 }
 
+TEST_CASE("a library handle's device guard is none for an unknown device, else that device",
+          "[stream]")
+{
+    CHECK_FALSE(gpu::detail::scoped_device_or_none(-1).has_value());
+    if (!gpu::is_available()) {
+        // Without a driver, switching to a device fails as the guard's own constructor does.
+        CHECK_THROWS_AS(gpu::detail::scoped_device_or_none(0), gpu::cuda_error);
+        return;
+    }
+    const int before = gpu::device::current().id();
+    {
+        const auto on = gpu::detail::scoped_device_or_none(before);
+        REQUIRE(on.has_value());
+        CHECK(gpu::device::current().id() == before);
+    }
+    CHECK(gpu::device::current().id() == before);
+}
+
 TEST_CASE("a stream records its device, and making it keeps the caller's device", "[stream][gpu]")
 {
     const gpu::device current = gpu::current_device();

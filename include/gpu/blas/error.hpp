@@ -24,30 +24,18 @@
 
 namespace gpu::blas {
 
-/// @brief A cuBLAS call returned a status other than `CUBLAS_STATUS_SUCCESS`; `code()` holds
+/// @brief A cuBLAS call returned a status other than `CUBLAS_STATUS_SUCCESS`; `status()` is
 /// the `cublasStatus_t`.
-class blas_error : public gpu::error {
+class blas_error : public gpu::detail::status_error<cublasStatus_t> {
 public:
-    using error::error;
-
-    /// @brief The cuBLAS status that was returned.
-    [[nodiscard]] cublasStatus_t status() const noexcept
-    {
-        return static_cast<cublasStatus_t>(code());
-    }
+    using status_error::status_error;
 };
 
-/// @brief A cuRAND call returned a status other than `CURAND_STATUS_SUCCESS`; `code()` holds
+/// @brief A cuRAND call returned a status other than `CURAND_STATUS_SUCCESS`; `status()` is
 /// the `curandStatus_t`.
-class random_error : public gpu::error {
+class random_error : public gpu::detail::status_error<curandStatus_t> {
 public:
-    using error::error;
-
-    /// @brief The cuRAND status that was returned.
-    [[nodiscard]] curandStatus_t status() const noexcept
-    {
-        return static_cast<curandStatus_t>(code());
-    }
+    using status_error::status_error;
 };
 
 /// @brief The symbolic name of a cuBLAS status, e.g. `CUBLAS_STATUS_NOT_INITIALIZED`.
@@ -143,17 +131,11 @@ namespace gpu::detail {
 /// @brief cuBLAS's status traits: its statuses throw `gpu::blas::blas_error`; cuBLAS keeps no
 /// text about a failure beyond the status.
 template <>
-struct status_traits<cublasStatus_t> : status_traits_defaults {
-    /// @brief What a failed cuBLAS call throws.
-    using error_type = blas::blas_error;
+struct status_traits<cublasStatus_t>
+    : status_traits_base<cublasStatus_t, blas::blas_error, CUBLAS_STATUS_SUCCESS, blas::status_name,
+                         blas::status_message> {
     /// @brief The library's name.
     static constexpr std::string_view library = "cuBLAS";
-    /// @brief The status of a call that worked.
-    static constexpr cublasStatus_t success = CUBLAS_STATUS_SUCCESS;
-    /// @brief `gpu::blas::status_name`.
-    static std::string name(cublasStatus_t status) { return blas::status_name(status); }
-    /// @brief `gpu::blas::status_message`.
-    static std::string message(cublasStatus_t status) { return blas::status_message(status); }
     /// @brief `gpu::blas::hint_for` with what the call was doing.
     static std::string hint(cublasStatus_t status, const failure_context& context)
     {
@@ -164,17 +146,11 @@ struct status_traits<cublasStatus_t> : status_traits_defaults {
 /// @brief cuRAND's status traits: its statuses throw `gpu::blas::random_error`; cuRAND keeps no
 /// text about a failure beyond the status.
 template <>
-struct status_traits<curandStatus_t> : status_traits_defaults {
-    /// @brief What a failed cuRAND call throws.
-    using error_type = blas::random_error;
+struct status_traits<curandStatus_t>
+    : status_traits_base<curandStatus_t, blas::random_error, CURAND_STATUS_SUCCESS,
+                         blas::status_name, blas::status_message> {
     /// @brief The library's name.
     static constexpr std::string_view library = "cuRAND";
-    /// @brief The status of a call that worked.
-    static constexpr curandStatus_t success = CURAND_STATUS_SUCCESS;
-    /// @brief `gpu::blas::status_name`.
-    static std::string name(curandStatus_t status) { return blas::status_name(status); }
-    /// @brief `gpu::blas::status_message`.
-    static std::string message(curandStatus_t status) { return blas::status_message(status); }
     /// @brief `gpu::blas::hint_for`.
     static std::string hint(curandStatus_t status, const failure_context&)
     {

@@ -79,6 +79,28 @@ public:
     }
 };
 
+/// @brief What every library's traits say of its statuses, to derive from: the error it
+/// throws, its success status, and its functions that name and describe a status; the
+/// specialisation adds the library's name and its hint (and overrides the defaults it must).
+/// @tparam Status the library's status enum
+/// @tparam Error the `gpu::error` subclass its failures throw
+/// @tparam Success the status of a call that worked
+/// @tparam Name the library's `status_name`
+/// @tparam Message the library's `status_message`
+template <class Status, class Error, Status Success, std::string (*Name)(Status),
+          std::string (*Message)(Status)>
+class status_traits_base : public status_traits_defaults {
+public:
+    /// @brief What a failed call throws.
+    using error_type = Error;
+    /// @brief The status of a call that worked.
+    static constexpr Status success = Success;
+    /// @brief The status's symbolic name.
+    static std::string name(Status status) { return Name(status); }
+    /// @brief The status's description.
+    static std::string message(Status status) { return Message(status); }
+};
+
 /// @brief A status type whose library has specialised `status_traits`.
 template <class Status>
 concept library_status = requires(Status status, const failure_context& context)

@@ -84,6 +84,57 @@ private:
     Handle handle_{};
 };
 
+/// @brief The members every owner of one handle shares: adopting a handle made elsewhere,
+/// reading, releasing and testing it; moving and destroying are its `unique_handle`'s, so an
+/// owner declares none of them and is move-only.
+///
+/// An owner derives from it (CRTP), befriends it, and has a private constructor from
+/// (`adopt_t`, `Handle`) for `from_native_handle`. A constructor that creates the handle
+/// `reset`s it as soon as it exists, so that a later failure in that constructor destroys it.
+///
+/// @code
+/// class filter_descriptor
+///     : public gpu::detail::handle_owner<filter_descriptor, cudnnFilterDescriptor_t, deleter> {
+///     friend handle_owner;
+///     filter_descriptor(adopt_t, cudnnFilterDescriptor_t raw) noexcept : handle_owner(raw) {}
+/// ...
+/// @endcode
+/// @tparam Owner the deriving owner
+/// @tparam Handle the raw handle type, as `unique_handle`'s
+/// @tparam Deleter what destroys it, as `unique_handle`'s
+template <class Owner, class Handle, class Deleter>
+class handle_owner {
+public:
+    /// @brief Adopts a handle created elsewhere; it will be destroyed with the owner.
+    [[nodiscard]] static Owner from_native_handle(Handle raw) noexcept { return Owner(adopt, raw); }
+
+    /// @brief The raw handle, still owned (null after a move).
+    [[nodiscard]] Handle get() const noexcept { return handle_.get(); }
+    /// @brief Gives up ownership; the caller must destroy the handle.
+    /// @post this object holds nothing.
+    [[nodiscard]] Handle release() noexcept { return handle_.release(); }
+    /// @brief Whether a handle is held (false after a move or `release`).
+    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
+protected:
+    /// @brief Chooses the owner's adopting constructor.
+    struct adopt_t {
+        explicit adopt_t() = default;
+    };
+    /// @brief The value that chooses it.
+    static constexpr adopt_t adopt{};
+
+    /// @brief Holds nothing (yet: the owner's constructor `reset`s it to the handle it makes).
+    handle_owner() noexcept = default;
+    /// @brief Owns @p raw.
+    explicit handle_owner(Handle raw) noexcept : handle_(raw) {}
+    /// @brief Destroys the handle held, if any, and owns @p raw instead.
+    void reset(Handle raw) noexcept { handle_.reset(raw); }
+
+private:
+    unique_handle<Handle, Deleter> handle_;
+};
+
 /// @brief Throws the `std::logic_error` for using an owner that holds nothing: moved from,
 /// released, or adopted from a null handle. Every owner's refusal is this one message:
 /// `<function>: the <owner> is empty (moved from or released; it holds no <holds>)`, e.g.

@@ -28,7 +28,9 @@ struct activation_descriptor_deleter {
 ///
 /// Fused into a convolution (`gpu::dnn::convolution` with a bias epilogue), cuDNN supports
 /// `relu` and `identity` only.
-class activation_descriptor {
+class activation_descriptor
+    : public gpu::detail::handle_owner<activation_descriptor, cudnnActivationDescriptor_t,
+                                       detail::activation_descriptor_deleter> {
 public:
     /// @brief Describes an activation.
     /// @param mode the function
@@ -41,21 +43,6 @@ public:
     explicit activation_descriptor(activation_mode mode = activation_mode::relu,
                                    double coefficient = 0.0, bool propagate_nan = true);
 
-    /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static activation_descriptor
-    from_native_handle(cudnnActivationDescriptor_t raw) noexcept
-    {
-        return activation_descriptor(adopt, raw);
-    }
-
-    /// @brief The raw descriptor, still owned (null after a move).
-    [[nodiscard]] cudnnActivationDescriptor_t get() const noexcept { return handle_.get(); }
-    /// @brief Gives up ownership; the caller must destroy the descriptor.
-    /// @post this object holds nothing.
-    [[nodiscard]] cudnnActivationDescriptor_t release() noexcept { return handle_.release(); }
-    /// @brief Whether a descriptor is held.
-    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
-
     /// @brief The function.
     /// @throws std::logic_error on a descriptor that holds nothing (this holds for every getter)
     /// @throws std::domain_error for a mode cudagap does not name (an adopted `swish`)
@@ -67,24 +54,9 @@ public:
     /// @brief E.g. `relu` or `clipped_relu(6)`.
     [[nodiscard]] std::string to_string() const;
 
-    /// @brief Moving leaves the source without a descriptor.
-    /// @post `!other` and `other.get() == nullptr`
-    activation_descriptor(activation_descriptor&& other) noexcept = default;
-    /// @brief Destroys the owned descriptor and takes @p other's.
-    /// @post `!other` and `other.get() == nullptr`
-    activation_descriptor& operator=(activation_descriptor&& other) noexcept = default;
-    activation_descriptor(const activation_descriptor&) = delete;
-    activation_descriptor& operator=(const activation_descriptor&) = delete;
-    /// @brief Destroys the descriptor.
-    ~activation_descriptor() = default;
-
 private:
-    struct adopt_tag {};
-    static constexpr adopt_tag adopt{};
-    activation_descriptor(adopt_tag, cudnnActivationDescriptor_t raw) noexcept : handle_(raw) {}
-
-    gpu::detail::unique_handle<cudnnActivationDescriptor_t, detail::activation_descriptor_deleter>
-        handle_;
+    friend handle_owner;
+    activation_descriptor(adopt_t, cudnnActivationDescriptor_t raw) noexcept : handle_owner(raw) {}
 };
 
 } // namespace gpu::dnn

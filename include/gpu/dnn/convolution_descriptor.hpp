@@ -86,7 +86,9 @@ struct convolution_descriptor_deleter {
 } // namespace detail
 
 /// @brief An owning cuDNN convolution descriptor. Move-only. Needs no GPU.
-class convolution_descriptor {
+class convolution_descriptor
+    : public gpu::detail::handle_owner<convolution_descriptor, cudnnConvolutionDescriptor_t,
+                                       detail::convolution_descriptor_deleter> {
 public:
     /// @brief Describes a convolution.
     /// @param geometry padding, stride, dilation, groups, mode
@@ -100,21 +102,6 @@ public:
     explicit convolution_descriptor(const convolution_geometry& geometry,
                                     data_type compute = data_type::fp32,
                                     math_type math = math_type::default_math);
-
-    /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static convolution_descriptor
-    from_native_handle(cudnnConvolutionDescriptor_t raw) noexcept
-    {
-        return convolution_descriptor(adopt, raw);
-    }
-
-    /// @brief The raw descriptor, still owned (null after a move).
-    [[nodiscard]] cudnnConvolutionDescriptor_t get() const noexcept { return handle_.get(); }
-    /// @brief Gives up ownership; the caller must destroy the descriptor.
-    /// @post this object holds nothing.
-    [[nodiscard]] cudnnConvolutionDescriptor_t release() noexcept { return handle_.release(); }
-    /// @brief Whether a descriptor is held.
-    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
 
     /// @brief Padding, stride, dilation, groups and mode as cuDNN holds them.
     /// @throws std::logic_error on a descriptor that holds nothing (this holds for every member
@@ -143,24 +130,10 @@ public:
     /// cross_correlation, compute fp32, math fma`.
     [[nodiscard]] std::string to_string() const;
 
-    /// @brief Moving leaves the source without a descriptor.
-    /// @post `!other` and `other.get() == nullptr`
-    convolution_descriptor(convolution_descriptor&& other) noexcept = default;
-    /// @brief Destroys the owned descriptor and takes @p other's.
-    /// @post `!other` and `other.get() == nullptr`
-    convolution_descriptor& operator=(convolution_descriptor&& other) noexcept = default;
-    convolution_descriptor(const convolution_descriptor&) = delete;
-    convolution_descriptor& operator=(const convolution_descriptor&) = delete;
-    /// @brief Destroys the descriptor.
-    ~convolution_descriptor() = default;
-
 private:
-    struct adopt_tag {};
-    static constexpr adopt_tag adopt{};
-    convolution_descriptor(adopt_tag, cudnnConvolutionDescriptor_t raw) noexcept : handle_(raw) {}
-
-    gpu::detail::unique_handle<cudnnConvolutionDescriptor_t, detail::convolution_descriptor_deleter>
-        handle_;
+    friend handle_owner;
+    convolution_descriptor(adopt_t, cudnnConvolutionDescriptor_t raw) noexcept : handle_owner(raw)
+    {}
 };
 
 } // namespace gpu::dnn

@@ -24,19 +24,13 @@
 namespace gpu::dnn {
 
 /// @brief A cuDNN call returned a status other than `CUDNN_STATUS_SUCCESS`, or a cuDNN operation
-/// of cudagap could not be done (`no_algorithm_error`); `code()` holds the `cudnnStatus_t`.
+/// of cudagap could not be done (`no_algorithm_error`); `status()` is the `cudnnStatus_t`.
 ///
 /// The message carries cuDNN's own text about the failure (`cudnnGetLastErrorString`) when it
 /// has one.
-class dnn_error : public gpu::error {
+class dnn_error : public gpu::detail::status_error<cudnnStatus_t> {
 public:
-    using error::error;
-
-    /// @brief The cuDNN status that was returned.
-    [[nodiscard]] cudnnStatus_t status() const noexcept
-    {
-        return static_cast<cudnnStatus_t>(code());
-    }
+    using status_error::status_error;
 };
 
 /// @brief The symbolic name of a cuDNN status, e.g. `CUDNN_STATUS_BAD_PARAM`.
@@ -124,17 +118,11 @@ namespace gpu::detail {
 /// @brief cuDNN's status traits: its statuses throw `gpu::dnn::dnn_error`, with cuDNN's own
 /// text about the failure.
 template <>
-struct status_traits<cudnnStatus_t> : status_traits_defaults {
-    /// @brief What a failed cuDNN call throws.
-    using error_type = dnn::dnn_error;
+struct status_traits<cudnnStatus_t>
+    : status_traits_base<cudnnStatus_t, dnn::dnn_error, CUDNN_STATUS_SUCCESS, dnn::status_name,
+                         dnn::status_message> {
     /// @brief The library's name.
     static constexpr std::string_view library = "cuDNN";
-    /// @brief The status of a call that worked.
-    static constexpr cudnnStatus_t success = CUDNN_STATUS_SUCCESS;
-    /// @brief `gpu::dnn::status_name`.
-    static std::string name(cudnnStatus_t status) { return dnn::status_name(status); }
-    /// @brief `gpu::dnn::status_message`.
-    static std::string message(cudnnStatus_t status) { return dnn::status_message(status); }
     /// @brief `gpu::dnn::hint_for` with cuDNN's text and what the call was doing.
     static std::string hint(cudnnStatus_t status, const failure_context& context)
     {

@@ -32,7 +32,9 @@ struct filter_descriptor_deleter {
 } // namespace detail
 
 /// @brief An owning cuDNN filter descriptor. Move-only. Needs no GPU.
-class filter_descriptor {
+class filter_descriptor
+    : public gpu::detail::handle_owner<filter_descriptor, cudnnFilterDescriptor_t,
+                                       detail::filter_descriptor_deleter> {
 public:
     /// @brief Describes packed convolution weights.
     /// @param dims K (output channels), C / groups (input channels per group), then the filter's
@@ -45,20 +47,6 @@ public:
     /// @throws gpu::dnn::dnn_error when cuDNN rejects the descriptor
     filter_descriptor(const std::vector<int>& dims, data_type type,
                       tensor_layout layout = tensor_layout::nchw);
-
-    /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static filter_descriptor from_native_handle(cudnnFilterDescriptor_t raw) noexcept
-    {
-        return filter_descriptor(adopt, raw);
-    }
-
-    /// @brief The raw descriptor, still owned (null after a move).
-    [[nodiscard]] cudnnFilterDescriptor_t get() const noexcept { return handle_.get(); }
-    /// @brief Gives up ownership; the caller must destroy the descriptor.
-    /// @post this object holds nothing.
-    [[nodiscard]] cudnnFilterDescriptor_t release() noexcept { return handle_.release(); }
-    /// @brief Whether a descriptor is held.
-    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
 
     /// @brief The number of dimensions.
     /// @throws std::logic_error on a descriptor that holds nothing (this holds for every getter)
@@ -79,23 +67,9 @@ public:
     /// @brief E.g. `fp32 nchw [64, 3, 3, 3]`.
     [[nodiscard]] std::string to_string() const;
 
-    /// @brief Moving leaves the source without a descriptor.
-    /// @post `!other` and `other.get() == nullptr`
-    filter_descriptor(filter_descriptor&& other) noexcept = default;
-    /// @brief Destroys the owned descriptor and takes @p other's.
-    /// @post `!other` and `other.get() == nullptr`
-    filter_descriptor& operator=(filter_descriptor&& other) noexcept = default;
-    filter_descriptor(const filter_descriptor&) = delete;
-    filter_descriptor& operator=(const filter_descriptor&) = delete;
-    /// @brief Destroys the descriptor.
-    ~filter_descriptor() = default;
-
 private:
-    struct adopt_tag {};
-    static constexpr adopt_tag adopt{};
-    filter_descriptor(adopt_tag, cudnnFilterDescriptor_t raw) noexcept : handle_(raw) {}
-
-    gpu::detail::unique_handle<cudnnFilterDescriptor_t, detail::filter_descriptor_deleter> handle_;
+    friend handle_owner;
+    filter_descriptor(adopt_t, cudnnFilterDescriptor_t raw) noexcept : handle_owner(raw) {}
 };
 
 } // namespace gpu::dnn

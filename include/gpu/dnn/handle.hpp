@@ -29,8 +29,9 @@ struct handle_deleter {
 /// milliseconds and some device memory, so create it once and keep it.
 ///
 /// All cuDNN work issued through the handle (convolutions, their algorithm searches) runs on the
-/// bound stream; `set_stream` rebinds it.
-class handle {
+/// bound stream; `set_stream` rebinds it. Destroying the handle destroys the context
+/// (`cudnnDestroy`).
+class handle : public gpu::detail::handle_owner<handle, cudnnHandle_t, detail::handle_deleter> {
 public:
     /// @brief Creates a cuDNN context on @p stream's device (made with that device current; the
     /// caller's is restored) and binds @p stream (required: the handle's convolutions and
@@ -40,22 +41,6 @@ public:
     /// memory; the hint says which, with this machine's versions, and the message carries
     /// cuDNN's own text
     explicit handle(stream_ref stream);
-
-    /// @brief Adopts a handle created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static handle from_native_handle(cudnnHandle_t raw) noexcept
-    {
-        return handle(adopt, raw);
-    }
-
-    /// @brief The raw handle, still owned (null after a move).
-    [[nodiscard]] cudnnHandle_t get() const noexcept { return handle_.get(); }
-
-    /// @brief Gives up ownership; the caller must `cudnnDestroy` it.
-    /// @post this object holds no handle.
-    [[nodiscard]] cudnnHandle_t release() noexcept { return handle_.release(); }
-
-    /// @brief Whether a handle is held (false after a move or `release`).
-    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
 
     /// @brief Binds @p stream: later cuDNN work through this handle runs there.
     /// @throws std::logic_error on a handle that holds nothing
@@ -73,23 +58,9 @@ public:
     /// @throws std::logic_error on a handle that holds nothing
     [[nodiscard]] stream_ref stream() const;
 
-    /// @brief Moving leaves the source without a handle.
-    /// @post `!other` and `other.get() == nullptr`
-    handle(handle&& other) noexcept = default;
-    /// @brief Destroys the owned handle and takes @p other's.
-    /// @post `!other` and `other.get() == nullptr`
-    handle& operator=(handle&& other) noexcept = default;
-    handle(const handle&) = delete;
-    handle& operator=(const handle&) = delete;
-    /// @brief Destroys the cuDNN context (`cudnnDestroy`).
-    ~handle() = default;
-
 private:
-    struct adopt_tag {};
-    static constexpr adopt_tag adopt{};
-    handle(adopt_tag, cudnnHandle_t raw) noexcept : handle_(raw) {}
-
-    gpu::detail::unique_handle<cudnnHandle_t, detail::handle_deleter> handle_;
+    friend handle_owner;
+    handle(adopt_t, cudnnHandle_t raw) noexcept : handle_owner(raw) {}
     int device_ = -1; ///< recorded at creation; -1 for an adopted handle (asked of its stream)
 };
 

@@ -101,27 +101,14 @@ struct pooling_descriptor_deleter {
 
 /// @brief An owning cuDNN pooling descriptor (`cudnnSetPoolingNdDescriptor`). Move-only.
 /// Needs no GPU; the getters read the values back from cuDNN.
-class pooling_descriptor {
+class pooling_descriptor
+    : public gpu::detail::handle_owner<pooling_descriptor, cudnnPoolingDescriptor_t,
+                                       detail::pooling_descriptor_deleter> {
 public:
     /// @brief Describes a pooling.
     /// @throws std::invalid_argument as `validate(const pooling_geometry&)`
     /// @throws gpu::dnn::dnn_error when cuDNN rejects the descriptor
     explicit pooling_descriptor(const pooling_geometry& geometry = {});
-
-    /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static pooling_descriptor
-    from_native_handle(cudnnPoolingDescriptor_t raw) noexcept
-    {
-        return pooling_descriptor(adopt, raw);
-    }
-
-    /// @brief The raw descriptor, still owned (null after a move).
-    [[nodiscard]] cudnnPoolingDescriptor_t get() const noexcept { return handle_.get(); }
-    /// @brief Gives up ownership; the caller must destroy the descriptor.
-    /// @post this object holds nothing.
-    [[nodiscard]] cudnnPoolingDescriptor_t release() noexcept { return handle_.release(); }
-    /// @brief Whether a descriptor is held.
-    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
 
     /// @brief Mode, window, padding, stride and NaN propagation as cuDNN holds them.
     /// @throws std::logic_error on a descriptor that holds nothing (this holds for every member
@@ -139,24 +126,9 @@ public:
     /// @brief `geometry().to_string()`.
     [[nodiscard]] std::string to_string() const;
 
-    /// @brief Moving leaves the source without a descriptor.
-    /// @post `!other` and `other.get() == nullptr`
-    pooling_descriptor(pooling_descriptor&& other) noexcept = default;
-    /// @brief Destroys the owned descriptor and takes @p other's.
-    /// @post `!other` and `other.get() == nullptr`
-    pooling_descriptor& operator=(pooling_descriptor&& other) noexcept = default;
-    pooling_descriptor(const pooling_descriptor&) = delete;
-    pooling_descriptor& operator=(const pooling_descriptor&) = delete;
-    /// @brief Destroys the descriptor.
-    ~pooling_descriptor() = default;
-
 private:
-    struct adopt_tag {};
-    static constexpr adopt_tag adopt{};
-    pooling_descriptor(adopt_tag, cudnnPoolingDescriptor_t raw) noexcept : handle_(raw) {}
-
-    gpu::detail::unique_handle<cudnnPoolingDescriptor_t, detail::pooling_descriptor_deleter>
-        handle_;
+    friend handle_owner;
+    pooling_descriptor(adopt_t, cudnnPoolingDescriptor_t raw) noexcept : handle_owner(raw) {}
 };
 
 } // namespace gpu::dnn

@@ -49,7 +49,9 @@ struct tensor_descriptor_deleter {
 ///
 /// Creating and reading descriptors needs no GPU: cuDNN answers on the host. The getters read
 /// the values back from cuDNN, so they show what cuDNN holds, not a copy kept on the side.
-class tensor_descriptor {
+class tensor_descriptor
+    : public gpu::detail::handle_owner<tensor_descriptor, cudnnTensorDescriptor_t,
+                                       detail::tensor_descriptor_deleter> {
 public:
     /// @brief Describes a packed tensor.
     ///
@@ -67,20 +69,6 @@ public:
     /// @throws gpu::dnn::dnn_error when cuDNN rejects the descriptor
     tensor_descriptor(const std::vector<int>& dims, data_type type,
                       tensor_layout layout = tensor_layout::nchw);
-
-    /// @brief Adopts a descriptor created elsewhere; it will be destroyed with this object.
-    [[nodiscard]] static tensor_descriptor from_native_handle(cudnnTensorDescriptor_t raw) noexcept
-    {
-        return tensor_descriptor(adopt, raw);
-    }
-
-    /// @brief The raw descriptor, still owned (null after a move).
-    [[nodiscard]] cudnnTensorDescriptor_t get() const noexcept { return handle_.get(); }
-    /// @brief Gives up ownership; the caller must destroy the descriptor.
-    /// @post this object holds nothing.
-    [[nodiscard]] cudnnTensorDescriptor_t release() noexcept { return handle_.release(); }
-    /// @brief Whether a descriptor is held.
-    [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
 
     /// @brief The number of dimensions.
     /// @throws std::logic_error on a descriptor that holds nothing (this holds for every getter)
@@ -103,23 +91,9 @@ public:
     /// @brief E.g. `fp16 nhwc [32, 3, 224, 224]`.
     [[nodiscard]] std::string to_string() const;
 
-    /// @brief Moving leaves the source without a descriptor.
-    /// @post `!other` and `other.get() == nullptr`
-    tensor_descriptor(tensor_descriptor&& other) noexcept = default;
-    /// @brief Destroys the owned descriptor and takes @p other's.
-    /// @post `!other` and `other.get() == nullptr`
-    tensor_descriptor& operator=(tensor_descriptor&& other) noexcept = default;
-    tensor_descriptor(const tensor_descriptor&) = delete;
-    tensor_descriptor& operator=(const tensor_descriptor&) = delete;
-    /// @brief Destroys the descriptor.
-    ~tensor_descriptor() = default;
-
 private:
-    struct adopt_tag {};
-    static constexpr adopt_tag adopt{};
-    tensor_descriptor(adopt_tag, cudnnTensorDescriptor_t raw) noexcept : handle_(raw) {}
-
-    gpu::detail::unique_handle<cudnnTensorDescriptor_t, detail::tensor_descriptor_deleter> handle_;
+    friend handle_owner;
+    tensor_descriptor(adopt_t, cudnnTensorDescriptor_t raw) noexcept : handle_owner(raw) {}
 };
 
 } // namespace gpu::dnn

@@ -24,16 +24,13 @@
 namespace gpu::nccl {
 
 /// @brief An NCCL call returned a status other than `ncclSuccess`, or an NCCL operation did not
-/// finish within its communicator's timeout (then the status is `ncclInProgress`); `code()`
-/// holds the `ncclResult_t`.
+/// finish within its communicator's timeout (then the status is `ncclInProgress`); `status()`
+/// is the `ncclResult_t`.
 ///
 /// The message carries NCCL's own text about the failure (`ncclGetLastError`) when it has one.
-class nccl_error : public gpu::error {
+class nccl_error : public gpu::detail::status_error<ncclResult_t> {
 public:
-    using error::error;
-
-    /// @brief The NCCL status that was returned.
-    [[nodiscard]] ncclResult_t status() const noexcept { return static_cast<ncclResult_t>(code()); }
+    using status_error::status_error;
 };
 
 /// @brief The symbolic name of an NCCL status, e.g. `ncclInvalidUsage` (NCCL itself has only
@@ -108,17 +105,10 @@ namespace gpu::detail {
 /// @brief NCCL's status traits: its statuses throw `gpu::nccl::nccl_error`, with NCCL's own text
 /// about the failure.
 template <>
-struct status_traits<ncclResult_t> : status_traits_defaults {
-    /// @brief What a failed NCCL call throws.
-    using error_type = nccl::nccl_error;
+struct status_traits<ncclResult_t> : status_traits_base<ncclResult_t, nccl::nccl_error, ncclSuccess,
+                                                        nccl::status_name, nccl::status_message> {
     /// @brief The library's name.
     static constexpr std::string_view library = "NCCL";
-    /// @brief The status of a call that worked.
-    static constexpr ncclResult_t success = ncclSuccess;
-    /// @brief `gpu::nccl::status_name`.
-    static std::string name(ncclResult_t status) { return nccl::status_name(status); }
-    /// @brief `gpu::nccl::status_message`.
-    static std::string message(ncclResult_t status) { return nccl::status_message(status); }
     /// @brief `gpu::nccl::hint_for` with NCCL's text and what the call was doing.
     static std::string hint(ncclResult_t status, const failure_context& context)
     {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 
 namespace gpu::nccl {
 
@@ -51,50 +52,27 @@ inline constexpr gpu::detail::enum_name<reduction> reduction_names[] = {
 
 namespace detail {
 
-/// @brief The `ncclDataType_t` of an element type; specialised for the types NCCL moves.
-template <class T>
-struct data_type {};
+/// @brief A list of types.
+template <class... Types>
+struct type_list {};
 
-template <>
-struct data_type<std::int8_t> {
-    static constexpr ncclDataType_t value = ncclInt8;
-};
-template <>
-struct data_type<std::uint8_t> {
-    static constexpr ncclDataType_t value = ncclUint8;
-};
-template <>
-struct data_type<std::int32_t> {
-    static constexpr ncclDataType_t value = ncclInt32;
-};
-template <>
-struct data_type<std::uint32_t> {
-    static constexpr ncclDataType_t value = ncclUint32;
-};
-template <>
-struct data_type<std::int64_t> {
-    static constexpr ncclDataType_t value = ncclInt64;
-};
-template <>
-struct data_type<std::uint64_t> {
-    static constexpr ncclDataType_t value = ncclUint64;
-};
-template <>
-struct data_type<__half> {
-    static constexpr ncclDataType_t value = ncclFloat16;
-};
-template <>
-struct data_type<float> {
-    static constexpr ncclDataType_t value = ncclFloat32;
-};
-template <>
-struct data_type<double> {
-    static constexpr ncclDataType_t value = ncclFloat64;
-};
-template <>
-struct data_type<__nv_bfloat16> {
-    static constexpr ncclDataType_t value = ncclBfloat16;
-};
+/// @brief The element types NCCL moves, in the order of their `ncclDataType_t` values
+/// (`ncclInt8`, 0, to `ncclBfloat16`, 9): a type's position is its data type.
+using element_types = type_list<std::int8_t, std::uint8_t, std::int32_t, std::uint32_t,
+                                std::int64_t, std::uint64_t, __half, float, double, __nv_bfloat16>;
+
+/// @brief The position of @p T among @p Types; -1 when it is not one of them.
+template <class T, class... Types>
+[[nodiscard]] consteval int position_in(type_list<Types...>) noexcept
+{
+    int position = 0;
+    const bool found = ((std::is_same_v<T, Types> || (++position, false)) || ...);
+    return found ? position : -1;
+}
+
+/// @brief @p T's position among `element_types`: its `ncclDataType_t`, or -1.
+template <class T>
+inline constexpr int element_position = position_in<T>(element_types{});
 
 } // namespace detail
 
@@ -102,14 +80,11 @@ struct data_type<__nv_bfloat16> {
 /// `std::int32_t`, `std::uint32_t`, `std::int64_t`, `std::uint64_t`, `__half`, `float`,
 /// `double` and `__nv_bfloat16`. Another type does not compile (no silent reinterpretation).
 template <class T>
-concept element = requires
-{
-    detail::data_type<T>::value;
-};
+concept element = (detail::element_position<T> >= 0);
 
 /// @brief The `ncclDataType_t` of @p T, fixed at compile time.
 template <element T>
-inline constexpr ncclDataType_t data_type_of = detail::data_type<T>::value;
+inline constexpr auto data_type_of = static_cast<ncclDataType_t>(detail::element_position<T>);
 
 /// @brief NCCL's name of a data type without its prefix (`Float32`, `Bfloat16`, `Int64`, ...);
 /// `unknown` for a value this cudagap does not know.
