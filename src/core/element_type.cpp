@@ -33,8 +33,8 @@ void throw_unmapped_element_type(std::string_view function, std::string_view enu
         for (std::size_t i = 0; i < every.size(); ++i) {
             every[i] = element_types[i].value;
         }
-        message += "element_type value " + std::to_string(static_cast<int>(type)) +
-                   " is none of " + either_of(every);
+        message += "element_type value " + std::to_string(static_cast<int>(type)) + " is none of " +
+                   either_of(every);
     } else {
         message += std::string(to_string(type)) + " is not a " + std::string(enum_type) + "; " +
                    either_of(accepted) + (accepted.size() == 1 ? " is" : " are");

@@ -8,8 +8,8 @@ namespace gpu::detail {
 
 void throw_unnamed_enumerator(std::string_view function, std::string_view enum_type, int value)
 {
-    throw std::invalid_argument(std::string(function) + ": " + std::string(enum_type) +
-                                " value " + std::to_string(value) +
+    throw std::invalid_argument(std::string(function) + ": " + std::string(enum_type) + " value " +
+                                std::to_string(value) +
                                 " is none of the enumerators cudagap names (an integer cast to "
                                 "the enum?)");
 }

@@ -118,7 +118,7 @@ TEST_CASE("a mapping table names its rows after their element types", "[precisio
     STATIC_REQUIRE_FALSE(gpu::detail::mapped_value(single_precisions, element_type::fp16));
     STATIC_REQUIRE_FALSE(
         gpu::detail::mapped_element_type(single_precisions, static_cast<single_precision>(1)));
-    CHECK_THROWS_WITH(gpu::detail::from_element_type(single_precisions, element_type::bf16,
-                                                     "f", "single_precision"),
+    CHECK_THROWS_WITH(gpu::detail::from_element_type(single_precisions, element_type::bf16, "f",
+                                                     "single_precision"),
                       "f: BF16 is not a single_precision; FP32 is");
 }
