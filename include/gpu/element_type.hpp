@@ -52,12 +52,7 @@ inline constexpr element_type_facts element_types[] = {
 /// @brief The row of @p type; null for a value outside the enumeration.
 [[nodiscard]] constexpr const element_type_facts* facts_of(element_type type) noexcept
 {
-    for (const element_type_facts& row : element_types) {
-        if (row.value == type) {
-            return &row;
-        }
-    }
-    return nullptr;
+    return row_of(element_types, type);
 }
 
 } // namespace detail
@@ -100,12 +95,8 @@ template <class Enum, std::size_t N>
 [[nodiscard]] constexpr std::optional<element_type>
 mapped_element_type(const element_type_mapping<Enum> (&table)[N], Enum value) noexcept
 {
-    for (const element_type_mapping<Enum>& row : table) {
-        if (row.value == value) {
-            return row.type;
-        }
-    }
-    return std::nullopt;
+    const element_type_mapping<Enum>* row = row_of(table, value);
+    return row != nullptr ? std::optional<element_type>(row->type) : std::nullopt;
 }
 
 /// @brief The value that @p table maps onto @p type; empty when no row holds @p type.
@@ -113,12 +104,11 @@ template <class Enum, std::size_t N>
 [[nodiscard]] constexpr std::optional<Enum>
 mapped_value(const element_type_mapping<Enum> (&table)[N], element_type type) noexcept
 {
-    for (const element_type_mapping<Enum>& row : table) {
-        if (row.type == type) {
-            return row.value;
-        }
-    }
-    return std::nullopt;
+    const element_type_mapping<Enum>* row =
+        find_row(table, [type](const element_type_mapping<Enum>& candidate) {
+            return candidate.type == type;
+        });
+    return row != nullptr ? std::optional<Enum>(row->value) : std::nullopt;
 }
 
 /// @brief Throws `std::invalid_argument`: `<function>: FP64 is not a <enum_type>; FP32, FP16 or

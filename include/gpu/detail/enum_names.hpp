@@ -32,16 +32,31 @@ struct enum_name {
 template <class Row>
 using enum_of = decltype(Row::value);
 
+/// @brief The first row of `table` that `match` accepts; null when none does.
+template <class Row, std::size_t N, class Match>
+[[nodiscard]] constexpr const Row* find_row(const Row (&table)[N], Match match) noexcept
+{
+    for (const Row& row : table) {
+        if (match(row)) {
+            return &row;
+        }
+    }
+    return nullptr;
+}
+
+/// @brief The row of `value` in `table`; null for a value the table does not hold.
+template <class Row, std::size_t N>
+[[nodiscard]] constexpr const Row* row_of(const Row (&table)[N], enum_of<Row> value) noexcept
+{
+    return find_row(table, [value](const Row& candidate) { return candidate.value == value; });
+}
+
 /// @brief The name of `value` in `table`; `unknown` for a value the table does not hold.
 template <class Row, std::size_t N>
 [[nodiscard]] constexpr std::string_view name_of(const Row (&table)[N], enum_of<Row> value) noexcept
 {
-    for (const Row& row : table) {
-        if (row.value == value) {
-            return row.name;
-        }
-    }
-    return "unknown";
+    const Row* row = row_of(table, value);
+    return row != nullptr ? std::string_view(row->name) : std::string_view("unknown");
 }
 
 /// @brief Whether `table` names `value`: false for an integer cast to the enum that no
@@ -49,12 +64,7 @@ template <class Row, std::size_t N>
 template <class Row, std::size_t N>
 [[nodiscard]] constexpr bool is_named(const Row (&table)[N], enum_of<Row> value) noexcept
 {
-    for (const Row& row : table) {
-        if (row.value == value) {
-            return true;
-        }
-    }
-    return false;
+    return row_of(table, value) != nullptr;
 }
 
 /// @brief The value `table` names `name`; empty for a name it does not hold.
@@ -62,12 +72,9 @@ template <class Row, std::size_t N>
 [[nodiscard]] constexpr std::optional<enum_of<Row>> value_of(const Row (&table)[N],
                                                              std::string_view name) noexcept
 {
-    for (const Row& row : table) {
-        if (row.name == name) {
-            return row.value;
-        }
-    }
-    return std::nullopt;
+    const Row* row =
+        find_row(table, [name](const Row& candidate) { return candidate.name == name; });
+    return row != nullptr ? std::optional<enum_of<Row>>(row->value) : std::nullopt;
 }
 
 /// @brief Throws `std::invalid_argument`: `<function>: <enum_type> value <value> is none of the
