@@ -17,6 +17,8 @@
 /// | `nvtx_ranges`: name the work in NVTX ranges | yes | no | yes | `emit_nvtx` |
 #pragma once
 
+#include <gpu/element_type.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,15 +27,47 @@
 
 namespace gpu {
 
-/// @brief The element type a profile prefers where the caller leaves the choice to it.
+/// @brief The element type a profile prefers where the caller leaves the choice to it: the core's
+/// element types that a program computes in by choice, as `detail::preferred_precisions` maps
+/// them (`to_element_type` gives the `gpu::element_type`).
 enum class preferred_precision {
     fp32, ///< single precision: the reference, and easiest to debug
     fp16, ///< half precision on tensor cores: twice the throughput, half the memory
     bf16, ///< bfloat16: FP32's range with FP16's size (Ampere and newer)
 };
 
-/// @brief The name of a precision: `fp32`, `fp16` or `bf16`.
-[[nodiscard]] std::string_view to_string(preferred_precision precision) noexcept;
+namespace detail {
+/// @brief The one table of the preferred precisions: the core's element type of each, which
+/// gives it its name.
+inline constexpr element_type_mapping<preferred_precision> preferred_precisions[] = {
+    {preferred_precision::fp32, element_type::fp32},
+    {preferred_precision::fp16, element_type::fp16},
+    {preferred_precision::bf16, element_type::bf16}};
+} // namespace detail
+
+/// @brief The name of a precision: `fp32`, `fp16` or `bf16` (the enumerator name of its element
+/// type); `unknown` for a value outside the enumeration.
+[[nodiscard]] constexpr std::string_view to_string(preferred_precision precision) noexcept
+{
+    return detail::name_of(detail::preferred_precisions, precision);
+}
+
+/// @brief The core's element type of @p precision, e.g. for `gpu::nn::mixed_precision`.
+/// @throws std::invalid_argument when @p precision is not a named enumerator (its value named)
+[[nodiscard]] inline element_type to_element_type(preferred_precision precision)
+{
+    return detail::to_element_type(detail::preferred_precisions, precision, "gpu::to_element_type",
+                                   "preferred_precision");
+}
+
+/// @brief The preferred precision of the core's element type @p type.
+/// @throws std::invalid_argument for FP64 (no profile prefers it) or a value outside the
+/// enumeration, naming the types that are preferred precisions
+[[nodiscard]] inline preferred_precision to_preferred_precision(element_type type)
+{
+    return detail::from_element_type(detail::preferred_precisions, type,
+                                     "gpu::to_preferred_precision", "preferred_precision");
+}
 
 /// @brief A set of settings for cudagap's handles and plans. Plain data: copy, compare, change
 /// a field, pass it on.

@@ -2,6 +2,7 @@
 // for the GPUs listed here, estimates from architecture figures and the clock for the others.
 #include <gpu/blas/capabilities.hpp>
 #include <gpu/detail/enum_names.hpp>
+#include <gpu/element_type.hpp>
 
 #include <algorithm>
 #include <array>
@@ -10,11 +11,14 @@
 
 namespace gpu::blas {
 
-constexpr gpu::detail::enum_name<precision> precision_names[] = {{precision::fp64, "FP64"},
-                                                                 {precision::fp32, "FP32"},
-                                                                 {precision::tf32, "TF32"},
-                                                                 {precision::fp16, "FP16"},
-                                                                 {precision::bf16, "BF16"}};
+// The storage formats are named as the core names them (gpu/element_type.hpp); TF32 is a way of
+// computing on FP32 data, no element type, so its name is written here.
+constexpr gpu::detail::enum_name<precision> precision_names[] = {
+    {precision::fp64, gpu::to_string(gpu::element_type::fp64)},
+    {precision::fp32, gpu::to_string(gpu::element_type::fp32)},
+    {precision::tf32, "TF32"},
+    {precision::fp16, gpu::to_string(gpu::element_type::fp16)},
+    {precision::bf16, gpu::to_string(gpu::element_type::bf16)}};
 std::string_view to_string(precision p) noexcept
 {
     return gpu::detail::name_of(precision_names, p);

@@ -1,5 +1,4 @@
 // The three presets (development, production, testing: docs/profiles.md) and their names.
-#include <gpu/detail/enum_names.hpp>
 #include <gpu/profile.hpp>
 
 #include <cctype>
@@ -7,15 +6,6 @@
 #include <stdexcept>
 
 namespace gpu {
-
-constexpr gpu::detail::enum_name<preferred_precision> preferred_precision_names[] = {
-    {preferred_precision::fp32, "fp32"},
-    {preferred_precision::fp16, "fp16"},
-    {preferred_precision::bf16, "bf16"}};
-std::string_view to_string(preferred_precision precision) noexcept
-{
-    return gpu::detail::name_of(preferred_precision_names, precision);
-}
 
 profile profile::development()
 {

@@ -39,15 +39,15 @@ void validate_dims(const char* what, const std::vector<int>& dims, int min_rank,
 // dimension that is not positive or a product beyond size_t, instead of wrapping around.
 std::size_t product(const std::vector<int>& dims);
 
-[[noreturn]] void throw_unnamed_enumerator(const char* what, const char* type, int value);
+using gpu::detail::throw_unnamed_enumerator;
 
 // The names of the dnn wrapper's enums: one table each, which serves to_string and require_named.
-// Each enum's table is a specialisation with its own array type.
+// Each enum's table is a specialisation with its own array type; data_type's is the public
+// mapping onto the core's element types (gpu/dnn/types.hpp).
 template <class Enum>
 inline constexpr auto names = nullptr;
 template <>
-inline constexpr gpu::detail::enum_name<data_type> names<data_type>[] = {
-    {data_type::fp32, "fp32"}, {data_type::fp16, "fp16"}, {data_type::bf16, "bf16"}};
+inline constexpr const auto& names<data_type> = data_types;
 template <>
 inline constexpr gpu::detail::enum_name<tensor_layout> names<tensor_layout>[] = {
     {tensor_layout::nchw, "nchw"}, {tensor_layout::nhwc, "nhwc"}};

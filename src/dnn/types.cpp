@@ -11,22 +11,6 @@
 
 namespace gpu::dnn {
 
-std::string_view to_string(data_type type) noexcept
-{
-    return gpu::detail::name_of(detail::names<data_type>, type);
-}
-
-gpu::element_type to_element_type(data_type type)
-{
-    switch (type) {
-    case data_type::fp32: return gpu::element_type::fp32;
-    case data_type::fp16: return gpu::element_type::fp16;
-    case data_type::bf16: return gpu::element_type::bf16;
-    }
-    detail::throw_unnamed_enumerator("gpu::dnn::to_element_type", "data_type",
-                                     static_cast<int>(type));
-}
-
 std::string_view to_string(tensor_layout layout) noexcept
 {
     return gpu::detail::name_of(detail::names<tensor_layout>, layout);
@@ -212,14 +196,6 @@ std::size_t product(const std::vector<int>& dims)
         }
     }
     return count;
-}
-
-void throw_unnamed_enumerator(const char* what, const char* type, int value)
-{
-    throw std::invalid_argument(std::string(what) + ": " + type + " value " +
-                                std::to_string(value) +
-                                " is none of the enumerators cudagap "
-                                "names (an integer cast to the enum?)");
 }
 
 void check_set(cudnnStatus_t status, const char* api, const std::string& context,

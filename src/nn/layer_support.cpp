@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 
 namespace gpu::nn::detail {
@@ -24,11 +25,9 @@ element_type require_compute_input(const context& ctx, const std::string& who,
 
 dnn::data_type dnn_type_of(const std::string& who, const tensor_spec& spec)
 {
-    switch (spec.type) {
-    case element_type::fp32: return dnn::data_type::fp32;
-    case element_type::fp16: return dnn::data_type::fp16;
-    case element_type::bf16: return dnn::data_type::bf16;
-    default: break;
+    if (const std::optional<dnn::data_type> type =
+            gpu::detail::mapped_value(dnn::detail::data_types, spec.type)) {
+        return *type;
     }
     gpu::detail::fail<std::invalid_argument>(who, ": the input is ", spec.to_string(),
                                              "; cuDNN takes FP32, FP16 or BF16 tensors");

@@ -3,7 +3,9 @@
 #include <gpu/detail/expects.hpp>
 #include <gpu/nn/mixed_precision.hpp>
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace gpu::nn {
 
@@ -31,24 +33,29 @@ std::string_view to_string(autocast_op op) noexcept
     return gpu::detail::name_of(autocast_op_names, op);
 }
 
+namespace {
+// The compute precisions a policy may have, in the order its refusals list them. FP64 is not one:
+// it has no tensor cores to gain.
+constexpr element_type compute_types[] = {element_type::fp16, element_type::bf16,
+                                          element_type::fp32};
+} // namespace
+
 mixed_precision mixed_precision::from_name(std::string_view name)
 {
-    if (name == "fp16") {
-        return fp16();
+    std::string choices;
+    for (const element_type type : compute_types) {
+        if (enumerator_name(type) == name) {
+            return {type};
+        }
+        choices += (choices.empty() ? "" : ", ") + std::string(enumerator_name(type));
     }
-    if (name == "bf16") {
-        return bf16();
-    }
-    GPU_EXPECTS(name == "fp32", std::invalid_argument, "unknown precision '", name,
-                "' (fp16, bf16, fp32)");
-    return fp32();
+    gpu::detail::fail<std::invalid_argument>("unknown precision '", name, "' (", choices, ")");
 }
 
 void mixed_precision::validate() const
 {
-    const bool known = compute == element_type::fp32 || compute == element_type::fp16 ||
-                       compute == element_type::bf16;
-    GPU_EXPECTS(known, std::invalid_argument, "gpu::nn::mixed_precision: the compute precision is ",
+    GPU_EXPECTS(std::ranges::find(compute_types, compute) != std::ranges::end(compute_types),
+                std::invalid_argument, "gpu::nn::mixed_precision: the compute precision is ",
                 to_string(compute), " (", static_cast<int>(compute),
                 "); FP32, FP16 or BF16 are allowed");
 }

@@ -50,6 +50,35 @@ TEST_CASE("element sizes are those of float, __half and __nv_bfloat16", "[dnn]")
     STATIC_REQUIRE(gpu::dnn::element_size(data_type::fp32) == sizeof(float));
     STATIC_REQUIRE(gpu::dnn::element_size(data_type::fp16) == 2);
     STATIC_REQUIRE(gpu::dnn::element_size(data_type::bf16) == 2);
+    CHECK(gpu::dnn::element_size(static_cast<data_type>(3)) == 0);
+    CHECK(gpu::dnn::to_string(static_cast<data_type>(3)) == "unknown");
+}
+
+TEST_CASE("every data_type round-trips through the core's element type", "[dnn]")
+{
+    for (const data_type type : {data_type::fp32, data_type::fp16, data_type::bf16}) {
+        const gpu::element_type element = gpu::dnn::to_element_type(type);
+        CHECK(gpu::dnn::to_data_type(element) == type);
+        CHECK(gpu::dnn::to_string(type) == gpu::enumerator_name(element));
+        CHECK(gpu::dnn::element_size(type) == gpu::element_size(element));
+    }
+}
+
+TEST_CASE("every element type is a data_type or refused by name", "[dnn]")
+{
+    for (const gpu::element_type element : {gpu::element_type::fp32, gpu::element_type::fp64,
+                                            gpu::element_type::fp16, gpu::element_type::bf16}) {
+        if (element == gpu::element_type::fp64) {
+            CHECK_THROWS_WITH(gpu::dnn::to_data_type(element),
+                              "gpu::dnn::to_data_type: FP64 is not a data_type; FP32, FP16 or "
+                              "BF16 are");
+        } else {
+            CHECK(gpu::dnn::to_element_type(gpu::dnn::to_data_type(element)) == element);
+        }
+    }
+    CHECK_THROWS_WITH(gpu::dnn::to_data_type(static_cast<gpu::element_type>(9)),
+                      "gpu::dnn::to_data_type: element_type value 9 is none of FP32, FP64, FP16 "
+                      "or BF16");
 }
 
 // cudagap 0.1 spelled the search policy gpu::algorithm_search; the alias keeps that compiling

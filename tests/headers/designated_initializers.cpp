@@ -93,6 +93,8 @@ namespace {
     CUDAGAP_FILL(gpu::detail::allocation, pointer, device)
     CUDAGAP_FILL(gpu::detail::call_checks, synchronous_checks, check_numerics)
     CUDAGAP_FILL(gpu::detail::enum_name<gpu::element_type>, value, name)
+    CUDAGAP_FILL(gpu::detail::element_type_facts, value, size)
+    CUDAGAP_FILL(gpu::detail::element_type_mapping<gpu::preferred_precision>, value, name)
     CUDAGAP_FILL(gpu::detail::failure_context, call, device)
     CUDAGAP_FILL(gpu::detail::pinned_allocation, pointer, bytes)
     CUDAGAP_FILL(gpu::detail::stream_argument, handle, handle)

@@ -50,6 +50,11 @@ TEST_CASE("a policy is named fp16, bf16 or fp32 on a command line", "[nn]")
     CHECK_THROWS_WITH(nn::mixed_precision::from_name("fp8"),
                       ContainsSubstring("unknown precision 'fp8' (fp16, bf16, fp32)"));
     CHECK_THROWS_AS(nn::mixed_precision::from_name("FP16"), std::invalid_argument);
+    CHECK_THROWS_WITH(nn::mixed_precision::from_name("fp64"),
+                      ContainsSubstring("unknown precision 'fp64' (fp16, bf16, fp32)"));
+    for (const element_type type : {element_type::fp16, element_type::bf16, element_type::fp32}) {
+        CHECK(nn::mixed_precision::from_name(gpu::enumerator_name(type)).compute == type);
+    }
 }
 
 TEST_CASE("only FP16 needs loss scaling, and only FP32, FP16 and BF16 are policies", "[nn]")

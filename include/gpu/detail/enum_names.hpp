@@ -10,6 +10,9 @@
 ///
 /// An integer cast to an enum may hold a value no enumerator has: `name_of` then answers
 /// `unknown` and `is_named` answers false, so the name and the check cannot disagree.
+///
+/// A table may also hold richer rows, with more facts of each value beside its `value` and its
+/// `name` (`gpu::detail::element_type_facts`): the functions read only those two members.
 #pragma once
 
 #include <cstddef>
@@ -25,43 +28,58 @@ struct enum_name {
     std::string_view name{}; ///< its name
 };
 
-/// @brief The name of `value` in `table`; `unknown` for a value the table does not hold.
-template <class Enum, std::size_t N>
-[[nodiscard]] constexpr std::string_view name_of(const enum_name<Enum> (&table)[N],
-                                                 Enum value) noexcept
+/// @brief The enum of a table's rows: the type of their `value`.
+template <class Row>
+using enum_of = decltype(Row::value);
+
+/// @brief The first row of `table` that `match` accepts; null when none does.
+template <class Row, std::size_t N, class Match>
+[[nodiscard]] constexpr const Row* find_row(const Row (&table)[N], Match match) noexcept
 {
-    for (const enum_name<Enum>& row : table) {
-        if (row.value == value) {
-            return row.name;
+    for (const Row& row : table) {
+        if (match(row)) {
+            return &row;
         }
     }
-    return "unknown";
+    return nullptr;
+}
+
+/// @brief The row of `value` in `table`; null for a value the table does not hold.
+template <class Row, std::size_t N>
+[[nodiscard]] constexpr const Row* row_of(const Row (&table)[N], enum_of<Row> value) noexcept
+{
+    return find_row(table, [value](const Row& candidate) { return candidate.value == value; });
+}
+
+/// @brief The name of `value` in `table`; `unknown` for a value the table does not hold.
+template <class Row, std::size_t N>
+[[nodiscard]] constexpr std::string_view name_of(const Row (&table)[N], enum_of<Row> value) noexcept
+{
+    const Row* row = row_of(table, value);
+    return row != nullptr ? std::string_view(row->name) : std::string_view("unknown");
 }
 
 /// @brief Whether `table` names `value`: false for an integer cast to the enum that no
 /// enumerator has.
-template <class Enum, std::size_t N>
-[[nodiscard]] constexpr bool is_named(const enum_name<Enum> (&table)[N], Enum value) noexcept
+template <class Row, std::size_t N>
+[[nodiscard]] constexpr bool is_named(const Row (&table)[N], enum_of<Row> value) noexcept
 {
-    for (const enum_name<Enum>& row : table) {
-        if (row.value == value) {
-            return true;
-        }
-    }
-    return false;
+    return row_of(table, value) != nullptr;
 }
 
 /// @brief The value `table` names `name`; empty for a name it does not hold.
-template <class Enum, std::size_t N>
-[[nodiscard]] constexpr std::optional<Enum> value_of(const enum_name<Enum> (&table)[N],
-                                                     std::string_view name) noexcept
+template <class Row, std::size_t N>
+[[nodiscard]] constexpr std::optional<enum_of<Row>> value_of(const Row (&table)[N],
+                                                             std::string_view name) noexcept
 {
-    for (const enum_name<Enum>& row : table) {
-        if (row.name == name) {
-            return row.value;
-        }
-    }
-    return std::nullopt;
+    const Row* row =
+        find_row(table, [name](const Row& candidate) { return candidate.name == name; });
+    return row != nullptr ? std::optional<enum_of<Row>>(row->value) : std::nullopt;
 }
+
+/// @brief Throws `std::invalid_argument`: `<function>: <enum_type> value <value> is none of the
+/// enumerators cudagap names (an integer cast to the enum?)`, for a value `is_named` refuses.
+[[noreturn]] void throw_unnamed_enumerator(std::string_view function, std::string_view enum_type,
+                                           int value);
 
 } // namespace gpu::detail

@@ -9,32 +9,63 @@
 #include <gpu/element_type.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gpu::dnn {
 
-/// @brief The element type of a tensor or filter.
+/// @brief The element type of a tensor or filter: the core's element types that cuDNN takes, as
+/// `detail::data_types` maps them.
 enum class data_type {
     fp32, ///< IEEE single precision (`float`, `CUDNN_DATA_FLOAT`)
     fp16, ///< IEEE half precision (`__half`, `CUDNN_DATA_HALF`)
     bf16, ///< bfloat16 (`__nv_bfloat16`, `CUDNN_DATA_BFLOAT16`): FP32's range in 16 bits
 };
 
-/// @brief `fp32`, `fp16` or `bf16`.
-[[nodiscard]] std::string_view to_string(data_type type) noexcept;
+namespace detail {
+/// @brief The one table of the data types: the core's element type of each, which gives it its
+/// name and its size.
+inline constexpr gpu::detail::element_type_mapping<data_type> data_types[] = {
+    {data_type::fp32, gpu::element_type::fp32},
+    {data_type::fp16, gpu::element_type::fp16},
+    {data_type::bf16, gpu::element_type::bf16}};
+} // namespace detail
 
-/// @brief Bytes per element: 4 for fp32, 2 for fp16 and bf16.
+/// @brief `fp32`, `fp16` or `bf16` (the enumerator name of its element type); `unknown` for a
+/// value outside the enumeration.
+[[nodiscard]] constexpr std::string_view to_string(data_type type) noexcept
+{
+    return gpu::detail::name_of(detail::data_types, type);
+}
+
+/// @brief Bytes per element: 4 for fp32, 2 for fp16 and bf16; 0 for a value outside the
+/// enumeration.
 [[nodiscard]] constexpr std::size_t element_size(data_type type) noexcept
 {
-    return type == data_type::fp32 ? 4 : 2;
+    const std::optional<gpu::element_type> element =
+        gpu::detail::mapped_element_type(detail::data_types, type);
+    return element ? gpu::element_size(*element) : 0;
 }
 
 /// @brief The core's `gpu::element_type` of @p type, for the core's functions on untyped memory
 /// (`gpu::check_finite`).
 /// @throws std::invalid_argument when @p type is not a named enumerator (its value named)
-[[nodiscard]] gpu::element_type to_element_type(data_type type);
+[[nodiscard]] inline gpu::element_type to_element_type(data_type type)
+{
+    return gpu::detail::to_element_type(detail::data_types, type, "gpu::dnn::to_element_type",
+                                        "data_type");
+}
+
+/// @brief The `data_type` of the core's element type @p type, for a tensor described by one.
+/// @throws std::invalid_argument for FP64 (cuDNN's convolutions, pooling and activations take
+/// no FP64 in cudagap) or a value outside the enumeration, naming the types that are taken
+[[nodiscard]] inline data_type to_data_type(gpu::element_type type)
+{
+    return gpu::detail::from_element_type(detail::data_types, type, "gpu::dnn::to_data_type",
+                                          "data_type");
+}
 
 /// @brief How the elements of a 4-d (or n-d) tensor lie in memory. Dimensions are always
 /// given in the logical order N, C, spatial... whatever the layout.
