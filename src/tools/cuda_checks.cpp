@@ -16,7 +16,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace gpu {
+namespace gpu::tools {
 
 namespace {
 
@@ -528,4 +528,4 @@ std::vector<diagnostic> platform_checks(const std::string& search_path)
 
 } // namespace detail
 
-} // namespace gpu
+} // namespace gpu::tools
