@@ -55,8 +55,10 @@ static_assert(same_function<gpu::tools::vram_clear_result(gpu::device)>(&gpu::cl
 
 TEST_CASE("the gpu:: names of the diagnosis build and read the same reports", "[tools]")
 {
-    const gpu::diagnosis report{.checks = {{.name = "old", .status = gpu::diagnostic_status::error,
-                                            .detail = "broken", .fix = "mend it"}}};
+    const gpu::diagnosis report{.checks = {{.name = "old",
+                                            .status = gpu::diagnostic_status::error,
+                                            .detail = "broken",
+                                            .fix = "mend it"}}};
     const gpu::tools::diagnosis& same = report;
     CHECK(same.worst() == gpu::tools::diagnostic_status::error);
     CHECK(same.recommendations() == std::vector<std::string>{"mend it"});
