@@ -2,7 +2,7 @@
 //
 // Every check (driver, runtime, GPUs, kernel images, nvcc, cuBLAS, cuDNN, NCCL and the GPUs'
 // peer access, duplicate libraries, other platforms) reports ok / info / skipped / warning / error with what it found and the
-// exact fix; the report ends with the fixes to apply, root causes first. gpu::diagnose (the
+// exact fix; the report ends with the fixes to apply, root causes first. gpu::tools::diagnose (the
 // tools component) runs the checks of every wrapper this cudagap was built with.
 //
 //   cudagap-doctor            the report as text
@@ -36,7 +36,7 @@ oneAPI). Each problem comes with the exact fix.
 Exit status: 0 when nothing is wrong, 1 otherwise, 2 for a bad command line.
 )";
 
-void print(const gpu::diagnosis& report)
+void print(const gpu::tools::diagnosis& report)
 {
     const std::string rule(60, '=');
     std::printf("%s\nCUDA Environment Diagnosis (cudagap %s)\n%s\n", rule.c_str(),
@@ -70,7 +70,7 @@ int main(int argc, char* argv[])
     try {
         std::fprintf(stderr, "cudagap-doctor: checking the driver, runtime, GPUs, toolkit and "
                              "libraries...\n");
-        const gpu::diagnosis report = gpu::diagnose();
+        const gpu::tools::diagnosis report = gpu::tools::diagnose();
         if (json) {
             nlohmann::json out = report;
             out["strict"] = strict;

@@ -144,14 +144,15 @@ void print_lines(const char* title, const std::vector<std::string>& lines)
 }
 
 // The tiers at a glance: what a card of each class gets (on an Ampere-class GPU).
-std::vector<gpu::vram_advice> tier_table()
+std::vector<gpu::tools::vram_advice> tier_table()
 {
-    std::vector<gpu::vram_advice> table;
-    for (const gpu::vram_tier tier :
-         {gpu::vram_tier::under_8gb, gpu::vram_tier::class_8gb, gpu::vram_tier::class_12gb,
-          gpu::vram_tier::class_24gb, gpu::vram_tier::class_48gb, gpu::vram_tier::class_80gb}) {
-        table.push_back(
-            gpu::advise_vram(gpu::vram_tier_floor_bytes(tier), gpu::compute_capability{8, 0}));
+    std::vector<gpu::tools::vram_advice> table;
+    for (const gpu::tools::vram_tier tier :
+         {gpu::tools::vram_tier::under_8gb, gpu::tools::vram_tier::class_8gb,
+          gpu::tools::vram_tier::class_12gb, gpu::tools::vram_tier::class_24gb,
+          gpu::tools::vram_tier::class_48gb, gpu::tools::vram_tier::class_80gb}) {
+        table.push_back(gpu::tools::advise_vram(gpu::tools::vram_tier_floor_bytes(tier),
+                                                gpu::compute_capability{8, 0}));
     }
     return table;
 }
@@ -186,12 +187,12 @@ int main(int argc, char* argv[])
         }
 
         // 1. Advice: for the card asked about, else for the GPU, else the table of tiers.
-        std::optional<gpu::vram_advice> advice;
+        std::optional<gpu::tools::vram_advice> advice;
         if (opts.vram_gib) {
-            advice = gpu::advise_vram(static_cast<std::size_t>(*opts.vram_gib * (1u << 30)),
-                                      opts.capability);
+            advice = gpu::tools::advise_vram(static_cast<std::size_t>(*opts.vram_gib * (1u << 30)),
+                                             opts.capability);
         } else if (have_gpu) {
-            advice = gpu::advise_vram(gpu::device(opts.device));
+            advice = gpu::tools::advise_vram(gpu::device(opts.device));
         }
         if (advice) {
             report["advice"] = *advice;
@@ -205,10 +206,10 @@ int main(int argc, char* argv[])
                 std::printf("No usable GPU: %s\n\nAsk about a card with --vram-gib N (e.g. "
                             "--vram-gib 8 --compute-capability 8.6). The tiers:\n",
                             gpu::unavailable_reason().c_str());
-                for (const gpu::vram_advice& row : tier_table()) {
+                for (const gpu::tools::vram_advice& row : tier_table()) {
                     std::printf("  from %-10s %-15s %-5s batch %-3d checkpointing %s\n",
                                 gpu::format_bytes(row.total_bytes).c_str(),
-                                std::string(gpu::to_string(row.tier)).c_str(),
+                                std::string(gpu::tools::to_string(row.tier)).c_str(),
                                 std::string(gpu::to_string(row.precision)).c_str(), row.batch_size,
                                 row.gradient_checkpointing ? "yes" : "no");
                 }
@@ -225,7 +226,7 @@ int main(int argc, char* argv[])
             const gpu::scoped_device on(dev);
             nlohmann::json snapshots = nlohmann::json::array();
             const auto show = [&](const char* moment) {
-                const gpu::vram_usage usage = gpu::measure_vram(dev);
+                const gpu::tools::vram_usage usage = gpu::tools::measure_vram(dev);
                 snapshots.push_back({{"moment", moment}, {"usage", usage}});
                 if (!opts.json) {
                     std::printf("\n");
@@ -255,7 +256,7 @@ int main(int argc, char* argv[])
             }
             report["monitoring"] = snapshots;
             if (opts.clear) {
-                const gpu::vram_clear_result cleared = gpu::clear_vram(dev);
+                const gpu::tools::vram_clear_result cleared = gpu::tools::clear_vram(dev);
                 report["clear"] = cleared;
                 if (!opts.json) {
                     std::printf("\nClearing the pool released %s:\n",

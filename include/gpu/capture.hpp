@@ -119,11 +119,12 @@ public:
     /// @brief Ends the capture (`cudaStreamEndCapture`) and returns what it recorded.
     /// @param where the caller's source location, for errors
     /// @throws std::logic_error when the capture was already ended
-    /// @throws gpu::cuda_error when the capture was invalidated (`cudaErrorStreamCaptureInvalidated`:
-    /// the error says so and its hint names the kinds of call that invalidate a capture), a
-    /// stream forked into it was not joined back (`cudaErrorStreamCaptureUnjoined`), or it ends
-    /// in another thread than it began (`cudaErrorStreamCaptureWrongThread`). Except in that
-    /// last case the stream has left capture mode, and the partial graph is gone.
+    /// @throws gpu::cuda_error when the capture was invalidated
+    /// (`cudaErrorStreamCaptureInvalidated`: the error says so and its hint names the kinds of
+    /// call that invalidate a capture), a stream forked into it was not joined back
+    /// (`cudaErrorStreamCaptureUnjoined`), or it ends in another thread than it began
+    /// (`cudaErrorStreamCaptureWrongThread`). Except in that last case the stream has left
+    /// capture mode, and the partial graph is gone.
     [[nodiscard]] graph end(std::source_location where = std::source_location::current());
 
     /// @brief The stream being captured.

@@ -30,13 +30,14 @@ namespace gpu {
 /// buffer's tag (`gpu::memory_ledger`) and allocates with `cudaMallocAsync` from the device's
 /// current memory pool (see `memory_pool`) where the device supports memory pools (every GPU
 /// CUDA 13 runs on, except some integrated ones), with plain `cudaMalloc` otherwise; or from
-/// the resource given, which must outlive the buffer. The memory is uninitialised. Every buffer is made
-/// on a stream that the caller names (as RMM's `device_buffer` requires one): it is allocated
-/// and freed there, so it must not outlive that stream (or call `set_stream` first), and it is
-/// where cudagap's functions that take the buffer run unless told otherwise (see `stream_ref`
-/// for the whole rule). Freed memory goes back to the pool; whether the pool keeps it for reuse
-/// or returns it to the driver at the next synchronisation is the pool's release threshold,
-/// which you set (`memory_pool::set_release_threshold`); `trim_memory_pool` returns it now.
+/// the resource given, which must outlive the buffer. The memory is uninitialised. Every buffer
+/// is made on a stream that the caller names (as RMM's `device_buffer` requires one): it is
+/// allocated and freed there, so it must not outlive that stream (or call `set_stream` first),
+/// and it is where cudagap's functions that take the buffer run unless told otherwise (see
+/// `stream_ref` for the whole rule). Freed memory goes back to the pool; whether the pool keeps
+/// it for reuse or returns it to the driver at the next synchronisation is the pool's release
+/// threshold, which you set (`memory_pool::set_release_threshold`); `trim_memory_pool` returns
+/// it now.
 ///
 /// @tparam T a trivially copyable element type (`float`, `__half`, ...)
 template <class T>

@@ -72,8 +72,8 @@ struct library_info {
         name{}; ///< `OpenBLAS 0.3.21`, `BLAS`, or `naive loop (no BLAS found at build time)`
     std::string path{};   ///< the shared library that provides `sgemm_`, empty when static or naive
     std::string config{}; ///< OpenBLAS's build configuration (`openblas_get_config`), else empty
-    std::string
-        core{}; ///< the kernels OpenBLAS chose for this CPU (`openblas_get_corename`), e.g. `Haswell`
+    /// The kernels OpenBLAS chose for this CPU (`openblas_get_corename`), e.g. `Haswell`.
+    std::string core{};
     int threads = 0; ///< threads it uses (`openblas_get_num_threads`); 1 for naive, 0 when unknown
 
     /// @brief One line for reports, e.g. `OpenBLAS 0.3.21 (Haswell kernels, 16 threads,

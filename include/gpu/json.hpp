@@ -1,7 +1,7 @@
 /// @file json.hpp
 /// @brief JSON for the core's reports (versions, device properties, profiles, memory and its
-/// ledger, timing statistics) through nlohmann-json, for scripts and plots. The tools' reports (diagnosis,
-/// VRAM advice and usage) have theirs in `<gpu/tools/json.hpp>`.
+/// ledger, timing statistics) through nlohmann-json, for scripts and plots. The tools' reports
+/// (diagnosis, VRAM advice and usage) have theirs in `<gpu/tools/json.hpp>`.
 ///
 /// A component of its own (`cudagap::json`, `find_package(cudagap COMPONENTS json)`), header
 /// only: the JSON library is a dependency of the programs that print JSON, not of everyone who

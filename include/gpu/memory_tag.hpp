@@ -151,7 +151,8 @@ private:
 ///
 /// @code
 /// {
-///     const gpu::memory_tag_scope tagged(gpu::memory_tag::standard(gpu::memory_category::activations));
+///     const gpu::memory_tag_scope tagged(
+///         gpu::memory_tag::standard(gpu::memory_category::activations));
 ///     plan_layers();   // everything it allocates is "activations"
 /// }
 /// @endcode

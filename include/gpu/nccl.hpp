@@ -4,8 +4,9 @@
 ///
 /// @code
 /// #include <gpu/nccl.hpp>
-/// const gpu::nccl::unique_id id = rank == 0 ? gpu::nccl::unique_id::create_file(file)
-///                                           : gpu::nccl::unique_id::wait_for_file(file, std::chrono::seconds(60));
+/// const gpu::nccl::unique_id id =
+///     rank == 0 ? gpu::nccl::unique_id::create_file(file)
+///               : gpu::nccl::unique_id::wait_for_file(file, std::chrono::seconds(60));
 /// auto comm = gpu::nccl::communicator::init_rank(id, rank, size, gpu::device(local_rank));
 /// gpu::nccl::all_reduce(comm, grads, gpu::nccl::reduction::avg, stream);
 /// @endcode

@@ -7,11 +7,11 @@
 ///
 /// | setting | development | production | testing | PyTorch |
 /// |---|---|---|---|---|
-/// | `synchronous_checks`: synchronise and check after every cudagap launch | yes | no | no | `CUDA_LAUNCH_BLOCKING=1` |
+/// | `synchronous_checks`: sync and check every launch | yes | no | no | `CUDA_LAUNCH_BLOCKING=1` |
 /// | `check_numerics`: check outputs for NaN and Inf | yes | no | no | anomaly detection |
 /// | `allow_tf32`: TF32 for FP32 data | no | yes | no | `allow_tf32` |
 /// | `precision`: preferred precision | FP32 | FP16 | FP32 | |
-/// | `benchmark`: time the candidate algorithms, take the fastest | no | yes | no | `cudnn.benchmark` |
+/// | `benchmark`: time the candidates, take the fastest | no | yes | no | `cudnn.benchmark` |
 /// | `deterministic`: reproducible results | no | no | yes | `cudnn.deterministic` |
 /// | `seed`: fixed random seed | no | no | 42 | `torch.manual_seed` |
 /// | `nvtx_ranges`: name the work in NVTX ranges | yes | no | yes | `emit_nvtx` |

@@ -29,7 +29,8 @@ std::int64_t checked_fan_in(const std::string& name, std::int64_t in, std::int64
                 ": the stride ", detail::pair_text(options.stride), " must be positive");
     GPU_EXPECTS(options.padding[0] >= 0 && options.padding[1] >= 0, std::invalid_argument, who,
                 ": the padding ", detail::pair_text(options.padding), " must not be negative");
-    // cuDNN indexes the filter with an int: out · in · kh · kw must fit, and then so does the fan-in.
+    // cuDNN indexes the filter with an int: out · in · kh · kw must fit, and then so does the
+    // fan-in.
     std::int64_t elements = out;
     for (const std::int64_t factor : {in, std::int64_t{kernel[0]}, std::int64_t{kernel[1]}}) {
         GPU_EXPECTS(elements <= INT_MAX / factor, std::invalid_argument, who, ": the weight [", out,

@@ -1,8 +1,8 @@
 // The per-element rules of the nn component's optimizer, loss scaler and accuracy count, written
 // once: the kernels (adamw.cu, grad_scaler.cu, cross_entropy.cu) run them on the device and the
 // host tests (tests/nn/test_update_rules.cpp) check them against PyTorch's documented algorithms
-// and float64 references, so a wrong formula fails in CI without a GPU. Plain C++17 with no cudagap header, so that nvcc
-// compiles it in its default dialect.
+// and float64 references, so a wrong formula fails in CI without a GPU. Plain C++17 with no
+// cudagap header, so that nvcc compiles it in its default dialect.
 #pragma once
 
 // GPU_HOST_DEVICE and the core's NaN/Inf bit rule (one rule for check_finite and the scaler).

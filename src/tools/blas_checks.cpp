@@ -12,15 +12,15 @@
 #include <filesystem>
 #include <string>
 
-namespace gpu::blas {
+namespace gpu::tools::detail {
 
 namespace {
 
-diagnostic check_versions()
+diagnostic check_blas_versions()
 {
     diagnostic check;
     check.name = "cuBLAS";
-    const version_info info = version();
+    const blas::version_info info = blas::version();
     const std::optional<std::string> path = loaded_library_path("libcublas");
     // cuBLASLt encodes its version as major * 10000 + minor * 100 + patch.
     const auto lt = static_cast<int>(cublasLtGetVersion());
@@ -56,23 +56,19 @@ diagnostic check_versions()
 // The handle's math mode and workspace, as a freshly created handle reports them.
 std::string describe_new_handle()
 {
-    const handle created(legacy_default_stream); // creates and frees; nothing else runs
+    const blas::handle created(legacy_default_stream); // creates and frees; nothing else runs
     return ", math mode " + std::string(to_string(created.math())) + ", workspace " +
            format_bytes(created.workspace_size().value_or(0));
 }
 
 } // namespace
 
-} // namespace gpu::blas
-
-namespace gpu::detail {
-
 std::vector<diagnostic> blas_checks()
 {
-    return {blas::check_versions(),
-            check_handle("cuBLAS handle", "cublasCreate", blas::describe_new_handle),
+    return {check_blas_versions(),
+            check_handle("cuBLAS handle", "cublasCreate", describe_new_handle),
             check_library_copies("cuBLAS copies on the library path", {"libcublas", "libcublasLt"},
                                  "CUDAToolkit_ROOT")};
 }
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

@@ -1,5 +1,5 @@
-// Private to cudagap_tools: the groups of checks gpu::diagnose runs, in the order it runs them,
-// and what they share. Not installed; the tools' tests include it.
+// Private to cudagap_tools: the groups of checks gpu::tools::diagnose runs, in the order it runs
+// them, and what they share. Not installed; the tools' tests include it.
 #pragma once
 
 #include <gpu/error.hpp>
@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpu::detail {
+namespace gpu::tools::detail {
 
 /// The name of the check that every "no usable GPU" failure follows from.
 inline constexpr const char* gpus_check = "GPUs";
@@ -55,4 +55,4 @@ void record_failure(diagnostic& check, const error& failure);
 [[nodiscard]] std::vector<diagnostic>
 run_checks(const std::string& name, const std::function<std::vector<diagnostic>()>& group);
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

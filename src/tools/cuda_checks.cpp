@@ -16,7 +16,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace gpu {
+namespace gpu::tools {
 
 namespace {
 
@@ -411,12 +411,11 @@ std::vector<std::string> toolkit_roots()
     return roots;
 }
 
-diagnostic check_nvcc(const std::string& search_path, std::chrono::milliseconds timeout)
+// nvcc on the search path (@p on_path set), else in the first toolkit folder that has one.
+std::optional<std::string> find_nvcc(const std::string& search_path, bool& on_path)
 {
-    diagnostic check;
-    check.name = nvcc_check;
     std::optional<std::string> tool = detail::find_tool("nvcc", search_path);
-    bool on_path = tool.has_value();
+    on_path = tool.has_value();
     if (!tool) {
         for (const std::string& root : toolkit_roots()) {
             if (tool = detail::find_tool("nvcc", root + "/bin"); tool) {
@@ -424,6 +423,27 @@ diagnostic check_nvcc(const std::string& search_path, std::chrono::milliseconds 
             }
         }
     }
+    return tool;
+}
+
+// The last line of `nvcc --version` that names the release, trimmed; empty when none does.
+std::string release_line(const std::string& version_text)
+{
+    std::string release;
+    for (const std::string& line : split(version_text, '\n')) {
+        if (line.find("release") != std::string::npos) {
+            release = trim(line);
+        }
+    }
+    return release;
+}
+
+diagnostic check_nvcc(const std::string& search_path, std::chrono::milliseconds timeout)
+{
+    diagnostic check;
+    check.name = nvcc_check;
+    bool on_path = false;
+    const std::optional<std::string> tool = find_nvcc(search_path, on_path);
     const std::string needed_only = " (needed only to build cudagap or your own CUDA code, not "
                                     "to run cudagap programs)";
     if (!tool) {
@@ -435,12 +455,7 @@ diagnostic check_nvcc(const std::string& search_path, std::chrono::milliseconds 
         return check;
     }
     const detail::tool_output output = detail::run_tool(*tool, {"--version"}, timeout);
-    std::string release;
-    for (const std::string& line : split(output.text, '\n')) {
-        if (line.find("release") != std::string::npos) {
-            release = trim(line);
-        }
-    }
+    const std::string release = release_line(output.text);
     if (!output.started || output.timed_out || output.exit_code != 0 || release.empty()) {
         check.status = diagnostic_status::warning;
         check.detail = *tool + " --version failed (" + output.describe_failure() +
@@ -528,4 +543,4 @@ std::vector<diagnostic> platform_checks(const std::string& search_path)
 
 } // namespace detail
 
-} // namespace gpu
+} // namespace gpu::tools

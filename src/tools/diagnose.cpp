@@ -1,6 +1,6 @@
-// The diagnosis report (its counts, recommendations and text) and gpu::diagnose, which runs
-// the CUDA checks, then the checks of every wrapper this cudagap was built with, then the other
-// platforms.
+// The diagnosis report (its counts, recommendations and text) and gpu::tools::diagnose, which
+// runs the CUDA checks, then the checks of every wrapper this cudagap was built with, then the
+// other platforms.
 #include <gpu/detail/enum_names.hpp>
 #include <gpu/tools/diagnose.hpp>
 
@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <exception>
 
-namespace gpu {
+namespace gpu::tools {
 
 namespace {
 
@@ -223,4 +223,4 @@ std::vector<diagnostic> run_checks(const std::string& name,
 
 } // namespace detail
 
-} // namespace gpu
+} // namespace gpu::tools

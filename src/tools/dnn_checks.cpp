@@ -11,15 +11,15 @@
 #include <filesystem>
 #include <string>
 
-namespace gpu::dnn {
+namespace gpu::tools::detail {
 
 namespace {
 
-diagnostic check_versions()
+diagnostic check_dnn_versions()
 {
     diagnostic check;
     check.name = "cuDNN";
-    const version_info info = version();
+    const dnn::version_info info = dnn::version();
     const cuda_version runtime = runtime_version();
     const std::optional<std::string> path = loaded_library_path("libcudnn");
     const std::string folder =
@@ -55,22 +55,18 @@ diagnostic check_versions()
 }
 
 // cudnnCreate, and nothing more to say of the handle.
-std::string create_handle()
+std::string create_dnn_handle()
 {
-    const handle created(legacy_default_stream); // creates and frees; nothing else runs
+    const dnn::handle created(legacy_default_stream); // creates and frees; nothing else runs
     return {};
 }
 
 } // namespace
 
-} // namespace gpu::dnn
-
-namespace gpu::detail {
-
 std::vector<diagnostic> dnn_checks()
 {
-    return {dnn::check_versions(), check_handle("cuDNN handle", "cudnnCreate", dnn::create_handle),
+    return {check_dnn_versions(), check_handle("cuDNN handle", "cudnnCreate", create_dnn_handle),
             check_library_copies("cuDNN copies on the library path", {"libcudnn"}, "CUDNN_ROOT")};
 }
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

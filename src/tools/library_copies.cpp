@@ -13,7 +13,7 @@
 #include <map>
 #include <set>
 
-namespace gpu {
+namespace gpu::tools {
 
 namespace {
 
@@ -259,4 +259,4 @@ diagnostic check_library_copies(std::string name, const std::vector<std::string>
     return check;
 }
 
-} // namespace gpu
+} // namespace gpu::tools

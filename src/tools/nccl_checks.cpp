@@ -14,15 +14,15 @@
 #include <optional>
 #include <string>
 
-namespace gpu::nccl {
+namespace gpu::tools::detail {
 
 namespace {
 
-diagnostic check_versions()
+diagnostic check_nccl_versions()
 {
     diagnostic check;
     check.name = "NCCL";
-    const version_info info = version();
+    const nccl::version_info info = nccl::version();
     const std::optional<std::string> path = loaded_library_path("libnccl");
     const std::string folder =
         path ? std::filesystem::path(*path).parent_path().string() : std::string("<its folder>");
@@ -85,7 +85,7 @@ diagnostic check_peer_access()
     if (count == 0) {
         check.status = diagnostic_status::skipped;
         check.detail = "no usable GPU";
-        check.caused_by = detail::gpus_check;
+        check.caused_by = gpus_check;
         return check;
     }
     if (count == 1) {
@@ -114,15 +114,11 @@ diagnostic check_peer_access()
 
 } // namespace
 
-} // namespace gpu::nccl
-
-namespace gpu::detail {
-
 std::vector<diagnostic> nccl_checks()
 {
-    return {nccl::check_versions(),
+    return {check_nccl_versions(),
             check_library_copies("NCCL copies on the library path", {"libnccl"}, "NCCL_ROOT"),
-            nccl::check_peer_access()};
+            check_peer_access()};
 }
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

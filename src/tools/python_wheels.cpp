@@ -13,7 +13,7 @@
 #include <mutex>
 #include <set>
 
-namespace gpu::detail {
+namespace gpu::tools::detail {
 
 namespace {
 
@@ -146,4 +146,4 @@ wheel_folders python_wheel_folders(const std::string& search_path)
     return wheel_folders_in(ask_python(*python));
 }
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace gpu::detail {
+namespace gpu::tools::detail {
 
 /// The NVIDIA wheel folders of one Python environment.
 struct wheel_folders {
@@ -29,4 +29,4 @@ struct wheel_folders {
 /// no python3 run: the part of `python_wheel_folders` that reads the disk.
 [[nodiscard]] wheel_folders wheel_folders_in(const std::vector<std::string>& nvidia_folders);
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace gpu::detail {
+namespace gpu::tools::detail {
 
 std::string tool_output::describe_failure() const
 {
@@ -197,4 +197,4 @@ std::vector<std::string> loaded_objects()
     return paths;
 }
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace gpu::detail {
+namespace gpu::tools::detail {
 
 /// What a tool printed and how it ended.
 struct tool_output {
@@ -37,4 +37,4 @@ struct tool_output {
 /// The file paths of the shared objects loaded in this process (dl_iterate_phdr).
 [[nodiscard]] std::vector<std::string> loaded_objects();
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

@@ -7,7 +7,7 @@
 #include <cctype>
 #include <sstream>
 
-namespace gpu::detail {
+namespace gpu::tools::detail {
 
 std::string trim(std::string text)
 {
@@ -34,8 +34,8 @@ std::optional<std::pair<int, int>> parse_major_minor(std::string_view text) noex
     if (dot == std::string_view::npos) {
         return std::nullopt;
     }
-    const std::optional<int> major = parse_decimal(text.substr(0, dot));
-    const std::optional<int> minor = parse_decimal(text.substr(dot + 1));
+    const std::optional<int> major = gpu::detail::parse_decimal(text.substr(0, dot));
+    const std::optional<int> minor = gpu::detail::parse_decimal(text.substr(dot + 1));
     if (!major || !minor) {
         return std::nullopt;
     }
@@ -69,4 +69,4 @@ std::vector<smi_gpu> parse_smi_rows(const std::string& output, bool with_capabil
     return gpus;
 }
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpu::detail {
+namespace gpu::tools::detail {
 
 /// @p text without leading and trailing white space.
 [[nodiscard]] std::string trim(std::string text);
@@ -41,4 +41,4 @@ struct smi_gpu {
 /// other lines are skipped. A capability that `parse_compute_capability` refuses is left out.
 [[nodiscard]] std::vector<smi_gpu> parse_smi_rows(const std::string& output, bool with_capability);
 
-} // namespace gpu::detail
+} // namespace gpu::tools::detail

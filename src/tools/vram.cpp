@@ -7,7 +7,7 @@
 #include <array>
 #include <cstdio>
 
-namespace gpu {
+namespace gpu::tools {
 
 namespace {
 
@@ -163,7 +163,7 @@ std::string vram_usage::warning() const
                        format_bytes(device_memory.total_bytes) + " in use";
     if (pool.cached_bytes() > 0) {
         text += "; the pool caches " + format_bytes(pool.cached_bytes()) +
-                " it does not use (clear it with gpu::clear_vram / --clear)";
+                " it does not use (clear it with gpu::tools::clear_vram / --clear)";
     }
     const std::size_t others = device_memory.used_bytes() > pool.reserved_bytes
                                    ? device_memory.used_bytes() - pool.reserved_bytes
@@ -221,4 +221,4 @@ vram_clear_result clear_vram(device dev)
     return result;
 }
 
-} // namespace gpu
+} // namespace gpu::tools

@@ -134,7 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (in.take<bool>()) {
             capability = gpu::compute_capability{in.take<int>(), in.take<int>()};
         }
-        const gpu::vram_advice advice = gpu::advise_vram(total, capability);
+        const gpu::tools::vram_advice advice = gpu::tools::advise_vram(total, capability);
         static_cast<void>(print_and_parse(nlohmann::json(advice), 2));
         return 0;
     }

@@ -46,7 +46,7 @@ void check_numbers(std::string_view text)
     fuzz::require(got == reference_decimal(text), [&] {
         return "parse_decimal('" + std::string(text) + "') differs from the reference";
     });
-    const auto pair = gpu::detail::parse_major_minor(text);
+    const auto pair = gpu::tools::detail::parse_major_minor(text);
     const std::size_t dot = text.find('.');
     const auto major =
         dot == std::string_view::npos ? std::nullopt : reference_decimal(text.substr(0, dot));
@@ -58,7 +58,7 @@ void check_numbers(std::string_view text)
                       return "parse_major_minor('" + std::string(text) +
                              "') differs from the reference";
                   });
-    const auto capability = gpu::detail::parse_compute_capability(text);
+    const auto capability = gpu::tools::detail::parse_compute_capability(text);
     const bool expected =
         major && minor && *minor <= 9 && std::int64_t{*major} * 10 + *minor <= int_max;
     fuzz::require(capability.has_value() == expected, [&] {
@@ -79,7 +79,7 @@ void check_capability(compute_capability cc)
         fuzz::require(
             sm == std::int64_t{cc.major} * 10 + cc.minor && compute_capability::from_int(sm) == cc,
             [&] { return "the integer form of " + cc.to_string() + " does not round-trip"; });
-        const auto reparsed = gpu::detail::parse_compute_capability(cc.to_string());
+        const auto reparsed = gpu::tools::detail::parse_compute_capability(cc.to_string());
         fuzz::require(reparsed == cc, [&] { return cc.to_string() + " does not parse back"; });
     }
     static_cast<void>(cc.architecture_name());
@@ -128,21 +128,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string output(in.rest());
 
     check_numbers(output);
-    const std::vector<gpu::detail::smi_gpu> gpus =
-        gpu::detail::parse_smi_rows(output, with_capability);
-    const std::size_t lines = gpu::detail::split(output, '\n').size();
+    const std::vector<gpu::tools::detail::smi_gpu> gpus =
+        gpu::tools::detail::parse_smi_rows(output, with_capability);
+    const std::size_t lines = gpu::tools::detail::split(output, '\n').size();
     fuzz::require(gpus.size() <= lines, "more GPUs than lines");
     const std::vector<gpu::cuda_architecture> built = {
         {75, true, false, ""}, {90, true, true, ""}, {90, true, false, "a"}};
-    for (const gpu::detail::smi_gpu& gpu : gpus) {
+    for (const gpu::tools::detail::smi_gpu& gpu : gpus) {
         fuzz::require(with_capability || !gpu.capability, "a capability nobody asked for");
         if (gpu.capability) {
             check_capability(*gpu.capability);
             static_cast<void>(gpu::kernel_image_for(*gpu.capability, built));
         }
     }
-    for (const std::string& field : gpu::detail::split(output, ',')) {
-        check_numbers(gpu::detail::trim(field));
+    for (const std::string& field : gpu::tools::detail::split(output, ',')) {
+        check_numbers(gpu::tools::detail::trim(field));
     }
     return 0;
 }

@@ -48,7 +48,7 @@ namespace {
     [[maybe_unused]] const gpu::benchmark_options options{.warmup = 3, .repetitions = 10};
     [[maybe_unused]] const gpu::semantic_version version{.major = 9, .minor = 1};
 #if CUDAGAP_TEST_TOOLS
-    [[maybe_unused]] const gpu::diagnose_options diagnose{.search_path = {"/usr/lib"}};
+    [[maybe_unused]] const gpu::tools::diagnose_options diagnose{.search_path = {"/usr/lib"}};
 #endif
 #if CUDAGAP_TEST_DNN
     // The report: `convolution_problem{.input = ..., .filter = ...}` warned.
@@ -126,13 +126,13 @@ namespace {
 #if CUDAGAP_TEST_TOOLS
 [[maybe_unused]] void tools_aggregates()
 {
-    CUDAGAP_FILL(gpu::diagnostic, name, caused_by)
-    CUDAGAP_FILL(gpu::diagnosis, checks, checks)
-    CUDAGAP_FILL(gpu::diagnose_options, search_path, tool_timeout)
-    CUDAGAP_FILL(gpu::library_copy, path, wheel)
-    CUDAGAP_FILL(gpu::vram_advice, total_bytes, notes)
-    CUDAGAP_FILL(gpu::vram_usage, device_id, device_memory)
-    CUDAGAP_FILL(gpu::vram_clear_result, before, after)
+    CUDAGAP_FILL(gpu::tools::diagnostic, name, caused_by)
+    CUDAGAP_FILL(gpu::tools::diagnosis, checks, checks)
+    CUDAGAP_FILL(gpu::tools::diagnose_options, search_path, tool_timeout)
+    CUDAGAP_FILL(gpu::tools::library_copy, path, wheel)
+    CUDAGAP_FILL(gpu::tools::vram_advice, total_bytes, notes)
+    CUDAGAP_FILL(gpu::tools::vram_usage, device_id, device_memory)
+    CUDAGAP_FILL(gpu::tools::vram_clear_result, before, after)
 }
 #endif
 

@@ -66,10 +66,10 @@ int main()
     }
 #endif
 #if CONSUMER_HAS_TOOLS
-    const gpu::vram_advice advice = gpu::advise_vram(std::size_t{24} << 30);
+    const gpu::tools::vram_advice advice = gpu::tools::advise_vram(std::size_t{24} << 30);
     std::printf("VRAM advice for 24 GiB: %s, batch size %d\n",
-                std::string(gpu::to_string(advice.tier)).c_str(), advice.batch_size);
-    if (advice.tier != gpu::vram_tier::class_24gb) {
+                std::string(gpu::tools::to_string(advice.tier)).c_str(), advice.batch_size);
+    if (advice.tier != gpu::tools::vram_tier::class_24gb) {
         return 1;
     }
 #endif

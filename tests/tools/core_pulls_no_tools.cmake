@@ -8,9 +8,10 @@ endforeach()
 set(failures "")
 
 # Symbols of the tools: each must be defined in cudagap_tools and appear nowhere in the core.
-set(tool_symbols "gpu::diagnose(" "gpu::diagnosis::describe" "gpu::advise_vram("
-                 "gpu::measure_vram(" "gpu::find_library_copies(" "gpu::detail::run_tool("
-                 "gpu::detail::parse_smi_rows(")
+set(tool_symbols "gpu::tools::diagnose(" "gpu::tools::diagnosis::describe"
+                 "gpu::tools::advise_vram(" "gpu::tools::measure_vram("
+                 "gpu::tools::find_library_copies(" "gpu::tools::detail::run_tool("
+                 "gpu::tools::detail::parse_smi_rows(")
 # Names that no part of the core may define or use: the wrapped libraries and the JSON library.
 set(foreign_names "cublas" "cudnn" "nlohmann")
 

@@ -68,9 +68,9 @@ struct temporary_folder {
 using scoped_environment = gpu::test::scoped_env;
 
 // A copy: callers pass temporaries.
-gpu::diagnostic require_check(const gpu::diagnosis& report, std::string_view name)
+gpu::tools::diagnostic require_check(const gpu::tools::diagnosis& report, std::string_view name)
 {
-    const gpu::diagnostic* check = report.find(name);
+    const gpu::tools::diagnostic* check = report.find(name);
     if (check == nullptr) {
         throw std::runtime_error("the report has no check called " + std::string(name));
     }
@@ -95,16 +95,16 @@ bool on_path(const std::string& tool)
 }
 
 // What the kernel-image check must say for a prediction of gpu::kernel_image_for.
-gpu::diagnostic_status expected_status(gpu::kernel_image image)
+gpu::tools::diagnostic_status expected_status(gpu::kernel_image image)
 {
     switch (image) {
-    case gpu::kernel_image::ptx_jit: return gpu::diagnostic_status::warning;
-    case gpu::kernel_image::missing: return gpu::diagnostic_status::error;
-    default: return gpu::diagnostic_status::ok;
+    case gpu::kernel_image::ptx_jit: return gpu::tools::diagnostic_status::warning;
+    case gpu::kernel_image::missing: return gpu::tools::diagnostic_status::error;
+    default: return gpu::tools::diagnostic_status::ok;
     }
 }
 
-// The checks gpu::diagnose runs after @p cuda_checks: each built wrapper's three, or one skipped
+// The checks gpu::tools::diagnose runs after @p cuda_checks: each built wrapper's three, or one skipped
 // check for a wrapper this cudagap lacks, then the other platforms.
 std::vector<std::string> wrapper_check_names(std::vector<std::string> names)
 {
@@ -127,9 +127,9 @@ std::vector<std::string> wrapper_check_names(std::vector<std::string> names)
     return names;
 }
 
-gpu::diagnosis diagnose_with_tools(const temporary_folder& tools)
+gpu::tools::diagnosis diagnose_with_tools(const temporary_folder& tools)
 {
-    return gpu::diagnose(
+    return gpu::tools::diagnose(
         {.search_path = tools.path.string(), .tool_timeout = std::chrono::milliseconds(5000)});
 }
 
@@ -137,7 +137,7 @@ gpu::diagnosis diagnose_with_tools(const temporary_folder& tools)
 
 TEST_CASE("the diagnosis runs its checks in order, each with a detail", "[diagnose]")
 {
-    const gpu::diagnosis report = gpu::diagnose();
+    const gpu::tools::diagnosis report = gpu::tools::diagnose();
     const std::vector<std::string> expected = wrapper_check_names(
         {"nvidia-smi", "NVIDIA driver", "CUDA runtime", "GPUs", "kernel images", "nvcc"});
     REQUIRE(report.checks.size() == expected.size());
@@ -145,12 +145,12 @@ TEST_CASE("the diagnosis runs its checks in order, each with a detail", "[diagno
         INFO(report.checks[i].name << ": " << report.checks[i].detail);
         CHECK(report.checks[i].name == expected[i]);
         CHECK_FALSE(report.checks[i].detail.empty());
-        if (report.checks[i].status == gpu::diagnostic_status::error ||
-            report.checks[i].status == gpu::diagnostic_status::warning) {
+        if (report.checks[i].status == gpu::tools::diagnostic_status::error ||
+            report.checks[i].status == gpu::tools::diagnostic_status::warning) {
             CHECK((!report.checks[i].fix.empty() || !report.checks[i].caused_by.empty()));
         }
     }
-    CHECK(report.healthy() == (report.count(gpu::diagnostic_status::error) == 0));
+    CHECK(report.healthy() == (report.count(gpu::tools::diagnostic_status::error) == 0));
     CHECK(report.exit_code() == (report.healthy() ? 0 : 1));
 }
 
@@ -158,13 +158,13 @@ TEST_CASE("the driver check agrees with cudaDriverGetVersion, read here directly
 {
     int encoded = 0;
     REQUIRE(cudaDriverGetVersion(&encoded) == cudaSuccess);
-    const gpu::diagnosis report = gpu::diagnose();
-    const gpu::diagnostic driver = require_check(report, "NVIDIA driver");
+    const gpu::tools::diagnosis report = gpu::tools::diagnose();
+    const gpu::tools::diagnostic driver = require_check(report, "NVIDIA driver");
     const gpu::cuda_version runtime = gpu::runtime_version();
     INFO(driver.detail);
     if (encoded == 0) {
         // This machine's case: the toolkit without a driver. The report must say exactly that.
-        CHECK(driver.status == gpu::diagnostic_status::error);
+        CHECK(driver.status == gpu::tools::diagnostic_status::error);
         CHECK_THAT(driver.detail,
                    ContainsSubstring("no NVIDIA driver") && ContainsSubstring("libcuda.so") &&
                        ContainsSubstring("CUDA " + runtime.to_string() + " runtime"));
@@ -183,7 +183,7 @@ TEST_CASE("the driver check agrees with cudaDriverGetVersion, read here directly
         const gpu::cuda_version supported = gpu::cuda_version::from_int(encoded);
         CHECK_THAT(driver.detail,
                    ContainsSubstring("supports CUDA up to " + supported.to_string()));
-        CHECK((driver.status == gpu::diagnostic_status::error) ==
+        CHECK((driver.status == gpu::tools::diagnostic_status::error) ==
               (supported.major < runtime.major));
     }
 }
@@ -193,25 +193,25 @@ TEST_CASE("the GPU check agrees with cudaGetDeviceCount, read here directly", "[
     int count = 0;
     const cudaError_t status = cudaGetDeviceCount(&count);
     static_cast<void>(cudaGetLastError());
-    const gpu::diagnosis report = gpu::diagnose();
-    const gpu::diagnostic gpus = require_check(report, "GPUs");
+    const gpu::tools::diagnosis report = gpu::tools::diagnose();
+    const gpu::tools::diagnostic gpus = require_check(report, "GPUs");
     INFO(gpus.detail);
     if (status != cudaSuccess) {
-        CHECK(gpus.status == gpu::diagnostic_status::error);
+        CHECK(gpus.status == gpu::tools::diagnostic_status::error);
         CHECK_THAT(gpus.detail,
                    StartsWith("cudaGetDeviceCount: " + std::string(cudaGetErrorName(status))));
-        if (require_check(report, "NVIDIA driver").status == gpu::diagnostic_status::error) {
+        if (require_check(report, "NVIDIA driver").status == gpu::tools::diagnostic_status::error) {
             // The root cause leads: the GPU check points at the driver and adds no second fix.
             CHECK(gpus.caused_by == "NVIDIA driver");
         }
-        const gpu::diagnostic images = require_check(report, "kernel images");
+        const gpu::tools::diagnostic images = require_check(report, "kernel images");
         if (!on_path("nvidia-smi")) {
-            CHECK(images.status == gpu::diagnostic_status::skipped);
+            CHECK(images.status == gpu::tools::diagnostic_status::skipped);
             CHECK_THAT(images.detail, ContainsSubstring("no GPU to compare against"));
         }
     } else {
         REQUIRE(count > 0);
-        CHECK(gpus.status != gpu::diagnostic_status::error);
+        CHECK(gpus.status != gpu::tools::diagnostic_status::error);
         CHECK_THAT(gpus.detail, StartsWith(std::to_string(count) + " GPU(s)"));
         CHECK_THAT(gpus.detail, ContainsSubstring(gpu::device(0).properties().name));
         CHECK_THAT(require_check(report, "kernel images").detail, ContainsSubstring("GPU 0"));
@@ -220,14 +220,14 @@ TEST_CASE("the GPU check agrees with cudaGetDeviceCount, read here directly", "[
 
 TEST_CASE("the runtime check names the loaded libcudart and the compiled version", "[diagnose]")
 {
-    const gpu::diagnostic runtime = require_check(gpu::diagnose(), "CUDA runtime");
+    const gpu::tools::diagnostic runtime = require_check(gpu::tools::diagnose(), "CUDA runtime");
     INFO(runtime.detail);
-    CHECK(runtime.status != gpu::diagnostic_status::error);
+    CHECK(runtime.status != gpu::tools::diagnostic_status::error);
     CHECK_THAT(
         runtime.detail,
         ContainsSubstring("CUDA runtime " + gpu::runtime_version().to_string() + " loaded") &&
             ContainsSubstring("compiled against " + gpu::compiled_runtime_version().to_string()));
-    const std::optional<std::string> loaded = gpu::loaded_library_path("libcudart");
+    const std::optional<std::string> loaded = gpu::tools::loaded_library_path("libcudart");
     if (loaded) {
         CHECK_THAT(runtime.detail, ContainsSubstring("from " + *loaded));
     } else {
@@ -237,7 +237,7 @@ TEST_CASE("the runtime check names the loaded libcudart and the compiled version
 
 TEST_CASE("kernel images name the architectures this library was built for", "[diagnose]")
 {
-    const gpu::diagnostic images = require_check(gpu::diagnose(), "kernel images");
+    const gpu::tools::diagnostic images = require_check(gpu::tools::diagnose(), "kernel images");
     const std::string built = gpu::built_cuda_architectures_string();
     if (!built.empty()) {
         CHECK_THAT(images.detail, ContainsSubstring("CMAKE_CUDA_ARCHITECTURES=" + built));
@@ -248,33 +248,33 @@ TEST_CASE("nvidia-smi missing without a driver is an error that follows from the
           "[diagnose]")
 {
     const temporary_folder empty;
-    const gpu::diagnosis report = diagnose_with_tools(empty);
-    const gpu::diagnostic smi = require_check(report, "nvidia-smi");
+    const gpu::tools::diagnosis report = diagnose_with_tools(empty);
+    const gpu::tools::diagnostic smi = require_check(report, "nvidia-smi");
     CHECK_THAT(smi.detail, StartsWith("nvidia-smi is not on the search path"));
     if (gpu::is_available()) {
-        CHECK(smi.status == gpu::diagnostic_status::warning);
+        CHECK(smi.status == gpu::tools::diagnostic_status::warning);
         CHECK_THAT(smi.fix, ContainsSubstring("NVIDIA_DRIVER_CAPABILITIES"));
     } else {
-        CHECK(smi.status == gpu::diagnostic_status::error);
+        CHECK(smi.status == gpu::tools::diagnostic_status::error);
         if (!gpu::driver_version().installed()) {
             CHECK(smi.caused_by == "NVIDIA driver");
         }
     }
-    CHECK(require_check(report, "ROCm").status == gpu::diagnostic_status::info);
+    CHECK(require_check(report, "ROCm").status == gpu::tools::diagnostic_status::info);
 }
 
 TEST_CASE("nvidia-smi's query is parsed: GPU, driver, memory and compute capability", "[diagnose]")
 {
     const temporary_folder tools;
     tools.tool("nvidia-smi", "echo 'NVIDIA H200, 570.124.06, 143771 MiB, 9.0'");
-    const gpu::diagnosis report = diagnose_with_tools(tools);
-    const gpu::diagnostic smi = require_check(report, "nvidia-smi");
+    const gpu::tools::diagnosis report = diagnose_with_tools(tools);
+    const gpu::tools::diagnostic smi = require_check(report, "nvidia-smi");
     INFO(smi.detail);
-    CHECK(smi.status == gpu::diagnostic_status::ok);
+    CHECK(smi.status == gpu::tools::diagnostic_status::ok);
     CHECK_THAT(smi.detail,
                ContainsSubstring("1 GPU(s): NVIDIA H200, driver 570.124.06, 143771 MiB, "
                                  "compute capability 9.0"));
-    const gpu::diagnostic images = require_check(report, "kernel images");
+    const gpu::tools::diagnostic images = require_check(report, "kernel images");
     if (!gpu::is_available() && !gpu::built_cuda_architectures_string().empty()) {
         // CUDA cannot list the GPU here, so nvidia-smi's capability predicts the kernel images.
         CHECK_THAT(images.detail,
@@ -296,17 +296,19 @@ TEST_CASE("a GPU the build has no image for is predicted from nvidia-smi's capab
     SECTION("older than every built architecture: no kernel image, an error and the rebuild")
     {
         tools.tool("nvidia-smi", "echo 'Tesla K80, 470.57.02, 11441 MiB, 3.7'");
-        const gpu::diagnostic images = require_check(diagnose_with_tools(tools), "kernel images");
+        const gpu::tools::diagnostic images =
+            require_check(diagnose_with_tools(tools), "kernel images");
         INFO(images.detail);
         REQUIRE(gpu::kernel_image_for({3, 7}) == gpu::kernel_image::missing);
-        CHECK(images.status == gpu::diagnostic_status::error);
+        CHECK(images.status == gpu::tools::diagnostic_status::error);
         CHECK_THAT(images.detail, ContainsSubstring("no kernel image is available"));
         CHECK_THAT(images.fix, ContainsSubstring("-DCMAKE_CUDA_ARCHITECTURES=37"));
     }
     SECTION("newer than every machine code: PTX JIT, a warning and the -real to add")
     {
         tools.tool("nvidia-smi", "echo 'NVIDIA B200, 580.65.06, 183359 MiB, 10.0'");
-        const gpu::diagnostic images = require_check(diagnose_with_tools(tools), "kernel images");
+        const gpu::tools::diagnostic images =
+            require_check(diagnose_with_tools(tools), "kernel images");
         INFO(images.detail);
         const gpu::kernel_image expected = gpu::kernel_image_for({10, 0});
         CHECK(images.status == expected_status(expected));
@@ -332,10 +334,10 @@ TEST_CASE("a garbled compute capability from nvidia-smi is left out, never overf
                              "echo 'GPU F, 570.1, 1 MiB, 9.0x'\n"
                              "echo 'GPU G, 570.1, 1 MiB, [N/A]'\n"
                              "echo 'GPU H, 570.1, 1 MiB, 9.0'");
-    const gpu::diagnosis report = diagnose_with_tools(tools);
-    const gpu::diagnostic smi = require_check(report, "nvidia-smi");
+    const gpu::tools::diagnosis report = diagnose_with_tools(tools);
+    const gpu::tools::diagnostic smi = require_check(report, "nvidia-smi");
     INFO(smi.detail);
-    CHECK(smi.status == gpu::diagnostic_status::ok);
+    CHECK(smi.status == gpu::tools::diagnostic_status::ok);
     CHECK_THAT(
         smi.detail,
         ContainsSubstring("8 GPU(s): GPU A, driver 570.1, 1 MiB; GPU B, driver 570.1, 1 MiB; "));
@@ -343,7 +345,7 @@ TEST_CASE("a garbled compute capability from nvidia-smi is left out, never overf
                ContainsSubstring("GPU G, driver 570.1, 1 MiB; GPU H, driver 570.1, 1 MiB, "
                                  "compute capability 9.0"));
     CHECK(smi.detail.find("compute capability") == smi.detail.rfind("compute capability"));
-    const gpu::diagnostic images = require_check(report, "kernel images");
+    const gpu::tools::diagnostic images = require_check(report, "kernel images");
     INFO(images.detail);
     CHECK(images.detail.find("GPU A") == std::string::npos);
     CHECK(images.detail.find("-1") == std::string::npos);
@@ -360,8 +362,8 @@ TEST_CASE("a failing or hanging nvidia-smi is an error with what it said", "[dia
     {
         tools.tool("nvidia-smi", "echo \"NVIDIA-SMI has failed because it couldn't communicate "
                                  "with the NVIDIA driver.\"; exit 9");
-        const gpu::diagnostic smi = require_check(diagnose_with_tools(tools), "nvidia-smi");
-        CHECK(smi.status == gpu::diagnostic_status::error);
+        const gpu::tools::diagnostic smi = require_check(diagnose_with_tools(tools), "nvidia-smi");
+        CHECK(smi.status == gpu::tools::diagnostic_status::error);
         CHECK_THAT(smi.detail, ContainsSubstring("failed (exit 9)") &&
                                    ContainsSubstring("couldn't communicate"));
         CHECK_THAT(smi.fix, ContainsSubstring("dmesg"));
@@ -370,11 +372,11 @@ TEST_CASE("a failing or hanging nvidia-smi is an error with what it said", "[dia
     {
         tools.tool("nvidia-smi", "exec sleep 30");
         const auto start = std::chrono::steady_clock::now();
-        const gpu::diagnosis report = gpu::diagnose(
+        const gpu::tools::diagnosis report = gpu::tools::diagnose(
             {.search_path = tools.path.string(), .tool_timeout = std::chrono::milliseconds(300)});
         CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
-        const gpu::diagnostic smi = require_check(report, "nvidia-smi");
-        CHECK(smi.status == gpu::diagnostic_status::error);
+        const gpu::tools::diagnostic smi = require_check(report, "nvidia-smi");
+        CHECK(smi.status == gpu::tools::diagnostic_status::error);
         CHECK_THAT(smi.detail, ContainsSubstring("did not answer within"));
     }
 }
@@ -388,8 +390,8 @@ TEST_CASE("nvcc's release is read and compared with the toolkit cudagap was buil
     {
         tools.tool("nvcc", "echo 'Cuda compilation tools, release " + compiled.to_string() + ", V" +
                                compiled.to_string() + ".88'");
-        const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
-        CHECK(nvcc.status == gpu::diagnostic_status::ok);
+        const gpu::tools::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
+        CHECK(nvcc.status == gpu::tools::diagnostic_status::ok);
         CHECK_THAT(nvcc.detail,
                    StartsWith("Cuda compilation tools, release " + compiled.to_string()) &&
                        ContainsSubstring((tools.path / "nvcc").string()));
@@ -399,16 +401,16 @@ TEST_CASE("nvcc's release is read and compared with the toolkit cudagap was buil
         const std::string other = std::to_string(compiled.major - 1) + ".4";
         tools.tool("nvcc",
                    "echo 'Cuda compilation tools, release " + other + ", V" + other + ".131'");
-        const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
-        CHECK(nvcc.status == gpu::diagnostic_status::warning);
+        const gpu::tools::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
+        CHECK(nvcc.status == gpu::tools::diagnostic_status::warning);
         CHECK_THAT(nvcc.detail, ContainsSubstring("release " + other));
         CHECK_THAT(nvcc.fix, ContainsSubstring("CUDA " + compiled.to_string() +
                                                " toolkit's bin folder first"));
     }
     SECTION("not on the search path but in a toolkit folder: add it to PATH")
     {
-        const gpu::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
-        CHECK(nvcc.status == gpu::diagnostic_status::warning);
+        const gpu::tools::diagnostic nvcc = require_check(diagnose_with_tools(tools), "nvcc");
+        CHECK(nvcc.status == gpu::tools::diagnostic_status::warning);
         if (fs::exists("/usr/local/cuda/bin/nvcc") && std::getenv("CUDA_HOME") == nullptr &&
             std::getenv("CUDA_PATH") == nullptr && std::getenv("CUDAToolkit_ROOT") == nullptr) {
             CHECK_THAT(nvcc.fix, StartsWith("add /usr/local/cuda/bin to PATH"));
@@ -421,11 +423,11 @@ TEST_CASE("other platforms are reported as information", "[diagnose]")
     const temporary_folder tools;
     tools.tool("rocm-smi", "exit 0");
     tools.tool("sycl-ls", "exit 0");
-    const gpu::diagnosis report = diagnose_with_tools(tools);
-    const gpu::diagnostic rocm = require_check(report, "ROCm");
-    const gpu::diagnostic oneapi = require_check(report, "Intel oneAPI");
-    CHECK(rocm.status == gpu::diagnostic_status::info);
-    CHECK(oneapi.status == gpu::diagnostic_status::info);
+    const gpu::tools::diagnosis report = diagnose_with_tools(tools);
+    const gpu::tools::diagnostic rocm = require_check(report, "ROCm");
+    const gpu::tools::diagnostic oneapi = require_check(report, "Intel oneAPI");
+    CHECK(rocm.status == gpu::tools::diagnostic_status::info);
+    CHECK(oneapi.status == gpu::tools::diagnostic_status::info);
     CHECK_THAT(rocm.detail,
                ContainsSubstring("AMD ROCm is installed (" + (tools.path / "rocm-smi").string()));
     CHECK_THAT(oneapi.detail, ContainsSubstring("Intel oneAPI (SYCL) is installed"));
@@ -434,14 +436,14 @@ TEST_CASE("other platforms are reported as information", "[diagnose]")
 TEST_CASE("a wrapper this cudagap was built without is a skipped check that says how to get it",
           "[diagnose]")
 {
-    const gpu::diagnosis report = gpu::diagnose();
+    const gpu::tools::diagnosis report = gpu::tools::diagnose();
     for (const auto& [wrapper, built] : {std::pair{"cuBLAS", CUDAGAP_TEST_WITH_BLAS != 0},
                                          std::pair{"cuDNN", CUDAGAP_TEST_WITH_DNN != 0},
                                          std::pair{"NCCL", CUDAGAP_TEST_WITH_NCCL != 0}}) {
-        const gpu::diagnostic* check = report.find(wrapper);
+        const gpu::tools::diagnostic* check = report.find(wrapper);
         REQUIRE(check != nullptr);
         INFO(check->name << ": " << check->detail);
-        CHECK((check->status == gpu::diagnostic_status::skipped) == !built);
+        CHECK((check->status == gpu::tools::diagnostic_status::skipped) == !built);
         CHECK(check->detail.rfind("this cudagap was built without it", 0) ==
               (built ? std::string::npos : 0));
     }
@@ -449,36 +451,40 @@ TEST_CASE("a wrapper this cudagap was built without is a skipped check that says
 
 TEST_CASE("a group of checks that throws becomes one failed check, not a lost report", "[diagnose]")
 {
-    const std::vector<gpu::diagnostic> fine = gpu::detail::run_checks("group", [] {
-        return std::vector<gpu::diagnostic>{
-            {"group check", gpu::diagnostic_status::ok, "fine", "", ""}};
+    const std::vector<gpu::tools::diagnostic> fine = gpu::tools::detail::run_checks("group", [] {
+        return std::vector<gpu::tools::diagnostic>{
+            {"group check", gpu::tools::diagnostic_status::ok, "fine", "", ""}};
     });
     REQUIRE(fine.size() == 1);
     CHECK(fine[0].name == "group check");
-    const std::vector<gpu::diagnostic> thrown = gpu::detail::run_checks(
-        "cuBLAS", []() -> std::vector<gpu::diagnostic> { throw std::runtime_error("boom"); });
+    const std::vector<gpu::tools::diagnostic> thrown =
+        gpu::tools::detail::run_checks("cuBLAS", []() -> std::vector<gpu::tools::diagnostic> {
+            throw std::runtime_error("boom");
+        });
     REQUIRE(thrown.size() == 1);
     CHECK(thrown[0].name == "cuBLAS");
-    CHECK(thrown[0].status == gpu::diagnostic_status::error);
+    CHECK(thrown[0].status == gpu::tools::diagnostic_status::error);
     CHECK_THAT(thrown[0].detail, ContainsSubstring("a check threw: boom"));
 }
 
 TEST_CASE("recommendations lead with root causes, errors first, each fix once", "[diagnose]")
 {
-    gpu::diagnosis report;
+    gpu::tools::diagnosis report;
     report.checks = {
-        {"a", gpu::diagnostic_status::warning, "w", "fix the warning", ""},
-        {"driver", gpu::diagnostic_status::error, "broken", "install the driver", ""},
-        {"handle", gpu::diagnostic_status::error, "cannot create", "install the driver", "driver"},
-        {"follows", gpu::diagnostic_status::error, "also broken", "do not show me", "driver"},
-        {"other", gpu::diagnostic_status::error, "x", "fix other", ""},
-        {"fine", gpu::diagnostic_status::ok, "ok", "", ""},
-        {"info", gpu::diagnostic_status::info, "fyi", "", ""},
+        {"a", gpu::tools::diagnostic_status::warning, "w", "fix the warning", ""},
+        {"driver", gpu::tools::diagnostic_status::error, "broken", "install the driver", ""},
+        {"handle", gpu::tools::diagnostic_status::error, "cannot create", "install the driver",
+         "driver"},
+        {"follows", gpu::tools::diagnostic_status::error, "also broken", "do not show me",
+         "driver"},
+        {"other", gpu::tools::diagnostic_status::error, "x", "fix other", ""},
+        {"fine", gpu::tools::diagnostic_status::ok, "ok", "", ""},
+        {"info", gpu::tools::diagnostic_status::info, "fyi", "", ""},
     };
     CHECK(report.recommendations() ==
           std::vector<std::string>{"install the driver", "fix other", "fix the warning"});
-    CHECK(report.count(gpu::diagnostic_status::error) == 4);
-    CHECK(report.worst() == gpu::diagnostic_status::error);
+    CHECK(report.count(gpu::tools::diagnostic_status::error) == 4);
+    CHECK(report.worst() == gpu::tools::diagnostic_status::error);
     CHECK_FALSE(report.healthy());
     CHECK(report.exit_code() == 1);
 
@@ -490,36 +496,37 @@ TEST_CASE("recommendations lead with root causes, errors first, each fix once", 
     CHECK(lines[5] == "       (follows from: driver)");
     CHECK_THAT(lines.back(), ContainsSubstring("3. fix the warning"));
 
-    gpu::diagnosis only_warnings;
-    only_warnings.checks = {{"a", gpu::diagnostic_status::warning, "w", "fix", ""},
-                            {"b", gpu::diagnostic_status::skipped, "no GPU", "", ""}};
+    gpu::tools::diagnosis only_warnings;
+    only_warnings.checks = {{"a", gpu::tools::diagnostic_status::warning, "w", "fix", ""},
+                            {"b", gpu::tools::diagnostic_status::skipped, "no GPU", "", ""}};
     CHECK(only_warnings.healthy());
     CHECK(only_warnings.exit_code() == 0);
     CHECK(only_warnings.exit_code(true) == 1);
-    CHECK(only_warnings.worst() == gpu::diagnostic_status::warning);
+    CHECK(only_warnings.worst() == gpu::tools::diagnostic_status::warning);
 
-    gpu::diagnosis clean;
-    clean.checks = {{"a", gpu::diagnostic_status::ok, "fine", "", ""}};
+    gpu::tools::diagnosis clean;
+    clean.checks = {{"a", gpu::tools::diagnostic_status::ok, "fine", "", ""}};
     CHECK(clean.recommendations().empty());
     CHECK(clean.describe().back() == "Your CUDA environment is ready.");
-    CHECK(gpu::to_string(gpu::diagnostic_status::skipped) == "skipped");
+    CHECK(gpu::tools::to_string(gpu::tools::diagnostic_status::skipped) == "skipped");
 }
 
 TEST_CASE("a status outside the enumeration is described, not looked up past a table", "[diagnose]")
 {
     // describe() indexed a five-entry table with the status: a status cast from a number (a
     // report read back from JSON, say) read past its end.
-    gpu::diagnosis report;
-    report.checks = {{"odd", static_cast<gpu::diagnostic_status>(7), "seven", "fix it", ""},
-                     {"negative", static_cast<gpu::diagnostic_status>(-1), "minus one", "", ""},
-                     {"fine", gpu::diagnostic_status::ok, "ok", "", ""}};
+    gpu::tools::diagnosis report;
+    report.checks = {
+        {"odd", static_cast<gpu::tools::diagnostic_status>(7), "seven", "fix it", ""},
+        {"negative", static_cast<gpu::tools::diagnostic_status>(-1), "minus one", "", ""},
+        {"fine", gpu::tools::diagnostic_status::ok, "ok", "", ""}};
     const std::vector<std::string> lines = report.describe();
     REQUIRE(lines.size() >= 4);
     CHECK(lines[0] == "[ ?? ] odd: seven");
     CHECK(lines[1] == "       fix: fix it");
     CHECK(lines[2] == "[ ?? ] negative: minus one");
     CHECK(lines[3] == "[ OK ] fine: ok");
-    CHECK(gpu::to_string(static_cast<gpu::diagnostic_status>(7)) == "unknown");
+    CHECK(gpu::tools::to_string(static_cast<gpu::tools::diagnostic_status>(7)) == "unknown");
 }
 
 TEST_CASE("library copies: one per file, duplicates of a version warn with the fix", "[diagnose]")
@@ -533,27 +540,28 @@ TEST_CASE("library copies: one per file, duplicates of a version warn with the f
     fs::create_symlink("missing.so.3", first.path / "libcudagapfake.so.2"); // dangling: no copy
     const scoped_environment path("LD_LIBRARY_PATH", first.path.string());
 
-    std::vector<gpu::library_copy> copies = gpu::find_library_copies("libcudagapfake");
+    std::vector<gpu::tools::library_copy> copies =
+        gpu::tools::find_library_copies("libcudagapfake");
     REQUIRE(copies.size() == 1);
     CHECK(copies[0].soname_version == "3.1.0");
     CHECK(copies[0].resolved_path ==
           fs::canonical(first.path / "libcudagapfake.so.3.1.0").string());
     CHECK_FALSE(copies[0].loaded);
-    const gpu::diagnostic single =
-        gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
-    CHECK(single.status == gpu::diagnostic_status::ok);
+    const gpu::tools::diagnostic single =
+        gpu::tools::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    CHECK(single.status == gpu::tools::diagnostic_status::ok);
     CHECK_THAT(single.detail, StartsWith("libcudagapfake.so.3:"));
 
     second.file("libcudagapfake.so.3", "copy two");
     second.file("libcudagapfake.so.4", "another major version");
     const scoped_environment both("LD_LIBRARY_PATH",
                                   first.path.string() + ":" + second.path.string());
-    copies = gpu::find_library_copies("libcudagapfake");
+    copies = gpu::tools::find_library_copies("libcudagapfake");
     CHECK(copies.size() == 3);
-    const gpu::diagnostic duplicate =
-        gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    const gpu::tools::diagnostic duplicate =
+        gpu::tools::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
     INFO(duplicate.detail);
-    CHECK(duplicate.status == gpu::diagnostic_status::warning);
+    CHECK(duplicate.status == gpu::tools::diagnostic_status::warning);
     CHECK_THAT(duplicate.detail,
                ContainsSubstring("2 copies of libcudagapfake.so.3:") &&
                    ContainsSubstring((second.path / "libcudagapfake.so.3").string()) &&
@@ -601,12 +609,13 @@ struct fake_python_environment {
     }
 };
 
-const gpu::library_copy* copy_named(const std::vector<gpu::library_copy>& copies,
-                                    const std::string& file)
+const gpu::tools::library_copy* copy_named(const std::vector<gpu::tools::library_copy>& copies,
+                                           const std::string& file)
 {
-    const auto found = std::find_if(copies.begin(), copies.end(), [&](const gpu::library_copy& c) {
-        return fs::path(c.path).filename() == file && c.from_wheel;
-    });
+    const auto found =
+        std::find_if(copies.begin(), copies.end(), [&](const gpu::tools::library_copy& c) {
+            return fs::path(c.path).filename() == file && c.from_wheel;
+        });
     return found == copies.end() ? nullptr : &*found;
 }
 
@@ -620,14 +629,15 @@ TEST_CASE("library copies: NVIDIA's pip wheels in python3's environment are foun
     loader.file("libcudagapfake.so.3", "the loader's copy");
     const scoped_environment library_path("LD_LIBRARY_PATH", loader.path.string());
 
-    const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libcudagapfake");
+    const std::vector<gpu::tools::library_copy> copies =
+        gpu::tools::find_library_copies("libcudagapfake");
     INFO(copies.size() << " copies");
     REQUIRE(copies.size() == 4);
     CHECK_FALSE(copies[0].from_wheel); // the loader's folders come first
     CHECK(copies[0].wheel.empty());
-    const gpu::library_copy* three = copy_named(copies, "libcudagapfake.so.3");
-    const gpu::library_copy* four = copy_named(copies, "libcudagapfake.so.4");
-    const gpu::library_copy* five = copy_named(copies, "libcudagapfake.so.5");
+    const gpu::tools::library_copy* three = copy_named(copies, "libcudagapfake.so.3");
+    const gpu::tools::library_copy* four = copy_named(copies, "libcudagapfake.so.4");
+    const gpu::tools::library_copy* five = copy_named(copies, "libcudagapfake.so.5");
     REQUIRE(three != nullptr);
     REQUIRE(four != nullptr);
     REQUIRE(five != nullptr);
@@ -642,10 +652,10 @@ TEST_CASE("library copies: NVIDIA's pip wheels in python3's environment are foun
 
     // The loader's copy and the wheel's are two copies of libcudagapfake.so.3: a warning that
     // names the wheel, and a fix that says what a wheel's copy is for.
-    const gpu::diagnostic check =
-        gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    const gpu::tools::diagnostic check =
+        gpu::tools::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
     INFO(check.detail);
-    CHECK(check.status == gpu::diagnostic_status::warning);
+    CHECK(check.status == gpu::tools::diagnostic_status::warning);
     CHECK_THAT(check.detail, ContainsSubstring("2 copies of libcudagapfake.so.3: " +
                                                (loader.path / "libcudagapfake.so.3").string() +
                                                " " + three->describe()) &&
@@ -659,14 +669,15 @@ TEST_CASE("library copies: a wheel folder on LD_LIBRARY_PATH counts once, as the
     const fake_python_environment python;
     const fs::path wheel_lib = python.site.path / "nvidia" / "cudagapfake" / "lib";
     const scoped_environment library_path("LD_LIBRARY_PATH", wheel_lib.string());
-    const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libcudagapfake");
+    const std::vector<gpu::tools::library_copy> copies =
+        gpu::tools::find_library_copies("libcudagapfake");
     REQUIRE(copies.size() == 3);
     CHECK(copies[0].path == (wheel_lib / "libcudagapfake.so.3").string());
     CHECK(copies[0].from_wheel);
     CHECK(copies[0].wheel == "nvidia-cudagapfake-cu13 3.2.1");
-    const gpu::diagnostic check =
-        gpu::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
-    CHECK(check.status == gpu::diagnostic_status::ok);
+    const gpu::tools::diagnostic check =
+        gpu::tools::check_library_copies("fake copies", {"libcudagapfake"}, "FAKE_ROOT");
+    CHECK(check.status == gpu::tools::diagnostic_status::ok);
     CHECK_THAT(check.fix, !ContainsSubstring("pip wheel"));
 }
 
@@ -682,41 +693,42 @@ TEST_CASE("library copies: no python3, a failing one, or no NVIDIA wheel adds no
         const temporary_folder fresh; // a new python3 path: no answer of another one is reused
         fresh.tool("python3", script);
         const scoped_environment path("PATH", fresh.path.string());
-        const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libcudagapfake");
+        const std::vector<gpu::tools::library_copy> copies =
+            gpu::tools::find_library_copies("libcudagapfake");
         REQUIRE(copies.size() == 1);
         CHECK_FALSE(copies[0].from_wheel);
     }
     const scoped_environment no_python("PATH", bin.path.string()); // an empty folder
-    CHECK(gpu::find_library_copies("libcudagapfake").size() == 1);
+    CHECK(gpu::tools::find_library_copies("libcudagapfake").size() == 1);
 }
 
 TEST_CASE("the loaded copy of a library is found and marked", "[diagnose]")
 {
-    const std::optional<std::string> libc = gpu::loaded_library_path("libc");
+    const std::optional<std::string> libc = gpu::tools::loaded_library_path("libc");
     REQUIRE(libc.has_value());
     CHECK_THAT(*libc, ContainsSubstring("libc.so"));
-    CHECK_FALSE(gpu::loaded_library_path("libcudagap_not_a_library").has_value());
-    const std::vector<gpu::library_copy> copies = gpu::find_library_copies("libc");
+    CHECK_FALSE(gpu::tools::loaded_library_path("libcudagap_not_a_library").has_value());
+    const std::vector<gpu::tools::library_copy> copies = gpu::tools::find_library_copies("libc");
     CHECK(std::any_of(copies.begin(), copies.end(),
-                      [](const gpu::library_copy& c) { return c.loaded; }));
+                      [](const gpu::tools::library_copy& c) { return c.loaded; }));
 }
 
 TEST_CASE("record_failure turns a thrown library error into a failed check", "[diagnose]")
 {
-    gpu::diagnostic check{.name = "cuBLAS handle"};
+    gpu::tools::diagnostic check{.name = "cuBLAS handle"};
     const gpu::error failure("cublasCreate(&raw)", "CUBLAS_STATUS_NOT_INITIALIZED", 1,
                              "the library was not initialized", "install a driver", -1,
                              std::source_location::current());
-    gpu::detail::record_failure(check, failure);
-    CHECK(check.status == gpu::diagnostic_status::error);
+    gpu::tools::detail::record_failure(check, failure);
+    CHECK(check.status == gpu::tools::diagnostic_status::error);
     CHECK(check.detail ==
           "cublasCreate(&raw): CUBLAS_STATUS_NOT_INITIALIZED (1): the library was not initialized");
     CHECK(check.fix == "install a driver");
     CHECK(check.caused_by == (gpu::is_available() ? "" : "GPUs"));
 
-    gpu::diagnostic without_hint{.name = "cuDNN handle"};
-    gpu::detail::record_failure(without_hint,
-                                gpu::error("cudnnCreate(&raw)", "CUDNN_STATUS_INTERNAL_ERROR", 4000,
-                                           "internal", "", 0, std::source_location::current()));
+    gpu::tools::diagnostic without_hint{.name = "cuDNN handle"};
+    gpu::tools::detail::record_failure(
+        without_hint, gpu::error("cudnnCreate(&raw)", "CUDNN_STATUS_INTERNAL_ERROR", 4000,
+                                 "internal", "", 0, std::source_location::current()));
     CHECK(without_hint.fix == "run cudagap-doctor on a machine with a GPU");
 }

@@ -1,5 +1,5 @@
 // src/tools/nccl_checks.cpp: the diagnosis's NCCL checks on this machine's real NCCL, alone and
-// composed into gpu::diagnose.
+// composed into gpu::tools::diagnose.
 #include "checks.hpp"
 
 #include <gpu/tools/diagnose.hpp>
@@ -19,7 +19,7 @@ using Catch::Matchers::StartsWith;
 
 TEST_CASE("the NCCL checks: versions, copies on the library path, peer access", "[diagnostics]")
 {
-    const std::vector<gpu::diagnostic> checks = gpu::detail::nccl_checks();
+    const std::vector<gpu::tools::diagnostic> checks = gpu::tools::detail::nccl_checks();
     REQUIRE(checks.size() == 3);
     CHECK(checks[0].name == "NCCL");
     CHECK(checks[1].name == "NCCL copies on the library path");
@@ -33,8 +33,8 @@ TEST_CASE("the NCCL checks: versions, copies on the library path, peer access", 
         StartsWith("NCCL " + info.loaded.to_string() + " loaded") &&
             ContainsSubstring("compiled against " + info.compiled.to_string()) &&
             ContainsSubstring("(NCCL_VERSION_CODE " + std::to_string(NCCL_VERSION_CODE) + ")"));
-    CHECK((checks[0].status == gpu::diagnostic_status::ok) == info.compatible());
-    const std::optional<std::string> loaded = gpu::loaded_library_path("libnccl");
+    CHECK((checks[0].status == gpu::tools::diagnostic_status::ok) == info.compatible());
+    const std::optional<std::string> loaded = gpu::tools::loaded_library_path("libnccl");
     REQUIRE(loaded.has_value());
     CHECK_THAT(checks[0].detail, ContainsSubstring("from " + *loaded));
     CHECK_THAT(checks[1].detail,
@@ -44,18 +44,18 @@ TEST_CASE("the NCCL checks: versions, copies on the library path, peer access", 
 TEST_CASE("peer access: skipped without a GPU (caused by the GPUs check), a matrix with several",
           "[diagnostics]")
 {
-    const gpu::diagnostic peers = gpu::detail::nccl_checks()[2];
+    const gpu::tools::diagnostic peers = gpu::tools::detail::nccl_checks()[2];
     INFO(peers.detail);
     const int count = gpu::device_count();
     if (count == 0) {
-        CHECK(peers.status == gpu::diagnostic_status::skipped);
+        CHECK(peers.status == gpu::tools::diagnostic_status::skipped);
         CHECK(peers.caused_by == "GPUs");
-        const gpu::diagnosis report = gpu::diagnose();
+        const gpu::tools::diagnosis report = gpu::tools::diagnose();
         REQUIRE(report.find("GPU peer access") != nullptr);
-        CHECK(report.find("GPU peer access")->status == gpu::diagnostic_status::skipped);
+        CHECK(report.find("GPU peer access")->status == gpu::tools::diagnostic_status::skipped);
         return;
     }
-    CHECK(peers.status == gpu::diagnostic_status::info);
+    CHECK(peers.status == gpu::tools::diagnostic_status::info);
     if (count == 1) {
         CHECK_THAT(peers.detail, StartsWith("one GPU: no peer to reach"));
     } else {

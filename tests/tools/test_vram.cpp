@@ -25,45 +25,45 @@ constexpr std::size_t gib = std::size_t{1} << 30;
 TEST_CASE("each tier starts at 7/8 of the size it is sold as", "[vram]")
 {
     // Written out, not computed: 7, 10.5, 21, 42 and 70 GiB.
-    const std::vector<std::pair<gpu::vram_tier, std::size_t>> floors = {
-        {gpu::vram_tier::under_8gb, 0},
-        {gpu::vram_tier::class_8gb, 7 * gib},
-        {gpu::vram_tier::class_12gb, 10 * gib + 512 * mib},
-        {gpu::vram_tier::class_24gb, 21 * gib},
-        {gpu::vram_tier::class_48gb, 42 * gib},
-        {gpu::vram_tier::class_80gb, 70 * gib},
+    const std::vector<std::pair<gpu::tools::vram_tier, std::size_t>> floors = {
+        {gpu::tools::vram_tier::under_8gb, 0},
+        {gpu::tools::vram_tier::class_8gb, 7 * gib},
+        {gpu::tools::vram_tier::class_12gb, 10 * gib + 512 * mib},
+        {gpu::tools::vram_tier::class_24gb, 21 * gib},
+        {gpu::tools::vram_tier::class_48gb, 42 * gib},
+        {gpu::tools::vram_tier::class_80gb, 70 * gib},
     };
     for (std::size_t i = 0; i < floors.size(); ++i) {
         const auto [tier, floor] = floors[i];
-        INFO("tier " << gpu::to_string(tier));
-        CHECK(gpu::vram_tier_floor_bytes(tier) == floor);
-        CHECK(gpu::vram_tier_for(floor) == tier);
+        INFO("tier " << gpu::tools::to_string(tier));
+        CHECK(gpu::tools::vram_tier_floor_bytes(tier) == floor);
+        CHECK(gpu::tools::vram_tier_for(floor) == tier);
         if (i > 0) {
-            CHECK(gpu::vram_tier_for(floor - 1) == floors[i - 1].first);
+            CHECK(gpu::tools::vram_tier_for(floor - 1) == floors[i - 1].first);
         }
     }
-    CHECK(gpu::vram_tier_for(0) == gpu::vram_tier::under_8gb);
-    CHECK(gpu::vram_tier_for(std::size_t{1} << 50) == gpu::vram_tier::class_80gb);
+    CHECK(gpu::tools::vram_tier_for(0) == gpu::tools::vram_tier::under_8gb);
+    CHECK(gpu::tools::vram_tier_for(std::size_t{1} << 50) == gpu::tools::vram_tier::class_80gb);
 }
 
 TEST_CASE("real cards land in the class they are sold as, not the one below", "[vram]")
 {
     // Totals as cudaMemGetInfo/nvidia-smi report them (MiB), which are below the box's number.
-    const std::vector<std::tuple<const char*, std::size_t, gpu::vram_tier>> cards = {
-        {"GTX 1650 4 GB", 3911, gpu::vram_tier::under_8gb},
-        {"GTX 1070 8 GB", 8192, gpu::vram_tier::class_8gb},
-        {"RTX 4060 8 GB", 7805, gpu::vram_tier::class_8gb},
-        {"RTX 3060 12 GB", 12036, gpu::vram_tier::class_12gb},
-        {"RTX 4080 16 GB", 16376, gpu::vram_tier::class_12gb},
-        {"RTX 4090 24 GB", 24564, gpu::vram_tier::class_24gb},
-        {"L40S 48 GB, ECC on", 46068, gpu::vram_tier::class_48gb},
-        {"RTX A6000 48 GB", 48685, gpu::vram_tier::class_48gb},
-        {"H100 80 GB", 81559, gpu::vram_tier::class_80gb},
-        {"H200 141 GB", 143771, gpu::vram_tier::class_80gb},
+    const std::vector<std::tuple<const char*, std::size_t, gpu::tools::vram_tier>> cards = {
+        {"GTX 1650 4 GB", 3911, gpu::tools::vram_tier::under_8gb},
+        {"GTX 1070 8 GB", 8192, gpu::tools::vram_tier::class_8gb},
+        {"RTX 4060 8 GB", 7805, gpu::tools::vram_tier::class_8gb},
+        {"RTX 3060 12 GB", 12036, gpu::tools::vram_tier::class_12gb},
+        {"RTX 4080 16 GB", 16376, gpu::tools::vram_tier::class_12gb},
+        {"RTX 4090 24 GB", 24564, gpu::tools::vram_tier::class_24gb},
+        {"L40S 48 GB, ECC on", 46068, gpu::tools::vram_tier::class_48gb},
+        {"RTX A6000 48 GB", 48685, gpu::tools::vram_tier::class_48gb},
+        {"H100 80 GB", 81559, gpu::tools::vram_tier::class_80gb},
+        {"H200 141 GB", 143771, gpu::tools::vram_tier::class_80gb},
     };
     for (const auto& [name, total_mib, tier] : cards) {
         INFO(name);
-        CHECK(gpu::vram_tier_for(total_mib * mib) == tier);
+        CHECK(gpu::tools::vram_tier_for(total_mib * mib) == tier);
     }
 }
 
@@ -71,8 +71,8 @@ TEST_CASE("the small tiers: half precision and small batches below 12 GB", "[vra
 {
     SECTION("under 8 GB: batch 1 with gradient checkpointing")
     {
-        const gpu::vram_advice advice = gpu::advise_vram(6 * gib);
-        CHECK(advice.tier == gpu::vram_tier::under_8gb);
+        const gpu::tools::vram_advice advice = gpu::tools::advise_vram(6 * gib);
+        CHECK(advice.tier == gpu::tools::vram_tier::under_8gb);
         CHECK(advice.precision == gpu::preferred_precision::fp16);
         CHECK(advice.batch_size == 1);
         CHECK(advice.gradient_checkpointing);
@@ -81,8 +81,8 @@ TEST_CASE("the small tiers: half precision and small batches below 12 GB", "[vra
     }
     SECTION("8 GB class: batch 4, no checkpointing")
     {
-        const gpu::vram_advice advice = gpu::advise_vram(8 * gib);
-        CHECK(advice.tier == gpu::vram_tier::class_8gb);
+        const gpu::tools::vram_advice advice = gpu::tools::advise_vram(8 * gib);
+        CHECK(advice.tier == gpu::tools::vram_tier::class_8gb);
         CHECK(advice.precision == gpu::preferred_precision::fp16);
         CHECK(advice.batch_size == 4);
         CHECK_FALSE(advice.gradient_checkpointing);
@@ -92,7 +92,7 @@ TEST_CASE("the small tiers: half precision and small batches below 12 GB", "[vra
         const std::vector<std::pair<std::size_t, int>> batches = {
             {12 * gib, 8}, {24 * gib, 16}, {48 * gib, 32}, {80 * gib, 64}, {141 * gib, 64}};
         for (const auto& [total, batch] : batches) {
-            const gpu::vram_advice advice = gpu::advise_vram(total);
+            const gpu::tools::vram_advice advice = gpu::tools::advise_vram(total);
             INFO(gpu::format_bytes(total));
             CHECK(advice.precision == gpu::preferred_precision::fp32);
             CHECK(advice.batch_size == batch);
@@ -103,24 +103,28 @@ TEST_CASE("the small tiers: half precision and small batches below 12 GB", "[vra
 
 TEST_CASE("the capability picks BF16 and TF32 where the GPU has them", "[vram]")
 {
-    const gpu::vram_advice ampere = gpu::advise_vram(6 * gib, gpu::compute_capability{8, 6});
+    const gpu::tools::vram_advice ampere =
+        gpu::tools::advise_vram(6 * gib, gpu::compute_capability{8, 6});
     CHECK(ampere.precision == gpu::preferred_precision::bf16);
     CHECK(ampere.allow_tf32);
     CHECK_THAT(ampere.notes[1], ContainsSubstring("no loss scaling"));
 
-    const gpu::vram_advice turing = gpu::advise_vram(6 * gib, gpu::compute_capability{7, 5});
+    const gpu::tools::vram_advice turing =
+        gpu::tools::advise_vram(6 * gib, gpu::compute_capability{7, 5});
     CHECK(turing.precision == gpu::preferred_precision::fp16);
     CHECK_FALSE(turing.allow_tf32);
     CHECK_THAT(turing.notes[1], ContainsSubstring("GradScaler"));
 
-    const gpu::vram_advice pascal = gpu::advise_vram(8 * gib, gpu::compute_capability{6, 1});
+    const gpu::tools::vram_advice pascal =
+        gpu::tools::advise_vram(8 * gib, gpu::compute_capability{6, 1});
     CHECK(pascal.precision == gpu::preferred_precision::fp16);
     CHECK_THAT(pascal.notes.back(), ContainsSubstring("no tensor cores"));
 
-    const gpu::vram_advice unknown = gpu::advise_vram(6 * gib);
+    const gpu::tools::vram_advice unknown = gpu::tools::advise_vram(6 * gib);
     CHECK_THAT(unknown.notes.back(), ContainsSubstring("use BF16 instead"));
 
-    const gpu::vram_advice hopper = gpu::advise_vram(80 * gib, gpu::compute_capability{9, 0});
+    const gpu::tools::vram_advice hopper =
+        gpu::tools::advise_vram(80 * gib, gpu::compute_capability{9, 0});
     CHECK(hopper.precision == gpu::preferred_precision::fp32);
     CHECK(hopper.allow_tf32);
     CHECK_THAT(hopper.notes.back(), ContainsSubstring("allow TF32"));
@@ -128,7 +132,8 @@ TEST_CASE("the capability picks BF16 and TF32 where the GPU has them", "[vram]")
 
 TEST_CASE("advice applies to a profile and describes itself", "[vram]")
 {
-    const gpu::vram_advice advice = gpu::advise_vram(6 * gib, gpu::compute_capability{8, 9});
+    const gpu::tools::vram_advice advice =
+        gpu::tools::advise_vram(6 * gib, gpu::compute_capability{8, 9});
     const gpu::profile applied = advice.apply_to(gpu::profile::development());
     CHECK(applied.precision == gpu::preferred_precision::bf16);
     CHECK(applied.allow_tf32);
@@ -142,12 +147,12 @@ TEST_CASE("advice applies to a profile and describes itself", "[vram]")
     CHECK(lines[2] == "batch size: 1");
     CHECK(lines[3] == "gradient checkpointing: yes");
     CHECK(lines[4] == "TF32: allowed");
-    CHECK(gpu::advise_vram(6 * gib).describe()[4] == "TF32: unknown (no capability given)");
+    CHECK(gpu::tools::advise_vram(6 * gib).describe()[4] == "TF32: unknown (no capability given)");
 }
 
 TEST_CASE("usage above 90% warns, with the pool's cache and what others hold", "[vram]")
 {
-    gpu::vram_usage usage;
+    gpu::tools::vram_usage usage;
     usage.device_id = 0;
     usage.device_memory = {10 * gib, 100 * gib}; // 90% used: the boundary does not warn
     CHECK_FALSE(usage.high());
@@ -170,11 +175,11 @@ TEST_CASE("the advice for a real device uses its memory and capability", "[vram]
 {
     const gpu::device dev = gpu::current_device();
     const gpu::device_properties props = dev.properties();
-    const gpu::vram_advice advice = gpu::advise_vram(dev);
+    const gpu::tools::vram_advice advice = gpu::tools::advise_vram(dev);
     CHECK(advice.total_bytes == props.total_memory_bytes);
     REQUIRE(advice.capability.has_value());
     CHECK(*advice.capability == props.capability);
-    CHECK(advice.tier == gpu::vram_tier_for(props.total_memory_bytes));
+    CHECK(advice.tier == gpu::tools::vram_tier_for(props.total_memory_bytes));
 }
 
 // [serial]: it compares the device's free memory before and after, which any other process on
@@ -187,14 +192,14 @@ TEST_CASE("monitoring sees a buffer in all three views, and clearing returns the
     // The pool caches freed memory across synchronisations only when its threshold says so.
     const gpu::test::scoped_release_threshold keep(gpu::memory_pool::device_default(dev),
                                                    gpu::memory_pool::keep_all);
-    gpu::clear_vram(dev); // start from an empty cache
-    const gpu::vram_usage empty = gpu::measure_vram(dev);
+    gpu::tools::clear_vram(dev); // start from an empty cache
+    const gpu::tools::vram_usage empty = gpu::tools::measure_vram(dev);
     const std::size_t bytes = 256 * mib;
     {
         gpu::stream stream;
         gpu::device_buffer<char> buffer(bytes, stream);
         stream.synchronize();
-        const gpu::vram_usage busy = gpu::measure_vram(dev);
+        const gpu::tools::vram_usage busy = gpu::tools::measure_vram(dev);
         CHECK(busy.allocated.current_bytes >= empty.allocated.current_bytes + bytes);
         CHECK(busy.pool.used_bytes >= empty.pool.used_bytes + bytes);
         CHECK(busy.pool.reserved_bytes >= bytes);
@@ -202,7 +207,7 @@ TEST_CASE("monitoring sees a buffer in all three views, and clearing returns the
         CHECK(busy.device_memory.total_bytes == dev.properties().total_memory_bytes);
         stream.synchronize();
     } // the buffer is freed to the pool, which keeps the memory
-    const gpu::vram_clear_result cleared = gpu::clear_vram(dev);
+    const gpu::tools::vram_clear_result cleared = gpu::tools::clear_vram(dev);
     CHECK(cleared.before.allocated.current_bytes == empty.allocated.current_bytes);
     CHECK(cleared.before.pool.cached_bytes() >= bytes);
     CHECK(cleared.released_bytes() >= bytes);

@@ -5,12 +5,13 @@
 ///
 /// | inputs | output | accumulation (compute type) |
 /// |---|---|---|
-/// | `float` | `float` | FP32 (`CUBLAS_COMPUTE_32F`), TF32 tensor cores with `math_mode::tf32` (`_FAST_TF32`) |
+/// | `float` | `float` | FP32 (`CUBLAS_COMPUTE_32F`), TF32 tensor cores with `math_mode::tf32` |
 /// | `double` | `double` | FP64 (`CUBLAS_COMPUTE_64F`) |
 /// | `__half` | `__half` or `float` | FP32 on tensor cores (`CUBLAS_COMPUTE_32F`) |
 /// | `__nv_bfloat16` | `__nv_bfloat16` or `float` | FP32 on tensor cores (`CUBLAS_COMPUTE_32F`) |
 ///
-/// With `math_mode::strict_fp32` every row uses the `_PEDANTIC` compute type.
+/// With `math_mode::tf32` the FP32 row's compute type is `CUBLAS_COMPUTE_32F_FAST_TF32`; with
+/// `math_mode::strict_fp32` every row uses the `_PEDANTIC` compute type.
 ///
 /// What a call adds to `cublasGemmEx` on the host: the shape checks of `plan_gemm` and the
 /// handle's record of its math and pointer modes (no other cuBLAS or CUDA call; with a

@@ -18,7 +18,7 @@
 ///
 /// | A and B | C (and D) | compute |
 /// |---|---|---|
-/// | `float` | `float` | FP32 (`CUBLAS_COMPUTE_32F`), TF32 tensor cores when the handle allows TF32 |
+/// | `float` | `float` | FP32 (`CUBLAS_COMPUTE_32F`), TF32 tensor cores if the handle allows it |
 /// | `__half` | `__half` or `float` | FP32 on tensor cores (`CUBLAS_COMPUTE_32F`) |
 /// | `__nv_bfloat16` | `__nv_bfloat16` or `float` | FP32 on tensor cores (`CUBLAS_COMPUTE_32F`) |
 ///
@@ -75,15 +75,16 @@ concept lt_types = std::is_same_v<std::remove_const_t<TA>, std::remove_const_t<T
                    (std::is_same_v<std::remove_const_t<TA>, TC> ||
                     (!std::is_same_v<std::remove_const_t<TA>, float> && std::is_same_v<TC, float>));
 
-/// @brief What cuBLASLt does after the product `alpha·a·b + beta·c`, for a row-major `c` (m x n).
+/// @brief What cuBLASLt does after the product `alpha·a·b + beta·c`, for a row-major `c`
+/// (m x n).
 enum class lt_epilogue {
     none,      ///< nothing (`CUBLASLT_EPILOGUE_DEFAULT`)
     bias,      ///< `c[i][j] += bias[j]`, n values of c's type (`CUBLASLT_EPILOGUE_BIAS`)
     relu_bias, ///< `c[i][j] = max(c[i][j] + bias[j], 0)` (`CUBLASLT_EPILOGUE_RELU_BIAS`)
-    /// also writes `gradient[i] = Σₚ a[i][p]`, m values of c's type: the bias gradient of a layer
-    /// whose output gradient is `aᵀ` (`CUBLASLT_EPILOGUE_BGRADB` of the column-major problem).
-    /// The vector is written, not added to; alpha is 1 (cuBLASLt does not document whether
-    /// alpha would scale it).
+    /// also writes `gradient[i] = Σₚ a[i][p]`, m values of c's type: the bias gradient of a
+    /// layer whose output gradient is `aᵀ` (`CUBLASLT_EPILOGUE_BGRADB` of the column-major
+    /// problem). The vector is written, not added to; alpha is 1 (cuBLASLt does not document
+    /// whether alpha would scale it).
     bias_gradient,
 };
 

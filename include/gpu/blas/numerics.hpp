@@ -6,7 +6,9 @@
 ///
 /// @code
 /// const gpu::non_finite_report report = gpu::blas::check_finite(c);   // on c's stream
-/// if (!report.all_finite()) std::printf("%s\n", report.to_string().c_str());  // 3 NaN and 0 Inf in ...
+/// if (!report.all_finite()) {
+///     std::printf("%s\n", report.to_string().c_str()); // 3 NaN and 0 Inf in ...
+/// }
 /// @endcode
 #pragma once
 

@@ -4,7 +4,7 @@
 ///
 /// @code
 /// gpu::device_buffer<__half> a(n * n, stream);
-/// gpu::blas::fill_uniform(a, 42);                  // the same values for the same seed, on a's stream
+/// gpu::blas::fill_uniform(a, 42);                  // same seed, same values; on a's stream
 /// gpu::blas::random_generator rng(gpu::profile::testing(), stream);   // the profile's seed (42)
 /// rng.normal(b, 0.0, 0.02);                         // consecutive fills continue the sequence
 /// @endcode

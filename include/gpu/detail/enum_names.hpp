@@ -5,7 +5,10 @@
 /// @code
 /// constexpr gpu::detail::enum_name<tensor_layout> layout_names[] = {
 ///     {tensor_layout::nchw, "nchw"}, {tensor_layout::nhwc, "nhwc"}};
-/// std::string_view to_string(tensor_layout l) noexcept { return detail::name_of(layout_names, l); }
+/// std::string_view to_string(tensor_layout l) noexcept
+/// {
+///     return detail::name_of(layout_names, l);
+/// }
 /// @endcode
 ///
 /// An integer cast to an enum may hold a value no enumerator has: `name_of` then answers

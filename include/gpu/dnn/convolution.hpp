@@ -5,9 +5,10 @@
 ///
 /// @code
 /// gpu::dnn::handle h(stream);
+/// const auto options = gpu::dnn::convolution_options::from_profile(gpu::profile::production());
 /// gpu::dnn::convolution conv(h, {.input = {32, 3, 224, 224}, .filter = {64, 3, 3, 3},
 ///                                .geometry = {.padding = {1, 1}}},
-///                            gpu::dnn::convolution_options::from_profile(gpu::profile::production()));
+///                            options);
 /// conv.forward(h, x, w, y);                 // device_buffer<float>s, on h's stream
 /// std::puts(conv.explain().to_string().c_str());
 /// @endcode

@@ -1,8 +1,9 @@
 /// @file convolution_backward.hpp
-/// @brief The backward passes of a convolution, planned like the forward: `convolution_backward_data`
-/// (dx from w and dy), `convolution_backward_filter` (dw from x and dy), each with its algorithm
-/// chosen under the same options (policy, workspace budget, TF32, determinism), cached in the
-/// same plan cache and explained by `explain()`; and `convolution_backward_bias` (db from dy).
+/// @brief The backward passes of a convolution, planned like the forward:
+/// `convolution_backward_data` (dx from w and dy), `convolution_backward_filter` (dw from x and
+/// dy), each with its algorithm chosen under the same options (policy, workspace budget, TF32,
+/// determinism), cached in the same plan cache and explained by `explain()`; and
+/// `convolution_backward_bias` (db from dy).
 ///
 /// @code
 /// gpu::dnn::handle h(stream);

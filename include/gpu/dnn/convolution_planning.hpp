@@ -30,9 +30,11 @@ namespace gpu::dnn {
 
 /// @brief The three passes of a convolution, each planned on its own.
 enum class convolution_pass {
-    forward,       ///< y = conv(x, w)
-    backward_data, ///< dx = the gradient of the input from dy and w (`cudnnConvolutionBackwardData`)
-    backward_filter, ///< dw = the gradient of the filter from x and dy (`cudnnConvolutionBackwardFilter`)
+    forward, ///< y = conv(x, w)
+    /// dx = the gradient of the input from dy and w (`cudnnConvolutionBackwardData`)
+    backward_data,
+    /// dw = the gradient of the filter from x and dy (`cudnnConvolutionBackwardFilter`)
+    backward_filter,
 };
 
 /// @brief `forward`, `backward_data` or `backward_filter`.

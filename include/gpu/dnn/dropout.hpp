@@ -5,7 +5,8 @@
 ///
 /// @code
 /// gpu::dnn::dropout drop(h, 0.5F, 42);       // seeds the states on h's stream
-/// gpu::device_buffer<std::byte> mask(gpu::dnn::dropout::reserve_bytes(x.size(), gpu::dnn::data_type::fp32), stream);
+/// gpu::device_buffer<std::byte> mask(
+///     gpu::dnn::dropout::reserve_bytes(x.size(), gpu::dnn::data_type::fp32), stream);
 /// drop.forward(h, x, y, mask);               // a new mask each call; y = x * mask / (1 - p)
 /// drop.backward(h, dy, dx, mask);            // dx = dy * mask / (1 - p), the same mask
 /// @endcode

@@ -6,7 +6,8 @@
 /// throws the core's `gpu::numerics_error` (both in `<gpu/numerics.hpp>`).
 ///
 /// @code
-/// const gpu::non_finite_report r = gpu::dnn::check_finite(y, count, gpu::dnn::data_type::fp16, stream);
+/// const gpu::non_finite_report r =
+///     gpu::dnn::check_finite(y, count, gpu::dnn::data_type::fp16, stream);
 /// @endcode
 #pragma once
 

@@ -366,9 +366,10 @@ template <class TA, class TB, class TC>
 ///
 /// Also checks: the count is in [0, 2³¹), strides are not negative, each operand's batch spans
 /// fewer bytes than a 64-bit signed integer holds, and no two outputs of the batch share an
-/// element (decided in O(log ld) steps, whatever the count). A `c` stride below one `c`'s extent is accepted when the outputs
-/// interleave through the padding without touching (e.g. `c` stride `n` and leading dimension
-/// `count * n` for a row-major `[m, count, n]` tensor), as cuBLAS allows.
+/// element (decided in O(log ld) steps, whatever the count). A `c` stride below one `c`'s
+/// extent is accepted when the outputs interleave through the padding without touching (e.g.
+/// `c` stride `n` and leading dimension `count * n` for a row-major `[m, count, n]` tensor), as
+/// cuBLAS allows.
 /// @param a the first left operand, m x k
 /// @param b the first right operand, k x n
 /// @param c the first result, m x n

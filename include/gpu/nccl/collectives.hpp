@@ -10,7 +10,8 @@
 /// // Rank 0's weights to every rank.
 /// gpu::nccl::broadcast(comm, weights, /*root=*/0, stream);
 /// // One bucket of a flat buffer: a view.
-/// gpu::nccl::all_reduce(comm, std::span(grads.data() + offset, count), gpu::nccl::reduction::sum, stream);
+/// gpu::nccl::all_reduce(comm, std::span(grads.data() + offset, count), gpu::nccl::reduction::sum,
+///                       stream);
 /// @endcode
 ///
 /// Sizes are checked before any NCCL call, and a mismatch is `std::invalid_argument` with the

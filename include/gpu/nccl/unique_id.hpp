@@ -9,7 +9,7 @@
 /// @code
 /// const std::filesystem::path file = "/shared/job-42/nccl-id";
 /// const gpu::nccl::unique_id id = rank == 0
-///     ? gpu::nccl::unique_id::create_file(file)                      // ncclGetUniqueId, written atomically
+///     ? gpu::nccl::unique_id::create_file(file) // ncclGetUniqueId, written atomically
 ///     : gpu::nccl::unique_id::wait_for_file(file, std::chrono::seconds(60));
 /// auto comm = gpu::nccl::communicator::init_rank(id, rank, size, gpu::device(local_rank));
 /// @endcode

@@ -86,7 +86,8 @@ public:
     /// @param grads device memory, read only
     /// @param count must equal `size()`
     /// @param stream where the two kernels run
-    /// @param found_inf a device float: when non-zero at run time, the step is skipped (null: never)
+    /// @param found_inf a device float: when non-zero at run time, the step is skipped (null:
+    /// never)
     /// @param grad_scale a device float that every gradient is divided by (the loss scale of
     /// gradients not yet unscaled), or null
     /// @throws std::invalid_argument when @p count differs from `size()` or a buffer is null with

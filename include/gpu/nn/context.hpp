@@ -11,10 +11,11 @@
 /// gpu::nn::parameters store(gpu::nn::mixed_precision::bf16());
 /// // ... layers register in `store`, then store.allocate(stream) ...
 /// gpu::nn::context ctx(stream, blas, lt, dnn, store);
-/// ctx.set_training(false);                              // model.eval()
-/// ctx.set_inference_mode(true);                         // torch.inference_mode(): plan forward only
+/// ctx.set_training(false);      // model.eval()
+/// ctx.set_inference_mode(true); // torch.inference_mode(): plan forward only
 /// // torch.backends.cudnn.benchmark = True, and the rest of a profile's switches:
-/// ctx.set_convolution_options(gpu::dnn::convolution_options::from_profile(gpu::profile::production()));
+/// ctx.set_convolution_options(
+///     gpu::dnn::convolution_options::from_profile(gpu::profile::production()));
 /// @endcode
 #pragma once
 

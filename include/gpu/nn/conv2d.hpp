@@ -4,17 +4,23 @@
 /// data, filter and bias passes, with FP32 parameter gradients.
 ///
 /// @code
-/// gpu::nn::conv2d conv1(store, "conv1", 1, 32, 3, {.padding = {1, 1}}); // nn.Conv2d(1, 32, 3, padding=1)
-/// ctx.set_convolution_options({.search = gpu::dnn::algorithm_search::exhaustive}); // cudnn.benchmark
+/// // nn.Conv2d(1, 32, 3, padding=1):
+/// gpu::nn::conv2d conv1(store, "conv1", 1, 32, 3, {.padding = {1, 1}});
+/// // torch.backends.cudnn.benchmark = True:
+/// ctx.set_convolution_options({.search = gpu::dnn::algorithm_search::exhaustive});
 /// const auto out = conv1.plan(ctx, {.shape = {64, 1, 28, 28}, .type = gpu::element_type::fp16});
 /// @endcode
 ///
 /// | pass | computation | dnn wrapper | types under `mixed_precision::fp16()` |
 /// |---|---|---|---|
-/// | forward | `y = conv(x, W) + b` | `dnn::convolution` with the `bias` epilogue (fused, or `cudnnAddTensor` after) | x, W, b, y FP16, FP32 accumulation |
-/// | backward, input | `dx = conv_backward_data(W, dy)` | `dnn::convolution_backward_data` | FP16 |
-/// | backward, weight | `dW += conv_backward_filter(x, dy)` | `dnn::convolution_backward_filter` into an FP16 scratch, then `accumulate` | FP32 `dW` |
-/// | backward, bias | `db += Σ_{n,h,w} dy` | `dnn::convolution_backward_bias` into an FP16 scratch, then `accumulate` | FP32 `db` |
+/// | forward | `y = conv(x, W) + b` | `convolution`, `bias` epilogue | FP16, FP32 accumulation |
+/// | input gradient | `dx = conv_backward_data(W, dy)` | `convolution_backward_data` | FP16 |
+/// | weight gradient | `dW += conv_backward_filter(x, dy)` | `convolution_backward_filter` | FP32 |
+/// | bias gradient | `db += Σ_{n,h,w} dy` | `convolution_backward_bias` | FP32 |
+///
+/// Under `fp16()` x, W, b and y are FP16. The bias epilogue is fused, or `cudnnAddTensor` runs
+/// after the convolution. The filter and bias passes write into an FP16 scratch, which
+/// `accumulate` then adds to the FP32 gradient.
 ///
 /// Under `mixed_precision::fp32()` the filter and bias passes add into the FP32 gradient
 /// directly (cuDNN's beta = 1), with no scratch. The three plans are made by `plan` under the

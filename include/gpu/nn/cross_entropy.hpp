@@ -6,9 +6,10 @@
 /// @code
 /// gpu::nn::cross_entropy loss(10, gpu::element_type::fp16, s);    // nn.CrossEntropyLoss()
 /// loss.forward(logits, labels, batch, loss_value.data(), s);      // loss = criterion(out, y)
-/// loss.backward(logits, labels, batch, dlogits, scaler.scale(), s); // scaler.scale(loss).backward()
+/// // scaler.scale(loss).backward():
+/// loss.backward(logits, labels, batch, dlogits, scaler.scale(), s);
 /// gpu::nn::count_correct(logits, gpu::element_type::fp16, labels, batch, 10, correct.data(), s);
-/// loss.check_labels(s);                        // once in a while: throws on a label outside [0, 10)
+/// loss.check_labels(s); // once in a while: throws on a label outside [0, 10)
 /// @endcode
 #pragma once
 

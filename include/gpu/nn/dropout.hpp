@@ -3,10 +3,10 @@
 /// cuDNN dropout in training, the identity in evaluation (`ctx.set_training(false)`).
 ///
 /// @code
-/// gpu::nn::dropout drop(0.25F, /*seed=*/7);             // nn.Dropout(0.25)
-/// const auto out = drop.plan(ctx, hidden);               // the same spec; the mask's memory
-/// drop.forward(ctx, h.ref(), d.ref());                   // training: d = h · mask / (1 − p)
-/// drop.backward(ctx, dd.ref(), dh.ref());                // dh = dd · mask / (1 − p), the same mask
+/// gpu::nn::dropout drop(0.25F, /*seed=*/7);   // nn.Dropout(0.25)
+/// const auto out = drop.plan(ctx, hidden);     // the same spec; the mask's memory
+/// drop.forward(ctx, h.ref(), d.ref());         // training: d = h · mask / (1 − p)
+/// drop.backward(ctx, dd.ref(), dh.ref());      // dh = dd · mask / (1 − p), the same mask
 /// @endcode
 ///
 /// Any shape (at most 2^31 − 1 elements), any layout, FP32, FP16 or BF16: the layer runs in its

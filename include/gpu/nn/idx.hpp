@@ -10,7 +10,8 @@
 /// @code
 /// const gpu::nn::idx_dataset train = gpu::nn::read_idx_dataset(
 ///     "data/train-images-idx3-ubyte.gz", "data/train-labels-idx1-ubyte.gz");
-/// std::printf("%zu images of %zux%zu\n", train.images.count, train.images.rows, train.images.cols);
+/// std::printf("%zu images of %zux%zu\n", train.images.count, train.images.rows,
+///             train.images.cols);
 /// @endcode
 ///
 /// Every read checks the whole file: a truncated, corrupted or inconsistent file is a

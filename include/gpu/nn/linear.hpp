@@ -9,12 +9,16 @@
 ///
 /// | pass | computation | cuBLASLt call | types under `mixed_precision::fp16()` |
 /// |---|---|---|---|
-/// | forward | `y = x·Wᵀ + b` (then `max(·, 0)` with `relu`) | `lt_matmul_bias` (`BIAS` / `RELU_BIAS` epilogue) | x, W, b, y FP16, FP32 accumulation |
+/// | forward | `y = x·Wᵀ + b` | `lt_matmul_bias` (`BIAS` epilogue) | FP16, FP32 accumulation |
 /// | backward, input | `dx = dz·W` | `lt_matmul` | FP16 |
 /// | backward, weight | `dW += dzᵀ·x` | `lt_matmul` with beta = 1 | FP16 products, FP32 `dW` |
-/// | backward, bias | `db += Σ_batch dz` | the `BGRADB` epilogue of the weight GEMM into a scratch vector, then added; or a column-sum kernel | FP32 |
+/// | backward, bias | `db += Σ_batch dz` | `BGRADB` epilogue, or a column-sum kernel | FP32 |
 ///
-/// where `dz = dy`, or `dy` where `y > 0` and 0 elsewhere when a ReLU is fused (a small kernel).
+/// With `relu` the forward's epilogue is `RELU_BIAS`, which then takes `max(·, 0)`. Under
+/// `fp16()` x, W, b and y are FP16. The bias gradient comes from the `BGRADB` epilogue of the
+/// weight GEMM into a scratch vector, then added, or from a column-sum kernel
+/// (`bias_gradient_method`). `dz = dy`, or `dy` where `y > 0` and 0 elsewhere when a ReLU is
+/// fused (a small kernel).
 /// Parameters: `<name>.weight` `[out_features, in_features]` (Kaiming-uniform, `a = sqrt(5)`, as
 /// PyTorch) and `<name>.bias` `[out_features]` (uniform ±1/sqrt(in_features)), PyTorch's names
 /// and layout, so a `state_dict` maps one to one.

@@ -24,8 +24,8 @@
 /// **Initial values** are generated on the host by `std::mt19937_64` seeded with the seed (its
 /// output sequence is fixed by the C++ standard, so every platform gets the same values), then
 /// copied to the device once. Parameters draw in registration order; a uniform one draws one
-/// 64-bit number per element and maps its top 53 bits `u ∈ [0, 1)` to `bound·(2u − 1)` in double
-/// precision, rounded once to FP32; zeros and ones draw nothing. The distributions are
+/// 64-bit number per element and maps its top 53 bits `u ∈ [0, 1)` to `bound·(2u − 1)` in
+/// double precision, rounded once to FP32; zeros and ones draw nothing. The distributions are
 /// PyTorch's, the values are not: PyTorch's generator (Philox on the GPU, its own MT19937 on the
 /// CPU) and its sampling differ, so a model initialised here with seed 42 does not hold the
 /// numbers `torch.manual_seed(42)` gives.

@@ -2,11 +2,11 @@
 /// @brief The environment diagnosis behind `cudagap-doctor`: a structured report of checks
 /// (driver, runtime, GPUs, kernel images, toolkit, cuBLAS, cuDNN, library copies, other
 /// platforms), each with what was found and the exact fix. Part of the tools component
-/// (`cudagap::tools`), which sits above the library wrappers and runs the checks of every
-/// wrapper this cudagap was built with:
+/// (`cudagap::tools`, namespace `gpu::tools`), which sits above the library wrappers and runs the
+/// checks of every wrapper this cudagap was built with:
 ///
 /// @code
-/// const gpu::diagnosis report = gpu::diagnose();
+/// const gpu::tools::diagnosis report = gpu::tools::diagnose();
 /// for (const std::string& line : report.describe()) {
 ///     std::puts(line.c_str());
 /// }
@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpu {
+namespace gpu::tools {
 
 /// @brief The outcome of one check, from best to worst; `skipped` and `info` are neither.
 enum class diagnostic_status {
@@ -49,7 +49,7 @@ struct diagnostic {
     friend bool operator==(const diagnostic&, const diagnostic&) = default;
 };
 
-/// @brief The report of `gpu::diagnose()`: the checks in the order they ran.
+/// @brief The report of `gpu::tools::diagnose()`: the checks in the order they ran.
 struct diagnosis {
     std::vector<diagnostic>
         checks{}; ///< every check: CUDA's first, then the wrappers', then other platforms
@@ -114,5 +114,30 @@ struct diagnose_options {
 ///
 /// Never throws for a broken environment (that is what it reports); needs no GPU.
 [[nodiscard]] diagnosis diagnose(const diagnose_options& options = {});
+
+} // namespace gpu::tools
+
+// The names of the diagnosis before it moved into gpu::tools, kept for one release, deprecated so
+// that a build says which name to write instead. They are to be removed in the release after.
+namespace gpu {
+
+/// @deprecated use `gpu::tools::diagnostic_status`
+using diagnostic_status [[deprecated("use gpu::tools::diagnostic_status")]] =
+    tools::diagnostic_status;
+
+/// @deprecated use `gpu::tools::diagnostic`
+using diagnostic [[deprecated("use gpu::tools::diagnostic")]] = tools::diagnostic;
+
+/// @deprecated use `gpu::tools::diagnosis`
+using diagnosis [[deprecated("use gpu::tools::diagnosis")]] = tools::diagnosis;
+
+/// @deprecated use `gpu::tools::diagnose_options`
+using diagnose_options [[deprecated("use gpu::tools::diagnose_options")]] = tools::diagnose_options;
+
+// Using-declarations, not deprecated wrappers: both take gpu::tools types, so a wrapper here and
+// the function that argument-dependent lookup finds in gpu::tools would make every unqualified
+// call from gpu (or under `using namespace gpu`) ambiguous.
+using tools::diagnose;
+using tools::to_string;
 
 } // namespace gpu

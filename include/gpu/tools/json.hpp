@@ -8,7 +8,7 @@
 ///
 /// @code
 /// #include <gpu/tools/json.hpp>
-/// nlohmann::json report = gpu::diagnose();   // or: nlohmann::json j; gpu::to_json(j, report);
+/// nlohmann::json report = gpu::tools::diagnose(); // or: gpu::tools::to_json(j, diagnosis);
 /// std::cout << gpu::to_json_text(report) << '\n';
 /// @endcode
 #pragma once
@@ -21,7 +21,7 @@
 
 #include <string>
 
-namespace gpu {
+namespace gpu::tools {
 
 /// @brief `"ok"`, `"info"`, `"skipped"`, `"warning"` or `"error"`.
 inline void to_json(nlohmann::json& j, diagnostic_status status)
@@ -93,4 +93,12 @@ inline void to_json(nlohmann::json& j, const vram_clear_result& result)
          {"released_bytes", result.released_bytes()}};
 }
 
+} // namespace gpu::tools
+
+// The old name of these functions (gpu::to_json), kept for one release. A using-declaration, not
+// deprecated wrappers: they take gpu::tools types, so a wrapper here and the function that
+// argument-dependent lookup finds in gpu::tools would make every unqualified call from gpu
+// ambiguous.
+namespace gpu {
+using tools::to_json;
 } // namespace gpu

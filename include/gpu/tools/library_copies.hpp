@@ -2,10 +2,10 @@
 /// @brief Copies of a shared library on the dynamic loader's search path and in the Python
 /// environment's NVIDIA wheels, and the diagnosis check that warns when a version has more than
 /// one: the usual cause of "built against one cuDNN, loaded another". Part of the tools
-/// component (`cudagap::tools`).
+/// component (`cudagap::tools`, namespace `gpu::tools`).
 ///
 /// @code
-/// for (const gpu::library_copy& copy : gpu::find_library_copies("libcudnn")) {
+/// for (const gpu::tools::library_copy& copy : gpu::tools::find_library_copies("libcudnn")) {
 ///     std::printf("%s\n", copy.describe().c_str()); // path, pip wheel, loaded
 /// }
 /// @endcode
@@ -16,9 +16,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
-namespace gpu {
+namespace gpu::tools {
 
 /// @brief One file of a shared library found on the loader's search path.
 struct library_copy {
@@ -57,12 +58,46 @@ struct library_copy {
 /// @brief A ready-made check that @p libraries (e.g. `{"libcudnn"}`) have one copy each per
 /// major version on the search path: `warning` listing the copies and the one loaded when there
 /// are more, with a fix that names @p root_variable (e.g. `CUDNN_ROOT`); `ok` otherwise.
-/// What `gpu::diagnose` runs for the CUDA runtime, cuBLAS and cuDNN.
+/// What `gpu::tools::diagnose` runs for the CUDA runtime, cuBLAS and cuDNN.
 /// @param name the check's name, e.g. `cuDNN copies on the library path`
 /// @param libraries the library base names to look for
 /// @param root_variable the variable that selects the copy to build against; may be empty
 [[nodiscard]] diagnostic check_library_copies(std::string name,
                                               const std::vector<std::string>& libraries,
                                               std::string_view root_variable);
+
+} // namespace gpu::tools
+
+// The names of the library-copy search before it moved into gpu::tools, kept for one release,
+// deprecated so that a build says which name to write instead. They are to be removed in the
+// release after.
+namespace gpu {
+
+/// @deprecated use `gpu::tools::library_copy`
+using library_copy [[deprecated("use gpu::tools::library_copy")]] = tools::library_copy;
+
+/// @deprecated use `gpu::tools::find_library_copies`, which takes the same argument
+[[deprecated(
+    "use gpu::tools::find_library_copies")]] [[nodiscard]] inline std::vector<tools::library_copy>
+find_library_copies(std::string_view library)
+{
+    return tools::find_library_copies(library);
+}
+
+/// @deprecated use `gpu::tools::loaded_library_path`, which takes the same argument
+[[deprecated(
+    "use gpu::tools::loaded_library_path")]] [[nodiscard]] inline std::optional<std::string>
+loaded_library_path(std::string_view library)
+{
+    return tools::loaded_library_path(library);
+}
+
+/// @deprecated use `gpu::tools::check_library_copies`, which takes the same arguments
+[[deprecated("use gpu::tools::check_library_copies")]] [[nodiscard]] inline tools::diagnostic
+check_library_copies(std::string name, const std::vector<std::string>& libraries,
+                     std::string_view root_variable)
+{
+    return tools::check_library_copies(std::move(name), libraries, root_variable);
+}
 
 } // namespace gpu

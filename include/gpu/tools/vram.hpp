@@ -1,7 +1,8 @@
 /// @file vram.hpp
 /// @brief VRAM advice and monitoring for small cards (docs/vram.md): settings by
 /// memory size and capability, what this process and the pool hold against what the device
-/// shows, and releasing the pool's cache. Part of the tools component (`cudagap::tools`).
+/// shows, and releasing the pool's cache. Part of the tools component (`cudagap::tools`,
+/// namespace `gpu::tools`).
 ///
 /// Tiers by card size, small cards to large. A card is sold as "8 GB" but reports less (the
 /// driver and ECC take their share: an RTX 4090 reports 23.99 GiB, an L40S with ECC 44.99 GiB),
@@ -29,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gpu {
+namespace gpu::tools {
 
 /// @brief The memory classes of the advisor, smallest first.
 enum class vram_tier {
@@ -128,5 +129,41 @@ struct vram_clear_result {
 /// zero, and reports the views before and after. Live buffers are untouched.
 /// @throws gpu::cuda_error when CUDA is unavailable
 vram_clear_result clear_vram(device dev);
+
+} // namespace gpu::tools
+
+// The names of the VRAM advisor and monitor before they moved into gpu::tools, kept for one
+// release, deprecated so that a build says which name to write instead. They are to be removed in
+// the release after.
+namespace gpu {
+
+/// @deprecated use `gpu::tools::vram_tier`
+using vram_tier [[deprecated("use gpu::tools::vram_tier")]] = tools::vram_tier;
+
+/// @deprecated use `gpu::tools::vram_advice`
+using vram_advice [[deprecated("use gpu::tools::vram_advice")]] = tools::vram_advice;
+
+/// @deprecated use `gpu::tools::vram_usage`
+using vram_usage [[deprecated("use gpu::tools::vram_usage")]] = tools::vram_usage;
+
+/// @deprecated use `gpu::tools::vram_clear_result`
+using vram_clear_result [[deprecated("use gpu::tools::vram_clear_result")]] =
+    tools::vram_clear_result;
+
+// Using-declarations, not deprecated wrappers: each takes a gpu::tools or a gpu type, so an
+// unqualified call from gpu::tools or gpu would find both a wrapper here and the function in
+// gpu::tools (one of them by argument-dependent lookup) and be ambiguous.
+using tools::advise_vram;
+using tools::clear_vram;
+using tools::measure_vram;
+using tools::to_string;
+using tools::vram_tier_floor_bytes;
+
+/// @deprecated use `gpu::tools::vram_tier_for`, which takes the same argument
+[[deprecated("use gpu::tools::vram_tier_for")]] [[nodiscard]] inline tools::vram_tier
+vram_tier_for(std::size_t total_bytes) noexcept
+{
+    return tools::vram_tier_for(total_bytes);
+}
 
 } // namespace gpu
