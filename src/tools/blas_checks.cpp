@@ -9,7 +9,6 @@
 
 #include <cublasLt.h>
 
-#include <filesystem>
 #include <string>
 
 namespace gpu::tools::detail {
@@ -18,28 +17,20 @@ namespace {
 
 diagnostic check_blas_versions()
 {
-    diagnostic check;
-    check.name = "cuBLAS";
     const blas::version_info info = blas::version();
-    const std::optional<std::string> path = loaded_library_path("libcublas");
+    auto [check, folder] =
+        begin_version_check("cuBLAS", "libcublas", info.loaded.to_string(), "the toolkit's lib64");
     // cuBLASLt encodes its version as major * 10000 + minor * 100 + patch.
     const auto lt = static_cast<int>(cublasLtGetVersion());
     const semantic_version lt_version{lt / 10000, (lt % 10000) / 100, lt % 100};
-    check.detail = "cuBLAS " + info.loaded.to_string() + " loaded" +
-                   (path ? " from " + *path : std::string()) + " with cuBLASLt " +
-                   lt_version.to_string() + ", cudagap compiled against " +
-                   info.compiled.to_string();
-    const std::string folder = path ? std::filesystem::path(*path).parent_path().string()
-                                    : std::string("the toolkit's lib64");
+    check.detail += " with cuBLASLt " + lt_version.to_string() + ", cudagap compiled against " +
+                    info.compiled.to_string();
     if (!info.compatible()) {
-        check.status = diagnostic_status::error;
-        check.detail +=
-            ": the loaded cuBLAS cannot serve code built against " + info.compiled.to_string();
-        check.fix = "load the cuBLAS of CUDA " + std::to_string(info.compiled.major) +
-                    " (put the "
-                    "toolkit's lib64 first on LD_LIBRARY_PATH), or rebuild cudagap with "
-                    "-DCUDAToolkit_ROOT set to the toolkit that holds " +
-                    folder;
+        refuse_incompatible(check, "cuBLAS", info.compiled.to_string(),
+                            "load the cuBLAS of CUDA " + std::to_string(info.compiled.major) +
+                                " (put the toolkit's lib64 first on LD_LIBRARY_PATH), or rebuild "
+                                "cudagap with -DCUDAToolkit_ROOT set to the toolkit that holds " +
+                                folder);
         return check;
     }
     if (lt_version.major != info.loaded.major || lt_version.minor != info.loaded.minor) {

@@ -39,6 +39,25 @@ inline constexpr const char* gpus_check = "GPUs";
 /// only when the nccl wrapper is built).
 [[nodiscard]] std::vector<diagnostic> nccl_checks();
 
+/// A library's version check as the three wrappers' checks begin it: the check @p name, its
+/// detail "<name> <loaded> loaded[ from <path>]" where @p library (a file name's start, e.g.
+/// `libcublas`) is mapped into this process, and the folder of that copy for the fixes, or
+/// @p unknown_folder when it is not mapped.
+struct version_check {
+    diagnostic check;   ///< named, with the detail begun; the status is the caller's
+    std::string folder; ///< the loaded copy's folder, or the caller's words for it
+};
+
+/// Begins a `version_check` (see there).
+[[nodiscard]] version_check begin_version_check(std::string name, std::string_view library,
+                                                const std::string& loaded,
+                                                std::string_view unknown_folder);
+
+/// Marks @p check as failed because the loaded @p name cannot serve code compiled against
+/// @p compiled, with @p fix as what to do: the words all three version checks use.
+void refuse_incompatible(diagnostic& check, std::string_view name, const std::string& compiled,
+                         std::string fix);
+
 /// Marks @p check as failed by @p failure, a library call that threw: the detail is the error's
 /// `<api>: <status name> (<code>): <message>`, the fix its hint, and when no GPU is usable the
 /// root cause is the `GPUs` check. What the wrappers' handle checks share.

@@ -7,10 +7,13 @@
 #include "checks.hpp"
 
 #include <gpu/device.hpp>
+#include <gpu/tools/library_copies.hpp>
 
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <optional>
 
 namespace gpu::tools {
 
@@ -179,6 +182,28 @@ std::string environment(const char* name)
 {
     const char* value = std::getenv(name);
     return value == nullptr ? std::string() : std::string(value);
+}
+
+version_check begin_version_check(std::string name, std::string_view library,
+                                  const std::string& loaded, std::string_view unknown_folder)
+{
+    version_check begun;
+    begun.check.name = std::move(name);
+    const std::optional<std::string> path = loaded_library_path(library);
+    begun.folder =
+        path ? std::filesystem::path(*path).parent_path().string() : std::string(unknown_folder);
+    begun.check.detail =
+        begun.check.name + " " + loaded + " loaded" + (path ? " from " + *path : std::string());
+    return begun;
+}
+
+void refuse_incompatible(diagnostic& check, std::string_view name, const std::string& compiled,
+                         std::string fix)
+{
+    check.status = diagnostic_status::error;
+    check.detail +=
+        ": the loaded " + std::string(name) + " cannot serve code built against " + compiled;
+    check.fix = std::move(fix);
 }
 
 void record_failure(diagnostic& check, const error& failure)

@@ -8,7 +8,6 @@
 #include <gpu/dnn/handle.hpp>
 #include <gpu/dnn/version.hpp>
 
-#include <filesystem>
 #include <string>
 
 namespace gpu::tools::detail {
@@ -17,27 +16,21 @@ namespace {
 
 diagnostic check_dnn_versions()
 {
-    diagnostic check;
-    check.name = "cuDNN";
     const dnn::version_info info = dnn::version();
     const cuda_version runtime = runtime_version();
-    const std::optional<std::string> path = loaded_library_path("libcudnn");
-    const std::string folder =
-        path ? std::filesystem::path(*path).parent_path().string() : std::string("<its folder>");
-    check.detail = "cuDNN " + info.loaded.to_string() + " loaded" +
-                   (path ? " from " + *path : std::string()) + " (built for CUDA " +
-                   info.loaded_for_cuda.to_string() + "), cudagap compiled against " +
-                   info.compiled.to_string() + ", CUDA runtime " + runtime.to_string();
+    auto [check, folder] =
+        begin_version_check("cuDNN", "libcudnn", info.loaded.to_string(), "<its folder>");
+    check.detail += " (built for CUDA " + info.loaded_for_cuda.to_string() +
+                    "), cudagap compiled against " + info.compiled.to_string() + ", CUDA runtime " +
+                    runtime.to_string();
     if (!info.compatible()) {
-        check.status = diagnostic_status::error;
-        check.detail +=
-            ": the loaded cuDNN cannot serve code built against " + info.compiled.to_string();
-        check.fix = "load cuDNN " + std::to_string(info.compiled.major) + "." +
-                    std::to_string(info.compiled.minor) +
-                    " or newer of the same major version "
-                    "(put its lib folder first on LD_LIBRARY_PATH), or rebuild cudagap against "
-                    "the loaded one with -DCUDNN_ROOT=" +
-                    folder + "/..";
+        refuse_incompatible(check, "cuDNN", info.compiled.to_string(),
+                            "load cuDNN " + std::to_string(info.compiled.major) + "." +
+                                std::to_string(info.compiled.minor) +
+                                " or newer of the same major version (put its lib folder first "
+                                "on LD_LIBRARY_PATH), or rebuild cudagap against the loaded one "
+                                "with -DCUDNN_ROOT=" +
+                                folder + "/..");
         return check;
     }
     if (runtime.known() && info.loaded_for_cuda.known() &&

@@ -10,8 +10,6 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <filesystem>
-#include <optional>
 #include <string>
 
 namespace gpu::tools::detail {
@@ -20,25 +18,18 @@ namespace {
 
 diagnostic check_nccl_versions()
 {
-    diagnostic check;
-    check.name = "NCCL";
     const nccl::version_info info = nccl::version();
-    const std::optional<std::string> path = loaded_library_path("libnccl");
-    const std::string folder =
-        path ? std::filesystem::path(*path).parent_path().string() : std::string("<its folder>");
-    check.detail = "NCCL " + info.loaded.to_string() + " loaded" +
-                   (path ? " from " + *path : std::string()) + ", cudagap compiled against " +
-                   info.compiled.to_string() + " (NCCL_VERSION_CODE " +
-                   std::to_string(NCCL_VERSION_CODE) + ")";
+    auto [check, folder] =
+        begin_version_check("NCCL", "libnccl", info.loaded.to_string(), "<its folder>");
+    check.detail += ", cudagap compiled against " + info.compiled.to_string() +
+                    " (NCCL_VERSION_CODE " + std::to_string(NCCL_VERSION_CODE) + ")";
     if (!info.compatible()) {
-        check.status = diagnostic_status::error;
-        check.detail +=
-            ": the loaded NCCL cannot serve code built against " + info.compiled.to_string();
-        check.fix = "load NCCL " + std::to_string(info.compiled.major) + "." +
-                    std::to_string(info.compiled.minor) +
-                    " or newer (put its lib folder first on LD_LIBRARY_PATH), or rebuild cudagap "
-                    "against the loaded one with -DNCCL_ROOT=" +
-                    folder + "/..";
+        refuse_incompatible(check, "NCCL", info.compiled.to_string(),
+                            "load NCCL " + std::to_string(info.compiled.major) + "." +
+                                std::to_string(info.compiled.minor) +
+                                " or newer (put its lib folder first on LD_LIBRARY_PATH), or "
+                                "rebuild cudagap against the loaded one with -DNCCL_ROOT=" +
+                                folder + "/..");
         return check;
     }
     check.status = diagnostic_status::ok;
