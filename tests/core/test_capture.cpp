@@ -27,7 +27,7 @@ constexpr std::size_t n = 4096;
 
 // The stream CUDA names cudaStreamPerThread: a real stream handle that needs no creation, so
 // that the calls below reach CUDA (and fail there without a driver).
-const gpu::stream_ref per_thread(cudaStreamPerThread);
+const gpu::stream_ref per_thread_stream(cudaStreamPerThread);
 
 std::vector<float> to_host(const gpu::device_buffer<float>& buffer)
 {
@@ -89,8 +89,8 @@ TEST_CASE("a capture mode that is none of the enumerators is refused, naming the
           "[capture]")
 {
     const auto bad = static_cast<gpu::capture_mode>(7);
-    CHECK_THROWS_AS(gpu::capture_scope(per_thread, bad), std::invalid_argument);
-    CHECK_THROWS_WITH(gpu::capture_scope(per_thread, bad),
+    CHECK_THROWS_AS(gpu::capture_scope(per_thread_stream, bad), std::invalid_argument);
+    CHECK_THROWS_WITH(gpu::capture_scope(per_thread_stream, bad),
                       ContainsSubstring("7 is not a gpu::capture_mode"));
 }
 
@@ -102,7 +102,7 @@ TEST_CASE("a capture that cannot begin throws the CUDA error with its hint and r
         return;
     }
     try {
-        gpu::capture_scope scope(per_thread, gpu::capture_mode::relaxed);
+        gpu::capture_scope scope(per_thread_stream, gpu::capture_mode::relaxed);
         FAIL("a capture began without a driver");
     } catch (const gpu::cuda_error& e) {
         CHECK_THAT(e.api(),
@@ -111,10 +111,10 @@ TEST_CASE("a capture that cannot begin throws the CUDA error with its hint and r
         CHECK(e.hint() == gpu::hint_for(e.status(), e.device()));
     }
     bool ran = false;
-    CHECK_THROWS_AS(gpu::capture(per_thread, [&](gpu::stream_ref) { ran = true; }),
+    CHECK_THROWS_AS(gpu::capture(per_thread_stream, [&](gpu::stream_ref) { ran = true; }),
                     gpu::cuda_error);
     CHECK_FALSE(ran);
-    CHECK_THROWS_AS(gpu::is_capturing(per_thread), gpu::cuda_error);
+    CHECK_THROWS_AS(gpu::is_capturing(per_thread_stream), gpu::cuda_error);
 }
 
 TEST_CASE("every status that capture produces has a hint naming the likely call",

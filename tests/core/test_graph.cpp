@@ -20,14 +20,14 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-constexpr std::size_t n = 1000;
+constexpr std::size_t element_count = 1000;
 
 // A graph of `kernels` launches of x += y on s.
 gpu::graph capture_adds(gpu::stream_ref s, float* x, const float* y, int kernels)
 {
     return gpu::capture(s, [&](gpu::stream_ref captured) {
         for (int i = 0; i < kernels; ++i) {
-            GPU_CUDA_CHECK(gpu::test::add_into(x, y, n, captured.get()));
+            GPU_CUDA_CHECK(gpu::test::add_into(x, y, element_count, captured.get()));
         }
     });
 }
@@ -150,8 +150,8 @@ TEST_CASE("the hint for a refused graph update points at graph_exec::update", "[
 TEST_CASE("an instance replays its graph, uploaded or not", "[graph][gpu]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
-    auto x = gpu::device_buffer<float>::from_host(std::vector<float>(n, 0.0F), s);
-    auto y = gpu::device_buffer<float>::from_host(std::vector<float>(n, 1.5F), s);
+    auto x = gpu::device_buffer<float>::from_host(std::vector<float>(element_count, 0.0F), s);
+    auto y = gpu::device_buffer<float>::from_host(std::vector<float>(element_count, 1.5F), s);
     const gpu::graph g = capture_adds(s, x.data(), y.data(), 2);
     CHECK(g.node_count() == 2);
     check_all(x, 0.0F); // captured, not run
@@ -178,9 +178,9 @@ TEST_CASE("an instance replays its graph, uploaded or not", "[graph][gpu]")
 TEST_CASE("update applies new addresses in place when the topology is the same", "[graph][gpu]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
-    auto x = gpu::device_buffer<float>::from_host(std::vector<float>(n, 0.0F), s);
-    auto one = gpu::device_buffer<float>::from_host(std::vector<float>(n, 1.0F), s);
-    auto two = gpu::device_buffer<float>::from_host(std::vector<float>(n, 2.0F), s);
+    auto x = gpu::device_buffer<float>::from_host(std::vector<float>(element_count, 0.0F), s);
+    auto one = gpu::device_buffer<float>::from_host(std::vector<float>(element_count, 1.0F), s);
+    auto two = gpu::device_buffer<float>::from_host(std::vector<float>(element_count, 2.0F), s);
     gpu::graph_exec exec(capture_adds(s, x.data(), one.data(), 1));
     exec.launch(s);
     check_all(x, 1.0F);
@@ -195,8 +195,8 @@ TEST_CASE("update instantiates again, with the same flags, when the topology cha
           "[graph][gpu]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
-    auto x = gpu::device_buffer<float>::from_host(std::vector<float>(n, 0.0F), s);
-    auto one = gpu::device_buffer<float>::from_host(std::vector<float>(n, 1.0F), s);
+    auto x = gpu::device_buffer<float>::from_host(std::vector<float>(element_count, 0.0F), s);
+    auto one = gpu::device_buffer<float>::from_host(std::vector<float>(element_count, 1.0F), s);
     gpu::graph_exec exec(capture_adds(s, x.data(), one.data(), 1),
                          gpu::graph_instantiate_flags::auto_free_on_launch);
     const cudaGraphExec_t before = exec.get();
@@ -214,7 +214,7 @@ TEST_CASE("update instantiates again, with the same flags, when the topology cha
 TEST_CASE("a graph is written as Graphviz DOT for debugging", "[graph][gpu]")
 {
     gpu::stream s(gpu::stream_flags::non_blocking);
-    auto x = gpu::device_buffer<float>::from_host(std::vector<float>(n, 0.0F), s);
+    auto x = gpu::device_buffer<float>::from_host(std::vector<float>(element_count, 0.0F), s);
     const gpu::graph g = capture_adds(s, x.data(), x.data(), 1);
     const std::string path = "cudagap_test_graph.dot";
     g.write_dot(path);

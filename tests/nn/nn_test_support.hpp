@@ -9,7 +9,15 @@
 #include <gpu/nn/parameters.hpp>
 #include <gpu/stream.hpp>
 
+#include <cstdint>
+
 namespace gpu::test {
+
+/// A made-up device address for host-only tests: a layer checks shapes before it dereferences.
+inline void* fake_device_address(std::uintptr_t address)
+{
+    return reinterpret_cast<void*>(address);
+}
 
 /// Empty handles on the legacy default stream and a context over them and @p store.
 struct host_context {

@@ -16,12 +16,9 @@ namespace nn = gpu::nn;
 static_assert(std::is_abstract_v<nn::layer>);
 static_assert(!std::is_copy_constructible_v<nn::layer>);
 
-namespace {
+using gpu::test::fake_device_address;
 
-void* fake(std::uintptr_t address)
-{
-    return reinterpret_cast<void*>(address);
-}
+namespace {
 
 // Doubles the last dimension; records what the base let through.
 class probe : public nn::layer {
@@ -62,26 +59,29 @@ TEST_CASE("a layer is planned, then run forward, then backward, on the planned s
     const nn::tensor_spec in{.shape = {4, 3}};
     const nn::tensor_spec out = p.plan(host.ctx, in);
     CHECK(out.shape == std::vector<std::int64_t>{4, 6});
-    CHECK_THROWS_AS(p.backward(host.ctx, {fake(0x10), out}, {fake(0x20), in}), std::logic_error);
-    p.forward(host.ctx, {fake(0x10), in}, {fake(0x20), out});
-    p.backward(host.ctx, {fake(0x30), out}, {fake(0x40), in});
-    p.backward(host.ctx, {fake(0x30), out}, {nullptr, {}});
+    CHECK_THROWS_AS(
+        p.backward(host.ctx, {fake_device_address(0x10), out}, {fake_device_address(0x20), in}),
+        std::logic_error);
+    p.forward(host.ctx, {fake_device_address(0x10), in}, {fake_device_address(0x20), out});
+    p.backward(host.ctx, {fake_device_address(0x30), out}, {fake_device_address(0x40), in});
+    p.backward(host.ctx, {fake_device_address(0x30), out}, {nullptr, {}});
     CHECK(p.calls ==
           std::vector<std::string>{"plan", "forward", "backward", "backward without dx"});
 
     // Planning again (another batch size) asks for a new forward before a backward.
     const nn::tensor_spec bigger{.shape = {8, 3}};
     p.plan(host.ctx, bigger);
-    CHECK_THROWS_WITH(p.backward(host.ctx, {fake(0x30), {.shape = {8, 6}}}, {}),
+    CHECK_THROWS_WITH(p.backward(host.ctx, {fake_device_address(0x30), {.shape = {8, 6}}}, {}),
                       ContainsSubstring("probe: backward before a forward with the current plan"));
     CHECK_THROWS_WITH(
-        p.forward(host.ctx, {fake(0x10), in}, {fake(0x20), out}),
+        p.forward(host.ctx, {fake_device_address(0x10), in}, {fake_device_address(0x20), out}),
         ContainsSubstring("probe: forward: the input is FP32 [4, 3] nchw but the layer was "
                           "planned for FP32 [8, 3] nchw (plan again for another batch size)"));
     // A refused plan leaves the layer unplanned.
     CHECK_THROWS_AS(p.plan(host.ctx, nn::tensor_spec{}), std::invalid_argument);
     CHECK_FALSE(p.planned_input().has_value());
-    CHECK_THROWS_WITH(p.forward(host.ctx, {fake(0x10), bigger}, {fake(0x20), {.shape = {8, 6}}}),
+    CHECK_THROWS_WITH(p.forward(host.ctx, {fake_device_address(0x10), bigger},
+                                {fake_device_address(0x20), {.shape = {8, 6}}}),
                       ContainsSubstring("probe: forward before plan"));
 }
 
@@ -96,16 +96,19 @@ TEST_CASE("a layer planned in inference mode runs forward and refuses backward u
     host.ctx.set_inference_mode(true);
     const nn::tensor_spec out = p.plan(host.ctx, in);
     CHECK(p.planned_for_inference());
-    p.forward(host.ctx, {fake(0x10), in}, {fake(0x20), out});
-    CHECK_THROWS_WITH(p.backward(host.ctx, {fake(0x30), out}, {fake(0x40), in}),
-                      ContainsSubstring("probe: backward after a plan made in inference mode"));
+    p.forward(host.ctx, {fake_device_address(0x10), in}, {fake_device_address(0x20), out});
+    CHECK_THROWS_WITH(
+        p.backward(host.ctx, {fake_device_address(0x30), out}, {fake_device_address(0x40), in}),
+        ContainsSubstring("probe: backward after a plan made in inference mode"));
     // The mode is read at plan time: turning it off does not change the current plan.
     host.ctx.set_inference_mode(false);
-    CHECK_THROWS_AS(p.backward(host.ctx, {fake(0x30), out}, {fake(0x40), in}), std::logic_error);
+    CHECK_THROWS_AS(
+        p.backward(host.ctx, {fake_device_address(0x30), out}, {fake_device_address(0x40), in}),
+        std::logic_error);
     p.plan(host.ctx, in);
     CHECK_FALSE(p.planned_for_inference());
-    p.forward(host.ctx, {fake(0x10), in}, {fake(0x20), out});
-    p.backward(host.ctx, {fake(0x30), out}, {fake(0x40), in});
+    p.forward(host.ctx, {fake_device_address(0x10), in}, {fake_device_address(0x20), out});
+    p.backward(host.ctx, {fake_device_address(0x30), out}, {fake_device_address(0x40), in});
     CHECK(p.calls == std::vector<std::string>{"plan", "forward", "plan", "forward", "backward"});
 }
 

@@ -26,14 +26,8 @@
 using Catch::Matchers::ContainsSubstring;
 namespace nn = gpu::nn;
 using gpu::element_type;
+using gpu::test::fake_device_address;
 using gpu::test::narrow;
-
-namespace {
-void* fake(std::uintptr_t address)
-{
-    return reinterpret_cast<void*>(address);
-}
-} // namespace
 
 TEST_CASE("a linear layer registers PyTorch's parameters with PyTorch's initialisation", "[nn]")
 {
@@ -147,19 +141,22 @@ TEST_CASE("a linear layer's forward and backward check their tensors before any 
     gpu::test::host_context host(store);
     nn::linear fc(store, "fc", 8, 3, {.bias_gradient = nn::bias_gradient_method::reduction});
     const nn::tensor_spec in{.shape = {5, 8}};
-    CHECK_THROWS_AS(fc.forward(host.ctx, {fake(0x100), in}, {fake(0x200), {.shape = {5, 3}}}),
+    CHECK_THROWS_AS(fc.forward(host.ctx, {fake_device_address(0x100), in},
+                               {fake_device_address(0x200), {.shape = {5, 3}}}),
                     std::logic_error);
     const nn::tensor_spec out = fc.plan(host.ctx, in);
-    CHECK_THROWS_WITH(fc.forward(host.ctx, {fake(0x100), in}, {fake(0x200), {.shape = {5, 4}}}),
+    CHECK_THROWS_WITH(fc.forward(host.ctx, {fake_device_address(0x100), in},
+                                 {fake_device_address(0x200), {.shape = {5, 4}}}),
                       ContainsSubstring("forward: the output is FP32 [5, 4] nchw but the layer was "
                                         "planned for FP32 [5, 3] nchw"));
-    CHECK_THROWS_WITH(fc.forward(host.ctx, {fake(0x100), in}, {nullptr, out}),
+    CHECK_THROWS_WITH(fc.forward(host.ctx, {fake_device_address(0x100), in}, {nullptr, out}),
                       ContainsSubstring("the output (FP32 [5, 3] nchw) has a null address"));
-    CHECK_THROWS_WITH(fc.backward(host.ctx, {fake(0x300), out}, {}),
+    CHECK_THROWS_WITH(fc.backward(host.ctx, {fake_device_address(0x300), out}, {}),
                       ContainsSubstring("backward before a forward"));
     // Right arguments reach the layer's own code, which finds the store unallocated.
-    CHECK_THROWS_WITH(fc.forward(host.ctx, {fake(0x100), in}, {fake(0x200), out}),
-                      ContainsSubstring("the parameter store is not allocated"));
+    CHECK_THROWS_WITH(
+        fc.forward(host.ctx, {fake_device_address(0x100), in}, {fake_device_address(0x200), out}),
+        ContainsSubstring("the parameter store is not allocated"));
 }
 
 namespace {
