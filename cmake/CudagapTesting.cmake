@@ -17,14 +17,8 @@ function(cudagap_add_test_suite name)
   set(target cudagap_${name}_tests)
   add_executable(${target} ${arg_SOURCES})
   target_link_libraries(${target} PRIVATE cudagap_test_main cudagap_test_support ${arg_LIBRARIES})
-  cudagap_set_warnings(${target})
-  # The suites check behaviour, not speed: in a Release build (-O3) their C++ is compiled at -O1,
-  # which takes markedly less CPU time for Catch2's macro-heavy files (the quick start's cold
-  # test run on 2 cores is to stay under 15 minutes). A build that asks for less (the Catch2 v3
-  # check's -O0) keeps its own flags; the libraries the suites test stay as configured.
-  if(CMAKE_CXX_FLAGS_RELEASE MATCHES "-O[23]")
-    target_compile_options(${target} PRIVATE $<$<AND:$<CONFIG:Release>,$<COMPILE_LANGUAGE:CXX>>:-O1>)
-  endif()
+  cudagap_compile_as_suite(${target})
+  cudagap_speed_up_suite_compile(${target})
   add_dependencies(cudagap_test_suites ${target})
   # The suites of this build, by name: the Catch2 v3 check builds each of them too.
   set_property(GLOBAL APPEND PROPERTY CUDAGAP_TEST_SUITES ${name})
@@ -56,6 +50,58 @@ function(cudagap_add_test_suite name)
     EXTRA_ARGS --require-gpu --warn NoTests
     ${v3_only}
     PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endfunction()
+
+# cudagap_compile_as_suite(<target>)
+#
+# A suite's compile options: cudagap's warnings, and in a Release build (-O3) the C++ at -O1. The
+# suites check behaviour, not speed, and -O1 takes markedly less CPU time for Catch2's
+# macro-heavy files (the quick start's cold test run on 2 cores is to stay under 15 minutes). A
+# build that asks for less (the Catch2 v3 check's -O0) keeps its own flags; the libraries the
+# suites test stay as configured.
+function(cudagap_compile_as_suite target)
+  cudagap_set_warnings(${target})
+  if(CMAKE_CXX_FLAGS_RELEASE MATCHES "-O[23]")
+    target_compile_options(${target} PRIVATE $<$<AND:$<CONFIG:Release>,$<COMPILE_LANGUAGE:CXX>>:-O1>)
+  endif()
+endfunction()
+
+# cudagap_speed_up_suite_compile(<target>)
+#
+# What makes a suite's files compile in less CPU time, with nothing they check changed. Every
+# suite shares one precompiled header, made once by the object library
+# cudagap_test_precompiled_header (compiled as a suite is, with no definitions of its own: GCC
+# refuses a precompiled header made with a macro that the file using it lacks). It holds Catch2,
+# the CUDA runtime's declarations and the standard headers that nearly every test file includes,
+# most of each file's parse time; no cudagap header, which would hide a test file's missing
+# include. CUDAGAP_TEST_PRECOMPILED_HEADERS=OFF turns it off (ccache caches no file that uses one
+# unless its sloppiness allows pch_defines and time_macros). With CUDAGAP_TEST_SUITES_UNITY=ON (the
+# Catch2 v3 check, which asks only whether the suites build and pass against v3) each suite is
+# also a unity build: fewer, larger files.
+function(cudagap_speed_up_suite_compile target)
+  if(CUDAGAP_TEST_PRECOMPILED_HEADERS)
+    if(NOT TARGET cudagap_test_precompiled_header)
+      set(source "${PROJECT_BINARY_DIR}/tests/precompiled_header.cpp")
+      file(CONFIGURE OUTPUT "${source}" CONTENT
+        "// Generated: the translation unit that makes the suites' precompiled header.\n")
+      add_library(cudagap_test_precompiled_header OBJECT "${source}")
+      target_link_libraries(cudagap_test_precompiled_header PRIVATE cudagap_test_support)
+      cudagap_compile_as_suite(cudagap_test_precompiled_header)
+      target_precompile_headers(cudagap_test_precompiled_header PRIVATE
+        "$<$<COMPILE_LANGUAGE:CXX>:${PROJECT_SOURCE_DIR}/tests/support/catch.hpp>"
+        "$<$<COMPILE_LANGUAGE:CXX>:<cuda_runtime_api.h$<ANGLE-R>>"
+        "$<$<COMPILE_LANGUAGE:CXX>:<cstddef$<ANGLE-R>>"
+        "$<$<COMPILE_LANGUAGE:CXX>:<cstdint$<ANGLE-R>>"
+        "$<$<COMPILE_LANGUAGE:CXX>:<filesystem$<ANGLE-R>>"
+        "$<$<COMPILE_LANGUAGE:CXX>:<stdexcept$<ANGLE-R>>"
+        "$<$<COMPILE_LANGUAGE:CXX>:<string$<ANGLE-R>>"
+        "$<$<COMPILE_LANGUAGE:CXX>:<vector$<ANGLE-R>>")
+    endif()
+    target_precompile_headers(${target} REUSE_FROM cudagap_test_precompiled_header)
+  endif()
+  if(CUDAGAP_TEST_SUITES_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON)
+  endif()
 endfunction()
 
 # cudagap_use_nvtx_recorder(<target>)

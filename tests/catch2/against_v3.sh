@@ -108,6 +108,7 @@ say "configuring $build"
 cmake -S "$root" -B "$build" -G "$generator" "$@" "-DCMAKE_CXX_FLAGS_RELEASE=$release_flags" \
   -DCUDAGAP_BUILD_TESTS=ON -DCUDAGAP_BUILD_EXAMPLES=ON \
   -DCUDAGAP_BUILD_BENCH=ON -DCUDAGAP_BUILD_DOCS=OFF -DCUDAGAP_CATCH2_VERSION=3 \
+  -DCUDAGAP_TEST_SUITES_UNITY=ON \
   "-DCatch2_DIR=$catch2_dir" > "$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; say "configuring failed"; exit 1; }
 found="$(sed -n 's/^-- cudagap: tests with //p' "$work/configure.log")"
