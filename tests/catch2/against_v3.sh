@@ -20,9 +20,9 @@
 #                        check fails naming the missing ones
 #
 # Only the Catch2 suites are built (the target cudagap_test_suites: with the examples and the
-# benchmarks on, so that their suites are there too, but not their programs) and only their
-# ctest entries run (names "<suite>/..."): [gpu] entries are Skipped without a GPU, as in the
-# main build.
+# benchmarks on, so that their suites are there too, but not their programs), each suite as one
+# unity build (fewer, larger files: less CPU time), and only their ctest entries run (names
+# "<suite>/..."): [gpu] entries are Skipped without a GPU, as in the main build.
 set -euo pipefail
 
 say() { printf 'catch2-v3: [%3d s] %s\n' "$SECONDS" "$*" >&2; }
