@@ -12,6 +12,7 @@
 #include <gpu/stream.hpp>
 
 #include "catch.hpp"
+#include "per_thread_stream.hpp"
 
 #include "stream_gate.hpp"
 
@@ -29,12 +30,9 @@
 using Catch::Matchers::ContainsSubstring;
 using gpu::detail::call_checks;
 using gpu::detail::checked_call;
+using gpu::test::per_thread_stream;
 
 namespace {
-
-// The stream CUDA names cudaStreamPerThread: a real stream handle that needs no creation, so
-// that the calls below reach CUDA (and fail there without a driver).
-const gpu::stream_ref thread_default_stream(cudaStreamPerThread);
 
 constexpr call_checks synchronous{.synchronous_checks = true};
 constexpr call_checks numerics{.check_numerics = true};
@@ -63,7 +61,7 @@ TEST_CASE("contiguous elements are one run of the count", "[call_checks]")
     CHECK_THROWS_WITH(gpu::detail::check_finite_strided(
                           &value, gpu::element_type::fp32,
                           gpu::detail::contiguous_elements(std::numeric_limits<std::size_t>::max()),
-                          thread_default_stream),
+                          per_thread_stream),
                       ContainsSubstring("gpu::check_finite: invalid extents"));
 }
 
@@ -72,7 +70,7 @@ TEST_CASE("a checked call with both switches off makes no CUDA call", "[call_che
     // No CUDA call is made: without a driver any would throw, and a null output is not read.
     bool described = false;
     CHECK_NOTHROW([&] {
-        const checked_call checked(call_checks{}, thread_default_stream, "gpu::blas::gemm");
+        const checked_call checked(call_checks{}, per_thread_stream, "gpu::blas::gemm");
         checked.finish(nullptr, gpu::element_type::fp32, gpu::detail::contiguous_elements(8), [&] {
             described = true;
             return std::string();
@@ -88,12 +86,11 @@ TEST_CASE("without a driver, a switch on asks CUDA whether the stream is capturi
         SUCCEED("CUDA is available here; the refusals are covered by the [gpu] tests");
         return;
     }
-    CHECK_THROWS_AS(checked_call(synchronous, thread_default_stream, "gpu::blas::gemm"),
+    CHECK_THROWS_AS(checked_call(synchronous, per_thread_stream, "gpu::blas::gemm"),
                     gpu::cuda_error);
-    CHECK_THROWS_AS(checked_call(numerics, thread_default_stream, "gpu::blas::gemm"),
-                    gpu::cuda_error);
+    CHECK_THROWS_AS(checked_call(numerics, per_thread_stream, "gpu::blas::gemm"), gpu::cuda_error);
     CHECK_THROWS_AS(
-        gpu::detail::refuse_while_capturing(thread_default_stream, "f", "it waits", "wait later"),
+        gpu::detail::refuse_while_capturing(per_thread_stream, "f", "it waits", "wait later"),
         gpu::cuda_error);
 }
 

@@ -13,6 +13,7 @@
 
 #include "catch.hpp"
 #include "graph_kernels.hpp"
+#include "per_thread_stream.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -20,14 +21,11 @@
 #include <vector>
 
 using Catch::Matchers::ContainsSubstring;
+using gpu::test::per_thread_stream;
 
 namespace {
 
 constexpr std::size_t n = 4096;
-
-// The stream CUDA names cudaStreamPerThread: a real stream handle that needs no creation, so
-// that the calls below reach CUDA (and fail there without a driver).
-const gpu::stream_ref per_thread_stream(cudaStreamPerThread);
 
 std::vector<float> to_host(const gpu::device_buffer<float>& buffer)
 {
