@@ -1,7 +1,7 @@
 // The conversion kernel: every pair of float, double, __half and __nv_bfloat16, with an optional
 // affine map (the random fills use it to scale cuRAND's (0, 1] values), rounded once.
 #include "kernels.hpp"
-#include "widen.cuh"
+#include "../core/widen.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -35,7 +35,7 @@ __global__ void convert_kernel(const From* in, To* out, long long n, double scal
 {
     for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
          i += static_cast<long long>(gridDim.x) * blockDim.x) {
-        const double value = widen(in[i]);
+        const double value = gpu::detail::kernels::widen(in[i]);
         out[i] = narrow<To>::from(affine ? value * scale + shift : value);
     }
 }

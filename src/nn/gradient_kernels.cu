@@ -1,7 +1,8 @@
 // The nn component's gradient kernels: FP32 accumulation of FP32/FP16/BF16 gradients (unless a
-// device flag says skip), column
-// sums (bias gradients), and the gradient through a fused ReLU.
+// device flag says skip), column sums (bias gradients), and the gradient through a fused ReLU.
 #include "gradient_kernels.hpp"
+
+#include "../core/widen.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -10,30 +11,12 @@ namespace gpu::nn::detail::kernels {
 
 namespace {
 
-__device__ inline float widen(float value)
-{
-    return value;
-}
-__device__ inline float widen(__half value)
-{
-    return __half2float(value);
-}
-__device__ inline float widen(__nv_bfloat16 value)
-{
-    return __bfloat162float(value);
-}
+using gpu::detail::kernels::widen;
 
-__device__ inline bool positive(float value)
+template <class T>
+__device__ inline bool positive(T value)
 {
-    return value > 0.0F;
-}
-__device__ inline bool positive(__half value)
-{
-    return __half2float(value) > 0.0F;
-}
-__device__ inline bool positive(__nv_bfloat16 value)
-{
-    return __bfloat162float(value) > 0.0F;
+    return widen(value) > 0.0F;
 }
 
 template <class T>
