@@ -745,6 +745,8 @@ class QuickstartTests(unittest.TestCase):
         for expected in ("-DCUDAGAP_BUILD_TESTS=ON", "-DCUDAGAP_BUILD_BENCH=ON", "-DCUDAGAP_BUILD_DOCS=ON"):
             self.assertIn(expected, configure)
         self.assertIn("all tests passed", result.stderr)
+        self.assertRegex(result.stderr, r"quickstart: took \d+ s \(set-up \d+ s, configure \d+ s, "
+                                        r"build \d+ s, tests \d+ s\)\n")
         self.assertEqual(self.quickstart("test").returncode, 0)
         self.assertEqual(self.configures(), [])
 
