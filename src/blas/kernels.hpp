@@ -2,12 +2,14 @@
 // .cu files need none of cudagap's C++20 headers and nvcc compiles them in its default dialect.
 #pragma once
 
+#include "../core/element_codes.hpp"
+
 #include <cuda_runtime_api.h>
 
 namespace gpu::blas::detail::kernels {
 
-// Element type codes, in the order of gpu::element_type (gpu::blas::detail::element_type).
-enum type_code : int { fp32 = 0, fp64 = 1, fp16 = 2, bf16 = 3 };
+// The element codes (fp32, fp64, fp16, bf16) that `from` and `to` take.
+using namespace gpu::detail::kernels;
 
 // out[i] = convert(in[i] * scale + shift) for n elements (scale 1, shift 0: a plain conversion;
 // the arithmetic is done in the wider of the two types). Returns the launch status.

@@ -1,5 +1,7 @@
 // The refusal of the precision mappings (gpu/element_type.hpp), out of line so that the header
 // builds no strings.
+#include "element_codes.hpp"
+
 #include <gpu/element_type.hpp>
 
 #include <array>
@@ -8,6 +10,12 @@
 #include <string>
 
 namespace gpu::detail {
+
+// The kernels' launchers take static_cast<int>(type) as their element code.
+static_assert(static_cast<int>(element_type::fp32) == kernels::fp32 &&
+              static_cast<int>(element_type::fp64) == kernels::fp64 &&
+              static_cast<int>(element_type::fp16) == kernels::fp16 &&
+              static_cast<int>(element_type::bf16) == kernels::bf16);
 
 namespace {
 // `FP32, FP16 or BF16`: the names of @p types, the last after `or`.

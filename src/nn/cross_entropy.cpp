@@ -21,10 +21,6 @@ constexpr std::int64_t int32_max = std::numeric_limits<std::int32_t>::max();
 // The record's value when no bad label was met: atomicMin lowers it.
 constexpr unsigned long long no_bad_label = std::numeric_limits<unsigned long long>::max();
 
-static_assert(static_cast<int>(element_type::fp32) == detail::kernels::fp32 &&
-              static_cast<int>(element_type::fp16) == detail::kernels::fp16 &&
-              static_cast<int>(element_type::bf16) == detail::kernels::bf16);
-
 void check_type(const char* function, element_type type)
 {
     GPU_EXPECTS(type == element_type::fp32 || type == element_type::fp16 ||

@@ -3,12 +3,14 @@
 // default dialect. Private to src/nn.
 #pragma once
 
+#include "../core/element_codes.hpp"
+
 #include <cuda_runtime_api.h>
 
 namespace gpu::nn::detail::kernels {
 
-// Element type codes, in the order of gpu::element_type (FP64, 1, is never passed here).
-enum type_code : int { fp32 = 0, fp16 = 2, bf16 = 3 };
+// The element codes that the `*_type` arguments take (fp32, fp16, bf16; fp64 is never passed).
+using namespace gpu::detail::kernels;
 
 // to[i] += float(from[i]) for i < n, unless `skip` is not null and *skip != 0 on the device.
 // Returns the launch status.

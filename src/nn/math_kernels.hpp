@@ -4,6 +4,8 @@
 // argument first; each launcher returns the launch status.
 #pragma once
 
+#include "../core/element_codes.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <stdint.h>
@@ -27,8 +29,8 @@ cudaError_t scaler_update(float* values, int32_t* tracker, float growth_factor,
 
 // --- cross_entropy.cu ----------------------------------------------------------------------
 
-// Logits formats, in the order of gpu::element_type (FP64 is refused before a launch).
-enum logits_format : int { fp32 = 0, fp16 = 2, bf16 = 3 };
+// Logits formats are element codes: fp32, fp16 or bf16 (FP64 is refused before a launch).
+using namespace gpu::detail::kernels;
 
 // *loss = mean over `batch` rows of logsumexp(row) - row[label], in FP32, by one thread block in
 // a fixed order (deterministic). A row whose label is outside [0, classes) adds NaN and lowers

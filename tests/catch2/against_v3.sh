@@ -20,9 +20,9 @@
 #                        check fails naming the missing ones
 #
 # Only the Catch2 suites are built (the target cudagap_test_suites: with the examples and the
-# benchmarks on, so that their suites are there too, but not their programs), each suite as one
-# unity build (fewer, larger files: less CPU time), and only their ctest entries run (names
-# "<suite>/..."): [gpu] entries are Skipped without a GPU, as in the main build.
+# benchmarks on, so that their suites are there too, but not their programs), the libraries and
+# each suite as unity builds (fewer, larger files: less CPU time), and only their ctest entries
+# run (names "<suite>/..."): [gpu] entries are Skipped without a GPU, as in the main build.
 set -euo pipefail
 
 say() { printf 'catch2-v3: [%3d s] %s\n' "$SECONDS" "$*" >&2; }
@@ -108,7 +108,7 @@ say "configuring $build"
 cmake -S "$root" -B "$build" -G "$generator" "$@" "-DCMAKE_CXX_FLAGS_RELEASE=$release_flags" \
   -DCUDAGAP_BUILD_TESTS=ON -DCUDAGAP_BUILD_EXAMPLES=ON \
   -DCUDAGAP_BUILD_BENCH=ON -DCUDAGAP_BUILD_DOCS=OFF -DCUDAGAP_CATCH2_VERSION=3 \
-  -DCUDAGAP_TEST_SUITES_UNITY=ON \
+  -DCUDAGAP_TEST_SUITES_UNITY=ON -DCMAKE_UNITY_BUILD=ON \
   "-DCatch2_DIR=$catch2_dir" > "$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; say "configuring failed"; exit 1; }
 found="$(sed -n 's/^-- cudagap: tests with //p' "$work/configure.log")"
