@@ -73,7 +73,9 @@ release_flags="-O0 -DNDEBUG"
 
 # 1. Catch2 v3, built once: the stamp names what it was built from and with.
 prefix="$work/catch2-prefix"
-stamp="source $source_dir, compiler $("$cxx" --version | head -1), flags $release_flags, unity"
+catch2_unity="-DCMAKE_UNITY_BUILD=ON"
+stamp="source $source_dir, compiler $("$cxx" --version | head -1)"
+stamp+=", flags $release_flags $catch2_unity"
 if [[ ! -f "$prefix/cudagap-stamp.txt" || "$(cat "$prefix/cudagap-stamp.txt")" != "$stamp" ]]; then
   say "building Catch2 from $source_dir into $prefix"
   rm -rf "$prefix" "$work/catch2-build" "$work/deps"
@@ -81,8 +83,7 @@ if [[ ! -f "$prefix/cudagap-stamp.txt" || "$(cat "$prefix/cudagap-stamp.txt")" !
   # unity build, which takes half the time (14 s against 32 s here); the suites then run on it.
   cmake -S "$source_dir" -B "$work/catch2-build" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
     "-DCMAKE_CXX_COMPILER=$cxx" "-DCMAKE_CXX_FLAGS_RELEASE=$release_flags" -DBUILD_TESTING=OFF \
-    -DCATCH_INSTALL_DOCS=OFF -DCMAKE_INSTALL_LIBDIR=lib -DCMAKE_UNITY_BUILD=ON \
-    > "$work/catch2.log" 2>&1 &&
+    -DCATCH_INSTALL_DOCS=OFF -DCMAKE_INSTALL_LIBDIR=lib "$catch2_unity" > "$work/catch2.log" 2>&1 &&
     cmake --build "$work/catch2-build" -j "$jobs" >> "$work/catch2.log" 2>&1 &&
     cmake --install "$work/catch2-build" --prefix "$prefix" >> "$work/catch2.log" 2>&1 ||
     { tail -60 "$work/catch2.log"; say "building Catch2 failed (the whole log: $work/catch2.log)"; exit 1; }
@@ -110,7 +111,7 @@ say "configuring $build"
 cmake -S "$root" -B "$build" -G "$generator" "$@" "-DCMAKE_CXX_FLAGS_RELEASE=$release_flags" \
   -DCUDAGAP_BUILD_TESTS=ON -DCUDAGAP_BUILD_EXAMPLES=ON \
   -DCUDAGAP_BUILD_BENCH=ON -DCUDAGAP_BUILD_DOCS=OFF -DCUDAGAP_CATCH2_VERSION=3 \
-  -DCUDAGAP_TEST_SUITES_UNITY=ON -DCMAKE_UNITY_BUILD=ON \
+  -DCMAKE_UNITY_BUILD=ON \
   "-DCatch2_DIR=$catch2_dir" > "$work/configure.log" 2>&1 ||
   { cat "$work/configure.log"; say "configuring failed"; exit 1; }
 found="$(sed -n 's/^-- cudagap: tests with //p' "$work/configure.log")"
